@@ -1,0 +1,38 @@
+#pragma once
+// A small command-line parser for kforge subcommands: declared options only, one clear error for
+// anything else. Options take one value ("--samples 4" or "--samples=4") unless declared as flags;
+// a multi-value option ("--inputs A B") takes every following word up to the next option.
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kforge::cli {
+
+class ArgParser {
+public:
+    ArgParser& flag(const std::string& name);
+    ArgParser& option(const std::string& name);
+    ArgParser& multiOption(const std::string& name);
+    ArgParser& alias(const std::string& shortName, const std::string& longName);
+
+    /// Parses `args` (without the program and subcommand names). Returns an error line or nullopt.
+    std::optional<std::string> parse(const std::vector<std::string>& args);
+
+    bool has(const std::string& name) const;
+    std::optional<std::string> value(const std::string& name) const;
+    std::vector<std::string> values(const std::string& name) const;
+    const std::vector<std::string>& positionals() const { return m_positionals; }
+
+private:
+    enum class Kind { Flag, Single, Multi };
+    std::map<std::string, Kind> m_declared;
+    std::map<std::string, std::string> m_aliases;
+    std::map<std::string, std::vector<std::string>> m_values;
+    std::set<std::string> m_seen;
+    std::vector<std::string> m_positionals;
+};
+
+} // namespace kforge::cli

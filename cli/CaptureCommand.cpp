@@ -1,0 +1,82 @@
+#include "ArgParser.h"
+#include "CardsTable.h"
+#include "Commands.h"
+
+#include "capture/CaptureJob.h"
+
+#include <charconv>
+#include <iostream>
+
+namespace kforge::cli {
+namespace {
+
+template <class T>
+bool parseNumber(const std::string& text, T& out)
+{
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+} // namespace
+
+int runCaptureCommand(const std::vector<std::string>& args)
+{
+    ArgParser parser;
+    parser.multiOption("--inputs").option("--output").alias("-o", "--output").option("--device").option("--samples")
+        .option("--sample-budget-mb").option("--seed").flag("--sample-vendor").flag("--json").flag("--quiet");
+    if (auto error = parser.parse(args))
+        return fail("capture: " + *error + " (see 'kforge capture --help')", 2);
+    if (parser.positionals().size() != 1)
+        return fail("capture: expected exactly one MODEL.pt (see 'kforge capture --help')", 2);
+    if (!parser.has("--inputs"))
+        return fail("capture: --inputs is required (a torch.save file or shape specs like 8x3x224x224:float16)", 2);
+    if (!parser.has("--output"))
+        return fail("capture: -o PROJECT_DIR is required", 2);
+
+    core::CaptureOptions options;
+    options.modelPath = parser.positionals().front();
+    options.inputs = parser.values("--inputs");
+    options.outputDir = *parser.value("--output");
+    options.device = parser.value("--device").value_or("auto");
+    options.sampleVendorBacked = parser.has("--sample-vendor");
+    if (auto text = parser.value("--samples"); text && (!parseNumber(*text, options.samplesPerCard) || options.samplesPerCard < 0))
+        return fail("--samples: expected a whole number >= 0, got '" + *text + "'", 2);
+    if (auto text = parser.value("--sample-budget-mb")) {
+        std::int64_t mb = 0;
+        if (!parseNumber(*text, mb) || mb < 0)
+            return fail("--sample-budget-mb: expected a whole number >= 0, got '" + *text + "'", 2);
+        options.sampleBudgetBytes = mb << 20;
+    }
+    if (auto text = parser.value("--seed"); text && !parseNumber(*text, options.seed))
+        return fail("--seed: expected a whole number, got '" + *text + "'", 2);
+
+    const bool quiet = parser.has("--quiet");
+    core::CaptureProgress progress;
+    if (!quiet)
+        std::cerr << "kforge: capturing " << options.modelPath.string() << " ...\n";
+    auto report = core::runCapture(options, &progress, nullptr);
+    if (!report)
+        return fail(report.error().toString());
+
+    for (const std::string& note : report->notes)
+        std::cerr << "kforge: note: " << note << "\n";
+    const core::CapturePhaseTimes& t = report->times;
+    if (!quiet) {
+        std::cerr << "kforge: wrote " << options.outputDir.string() << " (" << report->project.cards.size()
+                  << " cards) in " << static_cast<long long>(t.totalMs) << " ms: load " << t.loadMs << " ms, forward "
+                  << t.plainForwardMs << " ms, recorded forward " << t.recordPassMs << " ms, samples "
+                  << t.saveSamplesMs << " ms, eager timing " << t.eagerTimingMs << " ms\n";
+    }
+    if (parser.has("--json")) {
+        nlohmann::json json = cardsJson(report->project);
+        json["phase_ms"] = {{"load", t.loadMs},           {"plain_forward", t.plainForwardMs},
+                            {"record_pass", t.recordPassMs}, {"save_samples", t.saveSamplesMs},
+                            {"eager_timing", t.eagerTimingMs}, {"total", t.totalMs}};
+        std::cout << json.dump(2) << "\n";
+    } else {
+        std::cout << formatCardsTable(report->project);
+    }
+    return 0;
+}
+
+} // namespace kforge::cli

@@ -1,0 +1,281 @@
+#include "capture/CaptureJob.h"
+
+#include "capture/EagerReplay.h"
+#include "capture/InputSpec.h"
+#include "capture/OpRecorder.h"
+#include "capture/SampleIO.h"
+#include "capture/TorchInterop.h"
+#include "capture/TorchModel.h"
+#include "project/ProjectStore.h"
+#include "util/AtomicFile.h"
+#include "util/Hash.h"
+#include "util/Version.h"
+
+#include <c10/core/InferenceMode.h>
+#include <torch/headeronly/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+namespace kforge::core {
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point start)
+{
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string utcNow()
+{
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buffer[32];
+    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buffer;
+}
+
+bool stopRequested(const std::atomic<bool>* stop)
+{
+    return stop && stop->load(std::memory_order_relaxed);
+}
+
+void setPhase(CaptureProgress* progress, CapturePhase phase, int total = 0)
+{
+    if (!progress)
+        return;
+    progress->done = 0;
+    progress->total = total;
+    progress->phase = phase;
+}
+
+Error cancelled()
+{
+    return makeError(ErrorCode::Cancelled, "capture cancelled; no project was written");
+}
+
+// Everything after the output folder is reserved; any failure discards the staging folder.
+class StagingGuard {
+public:
+    explicit StagingGuard(fs::path path) : m_path(std::move(path)) {}
+    ~StagingGuard()
+    {
+        if (!m_committed)
+            discardStaging(m_path);
+    }
+    const fs::path& path() const { return m_path; }
+    void committed() { m_committed = true; }
+
+private:
+    fs::path m_path;
+    bool m_committed = false;
+};
+
+Result<void> saveSamples(std::vector<RecordedVariant>& variants, const fs::path& projectDir, CaptureProgress* progress,
+                         const std::atomic<bool>* stop)
+{
+    int done = 0;
+    for (RecordedVariant& variant : variants) {
+        if (stopRequested(stop))
+            return cancelled();
+        if (!variant.samples.empty()) {
+            const fs::path relativeDir = fs::path(ProjectPaths::kSamplesDir) / variant.card.id;
+            std::error_code ec;
+            fs::create_directories(projectDir / relativeDir, ec);
+            if (ec)
+                return makeError(ErrorCode::Io, "cannot create sample folder: " + ec.message(),
+                                 (projectDir / relativeDir).string());
+            for (CapturedSample& sample : variant.samples) {
+                const fs::path relative = relativeDir / ("call-" + std::to_string(sample.callPosition) + ".pt");
+                auto saved = saveSampleFile(projectDir / relative, SampleTensors{sample.inputs, sample.outputs});
+                if (!saved)
+                    return saved.error();
+                variant.card.samples.push_back(SampleRef{sample.callPosition, relative.string(), sample.bytes});
+            }
+            variant.samples.clear(); // free host memory early
+        }
+        if (progress)
+            progress->done = ++done;
+    }
+    return {};
+}
+
+void describeMissingSamples(RecordedVariant& variant, const CaptureOptions& options)
+{
+    OperatorCard& card = variant.card;
+    if (card.vendorBacked && !options.sampleVendorBacked)
+        card.samplesNote = "vendor-backed (cuBLAS/cuDNN): not sampled; pass --sample-vendor to include";
+    else if (variant.budgetExhausted)
+        card.samplesNote = "sample budget exhausted (raise --sample-budget-mb)";
+    else if (options.samplesPerCard > 0 && static_cast<std::int64_t>(card.samples.size()) < card.callCount &&
+             static_cast<int>(card.samples.size()) < options.samplesPerCard)
+        card.samplesNote = "fewer calls than --samples";
+}
+
+} // namespace
+
+const char* capturePhaseName(CapturePhase phase)
+{
+    switch (phase) {
+    case CapturePhase::Starting: return "starting";
+    case CapturePhase::Loading: return "loading model";
+    case CapturePhase::Warmup: return "warm-up run";
+    case CapturePhase::Recording: return "recording operators";
+    case CapturePhase::SavingSamples: return "saving samples";
+    case CapturePhase::TimingEager: return "timing eager operators";
+    case CapturePhase::Writing: return "writing project";
+    case CapturePhase::Done: return "done";
+    }
+    return "?";
+}
+
+Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress* progress, const std::atomic<bool>* stop)
+{
+    const auto captureStart = Clock::now();
+    CaptureReport report;
+    if (options.samplesPerCard < 0)
+        return makeError(ErrorCode::InvalidArgument, "must be 0 or more", "--samples");
+    if (options.sampleBudgetBytes < 0)
+        return makeError(ErrorCode::InvalidArgument, "must be 0 or more", "--sample-budget-mb");
+    auto inputSpec = parseInputSpec(options.inputs);
+    if (!inputSpec)
+        return inputSpec.error();
+    std::error_code ec;
+    if (!fs::exists(options.modelPath, ec))
+        return makeError(ErrorCode::NotFound, "no such model file", options.modelPath.string());
+    auto device = resolveDevice(options.device);
+    if (!device)
+        return device.error();
+
+    auto staging = beginStaging(options.outputDir);
+    if (!staging)
+        return staging.error();
+    StagingGuard stagingGuard(staging.value());
+
+    // Load.
+    setPhase(progress, CapturePhase::Loading);
+    auto phaseStart = Clock::now();
+    auto module = loadTorchScript(options.modelPath, device.value());
+    if (!module)
+        return module.error();
+    auto modelBytes = readWholeFile(options.modelPath);
+    if (!modelBytes)
+        return modelBytes.error();
+    auto inputs = makeInputs(inputSpec.value(), device.value(), options.seed);
+    if (!inputs)
+        return inputs.error();
+    report.times.loadMs = msSince(phaseStart);
+    if (stopRequested(stop))
+        return cancelled();
+
+    // Warm-up (this is where the model rejects bad inputs), then a plain forward as reference.
+    setPhase(progress, CapturePhase::Warmup);
+    auto warm = runForward(module.value(), inputs.value(), device.value());
+    if (!warm)
+        return warm.error();
+    std::vector<double> plain;
+    for (int i = 0; i < 3; ++i) {
+        const auto start = Clock::now();
+        auto again = runForward(module.value(), inputs.value(), device.value());
+        if (!again)
+            return again.error();
+        plain.push_back(msSince(start));
+    }
+    std::sort(plain.begin(), plain.end());
+    report.times.plainForwardMs = plain[1];
+    if (stopRequested(stop))
+        return cancelled();
+
+    // The recorded run.
+    setPhase(progress, CapturePhase::Recording);
+    OpRecorder recorder(RecorderOptions{device.value(), options.samplesPerCard, options.sampleBudgetBytes,
+                                        options.sampleVendorBacked});
+    phaseStart = Clock::now();
+    recorder.start();
+    auto recorded = runForward(module.value(), inputs.value(), device.value());
+    recorder.stop();
+    report.times.recordPassMs = msSince(phaseStart);
+    if (!recorded)
+        return recorded.error();
+    if (recorder.callbackError())
+        return makeError(ErrorCode::Internal, "recording failed: " + *recorder.callbackError(), "capture");
+    if (recorder.totalCalls() == 0)
+        return makeError(ErrorCode::BadModel, "the model ran no ATen operators", options.modelPath.string());
+    std::vector<RecordedVariant>& variants = recorder.variants();
+
+    // Samples.
+    setPhase(progress, CapturePhase::SavingSamples, static_cast<int>(variants.size()));
+    phaseStart = Clock::now();
+    if (auto saved = saveSamples(variants, stagingGuard.path(), progress, stop); !saved)
+        return saved.error();
+    report.times.saveSamplesMs = msSince(phaseStart);
+
+    // Eager timing by replay, on the capture device.
+    setPhase(progress, CapturePhase::TimingEager, static_cast<int>(variants.size()));
+    phaseStart = Clock::now();
+    const std::string deviceLabel =
+        device->is_cuda() ? device->str() + " (" + deviceDisplayName(device.value()) + ")" : std::string("cpu");
+    int timed = 0;
+    for (RecordedVariant& variant : variants) {
+        if (stopRequested(stop))
+            return cancelled();
+        const bool replayable = std::none_of(variant.card.args.begin(), variant.card.args.end(),
+                                             [](const ArgSpec& a) { return a.kind == ArgKind::Opaque; });
+        if (!replayable) {
+            variant.card.eagerNote = "not replayable (an argument cannot be captured)";
+        } else {
+            auto timing = timeEagerReplay(variant.card.op, variant.card.overload, variant.timingInputs, device.value(),
+                                          deviceLabel, ReplayTimingOptions{});
+            if (timing)
+                variant.card.eager = timing.value();
+            else
+                variant.card.eagerNote = timing.error().message;
+        }
+        variant.timingInputs.clear();
+        describeMissingSamples(variant, options);
+        if (progress)
+            progress->done = ++timed;
+    }
+    report.times.eagerTimingMs = msSince(phaseStart);
+
+    // Assemble and write the project.
+    setPhase(progress, CapturePhase::Writing);
+    Project& project = report.project;
+    CaptureInfo& info = project.capture;
+    info.modelPath = fs::absolute(options.modelPath, ec).string();
+    info.modelSha = fnv1a64Hex(modelBytes.value());
+    info.inputs = inputSpec->toString();
+    info.device = device->str();
+    info.deviceName = deviceDisplayName(device.value());
+    info.torchVersion = TORCH_VERSION;
+    info.kforgeVersion = kKforgeVersion;
+    info.createdUtc = utcNow();
+    info.totalCalls = recorder.totalCalls();
+    info.ignoredCalls = recorder.ignoredCalls();
+    info.samplesPerCard = options.samplesPerCard;
+    info.sampleBudgetBytes = options.sampleBudgetBytes;
+    for (RecordedVariant& variant : variants) {
+        info.totalEagerUs += variant.card.totalEagerUs();
+        project.cards.push_back(std::move(variant.card));
+    }
+    for (OperatorCard& card : project.cards)
+        card.timeShare = info.totalEagerUs > 0 ? card.totalEagerUs() / info.totalEagerUs : 0;
+    if (!device->is_cuda())
+        report.notes.push_back("captured on CPU: latencies are CPU wall-clock times, not GPU times");
+
+    if (auto saved = saveProject(stagingGuard.path(), project); !saved)
+        return saved.error();
+    if (auto committed = commitStaging(stagingGuard.path(), options.outputDir); !committed)
+        return committed.error();
+    stagingGuard.committed();
+    report.times.totalMs = msSince(captureStart);
+    setPhase(progress, CapturePhase::Done);
+    return report;
+}
+
+} // namespace kforge::core

@@ -1,0 +1,197 @@
+#include "capture/OpRecorder.h"
+
+#include "capture/TorchInterop.h"
+
+#include <ATen/core/function_schema.h>
+
+#include <c10/util/Exception.h>
+
+#include <sstream>
+
+namespace kforge::core {
+namespace {
+
+// The recorder active on this thread and the op nesting depth (0 = the next op is top-level).
+thread_local OpRecorder* t_activeRecorder = nullptr;
+thread_local int t_depth = 0;
+
+} // namespace
+
+struct OpRecorder::CallContext : at::ObserverContext {
+    bool topLevel = false;
+    RecordedVariant* variant = nullptr;
+    CapturedSample* sample = nullptr; // non-null: keep this call's outputs
+    bool wantOutputSpecs = false;
+};
+
+OpRecorder::OpRecorder(RecorderOptions options) : m_options(std::move(options)) {}
+
+OpRecorder::~OpRecorder()
+{
+    stop();
+}
+
+void OpRecorder::start()
+{
+    stop();
+    m_totalCalls = 0;
+    t_activeRecorder = this;
+    t_depth = 0;
+    m_handle = at::addThreadLocalCallback(at::RecordFunctionCallback(&OpRecorder::onStart, &OpRecorder::onEnd)
+                                              .needsInputs(true)
+                                              .needsOutputs(true)
+                                              .scopes({at::RecordScope::FUNCTION}));
+}
+
+void OpRecorder::stop()
+{
+    if (m_handle) {
+        at::removeCallback(*m_handle);
+        m_handle.reset();
+    }
+    if (t_activeRecorder == this)
+        t_activeRecorder = nullptr;
+}
+
+std::unique_ptr<at::ObserverContext> OpRecorder::onStart(const at::RecordFunction& fn)
+{
+    OpRecorder* recorder = t_activeRecorder;
+    const bool topLevel = t_depth == 0;
+    ++t_depth;
+    if (!recorder || !topLevel)
+        return nullptr;
+    try {
+        return recorder->beginCall(fn);
+    } catch (const std::exception& e) {
+        if (!recorder->m_callbackError)
+            recorder->m_callbackError = torchinterop::oneLineError(e);
+    }
+    return nullptr;
+}
+
+void OpRecorder::onEnd(const at::RecordFunction& fn, at::ObserverContext* context)
+{
+    --t_depth;
+    OpRecorder* recorder = t_activeRecorder;
+    auto* call = static_cast<CallContext*>(context);
+    if (!recorder || !call || !call->topLevel)
+        return;
+    try {
+        // Clones made here run nested ops; they must count as nested, not top-level.
+        ++t_depth;
+        recorder->endCall(fn, *call);
+        --t_depth;
+    } catch (const std::exception& e) {
+        --t_depth;
+        if (!recorder->m_callbackError)
+            recorder->m_callbackError = torchinterop::oneLineError(e);
+    }
+}
+
+const OpRecorder::SchemaInfo& OpRecorder::schemaFor(const at::RecordFunction& fn, const std::string& qualified)
+{
+    auto found = m_schemas.find(qualified);
+    if (found != m_schemas.end())
+        return found->second;
+    SchemaInfo info;
+    if (auto schema = fn.operator_schema()) {
+        std::ostringstream text;
+        text << *schema;
+        info.schemaText = text.str();
+        for (const c10::Argument& argument : schema->arguments())
+            info.arguments.emplace_back(argument.name(), argument.type()->str());
+    }
+    return m_schemas.emplace(qualified, std::move(info)).first->second;
+}
+
+std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordFunction& fn)
+{
+    auto operatorName = fn.operator_name();
+    if (!operatorName || !std::string_view(operatorName->name).starts_with("aten::")) {
+        ++m_ignoredCalls;
+        return nullptr;
+    }
+    const std::int64_t position = m_totalCalls++;
+    const std::string qualified =
+        operatorName->overload_name.empty() ? operatorName->name : operatorName->name + "." + operatorName->overload_name;
+    const SchemaInfo& schema = schemaFor(fn, qualified);
+
+    const auto inputs = fn.inputs();
+    std::vector<ArgSpec> args;
+    args.reserve(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        std::string name = i < schema.arguments.size() ? schema.arguments[i].first : "arg" + std::to_string(i);
+        std::string type = i < schema.arguments.size() ? schema.arguments[i].second : std::string("Any");
+        args.push_back(torchinterop::argSpecOf(inputs[i], std::move(name), std::move(type)));
+    }
+    std::string key = variantKey(operatorName->name, operatorName->overload_name, args);
+
+    auto call = std::make_unique<CallContext>();
+    call->topLevel = true;
+    auto [slot, inserted] = m_variantByKey.try_emplace(key, m_variants.size());
+    if (inserted) {
+        RecordedVariant variant;
+        OperatorCard& card = variant.card;
+        card.id = cardIdForKey(key);
+        card.key = std::move(key);
+        card.op = operatorName->name;
+        card.overload = operatorName->overload_name;
+        card.schema = schema.schemaText;
+        card.args = std::move(args);
+        card.vendorBacked = isVendorBackedOp(card.op);
+        // Inputs are copied before the op runs, so in-place ops keep their pre-call values.
+        for (const c10::IValue& input : inputs)
+            variant.timingInputs.push_back(torchinterop::cloneValue(input, m_options.device));
+        m_variants.push_back(std::move(variant));
+        call->wantOutputSpecs = true;
+    }
+    RecordedVariant& variant = m_variants[slot->second];
+    variant.card.callCount += 1;
+    variant.card.callPositions.push_back(position);
+    call->variant = &variant;
+
+    const bool wantsSample = static_cast<int>(variant.samples.size()) < m_options.samplesPerCard &&
+                             (m_options.sampleVendorBacked || !variant.card.vendorBacked);
+    if (wantsSample) {
+        std::int64_t inputBytes = 0;
+        for (const c10::IValue& input : inputs)
+            inputBytes += torchinterop::payloadBytes(input);
+        if (m_sampleBytes + inputBytes > m_options.sampleBudgetBytes) {
+            variant.budgetExhausted = true;
+        } else {
+            CapturedSample sample;
+            sample.callPosition = position;
+            for (const c10::IValue& input : inputs)
+                sample.inputs.push_back(torchinterop::cloneValue(input, c10::Device(c10::kCPU)));
+            sample.bytes = inputBytes;
+            m_sampleBytes += inputBytes;
+            variant.samples.push_back(std::move(sample));
+            call->sample = &variant.samples.back();
+        }
+    }
+    return call;
+}
+
+void OpRecorder::endCall(const at::RecordFunction& fn, CallContext& call)
+{
+    const std::vector<c10::IValue>& outputs = fn.outputs();
+    if (call.wantOutputSpecs) {
+        for (const c10::IValue& output : outputs) {
+            if (output.isTensor() && output.toTensor().defined())
+                call.variant->card.outputs.push_back(torchinterop::tensorSpecOf(output.toTensor()));
+            else if (output.isTensorList())
+                for (const at::Tensor& t : output.toTensorVector())
+                    call.variant->card.outputs.push_back(torchinterop::tensorSpecOf(t));
+        }
+    }
+    if (call.sample) {
+        for (const c10::IValue& output : outputs) {
+            const std::int64_t bytes = torchinterop::payloadBytes(output);
+            call.sample->outputs.push_back(torchinterop::cloneValue(output, c10::Device(c10::kCPU)));
+            call.sample->bytes += bytes;
+            m_sampleBytes += bytes;
+        }
+    }
+}
+
+} // namespace kforge::core

@@ -1,0 +1,87 @@
+#pragma once
+// Records the top-level ATen operator calls of a model run through a thread-local RecordFunction
+// callback, groups them into runtime variants (future operator cards) and keeps, per variant, the
+// inputs of its first call on the capture device (for eager timing) and host copies of the inputs
+// and outputs of up to N calls (the samples saved in the project).
+//
+// Internal to core (includes LibTorch). Thread: construct, start(), run the model and stop() on one
+// thread; only ops on that thread are recorded. Nested calls (ops inside ops) are not recorded.
+
+#include "capture/OperatorCard.h"
+
+#include <ATen/core/ivalue.h>
+#include <ATen/record_function.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace kforge::core {
+
+struct RecorderOptions {
+    c10::Device device = c10::Device(c10::kCPU); // where timing inputs are kept
+    int samplesPerCard = 2;                      // host samples kept per variant
+    std::int64_t sampleBudgetBytes = 1ll << 30;  // total payload of all samples
+    bool sampleVendorBacked = false;             // vendor-backed variants are not searched by default
+};
+
+struct CapturedSample {
+    std::int64_t callPosition = 0;
+    std::vector<c10::IValue> inputs;  // host copies, exact layouts
+    std::vector<c10::IValue> outputs; // host copies of the eager outputs
+    std::int64_t bytes = 0;
+};
+
+struct RecordedVariant {
+    OperatorCard card;                       // op, schema, args, key, id, positions, vendor flag, outputs
+    std::vector<c10::IValue> timingInputs;   // first call's inputs on the capture device
+    std::vector<CapturedSample> samples;
+    bool budgetExhausted = false;            // a sample was skipped for the memory budget
+};
+
+class OpRecorder {
+public:
+    explicit OpRecorder(RecorderOptions options);
+    ~OpRecorder();
+    OpRecorder(const OpRecorder&) = delete;
+    OpRecorder& operator=(const OpRecorder&) = delete;
+
+    /// Starts recording on the calling thread. Call positions restart at 0.
+    void start();
+    /// Stops recording (also done by the destructor).
+    void stop();
+
+    std::vector<RecordedVariant>& variants() { return m_variants; }
+    std::int64_t totalCalls() const { return m_totalCalls; }
+    std::int64_t ignoredCalls() const { return m_ignoredCalls; }
+    std::int64_t sampleBytes() const { return m_sampleBytes; }
+    /// The first error raised inside the callback (the model run itself is not interrupted).
+    const std::optional<std::string>& callbackError() const { return m_callbackError; }
+
+private:
+    struct SchemaInfo {
+        std::string schemaText;
+        std::vector<std::pair<std::string, std::string>> arguments; // name, type
+    };
+    struct CallContext;
+
+    static std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction& fn);
+    static void onEnd(const at::RecordFunction& fn, at::ObserverContext* context);
+    std::unique_ptr<CallContext> beginCall(const at::RecordFunction& fn);
+    void endCall(const at::RecordFunction& fn, CallContext& context);
+    const SchemaInfo& schemaFor(const at::RecordFunction& fn, const std::string& qualified);
+
+    RecorderOptions m_options;
+    std::optional<at::CallbackHandle> m_handle;
+    std::vector<RecordedVariant> m_variants;
+    std::unordered_map<std::string, size_t> m_variantByKey;
+    std::unordered_map<std::string, SchemaInfo> m_schemas;
+    std::int64_t m_totalCalls = 0;
+    std::int64_t m_ignoredCalls = 0;
+    std::int64_t m_sampleBytes = 0;
+    std::optional<std::string> m_callbackError;
+};
+
+} // namespace kforge::core

@@ -1,0 +1,39 @@
+#pragma once
+// Loading a TorchScript model, building its example inputs and running it, with every LibTorch
+// failure turned into one readable Error. Internal to core (includes LibTorch).
+
+#include "capture/InputSpec.h"
+#include "util/Result.h"
+
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/jit/api/module.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kforge::core {
+
+/// Resolves "auto", "cpu", "cuda" or "cuda:N". "auto" picks cuda:0 when a GPU is usable.
+Result<c10::Device> resolveDevice(const std::string& requested);
+
+/// "NVIDIA H200" for a CUDA device (when this build links LibTorch's CUDA backend), "cpu" otherwise.
+std::string deviceDisplayName(c10::Device device);
+
+/// Loads a TorchScript archive onto `device` in eval mode. Errors: NotFound, BadModel (not a zip,
+/// truncated, not TorchScript), each naming the file.
+Result<torch::jit::Module> loadTorchScript(const std::filesystem::path& path, c10::Device device);
+
+/// Synthesizes (seeded) or loads the model inputs described by `spec`, on `device`.
+Result<std::vector<c10::IValue>> makeInputs(const InputSpec& spec, c10::Device device, std::uint64_t seed);
+
+/// Runs forward once in InferenceMode and waits for the device. BadInputs when the model rejects
+/// the inputs (count, dtype, shape), with the model's own reason.
+Result<c10::IValue> runForward(torch::jit::Module& module, const std::vector<c10::IValue>& inputs,
+                               c10::Device device);
+
+/// Waits for all work queued on `device`.
+void synchronizeDevice(c10::Device device);
+
+} // namespace kforge::core

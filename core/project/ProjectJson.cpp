@@ -1,0 +1,257 @@
+#include "project/ProjectJson.h"
+
+namespace kforge::core {
+namespace {
+
+using nlohmann::json;
+
+// Reads a required field of the expected JSON type; on mismatch records an error naming the path.
+class FieldReader {
+public:
+    FieldReader(const json& object, std::string where) : m_object(object), m_where(std::move(where)) {}
+
+    template <class T>
+    void get(const char* name, T& out)
+    {
+        if (m_error)
+            return;
+        if (!m_object.is_object() || !m_object.contains(name)) {
+            fail(std::string("missing field '") + name + "'");
+            return;
+        }
+        try {
+            out = m_object.at(name).get<T>();
+        } catch (const json::exception&) {
+            fail(std::string("field '") + name + "' has the wrong type");
+        }
+    }
+
+    const json* child(const char* name, json::value_t type)
+    {
+        if (m_error)
+            return nullptr;
+        if (!m_object.is_object() || !m_object.contains(name) || m_object.at(name).type() != type) {
+            fail(std::string("missing or malformed field '") + name + "'");
+            return nullptr;
+        }
+        return &m_object.at(name);
+    }
+
+    bool has(const char* name) const { return m_object.is_object() && m_object.contains(name); }
+    std::string path(const std::string& suffix) const { return m_where + suffix; }
+    void fail(const std::string& message)
+    {
+        if (!m_error)
+            m_error = makeError(ErrorCode::InvalidArgument, message, m_where);
+    }
+    const std::optional<Error>& error() const { return m_error; }
+
+private:
+    const json& m_object;
+    std::string m_where;
+    std::optional<Error> m_error;
+};
+
+Result<TensorSpec> tensorSpecFromJson(const json& j, const std::string& where)
+{
+    FieldReader r(j, where);
+    TensorSpec spec;
+    r.get("dtype", spec.dtype);
+    r.get("sizes", spec.sizes);
+    r.get("strides", spec.strides);
+    r.get("device", spec.device);
+    if (!r.error() && spec.sizes.size() != spec.strides.size())
+        r.fail("sizes and strides differ in length");
+    if (r.error())
+        return *r.error();
+    return spec;
+}
+
+Result<std::vector<TensorSpec>> tensorSpecsFromJson(const json* array, const std::string& where)
+{
+    std::vector<TensorSpec> specs;
+    for (size_t i = 0; i < array->size(); ++i) {
+        auto spec = tensorSpecFromJson((*array)[i], where + "[" + std::to_string(i) + "]");
+        if (!spec)
+            return spec.error();
+        specs.push_back(std::move(spec.value()));
+    }
+    return specs;
+}
+
+Result<ArgSpec> argSpecFromJson(const json& j, const std::string& where)
+{
+    FieldReader r(j, where);
+    ArgSpec arg;
+    std::string kind;
+    r.get("name", arg.name);
+    r.get("type", arg.type);
+    r.get("kind", kind);
+    if (!r.error() && !argKindFromName(kind, arg.kind))
+        r.fail("unknown argument kind '" + kind + "'");
+    if (const json* tensors = r.child("tensors", json::value_t::array)) {
+        auto specs = tensorSpecsFromJson(tensors, where + ".tensors");
+        if (!specs)
+            return specs.error();
+        arg.tensors = std::move(specs.value());
+    }
+    if (!r.error() && r.has("value"))
+        arg.value = j.at("value");
+    if (r.error())
+        return *r.error();
+    return arg;
+}
+
+} // namespace
+
+json toJson(const TensorSpec& spec)
+{
+    return json{{"dtype", spec.dtype}, {"sizes", spec.sizes}, {"strides", spec.strides}, {"device", spec.device}};
+}
+
+json toJson(const ArgSpec& spec)
+{
+    json tensors = json::array();
+    for (const TensorSpec& t : spec.tensors)
+        tensors.push_back(toJson(t));
+    return json{{"name", spec.name},       {"type", spec.type},       {"kind", argKindName(spec.kind)},
+                {"tensors", tensors},      {"value", spec.value}};
+}
+
+json toJson(const OperatorCard& card)
+{
+    json args = json::array();
+    for (const ArgSpec& a : card.args)
+        args.push_back(toJson(a));
+    json outputs = json::array();
+    for (const TensorSpec& t : card.outputs)
+        outputs.push_back(toJson(t));
+    json samples = json::array();
+    for (const SampleRef& s : card.samples)
+        samples.push_back(json{{"call_position", s.callPosition}, {"file", s.file}, {"bytes", s.bytes}});
+    json eager = nullptr;
+    if (card.eager) {
+        eager = json{{"device", card.eager->device}, {"method", card.eager->method},
+                     {"median_us", card.eager->medianUs}, {"q1_us", card.eager->q1Us},
+                     {"q3_us", card.eager->q3Us},   {"repetitions", card.eager->repetitions}};
+    }
+    return json{{"id", card.id},
+                {"key", card.key},
+                {"op", card.op},
+                {"overload", card.overload},
+                {"schema", card.schema},
+                {"args", args},
+                {"outputs", outputs},
+                {"call_count", card.callCount},
+                {"call_positions", card.callPositions},
+                {"vendor_backed", card.vendorBacked},
+                {"samples", samples},
+                {"samples_note", card.samplesNote},
+                {"eager", eager},
+                {"eager_note", card.eagerNote},
+                {"time_share", card.timeShare}};
+}
+
+json toJson(const CaptureInfo& info)
+{
+    return json{{"model_path", info.modelPath},
+                {"model_sha", info.modelSha},
+                {"inputs", info.inputs},
+                {"device", info.device},
+                {"device_name", info.deviceName},
+                {"torch_version", info.torchVersion},
+                {"kforge_version", info.kforgeVersion},
+                {"created_utc", info.createdUtc},
+                {"total_calls", info.totalCalls},
+                {"ignored_calls", info.ignoredCalls},
+                {"samples_per_card", info.samplesPerCard},
+                {"sample_budget_bytes", info.sampleBudgetBytes},
+                {"total_eager_us", info.totalEagerUs}};
+}
+
+Result<OperatorCard> cardFromJson(const json& j, const std::string& where)
+{
+    FieldReader r(j, where);
+    OperatorCard card;
+    r.get("id", card.id);
+    r.get("key", card.key);
+    r.get("op", card.op);
+    r.get("overload", card.overload);
+    r.get("schema", card.schema);
+    r.get("call_count", card.callCount);
+    r.get("call_positions", card.callPositions);
+    r.get("vendor_backed", card.vendorBacked);
+    r.get("samples_note", card.samplesNote);
+    r.get("eager_note", card.eagerNote);
+    r.get("time_share", card.timeShare);
+    if (const json* args = r.child("args", json::value_t::array)) {
+        for (size_t i = 0; i < args->size(); ++i) {
+            auto arg = argSpecFromJson((*args)[i], where + ".args[" + std::to_string(i) + "]");
+            if (!arg)
+                return arg.error();
+            card.args.push_back(std::move(arg.value()));
+        }
+    }
+    if (const json* outputs = r.child("outputs", json::value_t::array)) {
+        auto specs = tensorSpecsFromJson(outputs, where + ".outputs");
+        if (!specs)
+            return specs.error();
+        card.outputs = std::move(specs.value());
+    }
+    if (const json* samples = r.child("samples", json::value_t::array)) {
+        for (size_t i = 0; i < samples->size(); ++i) {
+            FieldReader s((*samples)[i], where + ".samples[" + std::to_string(i) + "]");
+            SampleRef ref;
+            s.get("call_position", ref.callPosition);
+            s.get("file", ref.file);
+            s.get("bytes", ref.bytes);
+            if (s.error())
+                return *s.error();
+            card.samples.push_back(std::move(ref));
+        }
+    }
+    if (!r.error() && r.has("eager") && !j.at("eager").is_null()) {
+        FieldReader e(j.at("eager"), where + ".eager");
+        EagerTiming t;
+        e.get("device", t.device);
+        e.get("method", t.method);
+        e.get("median_us", t.medianUs);
+        e.get("q1_us", t.q1Us);
+        e.get("q3_us", t.q3Us);
+        e.get("repetitions", t.repetitions);
+        if (e.error())
+            return *e.error();
+        card.eager = t;
+    }
+    if (!r.error() && card.id != cardIdForKey(card.key))
+        r.fail("card id does not match its key");
+    if (!r.error() && static_cast<std::int64_t>(card.callPositions.size()) != card.callCount)
+        r.fail("call_count does not match call_positions");
+    if (r.error())
+        return *r.error();
+    return card;
+}
+
+Result<CaptureInfo> captureInfoFromJson(const json& j, const std::string& where)
+{
+    FieldReader r(j, where);
+    CaptureInfo info;
+    r.get("model_path", info.modelPath);
+    r.get("model_sha", info.modelSha);
+    r.get("inputs", info.inputs);
+    r.get("device", info.device);
+    r.get("device_name", info.deviceName);
+    r.get("torch_version", info.torchVersion);
+    r.get("kforge_version", info.kforgeVersion);
+    r.get("created_utc", info.createdUtc);
+    r.get("total_calls", info.totalCalls);
+    r.get("ignored_calls", info.ignoredCalls);
+    r.get("samples_per_card", info.samplesPerCard);
+    r.get("sample_budget_bytes", info.sampleBudgetBytes);
+    r.get("total_eager_us", info.totalEagerUs);
+    if (r.error())
+        return *r.error();
+    return info;
+}
+
+} // namespace kforge::core

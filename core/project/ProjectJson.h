@@ -1,0 +1,20 @@
+#pragma once
+// JSON encoding of project value types. Decoding validates every field and reports the first bad
+// one by its JSON path, so a damaged project file gives one clear line.
+
+#include "project/Project.h"
+#include "util/Result.h"
+
+#include <nlohmann/json.hpp>
+
+namespace kforge::core {
+
+nlohmann::json toJson(const TensorSpec& spec);
+nlohmann::json toJson(const ArgSpec& spec);
+nlohmann::json toJson(const OperatorCard& card);
+nlohmann::json toJson(const CaptureInfo& info);
+
+Result<OperatorCard> cardFromJson(const nlohmann::json& json, const std::string& where);
+Result<CaptureInfo> captureInfoFromJson(const nlohmann::json& json, const std::string& where);
+
+} // namespace kforge::core

@@ -1,0 +1,143 @@
+#include "project/ProjectStore.h"
+
+#include "project/ProjectJson.h"
+#include "util/AtomicFile.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+namespace kforge::core {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFormatTag = "kforge-project";
+
+Result<json> readJsonFile(const fs::path& path)
+{
+    auto text = readWholeFile(path);
+    if (!text)
+        return text.error();
+    try {
+        return json::parse(text.value());
+    } catch (const json::parse_error& e) {
+        return makeError(ErrorCode::InvalidArgument,
+                         "damaged JSON at byte " + std::to_string(e.byte), path.string());
+    }
+}
+
+} // namespace
+
+Result<Project> openProject(const fs::path& dir)
+{
+    std::error_code ec;
+    if (!fs::exists(dir, ec))
+        return makeError(ErrorCode::NotFound, "no such project directory", dir.string());
+    if (!fs::is_directory(dir, ec))
+        return makeError(ErrorCode::InvalidArgument, "not a directory", dir.string());
+    const fs::path projectFile = dir / ProjectPaths::kProjectFile;
+    if (!fs::exists(projectFile, ec))
+        return makeError(ErrorCode::InvalidArgument, "not a Kernel Forge project (no project.json)", dir.string());
+
+    auto header = readJsonFile(projectFile);
+    if (!header)
+        return header.error();
+    const json& h = header.value();
+    if (!h.is_object() || h.value("format", "") != kFormatTag || !h.contains("format_version") ||
+        !h.at("format_version").is_number_integer())
+        return makeError(ErrorCode::InvalidArgument, "not a Kernel Forge project file", projectFile.string());
+    Project project;
+    project.formatVersion = h.at("format_version").get<int>();
+    if (project.formatVersion > Project::kFormatVersion)
+        return makeError(ErrorCode::InvalidArgument,
+                         "written by a newer Kernel Forge (format " + std::to_string(project.formatVersion) +
+                             ", this build reads up to " + std::to_string(Project::kFormatVersion) + ")",
+                         projectFile.string());
+    if (!h.contains("capture"))
+        return makeError(ErrorCode::InvalidArgument, "missing field 'capture'", projectFile.string());
+    auto capture = captureInfoFromJson(h.at("capture"), projectFile.string() + ": capture");
+    if (!capture)
+        return capture.error();
+    project.capture = std::move(capture.value());
+
+    const fs::path cardsFile = dir / ProjectPaths::kCardsFile;
+    auto cards = readJsonFile(cardsFile);
+    if (!cards)
+        return cards.error();
+    if (!cards->is_object() || !cards->contains("cards") || !cards->at("cards").is_array())
+        return makeError(ErrorCode::InvalidArgument, "missing 'cards' array", cardsFile.string());
+    const json& list = cards->at("cards");
+    for (size_t i = 0; i < list.size(); ++i) {
+        auto card = cardFromJson(list[i], cardsFile.string() + ": cards[" + std::to_string(i) + "]");
+        if (!card)
+            return card.error();
+        project.cards.push_back(std::move(card.value()));
+    }
+    return project;
+}
+
+Result<void> saveProject(const fs::path& dir, const Project& project)
+{
+    json cards = json::array();
+    for (const OperatorCard& card : project.cards)
+        cards.push_back(toJson(card));
+    // cards.json first: project.json is the marker that makes a directory a project.
+    auto written = writeFileAtomically(dir / ProjectPaths::kCardsFile, json{{"cards", cards}}.dump(1) + "\n");
+    if (!written)
+        return written;
+    const json header{{"format", kFormatTag},
+                      {"format_version", project.formatVersion},
+                      {"capture", toJson(project.capture)}};
+    return writeFileAtomically(dir / ProjectPaths::kProjectFile, header.dump(1) + "\n");
+}
+
+Result<fs::path> beginStaging(const fs::path& target)
+{
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(target, ec);
+    if (ec || absolute.filename().empty())
+        return makeError(ErrorCode::InvalidArgument, "not a usable project path", target.string());
+    if (fs::exists(absolute, ec)) {
+        if (!fs::is_directory(absolute, ec))
+            return makeError(ErrorCode::AlreadyExists, "exists and is not a directory", target.string());
+        if (fs::exists(absolute / ProjectPaths::kProjectFile, ec))
+            return makeError(ErrorCode::AlreadyExists,
+                             "already holds a Kernel Forge project (choose another folder or remove it first)",
+                             target.string());
+        if (!fs::is_empty(absolute, ec))
+            return makeError(ErrorCode::AlreadyExists, "folder is not empty", target.string());
+    }
+    const fs::path parent = absolute.parent_path();
+    if (!fs::is_directory(parent, ec))
+        return makeError(ErrorCode::NotFound, "parent folder does not exist", parent.string());
+    const fs::path staging =
+        parent / ("." + absolute.filename().string() + ".kforge-staging-" + std::to_string(::getpid()));
+    fs::remove_all(staging, ec);
+    if (!fs::create_directory(staging, ec) || ec)
+        return makeError(ErrorCode::Io, "cannot create the project folder: " + ec.message(), target.string());
+    return staging;
+}
+
+Result<void> commitStaging(const fs::path& staging, const fs::path& target)
+{
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(target, ec);
+    // rename(2) replaces an empty directory atomically; anything else was refused by beginStaging.
+    if (::rename(staging.c_str(), absolute.c_str()) != 0) {
+        const std::string reason = std::strerror(errno);
+        discardStaging(staging);
+        return makeError(ErrorCode::Io, "cannot move the project into place: " + reason, target.string());
+    }
+    return syncDirectory(absolute.parent_path());
+}
+
+void discardStaging(const fs::path& staging)
+{
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+}
+
+} // namespace kforge::core

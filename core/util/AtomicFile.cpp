@@ -1,0 +1,83 @@
+#include "util/AtomicFile.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace kforge::core {
+namespace {
+
+Error ioError(const std::filesystem::path& path, const char* what)
+{
+    return makeError(ErrorCode::Io, std::string(what) + ": " + std::strerror(errno), path.string());
+}
+
+} // namespace
+
+Result<void> syncDirectory(const std::filesystem::path& dir)
+{
+    int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return ioError(dir, "cannot open directory");
+    const int rc = ::fsync(fd);
+    ::close(fd);
+    if (rc != 0)
+        return ioError(dir, "cannot sync directory");
+    return {};
+}
+
+Result<void> writeFileAtomically(const std::filesystem::path& path, std::string_view bytes)
+{
+    const std::filesystem::path tmp = path.string() + ".tmp-" + std::to_string(::getpid());
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return ioError(path, "cannot create file");
+    size_t written = 0;
+    while (written < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            Error err = ioError(path, "cannot write file");
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            return err;
+        }
+        written += static_cast<size_t>(n);
+    }
+    if (::fsync(fd) != 0) {
+        Error err = ioError(path, "cannot flush file");
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return err;
+    }
+    ::close(fd);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        Error err = ioError(path, "cannot replace file");
+        ::unlink(tmp.c_str());
+        return err;
+    }
+    return syncDirectory(path.parent_path());
+}
+
+Result<std::string> readWholeFile(const std::filesystem::path& path)
+{
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return makeError(ErrorCode::NotFound, "no such file", path.string());
+    if (std::filesystem::is_directory(path, ec))
+        return makeError(ErrorCode::InvalidArgument, "is a directory, expected a file", path.string());
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return ioError(path, "cannot open file");
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (in.bad())
+        return ioError(path, "cannot read file");
+    return buffer.str();
+}
+
+} // namespace kforge::core

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Writes the TorchScript test models and inputs that the Kernel Forge tests capture.
+
+Run with the same torch as the build (2.11). Usage: make_test_models.py OUTPUT_DIR
+Every file is regenerated from a fixed seed, so no binary fixture is committed.
+"""
+import os
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ConvGroupNormBlock(nn.Module):
+    """conv + group_norm + relu + adaptive_avg_pool2d (the SD / ResNet-head pattern)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.norm = nn.GroupNorm(4, 8)
+
+    def forward(self, x):
+        return F.adaptive_avg_pool2d(F.relu(self.norm(self.conv(x))), 1)
+
+
+class TransformerBlock(nn.Module):
+    """Pre-norm attention + MLP: layer_norm, linear, softmax, gelu, residual add."""
+
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.norm2 = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, 4 * dim)
+        self.fc2 = nn.Linear(4 * dim, dim)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)
+        q = q.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
+        k = k.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
+        v = v.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
+        attn = torch.softmax(q @ k.transpose(-2, -1) * (d // self.heads) ** -0.5, dim=-1)
+        x = x + self.proj((attn @ v).transpose(1, 2).reshape(b, s, d))
+        return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
+
+
+class BasicBlock(nn.Module):
+    """ResNet basic block: conv-bn-relu-conv-bn, identity add, relu."""
+
+    def __init__(self, channels=8):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + x)
+
+
+class TwoInputs(nn.Module):
+    """Two inputs, one of them integer token ids (embedding), for the inputs-file path."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 16)
+
+    def forward(self, ids, scale):
+        return self.embed(ids) * scale
+
+
+def trace(module, example):
+    module.eval()
+    with torch.no_grad():
+        # BatchNorm statistics that are not the defaults, so the op does real work.
+        for m in module.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 1.5)
+        return torch.jit.trace(module, example)
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    trace(ConvGroupNormBlock(), torch.randn(2, 3, 16, 16)).save(os.path.join(out, "conv_gn_block.pt"))
+    trace(TransformerBlock(), torch.randn(2, 8, 32)).save(os.path.join(out, "transformer_block.pt"))
+    trace(BasicBlock(), torch.randn(2, 8, 8, 8)).save(os.path.join(out, "basic_block.pt"))
+    ids = torch.randint(0, 100, (2, 5))
+    scale = torch.randn(2, 5, 1)
+    trace(TwoInputs(), (ids, scale)).save(os.path.join(out, "two_inputs.pt"))
+    torch.save((ids, scale), os.path.join(out, "two_inputs_inputs.pt"))
+
+    # Bad inputs for the error tests.
+    torch.save(ConvGroupNormBlock().state_dict(), os.path.join(out, "state_dict_not_torchscript.pt"))
+    with open(os.path.join(out, "conv_gn_block.pt"), "rb") as f:
+        whole = f.read()
+    with open(os.path.join(out, "truncated.pt"), "wb") as f:
+        f.write(whole[: len(whole) // 2])
+    with open(os.path.join(out, "garbage.pt"), "wb") as f:
+        f.write(b"this is not a model\n" * 10)
+    torch.save({"not": "tensors"}, os.path.join(out, "dict_inputs.pt"))
+
+
+if __name__ == "__main__":
+    main()
