@@ -4,11 +4,54 @@
 
 #include "capture/CaptureJob.h"
 
+#include <atomic>
 #include <charconv>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iomanip>
 #include <iostream>
+#include <optional>
+#include <thread>
+#include <unistd.h>
 
 namespace kforge::cli {
 namespace {
+
+std::atomic<bool> g_stopRequested{false};
+
+void requestStop(int)
+{
+    g_stopRequested = true;
+}
+
+// Runs the capture on a worker thread; the main thread shows a live progress line on a terminal
+// and turns Ctrl-C into a clean cancellation (no project is written).
+core::Result<core::CaptureReport> runWithProgress(const core::CaptureOptions& options, bool showProgress)
+{
+    core::CaptureProgress progress;
+    std::optional<core::Result<core::CaptureReport>> result;
+    std::atomic<bool> finished{false};
+    auto previousHandler = std::signal(SIGINT, requestStop);
+    std::thread worker([&] {
+        result.emplace(core::runCapture(options, &progress, &g_stopRequested));
+        finished = true;
+    });
+    while (!finished) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (showProgress) {
+            std::fprintf(stderr, "\r\033[Kkforge: %s", core::capturePhaseName(progress.phase.load()));
+            if (progress.total > 0)
+                std::fprintf(stderr, " %d/%d", progress.done.load(), progress.total.load());
+            std::fflush(stderr);
+        }
+    }
+    worker.join();
+    std::signal(SIGINT, previousHandler);
+    if (showProgress)
+        std::fprintf(stderr, "\r\033[K");
+    return std::move(*result);
+}
 
 template <class T>
 bool parseNumber(const std::string& text, T& out)
@@ -51,10 +94,7 @@ int runCaptureCommand(const std::vector<std::string>& args)
         return fail("--seed: expected a whole number, got '" + *text + "'", 2);
 
     const bool quiet = parser.has("--quiet");
-    core::CaptureProgress progress;
-    if (!quiet)
-        std::cerr << "kforge: capturing " << options.modelPath.string() << " ...\n";
-    auto report = core::runCapture(options, &progress, nullptr);
+    auto report = runWithProgress(options, !quiet && ::isatty(STDERR_FILENO));
     if (!report)
         return fail(report.error().toString());
 
@@ -62,7 +102,7 @@ int runCaptureCommand(const std::vector<std::string>& args)
         std::cerr << "kforge: note: " << note << "\n";
     const core::CapturePhaseTimes& t = report->times;
     if (!quiet) {
-        std::cerr << "kforge: wrote " << options.outputDir.string() << " (" << report->project.cards.size()
+        std::cerr << std::fixed << std::setprecision(1) << "kforge: wrote " << options.outputDir.string() << " (" << report->project.cards.size()
                   << " cards) in " << static_cast<long long>(t.totalMs) << " ms: load " << t.loadMs << " ms, forward "
                   << t.plainForwardMs << " ms, recorded forward " << t.recordPassMs << " ms, samples "
                   << t.saveSamplesMs << " ms, eager timing " << t.eagerTimingMs << " ms\n";

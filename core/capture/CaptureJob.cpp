@@ -176,8 +176,11 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
     // Warm-up (this is where the model rejects bad inputs), then a plain forward as reference.
     setPhase(progress, CapturePhase::Warmup);
     auto warm = runForward(module.value(), inputs.value(), device.value());
-    if (!warm)
-        return warm.error();
+    if (!warm) {
+        Error error = warm.error();
+        error.context = options.modelPath.string();
+        return error;
+    }
     std::vector<double> plain;
     for (int i = 0; i < 3; ++i) {
         const auto start = Clock::now();

@@ -116,7 +116,11 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
         operatorName->overload_name.empty() ? operatorName->name : operatorName->name + "." + operatorName->overload_name;
     const SchemaInfo& schema = schemaFor(fn, qualified);
 
-    const auto inputs = fn.inputs();
+    // A boxed call (the TorchScript interpreter's) hands the whole interpreter stack to the
+    // callback: the operator's own arguments are its last schema.arguments.size() entries.
+    auto inputs = fn.inputs();
+    if (!schema.arguments.empty() && inputs.size() > schema.arguments.size())
+        inputs = inputs.slice(inputs.size() - schema.arguments.size());
     std::vector<ArgSpec> args;
     args.reserve(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {

@@ -135,13 +135,14 @@ Result<torch::jit::Module> loadTorchScript(const fs::path& path, c10::Device dev
         return module;
     } catch (const std::exception& e) {
         const std::string reason = torchinterop::oneLineError(e);
-        if (reason.find("central directory") != std::string::npos || reason.find("zip archive") != std::string::npos ||
-            reason.find("PytorchStreamReader") != std::string::npos)
-            return makeError(ErrorCode::BadModel, "truncated or corrupt archive (" + reason + ")", path.string());
+        // A readable zip without TorchScript code: most often a torch.save checkpoint.
         if (reason.find("constants.pkl") != std::string::npos || reason.find("code/") != std::string::npos)
             return makeError(ErrorCode::BadModel,
                              "not a TorchScript model (saved with torch.save instead of torch.jit.save?)",
                              path.string());
+        if (reason.find("central directory") != std::string::npos || reason.find("zip archive") != std::string::npos ||
+            reason.find("PytorchStreamReader") != std::string::npos)
+            return makeError(ErrorCode::BadModel, "truncated or corrupt archive", path.string());
         return makeError(ErrorCode::BadModel, "cannot load TorchScript: " + reason, path.string());
     }
 }

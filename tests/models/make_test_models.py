@@ -30,6 +30,7 @@ class TransformerBlock(nn.Module):
     def __init__(self, dim=32, heads=4):
         super().__init__()
         self.heads = heads
+        self.scale = (dim // heads) ** -0.5
         self.norm1 = nn.LayerNorm(dim)
         self.qkv = nn.Linear(dim, 3 * dim)
         self.proj = nn.Linear(dim, dim)
@@ -43,7 +44,7 @@ class TransformerBlock(nn.Module):
         q = q.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
         k = k.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
         v = v.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
-        attn = torch.softmax(q @ k.transpose(-2, -1) * (d // self.heads) ** -0.5, dim=-1)
+        attn = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
         x = x + self.proj((attn @ v).transpose(1, 2).reshape(b, s, d))
         return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
 

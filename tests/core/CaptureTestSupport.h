@@ -1,0 +1,59 @@
+#pragma once
+// Shared helpers for tests that capture the models made by tests/models/make_test_models.py.
+
+#include "capture/CaptureJob.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+
+namespace kforge::core::test {
+
+inline std::filesystem::path modelPath(const std::string& name)
+{
+    return std::filesystem::path(KFORGE_TEST_MODELS_DIR) / name;
+}
+
+/// A fresh, empty scratch folder for one test, removed by the destructor.
+class ScratchDir {
+public:
+    ScratchDir()
+    {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        m_path = std::filesystem::temp_directory_path() /
+                 ("kforge_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" + std::to_string(::getpid()));
+        std::filesystem::remove_all(m_path);
+        std::filesystem::create_directories(m_path);
+    }
+    ~ScratchDir() { std::filesystem::remove_all(m_path); }
+    const std::filesystem::path& path() const { return m_path; }
+    std::filesystem::path operator/(const std::string& name) const { return m_path / name; }
+
+    /// Names of everything in the folder (to check that nothing half-written is left behind).
+    std::vector<std::string> entries() const
+    {
+        std::vector<std::string> names;
+        for (const auto& entry : std::filesystem::directory_iterator(m_path))
+            names.push_back(entry.path().filename().string());
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+
+private:
+    std::filesystem::path m_path;
+};
+
+inline CaptureOptions cpuCapture(const std::string& model, std::vector<std::string> inputs,
+                                 const std::filesystem::path& out)
+{
+    CaptureOptions options;
+    options.modelPath = modelPath(model);
+    options.inputs = std::move(inputs);
+    options.outputDir = out;
+    options.device = "cpu";
+    return options;
+}
+
+} // namespace kforge::core::test

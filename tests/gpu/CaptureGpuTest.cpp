@@ -1,0 +1,70 @@
+// Capture on the GPU: cards carry positive eager latencies measured on the device.
+
+#include "CaptureTestSupport.h"
+
+#include "project/ProjectStore.h"
+
+using namespace kforge::core;
+using kforge::core::test::modelPath;
+using kforge::core::test::ScratchDir;
+
+namespace {
+
+CaptureOptions cudaCapture(const std::string& model, std::vector<std::string> inputs, const std::filesystem::path& out)
+{
+    CaptureOptions options;
+    options.modelPath = modelPath(model);
+    options.inputs = std::move(inputs);
+    options.outputDir = out;
+    options.device = "cuda";
+    return options;
+}
+
+} // namespace
+
+TEST(GpuCapture, EagerLatenciesArePresentPositiveAndFromTheGpu)
+{
+    for (const auto& [model, inputs] : std::vector<std::pair<std::string, std::string>>{
+             {"conv_gn_block.pt", "2x3x64x64"}, {"transformer_block.pt", "4x128x32"}, {"basic_block.pt", "8x8x32x32"}}) {
+        ScratchDir scratch;
+        auto report = runCapture(cudaCapture(model, {inputs}, scratch / "p"));
+        ASSERT_TRUE(report.ok()) << model << ": " << report.error().toString();
+        const Project& project = report->project;
+        EXPECT_EQ(project.capture.device, "cuda:0");
+        EXPECT_NE(project.capture.deviceName, "cpu");
+        double shareSum = 0;
+        for (const OperatorCard& card : project.cards) {
+            ASSERT_TRUE(card.eager.has_value()) << card.key << ": " << card.eagerNote;
+            EXPECT_GT(card.eager->medianUs, 0) << card.key;
+            EXPECT_EQ(card.eager->method, "cuda-events, L2 flushed");
+            EXPECT_EQ(card.eager->device.rfind("cuda:0 (", 0), 0u) << card.eager->device;
+            for (const ArgSpec& arg : card.args)
+                for (const TensorSpec& tensor : arg.tensors)
+                    EXPECT_EQ(tensor.device, "cuda:0") << card.key;
+            shareSum += card.timeShare;
+        }
+        EXPECT_NEAR(shareSum, 1.0, 1e-9);
+        auto reopened = openProject(scratch / "p");
+        ASSERT_TRUE(reopened.ok()) << reopened.error().toString();
+        EXPECT_EQ(reopened.value(), project);
+    }
+}
+
+TEST(GpuCapture, GroupNormOnTheGpuIsSlowerThanReluOfTheSameTensor)
+{
+    // A sanity check that the numbers are measurements, not constants: group_norm reads its input
+    // twice and normalizes, relu streams it once.
+    ScratchDir scratch;
+    auto report = runCapture(cudaCapture("conv_gn_block.pt", {"16x3x256x256"}, scratch / "p"));
+    ASSERT_TRUE(report.ok()) << report.error().toString();
+    double groupNorm = 0;
+    double relu = 0;
+    for (const OperatorCard& card : report->project.cards) {
+        if (card.op == "aten::group_norm")
+            groupNorm = card.eager->medianUs;
+        if (card.op == "aten::relu")
+            relu = card.eager->medianUs;
+    }
+    EXPECT_GT(relu, 0);
+    EXPECT_GT(groupNorm, relu);
+}
