@@ -8,13 +8,8 @@
 namespace kforge::core {
 namespace {
 
-c10::impl::GenericList toList(const std::vector<c10::IValue>& values)
-{
-    c10::impl::GenericList list(c10::AnyType::get());
-    for (const c10::IValue& value : values)
-        list.push_back(value);
-    return list;
-}
+// Lists and dicts would be pickled with TorchScript type tags, which Python's torch.load refuses
+// under weights_only=True; tuples carry no tags.
 
 } // namespace
 
@@ -22,10 +17,8 @@ Result<void> saveSampleFile(const std::filesystem::path& path, const SampleTenso
 {
     std::vector<char> bytes;
     try {
-        c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
-        dict.insert("inputs", toList(sample.inputs));
-        dict.insert("outputs", toList(sample.outputs));
-        bytes = torch::pickle_save(dict);
+        bytes = torch::pickle_save(c10::ivalue::Tuple::create(
+            {c10::ivalue::Tuple::create(sample.inputs), c10::ivalue::Tuple::create(sample.outputs)}));
     } catch (const std::exception& e) {
         return makeError(ErrorCode::Io, "cannot serialize sample: " + torchinterop::oneLineError(e), path.string());
     }
@@ -39,18 +32,13 @@ Result<SampleTensors> loadSampleFile(const std::filesystem::path& path)
         return text.error();
     try {
         const c10::IValue value = torch::pickle_load(std::vector<char>(text->begin(), text->end()));
-        if (!value.isGenericDict())
-            return makeError(ErrorCode::InvalidArgument, "not a sample file (expected a dict)", path.string());
-        const auto dict = value.toGenericDict();
+        if (!value.isTuple() || value.toTupleRef().elements().size() != 2 ||
+            !value.toTupleRef().elements()[0].isTuple() || !value.toTupleRef().elements()[1].isTuple())
+            return makeError(ErrorCode::InvalidArgument, "not a sample file (expected (inputs, outputs))",
+                             path.string());
         SampleTensors sample;
-        for (const char* field : {"inputs", "outputs"}) {
-            auto entry = dict.find(field);
-            if (entry == dict.end() || !entry->value().isList())
-                return makeError(ErrorCode::InvalidArgument, std::string("sample has no '") + field + "' list",
-                                 path.string());
-            auto& target = std::string_view(field) == "inputs" ? sample.inputs : sample.outputs;
-            target = entry->value().toListRef().vec();
-        }
+        sample.inputs = value.toTupleRef().elements()[0].toTupleRef().elements().vec();
+        sample.outputs = value.toTupleRef().elements()[1].toTupleRef().elements().vec();
         return sample;
     } catch (const std::exception& e) {
         return makeError(ErrorCode::InvalidArgument, "damaged sample file: " + torchinterop::oneLineError(e),
