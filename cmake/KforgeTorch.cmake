@@ -46,6 +46,12 @@ if(KFORGE_TORCH_CUDA_ENABLED)
   target_link_libraries(kforge_torch INTERFACE
     "-Wl,--no-as-needed" ${_kforge_torch_lib}/libtorch_cuda.so ${_kforge_torch_lib}/libc10_cuda.so "-Wl,--as-needed")
   target_compile_definitions(kforge_torch INTERFACE KFORGE_TORCH_CUDA=1)
+  # ATen's CUDA headers include the CUDA runtime headers of the toolkit (/usr/local/cuda).
+  if(NOT CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+    set(CUDAToolkit_ROOT /usr/local/cuda)
+  endif()
+  find_package(CUDAToolkit REQUIRED)
+  target_include_directories(kforge_torch SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
 endif()
 target_link_libraries(kforge_torch INTERFACE ${_kforge_torch_libs})
 # Executables find the torch libraries where the package keeps them.
