@@ -12,6 +12,7 @@
 #include "util/Version.h"
 
 #include <c10/core/InferenceMode.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/headeronly/version.h>
 
 #include <algorithm>
@@ -156,6 +157,12 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
     if (!staging)
         return staging.error();
     StagingGuard stagingGuard(staging.value());
+
+    // TorchScript's graph executor would, after a few runs, replace chains of ops with fused
+    // kernels (NNC on CUDA) that bypass the ATen dispatcher: the recording would miss them and the
+    // cards would not be the ops eager PyTorch runs. Capture runs the graph unoptimized (this
+    // thread only), for the plain reference forward too, so the two are comparable.
+    torch::jit::GraphOptimizerEnabledGuard eagerLikeExecution(false);
 
     // Load.
     setPhase(progress, CapturePhase::Loading);

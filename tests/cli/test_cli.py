@@ -127,10 +127,12 @@ class CliTest(unittest.TestCase):
         out = os.path.join(self.tmp, "p")
         self.assertEqual(kforge("capture", self.model("conv_gn_block.pt"), "--inputs", "2x3x16x16", "-o", out,
                                 "--quiet").returncode, 0)
-        before = open(os.path.join(out, "cards.json")).read()
+        with open(os.path.join(out, "cards.json")) as f:
+            before = f.read()
         self.assert_one_error_line(kforge("capture", self.model("basic_block.pt"), "--inputs", "2x8x8x8", "-o", out),
                                    "already holds a Kernel Forge project")
-        self.assertEqual(open(os.path.join(out, "cards.json")).read(), before)
+        with open(os.path.join(out, "cards.json")) as f:
+            self.assertEqual(f.read(), before)
 
     def test_unwritable_output(self):
         blocker = os.path.join(self.tmp, "file")
