@@ -30,10 +30,11 @@ class AttentionBlock(nn.Module):
         self.fc2 = nn.Linear(4 * channels, channels)
 
     def forward(self, x):
-        b, n, c = x.shape
-        q, k, v = self.qkv(self.norm(x)).reshape(b, n, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4).unbind(0)
+        # Constant-size reshapes (unflatten/flatten): the trace holds no shape arithmetic.
+        qkv = self.qkv(self.norm(x)).unflatten(-1, (3, self.heads, self.head_dim))
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
         attn = torch.softmax((q @ k.transpose(-2, -1)) * self.scale, dim=-1)
-        x = x + self.out((attn @ v).transpose(1, 2).reshape(b, n, c))
+        x = x + self.out((attn @ v).transpose(1, 2).flatten(2))
         return x + self.fc2(F.gelu(self.fc1(self.mlp_norm(x))))
 
 
@@ -50,9 +51,8 @@ class ExampleModel(nn.Module):
     def forward(self, image):
         x = F.silu(self.norm1(self.stem(image)))
         x = x + F.silu(self.norm2(self.conv(x)))
-        b, c, h, w = x.shape
         tokens = self.attention(x.flatten(2).transpose(1, 2))
-        x = tokens.transpose(1, 2).reshape(b, c, h, w)
+        x = tokens.transpose(1, 2).reshape_as(x)
         return self.head(F.adaptive_avg_pool2d(x, 1).flatten(1))
 
 

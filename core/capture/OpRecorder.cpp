@@ -22,6 +22,7 @@ struct OpRecorder::CallContext : at::ObserverContext {
     RecordedVariant* variant = nullptr;
     CapturedSample* sample = nullptr; // non-null: keep this call's outputs
     bool wantOutputSpecs = false;
+    std::optional<size_t> returns; // the schema's number of results, when known
 };
 
 OpRecorder::OpRecorder(RecorderOptions options) : m_options(std::move(options)) {}
@@ -100,6 +101,8 @@ const OpRecorder::SchemaInfo& OpRecorder::schemaFor(const at::RecordFunction& fn
         info.schemaText = text.str();
         for (const c10::Argument& argument : schema->arguments())
             info.arguments.emplace_back(argument.name(), argument.type()->str());
+        info.returns = schema->returns().size();
+        info.known = true;
     }
     return m_schemas.emplace(qualified, std::move(info)).first->second;
 }
@@ -119,7 +122,7 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
     // A boxed call (the TorchScript interpreter's) hands the whole interpreter stack to the
     // callback: the operator's own arguments are its last schema.arguments.size() entries.
     auto inputs = fn.inputs();
-    if (!schema.arguments.empty() && inputs.size() > schema.arguments.size())
+    if (schema.known && inputs.size() > schema.arguments.size())
         inputs = inputs.slice(inputs.size() - schema.arguments.size());
     std::vector<ArgSpec> args;
     args.reserve(inputs.size());
@@ -132,6 +135,7 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
 
     auto call = std::make_unique<CallContext>();
     call->topLevel = true;
+    call->returns = schema.known ? std::optional<size_t>(schema.returns) : std::nullopt;
     auto [slot, inserted] = m_variantByKey.try_emplace(key, m_variants.size());
     if (inserted) {
         RecordedVariant variant;
@@ -178,7 +182,10 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
 
 void OpRecorder::endCall(const at::RecordFunction& fn, CallContext& call)
 {
-    const std::vector<c10::IValue>& outputs = fn.outputs();
+    // Like the inputs, a boxed call reports the whole stack: the results are its last entries.
+    c10::ArrayRef<c10::IValue> outputs = fn.outputs();
+    if (call.returns && outputs.size() > *call.returns)
+        outputs = outputs.slice(outputs.size() - *call.returns);
     if (call.wantOutputSpecs) {
         for (const c10::IValue& output : outputs) {
             if (output.isTensor() && output.toTensor().defined())

@@ -64,6 +64,8 @@ private:
     struct SchemaInfo {
         std::string schemaText;
         std::vector<std::pair<std::string, std::string>> arguments; // name, type
+        size_t returns = 0;
+        bool known = false; // false: no schema, inputs and outputs are taken as given
     };
     struct CallContext;
 

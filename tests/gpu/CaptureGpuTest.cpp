@@ -41,10 +41,13 @@ TEST(GpuCapture, EagerLatenciesArePresentPositiveAndFromTheGpu)
             EXPECT_EQ(card.eager->method, "cuda-events, L2 flushed");
             EXPECT_EQ(card.eager->device.rfind("cuda:0 (", 0), 0u) << card.eager->device;
             // Activations and weights live on the GPU; traced shape arithmetic may pass 0-dim CPU tensors.
-            for (const ArgSpec& arg : card.args)
-                for (const TensorSpec& tensor : arg.tensors)
-                    if (!tensor.sizes.empty())
+            for (const ArgSpec& arg : card.args) {
+                for (const TensorSpec& tensor : arg.tensors) {
+                    if (!tensor.sizes.empty()) {
                         EXPECT_EQ(tensor.device, "cuda:0") << card.key;
+                    }
+                }
+            }
             shareSum += card.timeShare;
         }
         EXPECT_NEAR(shareSum, 1.0, 1e-9);

@@ -39,13 +39,13 @@ class TransformerBlock(nn.Module):
         self.fc2 = nn.Linear(4 * dim, dim)
 
     def forward(self, x):
-        b, s, d = x.shape
+        # unflatten/flatten with constant sizes: the trace holds no shape arithmetic.
         q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)
-        q = q.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
-        k = k.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
-        v = v.reshape(b, s, self.heads, d // self.heads).transpose(1, 2)
+        q = q.unflatten(-1, (self.heads, -1)).transpose(1, 2)
+        k = k.unflatten(-1, (self.heads, -1)).transpose(1, 2)
+        v = v.unflatten(-1, (self.heads, -1)).transpose(1, 2)
         attn = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
-        x = x + self.proj((attn @ v).transpose(1, 2).reshape(b, s, d))
+        x = x + self.proj((attn @ v).transpose(1, 2).flatten(2))
         return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
 
 

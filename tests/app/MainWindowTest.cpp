@@ -1,0 +1,342 @@
+// MainWindow over a fixture project: the cards table, selection -> details, filtering, errors that
+// keep the open project, menus, and settings (layout, recent projects) across restarts.
+
+#include "FixtureProject.h"
+#include "MainWindow.h"
+#include "Session.h"
+#include "cards/CardDetailsPane.h"
+#include "cards/CardsPane.h"
+#include "project/ProjectSummaryPane.h"
+#include "status/JobStatusWidget.h"
+#include "CardsTableModel.h"
+#include "util/Version.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QDir>
+#include <QFile>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+using kforge::app::CardsTableModel;
+using kforge::app::MainWindow;
+
+namespace {
+
+struct ReportedError {
+    QString title;
+    QString message;
+};
+
+QAction* action(QWidget& window, const char* name)
+{
+    QAction* found = window.findChild<QAction*>(QString::fromLatin1(name));
+    if (!found)
+        qFatal("no action named %s", name);
+    return found;
+}
+
+} // namespace
+
+class MainWindowTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        QCoreApplication::setOrganizationName(QStringLiteral("KernelForgeTests"));
+        QCoreApplication::setApplicationName(QStringLiteral("MainWindowTest"));
+        QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, m_dir.filePath(QStringLiteral("settings")));
+        m_project = m_dir.filePath(QStringLiteral("vit_block"));
+        QVERIFY(kforge::app::test::writeFixtureProject(m_project));
+        m_otherProject = m_dir.filePath(QStringLiteral("other"));
+        kforge::core::Project small = kforge::app::test::makeFixtureProject();
+        small.cards.resize(3);
+        QVERIFY(kforge::app::test::writeProject(m_otherProject, small));
+        m_notAProject = m_dir.filePath(QStringLiteral("just_a_folder"));
+        QVERIFY(QDir().mkpath(m_notAProject));
+    }
+
+    void opensAProjectIntoTheCardsTable()
+    {
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QList<ReportedError> errors;
+        window.setErrorReporter([&](const QString& t, const QString& m) { errors.append({t, m}); });
+        QTableView* table = window.cardsPane()->tableView();
+        QCOMPARE(table->model()->rowCount(), 0);
+        QCOMPARE(window.findChild<QLabel*>(QStringLiteral("deviceLabel"))->text(), QStringLiteral("No project"));
+
+        QVERIFY(window.openProject(m_project));
+        QVERIFY(errors.isEmpty());
+        QCOMPARE(table->model()->rowCount(), 12);
+        QCOMPARE(window.session()->projectDir(), m_project);
+        QCOMPARE(window.windowTitle(), QStringLiteral("vit_block \u2014 Kernel Forge"));
+        QCOMPARE(window.findChild<QLabel*>(QStringLiteral("deviceLabel"))->text(),
+                 QStringLiteral("Device: cuda:0 (NVIDIA H200)"));
+        QVERIFY(window.projectSummaryPane()->plainText().contains(QStringLiteral("/home/dev/models/vit_block.pt")));
+        QCOMPARE(window.findChild<QLabel*>(QStringLiteral("cardsCount"))->text(), QStringLiteral("12 cards"));
+
+        // Largest share first: fc1 (52.3 us) then fc2 (50.6 us); the untimed card last.
+        const auto cell = [table](int row, int column) { return table->model()->index(row, column).data().toString(); };
+        QCOMPARE(cell(0, CardsTableModel::OpColumn), QStringLiteral("aten::linear"));
+        QCOMPARE(cell(0, CardsTableModel::TensorsColumn),
+                 QStringLiteral("bfloat16[8,128,768] bfloat16[3072,768] bfloat16[3072]"));
+        QCOMPARE(cell(0, CardsTableModel::EagerColumn), QStringLiteral("52.30"));
+        QCOMPARE(cell(11, CardsTableModel::OpColumn), QStringLiteral("aten::bernoulli_.float"));
+        QCOMPARE(cell(11, CardsTableModel::EagerColumn), QStringLiteral("-"));
+
+        // Sorting by a header click on "Calls" puts the two-call cards at the bottom.
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QHeaderView* header = table->horizontalHeader();
+        const int x = header->sectionViewportPosition(CardsTableModel::CallsColumn) + header->sectionSize(CardsTableModel::CallsColumn) / 2;
+        QTest::mouseClick(header->viewport(), Qt::LeftButton, {}, QPoint(x, header->height() / 2));
+        QCOMPARE(table->horizontalHeader()->sortIndicatorSection(), int(CardsTableModel::CallsColumn));
+        const Qt::SortOrder order = header->sortIndicatorOrder();
+        QCOMPARE(cell(order == Qt::AscendingOrder ? 11 : 0, CardsTableModel::CallsColumn), QStringLiteral("2"));
+        QCOMPARE(cell(order == Qt::AscendingOrder ? 0 : 11, CardsTableModel::CallsColumn), QStringLiteral("1"));
+    }
+
+    void selectingARowShowsTheCardDetails()
+    {
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QVERIFY(window.openProject(m_project));
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QTableView* table = window.cardsPane()->tableView();
+        QVERIFY(window.cardDetailsPane()->plainText().contains(QStringLiteral("Select a card")));
+
+        // A real click on the softmax row.
+        int softmaxRow = -1;
+        for (int row = 0; row < table->model()->rowCount(); ++row) {
+            if (table->model()->index(row, CardsTableModel::OpColumn).data().toString() == QStringLiteral("aten::softmax.int"))
+                softmaxRow = row;
+        }
+        QVERIFY(softmaxRow >= 0);
+        table->scrollTo(table->model()->index(softmaxRow, 0));
+        const QRect rect = table->visualRect(table->model()->index(softmaxRow, CardsTableModel::OpColumn));
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, rect.center());
+
+        const QString softmaxId = table->model()->index(softmaxRow, 0).data(CardsTableModel::CardIdRole).toString();
+        QCOMPARE(window.session()->currentCardId(), softmaxId);
+        QString details = window.cardDetailsPane()->plainText();
+        QVERIFY2(details.contains(QStringLiteral("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")),
+                 qPrintable(details));
+        QVERIFY(details.contains(softmaxId));
+        QVERIFY(details.contains(QStringLiteral("bfloat16[8,12,128,128] @ cuda:0")));
+        QVERIFY(details.contains(QStringLiteral("Samples (1)")));
+        QVERIFY(details.contains(QStringLiteral("cuda-events, L2 flushed")));
+        QVERIFY(details.contains(QStringLiteral("11.70 \u00b5s")));
+
+        // Keyboard: the next row is another card with other details.
+        QTest::keyClick(table->viewport(), Qt::Key_Down);
+        QVERIFY(window.session()->currentCardId() != softmaxId);
+        QVERIFY(!window.session()->currentCardId().isEmpty());
+        QVERIFY(window.cardDetailsPane()->plainText() != details);
+
+        // The untimed card says why.
+        table->selectRow(table->model()->rowCount() - 1);
+        details = window.cardDetailsPane()->plainText();
+        QVERIFY2(details.contains(QStringLiteral("not timed: argument 'generator' is opaque")), qPrintable(details));
+        QVERIFY(details.contains(QStringLiteral("<torch.Generator>")));
+
+        // Opening another project clears the selection.
+        QVERIFY(window.openProject(m_otherProject));
+        QVERIFY(window.session()->currentCardId().isEmpty());
+        QCOMPARE(table->model()->rowCount(), 3);
+        QVERIFY(window.cardDetailsPane()->plainText().contains(QStringLiteral("Select a card")));
+    }
+
+    void filterNarrowsTheTable()
+    {
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QVERIFY(window.openProject(m_project));
+        QLineEdit* filter = window.cardsPane()->filterEdit();
+        QTest::keyClicks(filter, QStringLiteral("LINEAR"));
+        QTableView* table = window.cardsPane()->tableView();
+        QCOMPARE(table->model()->rowCount(), 4);
+        QCOMPARE(window.findChild<QLabel*>(QStringLiteral("cardsCount"))->text(), QStringLiteral("4 of 12 cards"));
+        filter->setText(QStringLiteral("[8,12,128,128]"));
+        QCOMPARE(table->model()->rowCount(), 4); // mul, softmax, bernoulli_, the second matmul
+        filter->clear();
+        QCOMPARE(table->model()->rowCount(), 12);
+    }
+
+    void aFolderThatIsNoProjectIsReportedAndTheProjectStays()
+    {
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QList<ReportedError> errors;
+        window.setErrorReporter([&](const QString& t, const QString& m) { errors.append({t, m}); });
+        QVERIFY(window.openProject(m_project));
+        const auto project = window.session()->project();
+
+        QVERIFY(!window.openProject(m_notAProject));
+        QCOMPARE(errors.size(), 1);
+        QCOMPARE(errors[0].title, QStringLiteral("Open Project"));
+        QCOMPARE(errors[0].message, m_notAProject + QStringLiteral(": not a Kernel Forge project (no project.json)"));
+        QVERIFY(window.session()->project() == project);
+        QCOMPARE(window.session()->projectDir(), m_project);
+        QCOMPARE(window.cardsPane()->tableView()->model()->rowCount(), 12);
+        QCOMPARE(window.windowTitle(), QStringLiteral("vit_block \u2014 Kernel Forge"));
+
+        QVERIFY(!window.openProject(m_dir.filePath(QStringLiteral("does_not_exist"))));
+        QCOMPARE(errors.size(), 2);
+        QVERIFY(errors[1].message.endsWith(QStringLiteral("does_not_exist: no such project directory")));
+
+        const QString damaged = m_dir.filePath(QStringLiteral("damaged"));
+        QVERIFY(kforge::app::test::writeFixtureProject(damaged));
+        QFile cards(damaged + QStringLiteral("/cards.json"));
+        QVERIFY(cards.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        cards.write("{\"cards\": [");
+        cards.close();
+        QVERIFY(!window.openProject(damaged));
+        QCOMPARE(errors.size(), 3);
+        QVERIFY2(errors[2].message.contains(QStringLiteral("cards.json: damaged JSON")), qPrintable(errors[2].message));
+        QCOMPARE(window.session()->projectDir(), m_project);
+    }
+
+    void theDefaultReporterShowsACriticalMessageBox()
+    {
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QString shownText;
+        QMessageBox::Icon shownIcon = QMessageBox::NoIcon;
+        // Poll for the modal box from inside its own event loop, then close it.
+        QTimer poll;
+        connect(&poll, &QTimer::timeout, this, [&]() {
+            auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+            if (!box)
+                return;
+            shownText = box->text();
+            shownIcon = box->icon();
+            box->accept();
+        });
+        poll.start(20);
+        QVERIFY(!window.openProject(m_notAProject)); // returns once the box is closed
+        QCOMPARE(shownIcon, QMessageBox::Critical);
+        QCOMPARE(shownText, m_notAProject + QStringLiteral(": not a Kernel Forge project (no project.json)"));
+    }
+
+    void menusHaveTheSkeletonAndHonestDisabledItems()
+    {
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QCOMPARE(action(window, "actionOpenProject")->shortcut(), QKeySequence(QKeySequence::Open));
+        QCOMPARE(action(window, "actionQuit")->shortcut(), QKeySequence(QKeySequence::Quit));
+        QVERIFY(action(window, "actionOpenModel")->isEnabled());
+        QAction* exportCast = action(window, "actionExportCast");
+        QVERIFY(!exportCast->isEnabled());
+        QCOMPARE(exportCast->toolTip(), QStringLiteral("available once .cast export lands"));
+        for (const char* name : {"actionOptimizeSelected", "actionOptimizeAll", "actionStop", "actionRebenchmark"}) {
+            QVERIFY2(!action(window, name)->isEnabled(), name);
+            QCOMPARE(action(window, name)->toolTip(), QStringLiteral("search arrives in a later release"));
+        }
+        QStringList menus;
+        for (QAction* menu : window.menuBar()->actions())
+            menus << menu->text().remove(QLatin1Char('&'));
+        QCOMPARE(menus, QStringList({QStringLiteral("File"), QStringLiteral("Run"), QStringLiteral("View"), QStringLiteral("Help")}));
+
+        // The job indicator is hidden while nothing runs.
+        QVERIFY(!window.jobStatus()->isJobVisible());
+
+        // View toggles hide and show the docks; Reset Layout brings everything back.
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto* details = window.findChild<QDockWidget*>(QStringLiteral("cardDetailsDock"));
+        auto* cards = window.findChild<QDockWidget*>(QStringLiteral("cardsDock"));
+        QVERIFY(details && cards);
+        action(window, "toggle_cardDetailsDock")->trigger();
+        QVERIFY(details->isHidden());
+        cards->setFloating(true);
+        action(window, "actionResetLayout")->trigger();
+        QVERIFY(!details->isHidden());
+        QVERIFY(!cards->isFloating());
+        QCOMPARE(window.dockWidgetArea(cards), Qt::TopDockWidgetArea);
+        QCOMPARE(window.dockWidgetArea(details), Qt::RightDockWidgetArea);
+    }
+
+    void aboutNamesEveryVersion()
+    {
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QString about = window.aboutText();
+        QVERIFY(about.contains(QStringLiteral("Kernel Forge ") + QString::fromLatin1(kforge::core::kKforgeVersion)));
+        QVERIFY(about.contains(QStringLiteral("Qt ") + QString::fromLatin1(qVersion())));
+        QVERIFY(about.contains(QStringLiteral("No project open")));
+        QVERIFY(window.openProject(m_project));
+        about = window.aboutText();
+        QVERIFY2(about.contains(QStringLiteral("captured with torch 2.11.0+cu130")), qPrintable(about));
+    }
+
+    void layoutAndRecentProjectsSurviveARestart()
+    {
+        QSettings().clear();
+        {
+            MainWindow window(MainWindow::SettingsMode::Persistent);
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            QVERIFY(window.openProject(m_otherProject));
+            QVERIFY(window.openProject(m_project));
+            window.findChild<QDockWidget*>(QStringLiteral("cardDetailsDock"))->hide();
+            QVERIFY(window.close());
+        }
+        QCOMPARE(QSettings().value(QStringLiteral("recentProjects")).toStringList(), QStringList({m_project, m_otherProject}));
+
+        MainWindow window(MainWindow::SettingsMode::Persistent);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(window.findChild<QDockWidget*>(QStringLiteral("cardDetailsDock"))->isHidden());
+        QVERIFY(!window.findChild<QDockWidget*>(QStringLiteral("cardsDock"))->isHidden());
+
+        QStringList entries;
+        QAction* otherEntry = nullptr;
+        for (QAction* entry : window.recentProjectsMenu()->actions()) {
+            if (entry->isSeparator())
+                continue;
+            entries << entry->text().remove(QLatin1Char('&'));
+            if (entry->text() == m_otherProject)
+                otherEntry = entry;
+        }
+        QCOMPARE(entries, QStringList({m_project, m_otherProject, QStringLiteral("Clear List")}));
+        QVERIFY(otherEntry);
+        otherEntry->trigger();
+        QCOMPARE(window.session()->projectDir(), m_otherProject);
+        QCOMPARE(window.recentProjects().entries().front(), m_otherProject);
+
+        // A recent project that is gone is reported and dropped from the list.
+        const QString doomed = m_dir.filePath(QStringLiteral("doomed"));
+        QVERIFY(kforge::app::test::writeFixtureProject(doomed));
+        QVERIFY(window.openProject(doomed));
+        QVERIFY(QDir(doomed).removeRecursively());
+        QList<ReportedError> errors;
+        window.setErrorReporter([&](const QString& t, const QString& m) { errors.append({t, m}); });
+        for (QAction* entry : window.recentProjectsMenu()->actions()) {
+            if (entry->text() == doomed) {
+                entry->trigger();
+                break;
+            }
+        }
+        QCOMPARE(errors.size(), 1);
+        QVERIFY(!window.recentProjects().entries().contains(doomed));
+        QCOMPARE(window.session()->projectDir(), doomed); // still shown: it was open before it vanished
+    }
+
+private:
+    QTemporaryDir m_dir;
+    QString m_project;
+    QString m_otherProject;
+    QString m_notAProject;
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "MainWindowTest.moc"

@@ -1,0 +1,79 @@
+// Renders the main window over the fixture project into docs/screenshots/main-window.png of the
+// source tree (the picture the docs show), and checks that what was rendered is the real window.
+
+#include "AppLauncher.h"
+#include "FixtureProject.h"
+#include "MainWindow.h"
+#include "Session.h"
+#include "cards/CardDetailsPane.h"
+#include "cards/CardsPane.h"
+
+#include <QDir>
+#include <QDockWidget>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QSet>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+using kforge::app::MainWindow;
+
+namespace {
+
+int distinctColors(const QImage& image, const QRect& area)
+{
+    QSet<QRgb> colors;
+    for (int y = area.top(); y <= area.bottom(); y += 2) {
+        for (int x = area.left(); x <= area.right(); x += 2)
+            colors.insert(image.pixel(x, y));
+    }
+    return static_cast<int>(colors.size());
+}
+
+} // namespace
+
+class ScreenshotTest : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void rendersTheMainWindowIntoTheDocs()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString project = dir.filePath(QStringLiteral("vit_block"));
+        QVERIFY(kforge::app::test::writeFixtureProject(project));
+
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QVERIFY(window.openProject(project));
+        const QImage image = kforge::app::renderScreenshot(window);
+        QCOMPARE(image.size(), QSize(kforge::app::kScreenshotWidth, kforge::app::kScreenshotHeight));
+
+        // What was grabbed: the menu bar, a filled cards table with the top card current, its details.
+        QVERIFY(window.menuBar()->isVisible());
+        QTableView* table = window.cardsPane()->tableView();
+        QCOMPARE(table->model()->rowCount(), 12);
+        QVERIFY(table->isVisible());
+        QVERIFY(!window.session()->currentCardId().isEmpty());
+        QVERIFY(window.cardDetailsPane()->plainText().contains(QStringLiteral("aten::linear(Tensor input")));
+        auto* details = window.findChild<QDockWidget*>(QStringLiteral("cardDetailsDock"));
+        QVERIFY(details->isVisible());
+        QVERIFY(details->width() > 300);
+        QVERIFY(table->viewport()->height() > 250);
+
+        // The pixels are not blank: text in the table and the details pane.
+        const QRect tableArea(table->viewport()->mapTo(&window, QPoint(0, 0)), table->viewport()->size());
+        QVERIFY2(distinctColors(image, tableArea) > 20, "the cards table area is blank");
+        const QRect detailsArea(details->mapTo(&window, QPoint(0, 0)), details->size());
+        QVERIFY2(distinctColors(image, detailsArea) > 20, "the details area is blank");
+
+        const QString png = QStringLiteral(KFORGE_SOURCE_DIR "/docs/screenshots/main-window.png");
+        QVERIFY(QDir().mkpath(QFileInfo(png).absolutePath()));
+        QVERIFY(image.save(png, "PNG"));
+        QImage reloaded(png);
+        QCOMPARE(reloaded.size(), image.size());
+        QCOMPARE(reloaded.convertToFormat(QImage::Format_RGB32), image.convertToFormat(QImage::Format_RGB32));
+    }
+};
+
+QTEST_MAIN(ScreenshotTest)
+#include "ScreenshotTest.moc"
