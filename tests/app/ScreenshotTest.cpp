@@ -1,8 +1,9 @@
-// Renders the main window over the fixture project into docs/screenshots/main-window.png of the
-// source tree (the picture the docs show), and checks that what was rendered is the real window.
+// Renders the main window over a real capture (the transformer test model, captured on this
+// machine's CPU) into docs/screenshots/main-window.png of the source tree (the picture the docs
+// show), and checks that what was rendered is the real window. No numbers in it are made up.
 
 #include "AppLauncher.h"
-#include "FixtureProject.h"
+#include "capture/CaptureJob.h"
 #include "MainWindow.h"
 #include "Session.h"
 #include "cards/CardDetailsPane.h"
@@ -40,8 +41,15 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        const QString project = dir.filePath(QStringLiteral("vit_block"));
-        QVERIFY(kforge::app::test::writeFixtureProject(project));
+        const QString project = dir.filePath(QStringLiteral("transformer_block"));
+        kforge::core::CaptureOptions options;
+        options.modelPath = KFORGE_TEST_MODELS_DIR "/transformer_block.pt";
+        options.inputs = {"4x64x32"};
+        options.outputDir = project.toStdString();
+        options.device = "cpu";
+        auto captured = kforge::core::runCapture(options);
+        QVERIFY2(captured.ok(), captured.ok() ? "" : captured.error().toString().c_str());
+        const int cardCount = static_cast<int>(captured->project.cards.size());
 
         MainWindow window(MainWindow::SettingsMode::Ephemeral);
         QVERIFY(window.openProject(project));
@@ -51,10 +59,11 @@ private Q_SLOTS:
         // What was grabbed: the menu bar, a filled cards table with the top card current, its details.
         QVERIFY(window.menuBar()->isVisible());
         QTableView* table = window.cardsPane()->tableView();
-        QCOMPARE(table->model()->rowCount(), 12);
+        QCOMPARE(table->model()->rowCount(), cardCount);
         QVERIFY(table->isVisible());
         QVERIFY(!window.session()->currentCardId().isEmpty());
-        QVERIFY(window.cardDetailsPane()->plainText().contains(QStringLiteral("aten::linear(Tensor input")));
+        QVERIFY(window.cardDetailsPane()->plainText().contains(QStringLiteral("Schema")));
+        QVERIFY(window.cardDetailsPane()->plainText().contains(QStringLiteral("cpu wall clock")));
         auto* details = window.findChild<QDockWidget*>(QStringLiteral("cardDetailsDock"));
         QVERIFY(details->isVisible());
         QVERIFY(details->width() > 300);

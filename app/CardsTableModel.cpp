@@ -1,0 +1,185 @@
+#include "CardsTableModel.h"
+
+namespace kforge::app {
+namespace {
+
+QString fromStd(const std::string& text)
+{
+    return QString::fromStdString(text);
+}
+
+bool isNumericColumn(int column)
+{
+    return column == CardsTableModel::CallsColumn || column == CardsTableModel::EagerColumn ||
+           column == CardsTableModel::ShareColumn;
+}
+
+} // namespace
+
+CardsTableModel::CardsTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void CardsTableModel::setProject(std::shared_ptr<const core::Project> project)
+{
+    beginResetModel();
+    m_project = std::move(project);
+    endResetModel();
+}
+
+const core::OperatorCard* CardsTableModel::cardAt(int row) const
+{
+    if (!m_project || row < 0 || row >= static_cast<int>(m_project->cards.size()))
+        return nullptr;
+    return &m_project->cards[static_cast<size_t>(row)];
+}
+
+int CardsTableModel::rowOfCard(const QString& id) const
+{
+    if (!m_project || id.isEmpty())
+        return -1;
+    const std::string wanted = id.toStdString();
+    for (size_t i = 0; i < m_project->cards.size(); ++i) {
+        if (m_project->cards[i].id == wanted)
+            return static_cast<int>(i);
+    }
+    return -1;
+}
+
+int CardsTableModel::rowCount(const QModelIndex& parent) const
+{
+    if (parent.isValid() || !m_project)
+        return 0;
+    return static_cast<int>(m_project->cards.size());
+}
+
+int CardsTableModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant CardsTableModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const core::OperatorCard* card = cardAt(index.row());
+    if (!card)
+        return {};
+    switch (role) {
+    case Qt::DisplayRole:
+        return displayData(*card, index.column());
+    case SortRole:
+        return sortData(*card, index.column());
+    case CardIdRole:
+        return fromStd(card->id);
+    case Qt::ToolTipRole:
+        return toolTipData(*card, index.column());
+    case Qt::TextAlignmentRole:
+        return isNumericColumn(index.column()) ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
+                                               : QVariant(int(Qt::AlignLeft | Qt::AlignVCenter));
+    default:
+        return {};
+    }
+}
+
+QVariant CardsTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    if (role == Qt::TextAlignmentRole)
+        return isNumericColumn(section) ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
+                                        : QVariant(int(Qt::AlignLeft | Qt::AlignVCenter));
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case IdColumn: return tr("Card");
+    case OpColumn: return tr("Operator");
+    case TensorsColumn: return tr("Tensors");
+    case CallsColumn: return tr("Calls");
+    case EagerColumn: return tr("Eager \u00b5s");
+    case ShareColumn: return tr("Share %");
+    case NotesColumn: return tr("Notes");
+    }
+    return {};
+}
+
+QString CardsTableModel::tensorSummary(const core::OperatorCard& card)
+{
+    QStringList parts;
+    for (const core::ArgSpec& arg : card.args) {
+        if (arg.kind == core::ArgKind::Tensor || arg.kind == core::ArgKind::TensorList)
+            parts << fromStd(arg.toShortString());
+    }
+    return parts.join(QLatin1Char(' '));
+}
+
+QString CardsTableModel::notesText(const core::OperatorCard& card)
+{
+    QStringList parts;
+    if (card.vendorBacked)
+        parts << tr("vendor-backed");
+    const qsizetype samples = static_cast<qsizetype>(card.samples.size());
+    parts << (samples == 1 ? tr("1 sample") : tr("%1 samples").arg(samples));
+    if (!card.eager)
+        parts << (card.eagerNote.empty() ? tr("not timed") : tr("not timed: %1").arg(fromStd(card.eagerNote)));
+    return parts.join(QStringLiteral(", "));
+}
+
+QVariant CardsTableModel::displayData(const core::OperatorCard& card, int column) const
+{
+    switch (column) {
+    case IdColumn: return fromStd(card.id.substr(0, 8));
+    case OpColumn: return fromStd(card.qualifiedName());
+    case TensorsColumn: return tensorSummary(card);
+    case CallsColumn: return QString::number(card.callCount);
+    case EagerColumn: return card.eager ? QString::number(card.eager->medianUs, 'f', 2) : QStringLiteral("-");
+    case ShareColumn: return QString::number(card.timeShare * 100.0, 'f', 1);
+    case NotesColumn: return notesText(card);
+    }
+    return {};
+}
+
+QVariant CardsTableModel::sortData(const core::OperatorCard& card, int column) const
+{
+    switch (column) {
+    case CallsColumn: return QVariant::fromValue<qint64>(card.callCount);
+    case EagerColumn: return card.eager ? card.eager->medianUs : -1.0;
+    case ShareColumn: return card.timeShare;
+    default: return displayData(card, column);
+    }
+}
+
+QVariant CardsTableModel::toolTipData(const core::OperatorCard& card, int column) const
+{
+    switch (column) {
+    case IdColumn: return fromStd(card.id);
+    case OpColumn: return fromStd(card.schema);
+    case TensorsColumn: {
+        QStringList lines;
+        for (const core::ArgSpec& arg : card.args) {
+            if (arg.kind == core::ArgKind::Tensor || arg.kind == core::ArgKind::TensorList)
+                lines << fromStd(arg.name) + QStringLiteral(": ") + fromStd(arg.toShortString());
+        }
+        return lines.join(QLatin1Char('\n'));
+    }
+    case EagerColumn:
+        if (!card.eager)
+            return fromStd(card.eagerNote);
+        return tr("median %1 \u00b5s, quartiles %2..%3 \u00b5s over %4 runs\n%5 on %6")
+            .arg(card.eager->medianUs, 0, 'f', 2)
+            .arg(card.eager->q1Us, 0, 'f', 2)
+            .arg(card.eager->q3Us, 0, 'f', 2)
+            .arg(card.eager->repetitions)
+            .arg(fromStd(card.eager->method), fromStd(card.eager->device));
+    case NotesColumn: {
+        QStringList lines;
+        if (!card.samplesNote.empty())
+            lines << fromStd(card.samplesNote);
+        if (!card.eagerNote.empty())
+            lines << fromStd(card.eagerNote);
+        return lines.isEmpty() ? QVariant() : QVariant(lines.join(QLatin1Char('\n')));
+    }
+    default:
+        return {};
+    }
+}
+
+} // namespace kforge::app

@@ -1,0 +1,52 @@
+#pragma once
+// One row per operator card of a project, in the project's order (first call first); views sort and
+// filter through a QSortFilterProxyModel using SortRole.
+//
+// Thread: GUI thread only. The model holds the project value it was given; setProject() resets it.
+
+#include "project/Project.h"
+
+#include <QAbstractTableModel>
+
+#include <memory>
+
+namespace kforge::app {
+
+class CardsTableModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { IdColumn, OpColumn, TensorsColumn, CallsColumn, EagerColumn, ShareColumn, NotesColumn, ColumnCount };
+    enum Role {
+        /// Numbers for the numeric columns (calls: qint64, eager us and share: double; an untimed card
+        /// sorts below every timed one as -1), the display text otherwise.
+        SortRole = Qt::UserRole + 1,
+        /// The card's full 16-digit id (QString), in every column.
+        CardIdRole,
+    };
+
+    explicit CardsTableModel(QObject* parent = nullptr);
+
+    void setProject(std::shared_ptr<const core::Project> project);
+    const core::OperatorCard* cardAt(int row) const;
+    /// The row of the card with this full id, or -1.
+    int rowOfCard(const QString& id) const;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    /// The tensor column's text: the short form of every tensor argument, in schema order.
+    static QString tensorSummary(const core::OperatorCard& card);
+    /// The notes column's text: vendor-backed, sample count, why a card was not timed.
+    static QString notesText(const core::OperatorCard& card);
+
+private:
+    QVariant displayData(const core::OperatorCard& card, int column) const;
+    QVariant sortData(const core::OperatorCard& card, int column) const;
+    QVariant toolTipData(const core::OperatorCard& card, int column) const;
+
+    std::shared_ptr<const core::Project> m_project;
+};
+
+} // namespace kforge::app

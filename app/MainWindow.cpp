@@ -1,0 +1,366 @@
+#include "MainWindow.h"
+
+#include "CaptureJobRunner.h"
+#include "CardsTableModel.h"
+#include "Session.h"
+#include "cards/CardDetailsPane.h"
+#include "cards/CardsPane.h"
+#include "capture/OpenModelDialog.h"
+#include "project/ProjectStore.h"
+#include "project/ProjectSummaryPane.h"
+#include "status/JobStatusWidget.h"
+#include "util/Version.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+
+namespace kforge::app {
+namespace {
+
+// Bump when docks are added, removed or renamed: an old saved state is then ignored.
+constexpr int kLayoutVersion = 1;
+constexpr int kStatusMessageMs = 8000;
+
+const QString kGeometryKey = QStringLiteral("mainWindow/geometry");
+const QString kStateKey = QStringLiteral("mainWindow/state");
+
+QString fromStd(const std::string& text)
+{
+    return QString::fromStdString(text);
+}
+
+QAction* laterRelease(QMenu* menu, const QString& text, const QString& objectName, const QString& why)
+{
+    QAction* action = menu->addAction(text);
+    action->setObjectName(objectName);
+    action->setEnabled(false);
+    action->setToolTip(why);
+    action->setStatusTip(why);
+    return action;
+}
+
+} // namespace
+
+MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
+    : QMainWindow(parent), m_settingsMode(mode), m_session(new Session(this)), m_cardsModel(new CardsTableModel(this)),
+      m_captureRunner(new CaptureJobRunner(this)), m_recent(mode == SettingsMode::Persistent)
+{
+    setObjectName(QStringLiteral("mainWindow"));
+    m_errorReporter = [this](const QString& title, const QString& message) {
+        QMessageBox::critical(this, title, message);
+    };
+    createDocks();
+    createMenus();
+    createStatusBar();
+    resize(1400, 860);
+    resetLayout();
+    if (m_settingsMode == SettingsMode::Persistent)
+        restoreSettings();
+    updateProjectLabels();
+
+    connect(m_captureRunner, &CaptureJobRunner::progressChanged, this, &MainWindow::onCaptureProgress);
+    connect(m_captureRunner, &CaptureJobRunner::succeeded, this, &MainWindow::onCaptureSucceeded);
+    connect(m_captureRunner, &CaptureJobRunner::failed, this, &MainWindow::onCaptureFailed);
+    connect(m_jobStatus, &views::JobStatusWidget::cancelRequested, this, [this]() {
+        m_captureRunner->cancel();
+        m_jobStatus->setCancelling();
+    });
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createDocks()
+{
+    m_summaryPane = new views::ProjectSummaryPane(m_session, this);
+    setCentralWidget(m_summaryPane);
+
+    m_cardsPane = new views::CardsPane(m_cardsModel, m_session, this);
+    m_cardsDock = new QDockWidget(tr("Operator Cards"), this);
+    m_cardsDock->setObjectName(QStringLiteral("cardsDock"));
+    m_cardsDock->setWidget(m_cardsPane);
+
+    m_detailsPane = new views::CardDetailsPane(m_session, this);
+    m_detailsDock = new QDockWidget(tr("Card Details"), this);
+    m_detailsDock->setObjectName(QStringLiteral("cardDetailsDock"));
+    m_detailsDock->setWidget(m_detailsPane);
+
+    setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+}
+
+void MainWindow::createMenus()
+{
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    file->setToolTipsVisible(true);
+    m_openModelAction = file->addAction(tr("Open &Model..."), this, &MainWindow::openModelDialog);
+    m_openModelAction->setObjectName(QStringLiteral("actionOpenModel"));
+    m_openModelAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    QAction* openProject = file->addAction(tr("&Open Project..."), this, &MainWindow::openProjectDialog);
+    openProject->setObjectName(QStringLiteral("actionOpenProject"));
+    openProject->setShortcut(QKeySequence::Open);
+    m_recentMenu = file->addMenu(tr("&Recent Projects"));
+    m_recentMenu->setObjectName(QStringLiteral("menuRecentProjects"));
+    rebuildRecentMenu();
+    file->addSeparator();
+    laterRelease(file, tr("&Export .cast..."), QStringLiteral("actionExportCast"), tr("available once .cast export lands"));
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setObjectName(QStringLiteral("actionQuit"));
+    quit->setShortcut(QKeySequence::Quit);
+    quit->setMenuRole(QAction::QuitRole);
+
+    QMenu* run = menuBar()->addMenu(tr("&Run"));
+    run->setToolTipsVisible(true);
+    const QString later = tr("search arrives in a later release");
+    laterRelease(run, tr("Optimize &Selected Cards"), QStringLiteral("actionOptimizeSelected"), later);
+    laterRelease(run, tr("Optimize &All"), QStringLiteral("actionOptimizeAll"), later);
+    laterRelease(run, tr("S&top"), QStringLiteral("actionStop"), later);
+    run->addSeparator();
+    laterRelease(run, tr("&Re-benchmark Node"), QStringLiteral("actionRebenchmark"), later);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget* dock : {m_cardsDock, m_detailsDock}) {
+        QAction* toggle = dock->toggleViewAction();
+        toggle->setObjectName(QStringLiteral("toggle_") + dock->objectName());
+        view->addAction(toggle);
+    }
+    view->addSeparator();
+    QAction* reset = view->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
+    reset->setObjectName(QStringLiteral("actionResetLayout"));
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* about = help->addAction(tr("&About Kernel Forge"), this, &MainWindow::showAbout);
+    about->setObjectName(QStringLiteral("actionAbout"));
+    about->setMenuRole(QAction::AboutRole);
+    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt)->setMenuRole(QAction::AboutQtRole);
+}
+
+void MainWindow::createStatusBar()
+{
+    m_deviceLabel = new QLabel(this);
+    m_deviceLabel->setObjectName(QStringLiteral("deviceLabel"));
+    m_jobStatus = new views::JobStatusWidget(this);
+    m_jobStatus->setObjectName(QStringLiteral("jobStatus"));
+    statusBar()->addPermanentWidget(m_jobStatus);
+    statusBar()->addPermanentWidget(m_deviceLabel);
+}
+
+void MainWindow::resetLayout()
+{
+    for (QDockWidget* dock : {m_cardsDock, m_detailsDock}) {
+        dock->setFloating(false);
+        removeDockWidget(dock);
+    }
+    addDockWidget(Qt::TopDockWidgetArea, m_cardsDock);
+    addDockWidget(Qt::RightDockWidgetArea, m_detailsDock);
+    m_cardsDock->show();
+    m_detailsDock->show();
+    resizeDocks({m_cardsDock}, {height() * 3 / 5}, Qt::Vertical);
+    resizeDocks({m_detailsDock}, {width() / 3}, Qt::Horizontal);
+}
+
+void MainWindow::restoreSettings()
+{
+    QSettings settings;
+    restoreGeometry(settings.value(kGeometryKey).toByteArray());
+    restoreState(settings.value(kStateKey).toByteArray(), kLayoutVersion);
+}
+
+void MainWindow::saveSettings() const
+{
+    if (m_settingsMode != SettingsMode::Persistent)
+        return;
+    QSettings settings;
+    settings.setValue(kGeometryKey, saveGeometry());
+    settings.setValue(kStateKey, saveState(kLayoutVersion));
+}
+
+void MainWindow::closeEvent(QCloseEvent* event)
+{
+    // The runner joins its thread when destroyed; asking it to stop now keeps that wait short.
+    m_captureRunner->cancel();
+    saveSettings();
+    event->accept();
+}
+
+void MainWindow::rebuildRecentMenu()
+{
+    // Deferred deletion: this runs from the triggered() of one of these actions.
+    const QList<QAction*> old = m_recentMenu->actions();
+    for (QAction* action : old) {
+        m_recentMenu->removeAction(action);
+        action->deleteLater();
+    }
+    for (const QString& dir : m_recent.entries()) {
+        QAction* action = m_recentMenu->addAction(QDir::toNativeSeparators(dir).replace(QLatin1Char('&'), QStringLiteral("&&")));
+        connect(action, &QAction::triggered, this, [this, dir]() {
+            if (!openProject(dir)) {
+                m_recent.remove(dir); // gone or damaged: do not offer it again
+                rebuildRecentMenu();
+            }
+        });
+    }
+    if (m_recent.entries().isEmpty())
+        m_recentMenu->addAction(tr("(none)"))->setEnabled(false);
+    m_recentMenu->addSeparator();
+    QAction* clear = m_recentMenu->addAction(tr("&Clear List"), this, [this]() {
+        m_recent.clear();
+        rebuildRecentMenu();
+    });
+    clear->setEnabled(!m_recent.entries().isEmpty());
+}
+
+bool MainWindow::openProject(const QString& dir)
+{
+    auto project = core::openProject(QFile::encodeName(dir).toStdString());
+    if (!project) {
+        reportError(tr("Open Project"), fromStd(project.error().toString()));
+        return false;
+    }
+    showProject(std::make_shared<const core::Project>(std::move(project).value()), dir);
+    statusBar()->showMessage(
+        tr("Opened %1 (%2 cards)").arg(QDir::toNativeSeparators(m_session->projectDir())).arg(m_cardsModel->rowCount()),
+                             kStatusMessageMs);
+    return true;
+}
+
+void MainWindow::showProject(std::shared_ptr<const core::Project> project, const QString& dir)
+{
+    const QString absolute = QDir::cleanPath(QDir(dir).absolutePath());
+    m_cardsModel->setProject(project);
+    m_session->setProject(project, absolute);
+    m_recent.add(absolute);
+    rebuildRecentMenu();
+    updateProjectLabels();
+}
+
+void MainWindow::updateProjectLabels()
+{
+    const auto& project = m_session->project();
+    if (!project) {
+        m_deviceLabel->setText(tr("No project"));
+        setWindowTitle(tr("Kernel Forge"));
+        return;
+    }
+    const core::CaptureInfo& capture = project->capture;
+    QString device = fromStd(capture.device);
+    if (!capture.deviceName.empty() && capture.deviceName != capture.device)
+        device += QStringLiteral(" (") + fromStd(capture.deviceName) + QStringLiteral(")");
+    m_deviceLabel->setText(tr("Device: %1").arg(device));
+    setWindowTitle(tr("%1 \u2014 Kernel Forge").arg(QFileInfo(m_session->projectDir()).fileName()));
+}
+
+void MainWindow::openProjectDialog()
+{
+    const QString start = m_session->hasProject() ? QFileInfo(m_session->projectDir()).absolutePath() : QString();
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Open Project"), start);
+    if (!dir.isEmpty())
+        openProject(dir);
+}
+
+core::CaptureOptions MainWindow::captureOptionsFor(const views::CaptureRequest& request)
+{
+    core::CaptureOptions options;
+    options.modelPath = QFile::encodeName(request.modelPath).toStdString();
+    for (const QString& input : request.inputs)
+        options.inputs.push_back(input.toStdString());
+    options.outputDir = QFile::encodeName(request.outputDir).toStdString();
+    options.device = request.device.toStdString();
+    options.samplesPerCard = request.samplesPerCard;
+    return options;
+}
+
+void MainWindow::openModelDialog()
+{
+    views::OpenModelDialog dialog(this);
+    dialog.setRequest(m_lastCaptureRequest);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    m_lastCaptureRequest = dialog.request();
+    startCapture(captureOptionsFor(m_lastCaptureRequest));
+}
+
+bool MainWindow::startCapture(core::CaptureOptions options)
+{
+    const QString model = QFileInfo(QFile::decodeName(options.modelPath.string().c_str())).fileName();
+    if (!m_captureRunner->start(std::move(options))) {
+        reportError(tr("Open Model"), tr("a capture is already running; cancel it or wait for it to finish"));
+        return false;
+    }
+    m_openModelAction->setEnabled(false);
+    m_jobStatus->beginJob(tr("Capturing %1").arg(model));
+    return true;
+}
+
+void MainWindow::onCaptureProgress(const QString& phase, int done, int total)
+{
+    m_jobStatus->setProgress(phase, done, total);
+}
+
+void MainWindow::onCaptureSucceeded(std::shared_ptr<const core::CaptureReport> report, const QString& outputDir)
+{
+    m_openModelAction->setEnabled(true);
+    // The report's project is what the capture just wrote to outputDir: no need to read it back.
+    showProject(std::shared_ptr<const core::Project>(report, &report->project), outputDir);
+    m_jobStatus->endJob(tr("Captured %1 cards in %2 s")
+                            .arg(report->project.cards.size())
+                            .arg(report->times.totalMs / 1000.0, 0, 'f', 1));
+    QStringList notes;
+    for (const std::string& note : report->notes)
+        notes << fromStd(note);
+    if (!notes.isEmpty())
+        statusBar()->showMessage(notes.join(QStringLiteral("; ")), 2 * kStatusMessageMs);
+}
+
+void MainWindow::onCaptureFailed(const QString& error, bool cancelled)
+{
+    m_openModelAction->setEnabled(true);
+    m_jobStatus->endJob(cancelled ? tr("Capture cancelled") : tr("Capture failed"));
+    if (!cancelled)
+        reportError(tr("Capture Failed"), error);
+}
+
+QString MainWindow::aboutText() const
+{
+    QString text = tr("Kernel Forge %1\nQt %2 (built with %3)")
+                       .arg(QString::fromLatin1(core::kKforgeVersion), QString::fromLatin1(qVersion()),
+                            QStringLiteral(QT_VERSION_STR));
+    if (const auto& project = m_session->project()) {
+        text += QLatin1Char('\n') + tr("Open project captured with torch %1 (Kernel Forge %2)")
+                                        .arg(fromStd(project->capture.torchVersion), fromStd(project->capture.kforgeVersion));
+    } else {
+        text += QLatin1Char('\n') + tr("No project open");
+    }
+    return text;
+}
+
+void MainWindow::showAbout()
+{
+    QMessageBox::about(this, tr("About Kernel Forge"), aboutText());
+}
+
+void MainWindow::setErrorReporter(ErrorReporter reporter)
+{
+    m_errorReporter = std::move(reporter);
+}
+
+void MainWindow::reportError(const QString& title, const QString& message)
+{
+    statusBar()->showMessage(message, kStatusMessageMs);
+    if (m_errorReporter)
+        m_errorReporter(title, message);
+}
+
+} // namespace kforge::app

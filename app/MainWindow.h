@@ -1,0 +1,110 @@
+#pragma once
+// The Kernel Forge main window: menus, the dock panes over one Session, the status bar, opening
+// projects and capturing models through CaptureJobRunner.
+//
+// Thread: GUI thread only. Settings (layout, geometry, recent projects) go to the application's
+// default QSettings when the window is Persistent; an Ephemeral window (screenshots, tests) neither
+// reads nor writes them.
+
+#include "RecentProjects.h"
+#include "capture/CaptureJob.h"
+#include "capture/CaptureRequest.h"
+
+#include <QMainWindow>
+
+#include <functional>
+#include <memory>
+
+class QAction;
+class QDockWidget;
+class QLabel;
+class QMenu;
+
+namespace kforge::views {
+class CardDetailsPane;
+class CardsPane;
+class JobStatusWidget;
+class ProjectSummaryPane;
+} // namespace kforge::views
+
+namespace kforge::app {
+
+class CaptureJobRunner;
+class CardsTableModel;
+class Session;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    enum class SettingsMode { Persistent, Ephemeral };
+    /// Shows an error to the user: `title` names the action, `message` is the one-line error.
+    using ErrorReporter = std::function<void(const QString& title, const QString& message)>;
+
+    explicit MainWindow(SettingsMode mode = SettingsMode::Persistent, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Opens the project in `dir`. On failure reports the one-line error and keeps the open project.
+    bool openProject(const QString& dir);
+    /// Starts a capture in the background; its project is opened when it succeeds. False (reported)
+    /// while another capture runs.
+    bool startCapture(core::CaptureOptions options);
+    /// Replaces the default error reporter (a modal QMessageBox::critical).
+    void setErrorReporter(ErrorReporter reporter);
+
+    /// Puts every pane back where a fresh install has it, visible.
+    void resetLayout();
+    /// Writes geometry and dock layout to QSettings (Persistent windows only; also done on close).
+    void saveSettings() const;
+    /// The text of Help > About: versions of Kernel Forge, Qt and the open project's torch.
+    QString aboutText() const;
+
+    Session* session() const { return m_session; }
+    CaptureJobRunner* captureRunner() const { return m_captureRunner; }
+    views::CardsPane* cardsPane() const { return m_cardsPane; }
+    views::CardDetailsPane* cardDetailsPane() const { return m_detailsPane; }
+    views::ProjectSummaryPane* projectSummaryPane() const { return m_summaryPane; }
+    views::JobStatusWidget* jobStatus() const { return m_jobStatus; }
+    const RecentProjects& recentProjects() const { return m_recent; }
+    QMenu* recentProjectsMenu() const { return m_recentMenu; }
+
+    static core::CaptureOptions captureOptionsFor(const views::CaptureRequest& request);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+
+private:
+    void createDocks();
+    void createMenus();
+    void createStatusBar();
+    void restoreSettings();
+    void rebuildRecentMenu();
+    void showProject(std::shared_ptr<const core::Project> project, const QString& dir);
+    void updateProjectLabels();
+    void openProjectDialog();
+    void openModelDialog();
+    void showAbout();
+    void onCaptureProgress(const QString& phase, int done, int total);
+    void onCaptureSucceeded(std::shared_ptr<const core::CaptureReport> report, const QString& outputDir);
+    void onCaptureFailed(const QString& error, bool cancelled);
+    void reportError(const QString& title, const QString& message);
+
+    const SettingsMode m_settingsMode;
+    Session* m_session;
+    CardsTableModel* m_cardsModel;
+    CaptureJobRunner* m_captureRunner;
+    RecentProjects m_recent;
+    ErrorReporter m_errorReporter;
+    views::CaptureRequest m_lastCaptureRequest;
+
+    views::ProjectSummaryPane* m_summaryPane = nullptr;
+    views::CardsPane* m_cardsPane = nullptr;
+    views::CardDetailsPane* m_detailsPane = nullptr;
+    QDockWidget* m_cardsDock = nullptr;
+    QDockWidget* m_detailsDock = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QAction* m_openModelAction = nullptr;
+    QLabel* m_deviceLabel = nullptr;
+    views::JobStatusWidget* m_jobStatus = nullptr;
+};
+
+} // namespace kforge::app
