@@ -15,9 +15,12 @@ KFORGE_GUI=OFF bash "$root/packaging/test.sh" > "$out/test.log" 2>&1
 echo "test.sh exit $?" >> "$out/test.log"
 ( cd "$root/build" && ctest -L gpu --output-on-failure > "$out/ctest-gpu.log" 2>&1; echo "ctest -L gpu exit $?" >> "$out/ctest-gpu.log" )
 
-python3 "$root/bench/capture_overhead.py" --kforge "$root/build/cli/kforge" --out "$out/capture_overhead" \
+KFORGE_GUI=OFF bash "$root/packaging/example.sh" > "$out/example.log" 2>&1
+echo "example.sh exit $?" >> "$out/example.log"
+
+python3 "$root/bench/capture_overhead.py" --kforge "$root/build/cli/kforge" --out "$out/capture_overhead" --runs 5 \
     > "$out/capture_overhead.md" 2> "$out/capture_overhead.err"
 echo "capture_overhead exit $?" >> "$out/capture_overhead.md"
 rm -f "$out"/capture_overhead/*.pt
 rm -rf "$out"/capture_overhead/project-*/samples
-tail -n 5 "$out/test.log" "$out/ctest-gpu.log"; cat "$out/capture_overhead.md"
+tail -n 5 "$out/test.log" "$out/ctest-gpu.log"; head -n 12 "$out/example.log"; cat "$out/capture_overhead.md"
