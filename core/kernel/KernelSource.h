@@ -1,0 +1,44 @@
+#pragma once
+// Value types of a compiled candidate kernel, shared by the compiler, the cache, the worker
+// protocol and the editor (diagnostics on their lines). Torch-free, Qt-free.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kforge::core {
+
+enum class DiagnosticSeverity { Error, Warning, Remark };
+const char* diagnosticSeverityName(DiagnosticSeverity severity);
+
+/// One compiler message, located in the candidate's source.
+struct Diagnostic {
+    std::string file;  // the name the source was compiled under (e.g. "candidate.cu")
+    int line = 0;      // 1-based; 0 when the compiler named no line
+    int column = 0;    // 1-based; 0 when unknown
+    DiagnosticSeverity severity = DiagnosticSeverity::Error;
+    std::string message;
+
+    bool operator==(const Diagnostic&) const = default;
+};
+
+/// Options that change the compiled code (all part of the cache key).
+struct CompileOptions {
+    std::string architecture = "sm_90";   // target GPU, e.g. "sm_90" (H200); from a setting or the device
+    std::vector<std::string> extraOptions; // more NVRTC options, e.g. "--use_fast_math"
+    bool lineInfo = true;                  // -lineinfo (sanitizer and profiler line mapping)
+};
+
+/// The output of one NVRTC compilation.
+struct CompiledKernel {
+    bool ok = false;
+    std::vector<std::uint8_t> cubin; // SASS for `architecture`
+    std::string ptx;                 // PTX for the matching compute_XX (JIT on newer GPUs)
+    std::string log;                 // NVRTC's full log
+    std::vector<Diagnostic> diagnostics;
+    std::string cacheKey;            // hex digest of source + options + architecture + NVRTC version
+    double compileMs = 0;            // 0 when served from the cache
+    bool fromCache = false;
+};
+
+} // namespace kforge::core
