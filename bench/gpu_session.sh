@@ -21,6 +21,11 @@ echo "example.sh exit $?" >> "$out/example.log"
 python3 "$root/bench/capture_overhead.py" --kforge "$root/build/cli/kforge" --out "$out/capture_overhead" --runs 5 \
     > "$out/capture_overhead.md" 2> "$out/capture_overhead.err"
 echo "capture_overhead exit $?" >> "$out/capture_overhead.md"
+python3 "$root/bench/evaluator_crosscheck.py" --kforge "$root/build/cli/kforge" --out "$out/evaluator" \
+    > "$out/evaluator_crosscheck.md" 2> "$out/evaluator_crosscheck.err"
+echo "evaluator_crosscheck exit $?" >> "$out/evaluator_crosscheck.md"
+rm -f "$out"/evaluator/*.pt "$out"/evaluator/*.cubin; rm -rf "$out"/evaluator/project/samples
+
 rm -f "$out"/capture_overhead/*.pt
 rm -rf "$out"/capture_overhead/project-*/samples
-tail -n 5 "$out/test.log" "$out/ctest-gpu.log"; head -n 12 "$out/example.log"; cat "$out/capture_overhead.md"
+tail -n 5 "$out/test.log" "$out/ctest-gpu.log"; head -n 12 "$out/example.log"; cat "$out/capture_overhead.md" "$out/evaluator_crosscheck.md"; tail -n 3 "$out/evaluator_crosscheck.err"

@@ -19,6 +19,8 @@ Commands:
                       run a TorchScript model once and write its operator cards to a new project
   cards PROJECT_DIR [--json]
                       print a project's operator cards, sorted by share of model time
+  bench PROJECT_DIR --card ID --kernel FILE.cu [--plan FILE.json] [options]
+                      compile, validate and time one candidate kernel; prints a JSON report
   help [COMMAND]      show help for a command
 
 Options: --help, --version
@@ -51,12 +53,35 @@ Prints the operator cards of a project, largest share of model time first.
   --json   machine-readable output: {"capture": {...}, "cards": [...]}
 )";
 
+constexpr const char* kBenchHelp = R"(usage: kforge bench PROJECT_DIR --card ID --kernel FILE.cu [--plan FILE.json] [options]
+
+Compiles a candidate kernel with NVRTC, then in a kforge-worker process validates it against eager
+PyTorch on the card's captured samples and on fresh inputs, and times it against the eager kernel
+on the same inputs, interleaved (docs/kernel-contract.md, docs/validation.md). Prints a JSON report;
+exits 0 when the candidate passed (or was only compiled, on a machine without a GPU), 1 otherwise.
+
+  --card ID           the card (an id or a unique prefix, see 'kforge cards')
+  --kernel FILE.cu    CUDA source with extern "C" __global__ kernels
+  --plan FILE.json    the launch plan (default: the /*kforge-plan {...} */ block in the source)
+  --arch sm_NN        target architecture (default: the worker's GPU, sm_90 without one)
+  --timeout S         watchdog for validation and timing in seconds (default 60)
+  --repetitions N     timed repetitions of candidate and eager each (default 50)
+  --fresh-sets N      fresh random input sets besides the captured samples (default 3)
+  --no-timing         validate only
+  --emit-cubin FILE   also write the compiled cubin to FILE
+  --repeat N          evaluate N times with the same (warm) worker; wall times in "repeat_wall_ms"
+  --no-cache          compile every time (no on-disk or in-memory compile cache)
+  --worker PATH       the kforge-worker executable (default: next to kforge; or $KFORGE_WORKER)
+)";
+
 const char* helpFor(const std::string& command)
 {
     if (command == "capture")
         return kCaptureHelp;
     if (command == "cards")
         return kCardsHelp;
+    if (command == "bench")
+        return kBenchHelp;
     return nullptr;
 }
 
@@ -100,6 +125,8 @@ int dispatch(const std::vector<std::string>& words)
         return runCaptureCommand(rest);
     if (command == "cards")
         return runCardsCommand(rest);
+    if (command == "bench")
+        return runBenchCommand(rest);
     return fail("unknown command '" + command + "' (see 'kforge --help')", 2);
 }
 

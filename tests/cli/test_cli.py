@@ -9,6 +9,7 @@ import unittest
 
 KFORGE = os.environ["KFORGE_BIN"]
 MODELS = os.environ["KFORGE_TEST_MODELS_DIR"]
+KERNELS = os.path.join(os.environ["KFORGE_SOURCE_DIR"], "tests", "gpu", "kernels")
 
 
 def kforge(*args):
@@ -102,6 +103,64 @@ class CliTest(unittest.TestCase):
                         self.assertEqual(value, arg["value"])
                 loaded += 1
         self.assertGreater(loaded, 10)
+
+    def softmax_project(self):
+        out = os.path.join(self.tmp, "softmax")
+        result = kforge("capture", self.model("softmax_only.pt"), "--inputs", "64x1000:bfloat16", "-o", out,
+                        "--device", "cpu", "--quiet", "--json")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return out, json.loads(result.stdout)["cards"][0]["id"]
+
+    def test_bench_without_a_gpu_compiles_and_says_so(self):
+        project, card = self.softmax_project()
+        result = kforge("bench", project, "--card", card[:6], "--kernel", os.path.join(KERNELS, "softmax_correct.cu"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = json.loads(result.stdout)
+        self.assertEqual(report["status"], "compiled-only")
+        self.assertTrue(report["compile"]["ok"])
+        self.assertEqual(report["compile"]["architecture"], "sm_90")
+        self.assertIn("not evaluated", report["reason"])
+        self.assertEqual(report["plan"]["launches"][0]["kernel"], "softmax_rows")
+
+    def test_bench_reports_compile_errors_on_their_line(self):
+        project, card = self.softmax_project()
+        broken = os.path.join(self.tmp, "broken.cu")
+        with open(os.path.join(KERNELS, "softmax_correct.cu")) as f:
+            lines = f.read().splitlines()
+        index = next(i for i, line in enumerate(lines) if "const float inv" in line)
+        lines[index] = "    const float inv = 1.0f / summ;"
+        with open(broken, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        result = kforge("bench", project, "--card", card, "--kernel", broken)
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
+        self.assertIn("candidate compile-error", result.stderr)
+        report = json.loads(result.stdout)
+        self.assertEqual(report["status"], "compile-error")
+        errors = [d for d in report["compile"]["diagnostics"] if d["severity"] == "error"]
+        self.assertEqual(errors[0]["line"], index + 1)
+        self.assertIn("summ", errors[0]["message"])
+        self.assertEqual(errors[0]["column"], lines[index].index("summ") + 1)
+
+    def test_bench_refuses_a_plan_that_binds_a_missing_argument(self):
+        project, card = self.softmax_project()
+        plan = os.path.join(self.tmp, "plan.json")
+        with open(plan, "w") as f:
+            json.dump({"launches": [{"kernel": "softmax_rows", "grid": [64], "block": [256],
+                                     "args": ["ptr:input", "ptr:out0", "i32:1000"]}]}, f)
+        result = kforge("bench", project, "--card", card, "--kernel", os.path.join(KERNELS, "softmax_correct.cu"),
+                        "--plan", plan)
+        self.assertEqual(result.returncode, 1)
+        report = json.loads(result.stdout)
+        self.assertEqual(report["status"], "invalid-plan")
+        self.assertIn("no argument 'input'", report["reason"])
+
+    def test_bench_bad_inputs(self):
+        project, card = self.softmax_project()
+        self.assert_one_error_line(kforge("bench", project, "--card", "zzzz", "--kernel", "x.cu"), "no card")
+        self.assert_one_error_line(kforge("bench", project, "--card", card, "--kernel",
+                                          os.path.join(self.tmp, "none.cu")), "none.cu")
+        self.assert_one_error_line(kforge("bench", project, "--card", card), "--kernel", code=2)
 
     def test_missing_model(self):
         self.assert_one_error_line(kforge("capture", os.path.join(self.tmp, "none.pt"), "--inputs", "2x3", "-o",

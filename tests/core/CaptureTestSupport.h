@@ -19,11 +19,15 @@ inline std::filesystem::path modelPath(const std::string& name)
 /// A fresh, empty scratch folder for one test, removed by the destructor.
 class ScratchDir {
 public:
-    ScratchDir()
+    /// Named after the running test; outside a test (suite set-up) pass a name.
+    explicit ScratchDir(const std::string& name = {})
     {
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        m_path = std::filesystem::temp_directory_path() /
-                 ("kforge_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" + std::to_string(::getpid()));
+        const std::string label =
+            !name.empty() ? name
+            : info        ? std::string(info->test_suite_name()) + "_" + info->name()
+                          : std::string("scratch");
+        m_path = std::filesystem::temp_directory_path() / ("kforge_" + label + "_" + std::to_string(::getpid()));
         std::filesystem::remove_all(m_path);
         std::filesystem::create_directories(m_path);
     }

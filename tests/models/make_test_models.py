@@ -76,6 +76,13 @@ class TwoInputs(nn.Module):
         return self.embed(ids) * scale
 
 
+class SoftmaxOnly(nn.Module):
+    """One softmax over the last dimension: the card the evaluator tests use."""
+
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
 def trace(module, example):
     module.eval()
     with torch.no_grad():
@@ -94,6 +101,7 @@ def main():
     trace(ConvGroupNormBlock(), torch.randn(2, 3, 16, 16)).save(os.path.join(out, "conv_gn_block.pt"))
     trace(TransformerBlock(), torch.randn(2, 8, 32)).save(os.path.join(out, "transformer_block.pt"))
     trace(BasicBlock(), torch.randn(2, 8, 8, 8)).save(os.path.join(out, "basic_block.pt"))
+    trace(SoftmaxOnly(), torch.randn(4, 8)).save(os.path.join(out, "softmax_only.pt"))
     ids = torch.randint(0, 100, (2, 5))
     scale = torch.randn(2, 5, 1)
     trace(TwoInputs(), (ids, scale)).save(os.path.join(out, "two_inputs.pt"))

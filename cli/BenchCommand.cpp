@@ -1,0 +1,152 @@
+#include "ArgParser.h"
+#include "Commands.h"
+
+#include "eval/CandidateBench.h"
+#include "project/ProjectStore.h"
+#include "util/AtomicFile.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <unistd.h>
+
+namespace kforge::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The worker next to this executable: bin/kforge-worker when installed, build/worker/kforge-worker
+// in a build tree. KFORGE_WORKER or --worker override it.
+std::string defaultWorkerPath()
+{
+    if (const char* fromEnv = std::getenv("KFORGE_WORKER"); fromEnv && *fromEnv)
+        return fromEnv;
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (ec)
+        return "kforge-worker";
+    for (const fs::path& candidate : {self.parent_path() / "kforge-worker", self.parent_path() / ".." / "worker" / "kforge-worker"}) {
+        if (fs::exists(candidate, ec))
+            return fs::weakly_canonical(candidate, ec).string();
+    }
+    return (self.parent_path() / "kforge-worker").string();
+}
+
+fs::path compileCacheDir()
+{
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    const fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home ? home : "/tmp") / ".cache";
+    return base / "kforge" / "nvrtc";
+}
+
+} // namespace
+
+int runBenchCommand(const std::vector<std::string>& args)
+{
+    ArgParser parser;
+    parser.option("--card").option("--kernel").option("--plan").option("--arch").option("--worker")
+        .option("--timeout").option("--repetitions").option("--fresh-sets").option("--emit-cubin").option("--repeat")
+        .flag("--no-timing").flag("--no-cache");
+    if (auto error = parser.parse(args))
+        return fail("bench: " + *error + " (see 'kforge bench --help')", 2);
+    if (parser.positionals().size() != 1)
+        return fail("bench: expected exactly one PROJECT_DIR (see 'kforge bench --help')", 2);
+    if (!parser.has("--card") || !parser.has("--kernel"))
+        return fail("bench: --card ID and --kernel FILE are required", 2);
+
+    const fs::path projectDir = parser.positionals().front();
+    auto project = core::openProject(projectDir);
+    if (!project)
+        return fail(project.error().toString());
+    const core::OperatorCard* card = project->findCard(*parser.value("--card"));
+    if (!card)
+        return fail("--card " + *parser.value("--card") + ": no card with that id (or the prefix is ambiguous) in " +
+                    projectDir.string());
+
+    core::BenchRequest request;
+    request.projectDir = fs::absolute(projectDir);
+    request.card = *card;
+    const std::string kernelPath = *parser.value("--kernel");
+    auto source = core::readWholeFile(kernelPath);
+    if (!source)
+        return fail(source.error().toString());
+    request.source = source.value();
+    request.sourceName = fs::path(kernelPath).filename().string();
+    if (auto planPath = parser.value("--plan")) {
+        auto text = core::readWholeFile(*planPath);
+        if (!text)
+            return fail(text.error().toString());
+        try {
+            request.plan = nlohmann::json::parse(text.value());
+        } catch (const nlohmann::json::parse_error& e) {
+            return fail(*planPath + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+        }
+    }
+    request.architecture = parser.value("--arch");
+    if (auto text = parser.value("--timeout")) {
+        double seconds = 0;
+        auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), seconds);
+        if (ec != std::errc() || ptr != text->data() + text->size() || seconds <= 0)
+            return fail("--timeout: expected seconds > 0, got '" + *text + "'", 2);
+        request.evaluateTimeout = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+    }
+    for (const auto& [flag, key] : {std::pair{"--repetitions", "repetitions"}, std::pair{"--fresh-sets", "fresh_input_sets"}}) {
+        if (auto text = parser.value(flag)) {
+            int value = 0;
+            auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+            if (ec != std::errc() || ptr != text->data() + text->size() || value < 0)
+                return fail(std::string(flag) + ": expected a whole number >= 0, got '" + *text + "'", 2);
+            request.evaluationOptions[key] = value;
+        }
+    }
+    if (parser.has("--no-timing"))
+        request.evaluationOptions["time"] = false;
+
+    int repeat = 1;
+    if (auto text = parser.value("--repeat")) {
+        auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), repeat);
+        if (ec != std::errc() || ptr != text->data() + text->size() || repeat < 1)
+            return fail("--repeat: expected a whole number >= 1, got '" + *text + "'", 2);
+    }
+
+    core::WorkerCommand command;
+    command.executable = parser.value("--worker").value_or(defaultWorkerPath());
+    core::WorkerClient worker(command);
+    // --no-cache: an in-memory cache that each repetition starts empty, so every run compiles.
+    const bool useDiskCache = !parser.has("--no-cache");
+    core::Result<nlohmann::json> report = core::makeError(core::ErrorCode::Internal, "not run");
+    nlohmann::json wallMs = nlohmann::json::array();
+    for (int i = 0; i < repeat; ++i) {
+        core::CachingCompiler compiler(useDiskCache ? compileCacheDir() : fs::path());
+        report = core::benchCandidate(request, compiler, worker);
+        if (!report)
+            break;
+        wallMs.push_back((*report)["wall_ms"]);
+        if (i == 0) {
+            if (auto cubinPath = parser.value("--emit-cubin"); cubinPath && (*report).value("status", "") != "compile-error") {
+                auto compiled = compiler.compile(request.source, core::CompileOptions{(*report)["compile"]["architecture"].get<std::string>()},
+                                                 request.sourceName);
+                if (!compiled || !compiled->ok)
+                    return fail(*cubinPath + ": cannot emit the cubin");
+                if (auto written = core::writeFileAtomically(
+                        *cubinPath, std::string_view(reinterpret_cast<const char*>(compiled->cubin.data()), compiled->cubin.size()));
+                    !written)
+                    return fail(written.error().toString());
+            }
+        }
+    }
+    worker.shutdown();
+    if (!report)
+        return fail(report.error().toString());
+    if (repeat > 1)
+        (*report)["repeat_wall_ms"] = wallMs;
+    std::cout << report->dump(2) << "\n";
+    const std::string status = report->value("status", std::string());
+    if (status == "passed" || status == "compiled-only")
+        return 0;
+    return fail("candidate " + status + ": " + report->value("reason", std::string("see the report")));
+}
+
+} // namespace kforge::cli

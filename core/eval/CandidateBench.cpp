@@ -1,0 +1,138 @@
+#include "eval/CandidateBench.h"
+
+#include "kernel/LaunchPlan.h"
+#include "project/ProjectJson.h"
+#include "worker/Base64.h"
+
+#include <chrono>
+
+namespace kforge::core {
+namespace {
+
+using nlohmann::json;
+
+json diagnosticsJson(const CompiledKernel& kernel)
+{
+    json list = json::array();
+    for (const Diagnostic& d : kernel.diagnostics)
+        list.push_back(json{{"file", d.file},
+                            {"line", d.line},
+                            {"column", d.column},
+                            {"severity", diagnosticSeverityName(d.severity)},
+                            {"message", d.message}});
+    return list;
+}
+
+json finish(json report, const std::string& status, const std::string& reason,
+            std::chrono::steady_clock::time_point started)
+{
+    report["status"] = status;
+    if (!reason.empty())
+        report["reason"] = reason;
+    report["wall_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return report;
+}
+
+} // namespace
+
+Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compiler, WorkerClient& worker)
+{
+    const auto started = std::chrono::steady_clock::now();
+    const OperatorCard& card = request.card;
+    json report{{"card", card.id}, {"op", card.qualifiedName()}, {"source", request.sourceName}};
+    if (card.outputs.empty())
+        return makeError(ErrorCode::Unsupported, "the card's operator returns no tensor", "card " + card.id);
+
+    // The plan: given, or embedded in the source.
+    json planJson;
+    if (request.plan) {
+        planJson = *request.plan;
+    } else if (auto text = embeddedPlanText(request.source)) {
+        try {
+            planJson = json::parse(*text);
+        } catch (const json::parse_error& e) {
+            return finish(report, "invalid-plan",
+                          std::string("the /*kforge-plan ... */ block is not valid JSON: ") + e.what(), started);
+        }
+    } else {
+        return finish(report, "invalid-plan",
+                      "no launch plan: pass --plan FILE or put a /*kforge-plan {...} */ block in the source", started);
+    }
+    auto plan = parseLaunchPlan(planJson, card);
+    if (!plan)
+        return finish(report, "invalid-plan", plan.error().toString(), started);
+    if (auto valid = validateLaunchPlan(plan.value(), card); !valid)
+        return finish(report, "invalid-plan", valid.error().toString(), started);
+    report["plan"] = toJson(plan.value());
+
+    // The worker first: its GPU decides the architecture. A worker that cannot start is reported
+    // after compiling, so that a CPU machine still checks the source.
+    WorkerResponse hello = worker.start();
+    json gpu = hello.ok() ? hello.result.value("info", json()) : json();
+    // A worker with a GPU describes it ({"gpu": name, "architecture": "sm_90", ...}); one without
+    // says {"gpu": false, "reason": ...}.
+    const bool hasGpu = gpu.is_object() && gpu.contains("architecture") && gpu.at("architecture").is_string();
+    CompileOptions options;
+    options.architecture = request.architecture ? *request.architecture
+                                                : (hasGpu ? gpu.at("architecture").get<std::string>() : "sm_90");
+    auto compiled = compiler.compile(request.source, options, request.sourceName);
+    if (!compiled)
+        return compiled.error();
+    report["compile"] = json{{"ok", compiled->ok},
+                             {"architecture", options.architecture},
+                             {"ms", compiled->compileMs},
+                             {"from_cache", compiled->fromCache},
+                             {"cache_key", compiled->cacheKey},
+                             {"diagnostics", diagnosticsJson(compiled.value())}};
+    if (!compiled->ok) {
+        std::string first = "the source does not compile";
+        for (const Diagnostic& d : compiled->diagnostics) {
+            if (d.severity == DiagnosticSeverity::Error) {
+                first = d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column) + ": " + d.message;
+                break;
+            }
+        }
+        report["compile"]["log"] = compiled->log;
+        return finish(report, "compile-error", first, started);
+    }
+    if (!hello.ok())
+        return finish(report, "worker-error", hello.describe(), started);
+    report["worker"] = json{{"pid", hello.result.value("pid", 0)}, {"gpu", gpu}};
+    if (!hasGpu)
+        return finish(report, "compiled-only",
+                      "compiled for " + options.architecture + "; not evaluated: " +
+                          (gpu.is_object() && gpu.contains("reason") && gpu.at("reason").is_string()
+                               ? gpu.at("reason").get<std::string>()
+                               : std::string("the worker has no GPU")),
+                      started);
+
+    json payload{{"project_dir", request.projectDir.string()},
+                 {"card", toJson(card)},
+                 {"plan", planJson},
+                 {"cubin_base64", base64Encode(std::string_view(reinterpret_cast<const char*>(compiled->cubin.data()),
+                                                                compiled->cubin.size()))},
+                 {"options", request.evaluationOptions}};
+    WorkerResponse response = worker.request("evaluate", payload, request.evaluateTimeout);
+    report["worker"]["restarts"] = worker.restartCount();
+    switch (response.outcome) {
+    case WorkerOutcome::Ok: {
+        report["evaluation"] = response.result;
+        const std::string status = response.result.value("status", std::string("failed"));
+        std::string reason;
+        if (response.result.contains("failure"))
+            reason = response.result["failure"].value("check", std::string()) + ": " +
+                     response.result["failure"].value("message", std::string());
+        return finish(report, status == "passed" ? "passed" : "failed", reason, started);
+    }
+    case WorkerOutcome::HandlerError:
+        return finish(report, "failed", response.describe(), started);
+    case WorkerOutcome::Timeout:
+        return finish(report, "timed-out", response.describe(), started);
+    case WorkerOutcome::Crashed:
+        return finish(report, "crashed", response.describe(), started);
+    default:
+        return finish(report, "worker-error", response.describe(), started);
+    }
+}
+
+} // namespace kforge::core

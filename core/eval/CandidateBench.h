@@ -1,0 +1,39 @@
+#pragma once
+// Compile, validate and time one candidate kernel for one card: the engine side of `kforge bench`
+// (and later of every search iteration). Compilation runs here (NVRTC, cached); everything that
+// touches the GPU runs in a kforge-worker through WorkerClient, so a candidate that faults or hangs
+// costs a worker, never the engine. Torch-free.
+//
+// Thread: one call at a time per WorkerClient (the client is not reentrant).
+
+#include "kernel/CachingCompiler.h"
+#include "project/Project.h"
+#include "worker/WorkerClient.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace kforge::core {
+
+struct BenchRequest {
+    std::filesystem::path projectDir;
+    OperatorCard card;
+    std::string source;                    // CUDA source of the candidate
+    std::string sourceName = "candidate.cu";
+    std::optional<nlohmann::json> plan;    // nullopt: the plan embedded in the source
+    std::optional<std::string> architecture; // nullopt: the worker's GPU, else sm_90
+    std::chrono::milliseconds evaluateTimeout{60000}; // the watchdog for validation + timing
+    nlohmann::json evaluationOptions = nlohmann::json::object(); // see CandidateEvaluator
+};
+
+/// The report (docs/validation.md): {"status", "reason", "compile", "evaluation", "worker", ...}.
+/// "status" is one of passed, failed, compile-error, invalid-plan, crashed, timed-out,
+/// compiled-only (no GPU), worker-error. Result errors are for requests that make no sense (a card
+/// without outputs), not for candidates that fail.
+Result<nlohmann::json> benchCandidate(const BenchRequest& request, CachingCompiler& compiler, WorkerClient& worker);
+
+} // namespace kforge::core

@@ -1,0 +1,31 @@
+#pragma once
+// How close a candidate's output must be to eager PyTorch's (docs/validation.md explains the table).
+// A value passes when |got - expected| <= atol + rtol * |expected|, NaN/Inf positions match exactly,
+// and integer/bool outputs are equal.
+
+#include <string>
+
+namespace kforge::core {
+
+enum class OpClass {
+    Elementwise,   // one output element from one input element per operand (relu, gelu, add)
+    Reduction,     // sums or means over many elements (softmax, norms, pools, mean/sum)
+    Other,
+};
+
+/// Classifies an ATen op name ("aten::softmax") for tolerance purposes.
+OpClass opClassOf(const std::string& op);
+const char* opClassName(OpClass opClass);
+
+struct Tolerance {
+    double atol = 0;
+    double rtol = 0;
+    bool exact = false; // integers and bool: bit-equal
+
+    std::string describe() const;
+};
+
+/// The tolerance for an output of dtype `dtype` (canonical name) produced by an op of `opClass`.
+Tolerance toleranceFor(const std::string& dtype, OpClass opClass);
+
+} // namespace kforge::core

@@ -1,0 +1,71 @@
+#pragma once
+// NVRTC front end for candidate kernels: CUDA C++ source in, cubin + PTX + located diagnostics out.
+
+#include "kernel/KernelSource.h"
+#include "util/Result.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kforge::core {
+
+/// Compiles one candidate source with NVRTC into a cubin for `CompileOptions::architecture`
+/// (e.g. sm_90) and the PTX of the matching virtual architecture (compute_90).
+///
+/// One NVRTC program per call yields both: NVRTC keeps the PTX of a compilation for a real
+/// architecture, and that PTX is byte-identical to a separate compilation for compute_XX (checked by
+/// the tests, so a future NVRTC that differs fails CI rather than shipping wrong PTX). A second
+/// program would double the cost of every compile for no difference in output.
+///
+/// Options passed, in this order: --gpu-architecture=<arch>, --std=c++17, -default-device,
+/// -lineinfo (when CompileOptions::lineInfo), --include-path=<cuda include>,
+/// --include-path=<cuda include>/cccl, then CompileOptions::extraOptions.
+///
+/// Outcomes:
+///  - the source compiles: CompiledKernel{ok=true, cubin, ptx, log (warnings), diagnostics};
+///  - the source does not compile (front end or ptxas): CompiledKernel{ok=false, log, diagnostics},
+///    cubin empty, ptx set only when the front end succeeded and ptxas failed;
+///  - a malformed architecture: InvalidArgument; NVRTC rejecting an option: InvalidArgument with
+///    NVRTC's own one-line reason; NVRTC itself failing (out of memory, internal error): Internal.
+/// compileMs is the wall time of the NVRTC work; cacheKey is cacheKey(source, options, sourceName).
+///
+/// Threads: immutable after construction; compile() and every other method may be called from any
+/// number of threads at once. Each call owns its nvrtcProgram, and NVRTC allows concurrent calls on
+/// distinct programs. NVRTC runs on the calling thread (a compile blocks it for tens of ms to ~1 s).
+class NvrtcCompiler {
+public:
+    /// `cudaIncludeDir` names the toolkit's include directory (the one holding cuda_bf16.h; its cccl/
+    /// subdirectory holds CUB). Empty: $KFORGE_CUDA_INCLUDE when set and non-empty, else the
+    /// directory of the CUDA toolkit found when this library was configured.
+    explicit NvrtcCompiler(std::string cudaIncludeDir = {});
+
+    Result<CompiledKernel> compile(const std::string& source, const CompileOptions& options,
+                                   const std::string& sourceName = "candidate.cu") const;
+
+    /// The exact NVRTC option list compile() uses; InvalidArgument for a malformed architecture.
+    Result<std::vector<std::string>> nvrtcOptions(const CompileOptions& options) const;
+
+    /// SHA-256 (hex) over a length-prefixed serialization of: NVRTC version, source name, source,
+    /// architecture, the full NVRTC option list in order, and the include directory. Everything that
+    /// changes NVRTC's output or log is in it, except the contents of headers outside the source
+    /// (toolkit headers are pinned by the NVRTC version and include directory; a header that a
+    /// candidate pulls in through an extra -I option is hashed by path only).
+    Result<std::string> cacheKey(const std::string& source, const CompileOptions& options,
+                                 const std::string& sourceName = "candidate.cu") const;
+
+    const std::string& cudaIncludeDir() const { return m_cudaIncludeDir; }
+    /// "major.minor" from nvrtcVersion(), e.g. "13.0".
+    const std::string& nvrtcVersion() const { return m_nvrtcVersion; }
+
+    /// sm_NN, sm_NNN, optionally followed by 'a' (arch-specific) or 'f' (family), e.g. sm_90a.
+    static bool isValidArchitecture(std::string_view architecture);
+    /// The virtual architecture of a valid real one: sm_90a -> compute_90a.
+    static std::string virtualArchitecture(std::string_view architecture);
+
+private:
+    std::string m_cudaIncludeDir;
+    std::string m_nvrtcVersion;
+};
+
+} // namespace kforge::core

@@ -1,0 +1,140 @@
+// The trust engine on the GPU: a correct softmax candidate passes and is timed; wrong ones are each
+// rejected with the right reason, by one engine whose worker survives hangs and faults.
+
+#include "CaptureTestSupport.h"
+
+#include "eval/CandidateBench.h"
+#include "util/AtomicFile.h"
+
+using namespace kforge::core;
+using kforge::core::test::modelPath;
+using kforge::core::test::ScratchDir;
+using nlohmann::json;
+
+namespace {
+
+class EvaluateGpuTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite()
+    {
+        s_scratch = new ScratchDir("EvaluateGpuTest");
+        CaptureOptions options;
+        options.modelPath = modelPath("softmax_only.pt");
+        options.inputs = {"64x1000:bfloat16"};
+        options.outputDir = s_scratch->path() / "project";
+        options.device = "cuda";
+        options.samplesPerCard = 1;
+        auto report = runCapture(options);
+        ASSERT_TRUE(report.ok()) << report.error().toString();
+        ASSERT_EQ(report->project.cards.size(), 1u);
+        s_card = new OperatorCard(report->project.cards.front());
+        WorkerCommand command;
+        command.executable = KFORGE_WORKER_PATH;
+        s_worker = new WorkerClient(command);
+        s_compiler = new CachingCompiler();
+    }
+    static void TearDownTestSuite()
+    {
+        delete s_worker;
+        delete s_compiler;
+        delete s_card;
+        delete s_scratch;
+    }
+
+    static json bench(const std::string& kernelFile, int timeoutSeconds = 60)
+    {
+        BenchRequest request;
+        request.projectDir = s_scratch->path() / "project";
+        request.card = *s_card;
+        request.source = readWholeFile(std::string(KFORGE_GPU_KERNELS_DIR) + "/" + kernelFile).value();
+        request.sourceName = kernelFile;
+        request.evaluateTimeout = std::chrono::seconds(timeoutSeconds);
+        auto report = benchCandidate(request, *s_compiler, *s_worker);
+        EXPECT_TRUE(report.ok()) << report.error().toString();
+        return report.ok() ? report.value() : json();
+    }
+
+    static std::string reason(const json& report) { return report.value("reason", std::string()); }
+
+    static inline ScratchDir* s_scratch = nullptr;
+    static inline OperatorCard* s_card = nullptr;
+    static inline WorkerClient* s_worker = nullptr;
+    static inline CachingCompiler* s_compiler = nullptr;
+};
+
+} // namespace
+
+TEST_F(EvaluateGpuTest, CorrectSoftmaxPassesAndIsTimedAgainstEager)
+{
+    const json report = bench("softmax_correct.cu");
+    ASSERT_EQ(report.value("status", ""), "passed") << report.dump(2);
+    const json& evaluation = report["evaluation"];
+    EXPECT_EQ(evaluation["validated_input_sets"].get<int>(), 1 + 3); // one real sample, three fresh sets
+    for (const json& check : evaluation["checks"])
+        EXPECT_TRUE(check["passed"].get<bool>()) << check.dump();
+    const json& timing = evaluation["timing"];
+    EXPECT_GT(timing["candidate"]["median_us"].get<double>(), 0);
+    EXPECT_GT(timing["eager"]["median_us"].get<double>(), 0);
+    EXPECT_GE(timing["candidate"]["repetitions"].get<int>(), 50);
+    EXPECT_GT(timing["speedup"].get<double>(), 0);
+    EXPECT_EQ(timing["method"].get<std::string>(), "cupti kernel activity, L2 flushed") << timing.dump();
+    ASSERT_TRUE(evaluation["bandwidth"].contains("fraction_of_copy")) << evaluation["bandwidth"].dump();
+    EXPECT_GT(evaluation["bandwidth"]["fraction_of_copy"].get<double>(), 0);
+    EXPECT_LT(evaluation["bandwidth"]["fraction_of_copy"].get<double>(), 1.10);
+    EXPECT_EQ(report["compile"]["architecture"].get<std::string>(), "sm_90");
+}
+
+TEST_F(EvaluateGpuTest, KernelThatSkipsOutputsIsRejected)
+{
+    const json report = bench("softmax_skips_last.cu");
+    EXPECT_EQ(report.value("status", ""), "failed");
+    EXPECT_NE(reason(report).find("output 0"), std::string::npos) << reason(report);
+    EXPECT_NE(reason(report).find("NaN where eager has a number"), std::string::npos) << reason(report);
+    EXPECT_NE(reason(report).find("[0,999]"), std::string::npos) << reason(report);
+}
+
+TEST_F(EvaluateGpuTest, OffByOneIsRejectedWithTheSizeOfTheError)
+{
+    const json report = bench("softmax_off_by_one.cu");
+    EXPECT_EQ(report.value("status", ""), "failed");
+    EXPECT_NE(reason(report).find("elements differ"), std::string::npos) << reason(report);
+    EXPECT_NE(reason(report).find("max abs error"), std::string::npos) << reason(report);
+}
+
+TEST_F(EvaluateGpuTest, OutOfBoundsWriteIsCaughtByTheGuards)
+{
+    const json report = bench("softmax_out_of_bounds.cu");
+    EXPECT_EQ(report.value("status", ""), "failed");
+    EXPECT_NE(reason(report).find("bounds"), std::string::npos) << reason(report);
+    EXPECT_NE(reason(report).find("past the end"), std::string::npos) << reason(report);
+}
+
+TEST_F(EvaluateGpuTest, CachedResultIsCaughtByFreshInputs)
+{
+    const json report = bench("softmax_cached.cu");
+    EXPECT_EQ(report.value("status", ""), "failed");
+    EXPECT_NE(reason(report).find("fresh input set 1: output 0"), std::string::npos) << reason(report);
+}
+
+TEST_F(EvaluateGpuTest, HangingKernelTimesOutAndTheNextCandidateRunsOnAFreshWorker)
+{
+    const int restartsBefore = s_worker->restartCount();
+    const auto started = std::chrono::steady_clock::now();
+    const json hung = bench("softmax_hangs.cu", 8);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    EXPECT_EQ(hung.value("status", ""), "timed-out") << hung.dump(2);
+    EXPECT_NE(reason(hung).find("timed out"), std::string::npos) << reason(hung);
+    EXPECT_LT(seconds, 8 + 10); // the watchdog limit plus start-up and kill
+    const json after = bench("softmax_correct.cu");
+    EXPECT_EQ(after.value("status", ""), "passed") << after.dump(2);
+    EXPECT_EQ(s_worker->restartCount(), restartsBefore + 1);
+}
+
+TEST_F(EvaluateGpuTest, FaultingKernelKillsOnlyTheWorker)
+{
+    const json faulted = bench("softmax_faults.cu");
+    EXPECT_EQ(faulted.value("status", ""), "crashed") << faulted.dump(2);
+    EXPECT_NE(reason(faulted).find("illegal"), std::string::npos) << reason(faulted);
+    const json after = bench("softmax_correct.cu");
+    EXPECT_EQ(after.value("status", ""), "passed") << after.dump(2);
+}
