@@ -67,7 +67,10 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
 
     // The worker first: its GPU decides the architecture. A worker that cannot start is reported
     // after compiling, so that a CPU machine still checks the source.
+    auto phaseStart = std::chrono::steady_clock::now();
     WorkerResponse hello = worker.start();
+    const double workerStartMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - phaseStart).count();
     json gpu = hello.ok() ? hello.result.value("info", json()) : json();
     // A worker with a GPU describes it ({"gpu": name, "architecture": "sm_90", ...}); one without
     // says {"gpu": false, "reason": ...}.
@@ -112,8 +115,12 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
                  {"cubin_base64", base64Encode(std::string_view(reinterpret_cast<const char*>(compiled->cubin.data()),
                                                                 compiled->cubin.size()))},
                  {"options", request.evaluationOptions}};
+    phaseStart = std::chrono::steady_clock::now();
     WorkerResponse response = worker.request("evaluate", payload, request.evaluateTimeout);
     report["worker"]["restarts"] = worker.restartCount();
+    report["worker"]["start_ms"] = workerStartMs;
+    report["worker"]["evaluate_ms"] =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - phaseStart).count();
     switch (response.outcome) {
     case WorkerOutcome::Ok: {
         report["evaluation"] = response.result;

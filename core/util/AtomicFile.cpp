@@ -4,7 +4,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
-#include <sstream>
 #include <unistd.h>
 
 namespace kforge::core {
@@ -70,14 +69,17 @@ Result<std::string> readWholeFile(const std::filesystem::path& path)
         return makeError(ErrorCode::NotFound, "no such file", path.string());
     if (std::filesystem::is_directory(path, ec))
         return makeError(ErrorCode::InvalidArgument, "is a directory, expected a file", path.string());
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in)
         return ioError(path, "cannot open file");
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad())
+    const std::streamsize size = in.tellg();
+    if (size < 0)
         return ioError(path, "cannot read file");
-    return buffer.str();
+    std::string bytes(static_cast<size_t>(size), '\0');
+    in.seekg(0);
+    if (!in.read(bytes.data(), size))
+        return ioError(path, "cannot read file");
+    return bytes;
 }
 
 } // namespace kforge::core
