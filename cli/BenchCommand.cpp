@@ -48,7 +48,7 @@ int runBenchCommand(const std::vector<std::string>& args)
     ArgParser parser;
     parser.option("--card").option("--kernel").option("--plan").option("--arch").option("--worker")
         .option("--timeout").option("--repetitions").option("--fresh-sets").option("--emit-cubin").option("--repeat")
-        .flag("--no-timing").flag("--no-cache");
+        .flag("--no-timing").flag("--no-cache").flag("--sanitize");
     if (auto error = parser.parse(args))
         return fail("bench: " + *error + " (see 'kforge bench --help')", 2);
     if (parser.positionals().size() != 1)
@@ -103,6 +103,7 @@ int runBenchCommand(const std::vector<std::string>& args)
     }
     if (parser.has("--no-timing"))
         request.evaluationOptions["time"] = false;
+    request.sanitize = parser.has("--sanitize");
 
     int repeat = 1;
     if (auto text = parser.value("--repeat")) {
@@ -118,12 +119,15 @@ int runBenchCommand(const std::vector<std::string>& args)
     const bool useDiskCache = !parser.has("--no-cache");
     core::Result<nlohmann::json> report = core::makeError(core::ErrorCode::Internal, "not run");
     nlohmann::json wallMs = nlohmann::json::array();
+    nlohmann::json memory = nlohmann::json::array();
     for (int i = 0; i < repeat; ++i) {
         core::CachingCompiler compiler(useDiskCache ? compileCacheDir() : fs::path());
         report = core::benchCandidate(request, compiler, worker);
         if (!report)
             break;
         wallMs.push_back((*report)["wall_ms"]);
+        if (report->contains("evaluation") && (*report)["evaluation"].contains("device_memory"))
+            memory.push_back((*report)["evaluation"]["device_memory"]);
         if (i == 0) {
             if (auto cubinPath = parser.value("--emit-cubin"); cubinPath && (*report).value("status", "") != "compile-error") {
                 auto compiled = compiler.compile(request.source, core::CompileOptions{(*report)["compile"]["architecture"].get<std::string>()},
@@ -140,8 +144,10 @@ int runBenchCommand(const std::vector<std::string>& args)
     worker.shutdown();
     if (!report)
         return fail(report.error().toString());
-    if (repeat > 1)
+    if (repeat > 1) {
         (*report)["repeat_wall_ms"] = wallMs;
+        (*report)["repeat_device_memory"] = memory;
+    }
     std::cout << report->dump(2) << "\n";
     const std::string status = report->value("status", std::string());
     if (status == "passed" || status == "compiled-only")

@@ -68,6 +68,8 @@ exits 0 when the candidate passed (or was only compiled, on a machine without a 
   --repetitions N     timed repetitions of candidate and eager each (default 50)
   --fresh-sets N      fresh random input sets besides the captured samples (default 3)
   --no-timing         validate only
+  --sanitize          after passing, validate again on the captured samples under compute-sanitizer
+                      memcheck, racecheck, initcheck and synccheck; any finding fails the candidate
   --emit-cubin FILE   also write the compiled cubin to FILE
   --repeat N          evaluate N times with the same (warm) worker; wall times in "repeat_wall_ms"
   --no-cache          compile every time (no on-disk or in-memory compile cache)

@@ -4,7 +4,13 @@
 #include "project/ProjectJson.h"
 #include "worker/Base64.h"
 
+#include "util/AtomicFile.h"
+
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <unistd.h>
 
 namespace kforge::core {
 namespace {
@@ -33,7 +39,88 @@ json finish(json report, const std::string& status, const std::string& reason,
     return report;
 }
 
+// Runs the captured-sample validation of a candidate under each compute-sanitizer tool, in a
+// worker of its own (the tools slow kernels 10-100x and must see the whole process). PyTorch's
+// caching allocator is turned off there so that every buffer is its own allocation and an access
+// past an input or output is an error the tool can see. Any finding fails the candidate.
+json sanitize(const BenchRequest& request, json payload, const WorkerClient& worker, std::string& failure)
+{
+    const std::string tool = findComputeSanitizer();
+    if (tool.empty())
+        return json{{"checked", false}, {"reason", "compute-sanitizer not found: not sanitizer-checked"}};
+    payload["options"] = json{{"time", false}, {"fresh_input_sets", 0}};
+    json results = json::object();
+    for (const char* name : {"memcheck", "racecheck", "initcheck", "synccheck"}) {
+        const std::filesystem::path log = std::filesystem::temp_directory_path() /
+                                          ("kforge-sanitizer-" + std::to_string(::getpid()) + "-" + name + ".log");
+        std::error_code ec;
+        std::filesystem::remove(log, ec);
+        WorkerCommand command;
+        command.executable = tool;
+        command.arguments = {"--tool", name, "--log-file", log.string(), "--print-limit", "20",
+                             worker.command().executable};
+        command.environment = worker.command().environment;
+        command.environment.emplace_back("PYTORCH_NO_CUDA_MEMORY_CACHING", "1");
+        command.startTimeout = std::chrono::minutes(5);
+        WorkerClient sanitized(command);
+        WorkerResponse response = sanitized.request("evaluate", payload, request.sanitizerTimeout);
+        sanitized.shutdown();
+        const std::string text = readWholeFile(log).ok() ? readWholeFile(log).value() : std::string();
+        std::filesystem::remove(log, ec);
+        const std::optional<int> errors = sanitizerErrorCount(text);
+        json result{{"errors", errors ? json(*errors) : json()},
+                    {"evaluation", response.ok() ? response.result.value("status", std::string()) : response.describe()}};
+        if (!errors || *errors > 0 || !response.ok()) {
+            result["log"] = text.size() > 16384 ? text.substr(0, 16384) + "\n[truncated]" : text;
+            if (failure.empty())
+                failure = std::string("compute-sanitizer ") + name + ": " +
+                          (!response.ok() ? response.describe()
+                           : errors       ? std::to_string(*errors) + " error(s)"
+                                          : std::string("no summary in its log"));
+        }
+        results[name] = result;
+    }
+    return json{{"checked", true}, {"tool", tool}, {"passed", failure.empty()}, {"tools", results}};
+}
+
 } // namespace
+
+std::string findComputeSanitizer()
+{
+    std::error_code ec;
+    if (const char* path = std::getenv("PATH")) {
+        std::string paths = path;
+        size_t start = 0;
+        while (start <= paths.size()) {
+            const size_t end = paths.find(':', start);
+            const std::filesystem::path candidate =
+                std::filesystem::path(paths.substr(start, end == std::string::npos ? std::string::npos : end - start)) /
+                "compute-sanitizer";
+            if (::access(candidate.c_str(), X_OK) == 0)
+                return candidate.string();
+            if (end == std::string::npos)
+                break;
+            start = end + 1;
+        }
+    }
+    for (const char* candidate : {"/usr/local/cuda/bin/compute-sanitizer", "/usr/local/cuda/compute-sanitizer/compute-sanitizer"}) {
+        if (::access(candidate, X_OK) == 0)
+            return candidate;
+    }
+    return {};
+}
+
+std::optional<int> sanitizerErrorCount(const std::string& log)
+{
+    static const std::regex errorSummary(R"(ERROR SUMMARY: (\d+) error)");
+    static const std::regex raceSummary(R"(RACECHECK SUMMARY: .*\((\d+) error)");
+    std::smatch match;
+    if (std::regex_search(log, match, raceSummary))
+        return std::stoi(match[1].str());
+    if (std::regex_search(log, match, errorSummary))
+        return std::stoi(match[1].str());
+    return std::nullopt;
+}
 
 Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compiler, WorkerClient& worker)
 {
@@ -129,7 +216,17 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
         if (response.result.contains("failure"))
             reason = response.result["failure"].value("check", std::string()) + ": " +
                      response.result["failure"].value("message", std::string());
-        return finish(report, status == "passed" ? "passed" : "failed", reason, started);
+        if (status != "passed")
+            return finish(report, "failed", reason, started);
+        if (request.sanitize) {
+            std::string failure;
+            report["sanitizer"] = sanitize(request, payload, worker, failure);
+            if (!failure.empty())
+                return finish(report, "failed", failure, started);
+        } else {
+            report["sanitizer"] = json{{"checked", false}, {"reason", "not requested (--sanitize)"}};
+        }
+        return finish(report, "passed", reason, started);
     }
     case WorkerOutcome::HandlerError:
         return finish(report, "failed", response.describe(), started);

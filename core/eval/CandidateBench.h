@@ -28,7 +28,19 @@ struct BenchRequest {
     std::optional<std::string> architecture; // nullopt: the worker's GPU, else sm_90
     std::chrono::milliseconds evaluateTimeout{60000}; // the watchdog for validation + timing
     nlohmann::json evaluationOptions = nlohmann::json::object(); // see CandidateEvaluator
+    /// After a passed evaluation, run the validation on the captured samples again in workers
+    /// started under compute-sanitizer (memcheck, racecheck, initcheck, synccheck).
+    bool sanitize = false;
+    std::chrono::milliseconds sanitizerTimeout{600000}; // per tool
 };
+
+/// compute-sanitizer from PATH, else the CUDA toolkit's; empty when not installed.
+std::string findComputeSanitizer();
+
+/// Counts the errors a compute-sanitizer log reports ("ERROR SUMMARY: N errors" for memcheck,
+/// initcheck and synccheck; "RACECHECK SUMMARY: ... (N errors, M warnings)" for racecheck).
+/// nullopt when the log holds no summary (the tool did not finish).
+std::optional<int> sanitizerErrorCount(const std::string& log);
 
 /// The report (docs/validation.md): {"status", "reason", "compile", "evaluation", "worker", ...}.
 /// "status" is one of passed, failed, compile-error, invalid-plan, crashed, timed-out,

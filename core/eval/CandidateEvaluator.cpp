@@ -15,6 +15,7 @@
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/core/InferenceMode.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -621,6 +622,20 @@ Result<std::vector<InputSet>*> cardInputs(const fs::path& projectDir, const Oper
     return &g_cardInputs->sets;
 }
 
+// Device memory after an evaluation: PyTorch's live tensor bytes (which must return to the same
+// value after every candidate: the card's inputs are all that stays) and the driver's view.
+json deviceMemory(c10::Device device)
+{
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    const auto aggregate = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+    size_t free = 0;
+    size_t total = 0;
+    cudaMemGetInfo(&free, &total);
+    return json{{"allocated_bytes", stats.allocated_bytes[aggregate].current},
+                {"reserved_bytes", stats.reserved_bytes[aggregate].current},
+                {"device_used_bytes", total - free}};
+}
+
 } // namespace
 
 Result<json> describeGpu()
@@ -688,6 +703,7 @@ Result<json> evaluateCandidate(const json& request)
     report["phase_ms"] = clock.laps;
     report["checks"] = validation.checks;
     report["validated_input_sets"] = sets.size();
+    report["device_memory"] = deviceMemory(device);
     if (!validation.passed && validation.failure.value("check", std::string()).ends_with(": inputs"))
         forgetCardInputs(); // the candidate wrote into the cached inputs: `sets` is gone from here on
     if (!validation.passed) {
@@ -704,6 +720,7 @@ Result<json> evaluateCandidate(const json& request)
     report["timing"] = timing.value();
     clock.lap("timing");
     report["phase_ms"] = clock.laps;
+    report["device_memory"] = deviceMemory(device);
 
     const std::int64_t bytes = bytesMoved(sets.front().inputs, plan.value());
     const double medianUs = timing.value()["candidate"]["median_us"].get<double>();

@@ -41,7 +41,7 @@ protected:
         delete s_scratch;
     }
 
-    static json bench(const std::string& kernelFile, int timeoutSeconds = 60)
+    static json bench(const std::string& kernelFile, int timeoutSeconds = 60, bool sanitize = false)
     {
         BenchRequest request;
         request.projectDir = s_scratch->path() / "project";
@@ -49,6 +49,7 @@ protected:
         request.source = readWholeFile(std::string(KFORGE_GPU_KERNELS_DIR) + "/" + kernelFile).value();
         request.sourceName = kernelFile;
         request.evaluateTimeout = std::chrono::seconds(timeoutSeconds);
+        request.sanitize = sanitize;
         auto report = benchCandidate(request, *s_compiler, *s_worker);
         EXPECT_TRUE(report.ok()) << report.error().toString();
         return report.ok() ? report.value() : json();
@@ -137,4 +138,19 @@ TEST_F(EvaluateGpuTest, FaultingKernelKillsOnlyTheWorker)
     EXPECT_NE(reason(faulted).find("illegal"), std::string::npos) << reason(faulted);
     const json after = bench("softmax_correct.cu");
     EXPECT_EQ(after.value("status", ""), "passed") << after.dump(2);
+}
+
+TEST_F(EvaluateGpuTest, CorrectSoftmaxIsCleanUnderEveryComputeSanitizerTool)
+{
+    if (findComputeSanitizer().empty())
+        GTEST_SKIP() << "compute-sanitizer is not installed";
+    const json report = bench("softmax_correct.cu", 60, true);
+    ASSERT_EQ(report.value("status", ""), "passed") << report.dump(2);
+    const json& sanitizer = report["sanitizer"];
+    EXPECT_TRUE(sanitizer["checked"].get<bool>());
+    EXPECT_TRUE(sanitizer["passed"].get<bool>()) << sanitizer.dump(2);
+    for (const char* tool : {"memcheck", "racecheck", "initcheck", "synccheck"}) {
+        ASSERT_TRUE(sanitizer["tools"].contains(tool)) << tool;
+        EXPECT_EQ(sanitizer["tools"][tool]["errors"], 0) << tool << ": " << sanitizer["tools"][tool].dump(2);
+    }
 }

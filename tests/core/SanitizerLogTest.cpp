@@ -1,0 +1,18 @@
+#include "eval/CandidateBench.h"
+
+#include <gtest/gtest.h>
+
+using kforge::core::sanitizerErrorCount;
+
+TEST(SanitizerLog, CountsErrorsOfEachToolsSummary)
+{
+    EXPECT_EQ(sanitizerErrorCount("========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"), 0);
+    EXPECT_EQ(sanitizerErrorCount("========= Invalid __global__ write of size 2 bytes\n"
+                                  "=========     at softmax_rows+0x1a0\n========= ERROR SUMMARY: 3 errors\n"),
+              3);
+    EXPECT_EQ(sanitizerErrorCount("========= ERROR SUMMARY: 1 error\n"), 1);
+    EXPECT_EQ(sanitizerErrorCount("========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)\n"), 2);
+    EXPECT_EQ(sanitizerErrorCount("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"), 0);
+    EXPECT_FALSE(sanitizerErrorCount("").has_value()); // the tool did not finish: never read as clean
+    EXPECT_FALSE(sanitizerErrorCount("========= COMPUTE-SANITIZER\n").has_value());
+}
