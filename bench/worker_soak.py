@@ -63,7 +63,7 @@ def main():
         json.dump(summary, f, indent=2)
     ok = allocated_steady and used_drift <= ALLOWED_DRIFT and len(memory) == args.candidates
     print(f"## Worker soak on {summary['gpu']} ({summary['date']}), torch {summary['torch']}")
-    print(f"{summary['candidates']} candidates (each compiled anew, validated on 4 input sets, timed 5+5 reps) "
+    print(f"{summary['candidates']} candidates (each compiled anew, validated on 4 input sets, timed 5 cold + 20 warm reps) "
           f"through one worker")
     print(f"PyTorch allocated bytes: first {allocated[0]}, after every later candidate {summary['allocated_bytes_after']}")
     print(f"device used bytes: {used[SETTLE]} after {SETTLE} candidates, max {max(used[SETTLE:])} after that "
