@@ -4,6 +4,7 @@
 #include "eval/CandidateBench.h"
 #include "project/ProjectStore.h"
 #include "util/AtomicFile.h"
+#include "util/CacheDirectory.h"
 
 #include <charconv>
 #include <cstdlib>
@@ -31,14 +32,6 @@ std::string defaultWorkerPath()
             return fs::weakly_canonical(candidate, ec).string();
     }
     return (self.parent_path() / "kforge-worker").string();
-}
-
-fs::path compileCacheDir()
-{
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    const fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home ? home : "/tmp") / ".cache";
-    return base / "kforge" / "nvrtc";
 }
 
 } // namespace
@@ -121,7 +114,7 @@ int runBenchCommand(const std::vector<std::string>& args)
     nlohmann::json wallMs = nlohmann::json::array();
     nlohmann::json memory = nlohmann::json::array();
     for (int i = 0; i < repeat; ++i) {
-        core::CachingCompiler compiler(useDiskCache ? compileCacheDir() : fs::path());
+        core::CachingCompiler compiler(useDiskCache ? core::userCacheDirectory() / "nvrtc" : fs::path());
         report = core::benchCandidate(request, compiler, worker);
         if (!report)
             break;
@@ -130,8 +123,10 @@ int runBenchCommand(const std::vector<std::string>& args)
             memory.push_back((*report)["evaluation"]["device_memory"]);
         if (i == 0) {
             if (auto cubinPath = parser.value("--emit-cubin"); cubinPath && (*report).value("status", "") != "compile-error") {
-                auto compiled = compiler.compile(request.source, core::CompileOptions{(*report)["compile"]["architecture"].get<std::string>()},
-                                                 request.sourceName);
+                // The same source and options as the bench: served from the compiler's cache.
+                core::CompileOptions options;
+                options.architecture = (*report)["compile"]["architecture"].get<std::string>();
+                auto compiled = compiler.compile(request.source, options, request.sourceName);
                 if (!compiled || !compiled->ok)
                     return fail(*cubinPath + ": cannot emit the cubin");
                 if (auto written = core::writeFileAtomically(

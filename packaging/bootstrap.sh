@@ -85,6 +85,14 @@ else
     say "not Debian: using the tools already installed"
 fi
 
+# The CUDA 13 toolkit (NVRTC, CUPTI, CUDA headers) is not a Debian package: it is preinstalled on
+# the project's machines at /usr/local/cuda (or CUDAToolkit_ROOT). Say so clearly when it is missing.
+cuda_root="${CUDAToolkit_ROOT:-/usr/local/cuda}"
+if [ ! -f "$cuda_root/include/nvrtc.h" ]; then
+    say "the CUDA 13 toolkit was not found at $cuda_root (need include/nvrtc.h): install NVIDIA's CUDA 13.0 toolkit there or set CUDAToolkit_ROOT"
+    exit 1
+fi
+
 python="$(choose_python)"
 say "LibTorch from $python (torch $(torch_version_of "$python"))"
 

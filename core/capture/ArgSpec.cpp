@@ -37,6 +37,22 @@ std::int64_t TensorSpec::numel() const
     return n;
 }
 
+std::int64_t storageSpanElements(const std::vector<std::int64_t>& sizes, const std::vector<std::int64_t>& strides)
+{
+    std::int64_t span = 1;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+        if (sizes[d] == 0)
+            return 0;
+        span += (sizes[d] - 1) * strides[d];
+    }
+    return span;
+}
+
+std::int64_t TensorSpec::storageSpan() const
+{
+    return storageSpanElements(sizes, strides);
+}
+
 std::string TensorSpec::toShortString() const
 {
     std::string text = dtype + "[" + joinInts(sizes) + "]";

@@ -19,6 +19,8 @@ struct TensorSpec {
 
     bool isContiguous() const;
     std::int64_t numel() const;
+    /// Elements of storage the layout spans (0 for an empty tensor): 1 + sum((size - 1) * stride).
+    std::int64_t storageSpan() const;
     /// "bfloat16[8,8,512,512]" plus the strides when they are not the contiguous ones.
     std::string toShortString() const;
 
@@ -32,6 +34,9 @@ enum class ArgKind {
     None,       // an optional argument that was not given
     Opaque,     // a value the capture cannot describe (a Generator, an object): not replayable
 };
+
+/// 1 + sum((size_d - 1) * stride_d) for non-negative strides; 0 when any size is 0.
+std::int64_t storageSpanElements(const std::vector<std::int64_t>& sizes, const std::vector<std::int64_t>& strides);
 
 const char* argKindName(ArgKind kind);
 bool argKindFromName(const std::string& name, ArgKind& out);

@@ -90,14 +90,9 @@ bool isTensorListLike(const c10::IValue& value)
     return anyTensor;
 }
 
-std::int64_t storageSpanElements(const at::Tensor& tensor)
+std::int64_t storageSpanOf(const at::Tensor& tensor)
 {
-    if (tensor.numel() == 0)
-        return 0;
-    std::int64_t extent = 1;
-    for (std::int64_t d = 0; d < tensor.dim(); ++d)
-        extent += (tensor.size(d) - 1) * tensor.stride(d);
-    return extent;
+    return storageSpanElements(tensor.sizes().vec(), tensor.strides().vec());
 }
 
 } // namespace
@@ -185,7 +180,7 @@ at::Tensor cloneExact(const at::Tensor& tensor, c10::Device device)
 {
     if (!tensor.defined())
         return tensor;
-    const std::int64_t span = storageSpanElements(tensor);
+    const std::int64_t span = storageSpanOf(tensor);
     if (span == 0)
         return at::empty_strided(tensor.sizes(), tensor.strides(), tensor.options().device(device));
     at::Tensor flat = tensor.as_strided({span}, {1}, tensor.storage_offset())
@@ -222,7 +217,7 @@ std::int64_t payloadBytes(const c10::IValue& value)
 {
     if (value.isTensor()) {
         const at::Tensor& t = value.toTensor();
-        return t.defined() ? storageSpanElements(t) * static_cast<std::int64_t>(t.element_size()) : 0;
+        return t.defined() ? storageSpanOf(t) * static_cast<std::int64_t>(t.element_size()) : 0;
     }
     std::int64_t total = 0;
     if (value.isList()) {

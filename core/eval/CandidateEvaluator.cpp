@@ -91,17 +91,6 @@ void synchronizeOrDie(const std::string& what)
         dieWithCudaFault(what, error);
 }
 
-std::int64_t spanElements(const std::vector<std::int64_t>& sizes, const std::vector<std::int64_t>& strides)
-{
-    std::int64_t span = 1;
-    for (size_t d = 0; d < sizes.size(); ++d) {
-        if (sizes[d] == 0)
-            return 0;
-        span += (sizes[d] - 1) * strides[d];
-    }
-    return span;
-}
-
 // `tensor` reinterpreted as integers of the same width, so that equality is bitwise (NaN == NaN).
 at::Tensor bitsOf(const at::Tensor& tensor)
 {
@@ -164,7 +153,7 @@ Result<CandidateOutputs> allocateOutputs(const LaunchPlan& plan, c10::Device dev
         c10::ScalarType dtype;
         if (!torchinterop::scalarTypeFromName(spec.dtype, dtype))
             return makeError(ErrorCode::Unsupported, "output dtype '" + spec.dtype + "' is not supported", "plan");
-        const std::int64_t bytes = spanElements(spec.sizes, spec.strides) * c10::elementSize(dtype);
+        const std::int64_t bytes = spec.storageSpan() * c10::elementSize(dtype);
         at::Tensor buffer = at::empty({bytes + 2 * kGuardBytes}, at::TensorOptions().dtype(at::kByte).device(device));
         buffer.fill_(kGuardByte);
         at::Tensor view = at::from_blob(buffer.data_ptr<std::uint8_t>() + kGuardBytes, spec.sizes, spec.strides,
@@ -418,12 +407,6 @@ json timingJson(const EagerTiming& t)
     return json{{"median_us", t.medianUs}, {"q1_us", t.q1Us}, {"q3_us", t.q3Us}, {"repetitions", t.repetitions}};
 }
 
-double median(std::vector<double> values)
-{
-    std::sort(values.begin(), values.end());
-    return values.empty() ? 0 : (values[(values.size() - 1) / 2] + values[values.size() / 2]) / 2;
-}
-
 // Times candidate and eager on the same inputs, interleaved, each repetition a bracket.
 Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const OperatorCard& card,
                       const InputSet& set, const c10::OperatorHandle& eager, c10::Device device,
@@ -535,7 +518,7 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
                 {"eager", timingJson(eagerTiming)},
                 {"candidate_warm_l2", timingJson(summarize(candidateWarm, "warm L2"))},
                 {"eager_warm_l2", timingJson(summarize(eagerWarm, "warm L2"))},
-                {"speedup", median(ratios)},
+                {"speedup", summarizeDurations(ratios, "", "paired ratio").medianUs},
                 {"speedup_of_medians", candidate.medianUs > 0 ? eagerTiming.medianUs / candidate.medianUs : 0}};
     if (!cupti)
         result["cupti_unavailable"] = cuptiProblem;

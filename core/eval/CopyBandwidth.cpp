@@ -1,12 +1,12 @@
 #include "eval/CopyBandwidth.h"
 
 #include "util/AtomicFile.h"
+#include "util/CacheDirectory.h"
 
 #include <cuda_runtime_api.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <vector>
 
@@ -20,10 +20,7 @@ fs::path cacheFile(const std::string& gpuName)
     std::string safe;
     for (char c : gpuName)
         safe += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    const fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home ? home : "/tmp") / ".cache";
-    return base / "kforge" / "copy-bandwidth" / (safe + ".json");
+    return userCacheDirectory() / "copy-bandwidth" / (safe + ".json");
 }
 
 Result<double> measure(int deviceIndex)
