@@ -9,7 +9,7 @@ bash "$root/packaging/build.sh"
 
 example="$root/build/example"
 mkdir -p "$example"
-"$KFORGE_PYTHON" "$root/examples/make_example_model.py" "$example" 2>/dev/null
+"$KFORGE_PYTHON" -W ignore "$root/examples/make_example_model.py" "$example"
 project="$example/project-$(date +%Y%m%d-%H%M%S)"
 "$root/build/cli/kforge" capture "$example/example_model.pt" --inputs "$example/example_inputs.pt" -o "$project"
 echo
