@@ -6,6 +6,7 @@
 
 #include "util/AtomicFile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -112,6 +113,15 @@ std::string findComputeSanitizer()
     return {};
 }
 
+std::vector<std::string> ptxEntryNames(const std::string& ptx)
+{
+    static const std::regex entry(R"(\.entry\s+([A-Za-z_$][A-Za-z0-9_$]*))");
+    std::vector<std::string> names;
+    for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), entry); it != std::sregex_iterator(); ++it)
+        names.push_back((*it)[1].str());
+    return names;
+}
+
 std::optional<int> sanitizerErrorCount(const std::string& log)
 {
     static const std::regex errorSummary(R"(ERROR SUMMARY: (\d+) error)");
@@ -186,6 +196,20 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
         }
         report["compile"]["log"] = compiled->log;
         return finish(report, "compile-error", first, started);
+    }
+    // Every kernel the plan launches must be an entry of the compiled module (also checked by the
+    // worker when it loads the cubin; here it is caught without a GPU).
+    const std::vector<std::string> entries = ptxEntryNames(compiled->ptx);
+    for (const KernelLaunch& launch : plan->launches) {
+        if (std::find(entries.begin(), entries.end(), launch.kernel) == entries.end()) {
+            std::string names;
+            for (const std::string& entry : entries)
+                names += (names.empty() ? "" : ", ") + entry;
+            return finish(report, "invalid-plan",
+                          "no kernel named '" + launch.kernel + "' in the source (kernels: " +
+                              (names.empty() ? std::string("none") : names) + "; declare it extern \"C\" __global__)",
+                          started);
+        }
     }
     if (!hello.ok())
         return finish(report, "worker-error", hello.describe(), started);

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kforge::core {
 
@@ -33,6 +34,9 @@ struct BenchRequest {
     bool sanitize = false;
     std::chrono::milliseconds sanitizerTimeout{600000}; // per tool
 };
+
+/// The kernels a PTX module defines (".entry NAME"), in order.
+std::vector<std::string> ptxEntryNames(const std::string& ptx);
 
 /// compute-sanitizer from PATH, else the CUDA toolkit's; empty when not installed.
 std::string findComputeSanitizer();

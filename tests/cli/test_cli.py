@@ -158,6 +158,20 @@ class CliTest(unittest.TestCase):
         self.assertEqual(report["status"], "invalid-plan")
         self.assertIn("no argument 'input'", report["reason"])
 
+    def test_bench_refuses_a_plan_that_names_a_missing_kernel(self):
+        project, card = self.softmax_project()
+        plan = os.path.join(self.tmp, "plan.json")
+        with open(plan, "w") as f:
+            json.dump({"launches": [{"kernel": "softmax_cols", "grid": [64], "block": [256],
+                                     "args": ["ptr:self", "ptr:out0", "i32:1000"]}]}, f)
+        result = kforge("bench", project, "--card", card, "--kernel", os.path.join(KERNELS, "softmax_correct.cu"),
+                        "--plan", plan)
+        self.assertEqual(result.returncode, 1)
+        report = json.loads(result.stdout)
+        self.assertEqual(report["status"], "invalid-plan")
+        self.assertIn("no kernel named 'softmax_cols'", report["reason"])
+        self.assertIn("kernels: softmax_rows", report["reason"])
+
     def test_bench_bad_inputs(self):
         project, card = self.softmax_project()
         self.assert_one_error_line(kforge("bench", project, "--card", "zzzz", "--kernel", "x.cu"), "no card")
