@@ -1,0 +1,23 @@
+#pragma once
+// Compiles, validates and times a candidate for a search run. SearchRun depends only on this.
+
+#include "search/Evaluation.h"
+#include "search/SearchNode.h"
+#include "util/Result.h"
+
+#include <atomic>
+
+namespace kforge::core {
+
+/// Thread: called only on the thread that runs SearchRun::run(), one call at a time. `stop` may be
+/// set from any thread. A candidate that fails (compile error, wrong result, crash, timeout) is a
+/// value with a failure status, not an error. Errors mean the candidate could not be judged and
+/// stop the run without recording it: Cancelled ends the run as Requested, anything else (e.g. the
+/// worker cannot be started) ends run() with that error.
+class Evaluator {
+public:
+    virtual ~Evaluator() = default;
+    virtual Result<Evaluation> evaluate(const Candidate& candidate, const std::atomic<bool>& stop) = 0;
+};
+
+} // namespace kforge::core

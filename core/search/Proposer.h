@@ -1,0 +1,38 @@
+#pragma once
+// The source of new candidates for a search run (built-in transformations, an LLM, ...). SearchRun
+// depends only on this interface.
+
+#include "search/SearchNode.h"
+#include "search/SearchTree.h"
+#include "util/Result.h"
+
+#include <atomic>
+#include <string>
+
+namespace kforge::core {
+
+/// What a proposer produced. A non-empty `failureReason` means the proposer tried and failed for
+/// this candidate (e.g. an LLM reply without code): the run records a FailedProposal node with the
+/// reason and the provenance (prompt/response for audit) and does not evaluate it.
+struct Proposal {
+    Candidate candidate;
+    Provenance provenance;
+    std::string failureReason;
+};
+
+/// Thread: called only on the thread that runs SearchRun::run(), one call at a time. `stop` may be
+/// set from any thread; a proposer that honours it mid-call returns ErrorCode::Cancelled.
+/// Errors stop the run: Cancelled ends it as Requested (nothing recorded), any other error ends
+/// run() with that error (the tree saved so far is intact). For reproducible runs a proposer must
+/// be a deterministic function of the tree and the parent (derive any randomness from
+/// tree.seed() and the parent's id / tree.nextIteration()).
+class Proposer {
+public:
+    virtual ~Proposer() = default;
+    /// The first candidate of an empty tree (provenance kind Root, typically).
+    virtual Result<Proposal> proposeRoot(const SearchTree& tree, const std::atomic<bool>& stop) = 0;
+    /// A revision of `parent` (a revisable node of `tree`).
+    virtual Result<Proposal> propose(const SearchTree& tree, const SearchNode& parent, const std::atomic<bool>& stop) = 0;
+};
+
+} // namespace kforge::core

@@ -1,0 +1,90 @@
+#pragma once
+// The search loop for one card: select -> propose -> evaluate -> record -> backpropagate -> save,
+// until the budget says stop (docs/search.md). Independent of how candidates are produced
+// (Proposer) and judged (Evaluator).
+//
+// Thread: run() executes on one thread (any, but only one at a time; a second concurrent call
+// fails with Internal). requestStop(), stopRequested(), iteration() and bestSpeedup() may be
+// called from any thread while run() works. tree() may be read only from the thread that called
+// run(), or after run() returned.
+// Cancellation: the stop flag is polled before every iteration and handed to the proposer and
+// the evaluator, which may abandon their call (ErrorCode::Cancelled); the candidate in flight is
+// then dropped. The flag is sticky: a stopped SearchRun stays stopped.
+// Crash safety: the tree is saved after every node, so a kill loses at most the candidate in
+// flight; load the file again (TreeStore::openForRun with resume) and run() continues with the
+// same RNG state, so a resumed run with a deterministic proposer and evaluator ends with the same
+// tree as an uninterrupted one.
+
+#include "search/Evaluator.h"
+#include "search/Mcts.h"
+#include "search/Proposer.h"
+#include "search/SearchBudget.h"
+#include "search/SearchTree.h"
+#include "search/TreeStore.h"
+#include "util/Result.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace kforge::core {
+
+struct SearchRunOptions {
+    SearchBudget budget;
+    MctsParams mcts;
+    /// Creation time stamped on new nodes (milliseconds since the Unix epoch). Default: system clock.
+    std::function<std::int64_t()> nowUnixMs;
+    /// Clock of the wall-time budget. Default: std::chrono::steady_clock::now.
+    std::function<std::chrono::steady_clock::time_point()> steadyNow;
+};
+
+struct SearchOutcome {
+    StopReason reason = StopReason::IterationLimit;
+    int nodesAdded = 0;                // by this run() call
+    std::string bestNodeId;            // empty if no node passed
+    std::optional<double> bestSpeedup; // of bestNodeId, when measured against eager
+    std::string note;                  // why nothing could be revised, for NothingToRevise
+};
+
+class SearchRun {
+public:
+    /// `tree` may be empty (the proposer's root starts it) or loaded for a resume. `proposer` and
+    /// `evaluator` must outlive the SearchRun.
+    SearchRun(SearchTree tree, TreeStore store, Proposer& proposer, Evaluator& evaluator,
+              SearchRunOptions options = {});
+
+    /// Runs until the budget, the stop flag or an error ends it. Errors: a proposer/evaluator error
+    /// other than Cancelled, or a failed save (the file keeps the last good tree).
+    Result<SearchOutcome> run();
+
+    void requestStop() { m_stop.store(true); }
+    bool stopRequested() const { return m_stop.load(); }
+    /// Nodes in the tree (= completed iterations, root included).
+    int iteration() const { return m_iteration.load(); }
+    /// Best measured speedup so far; 0 until a passed node has one.
+    double bestSpeedup() const { return m_bestSpeedup.load(); }
+
+    const SearchTree& tree() const { return m_tree; }
+
+private:
+    Result<std::string> addNode(const std::optional<std::string>& parentId, Proposal proposal,
+                                const Evaluation& evaluation);
+    void publishProgress();
+
+    SearchTree m_tree;
+    TreeStore m_store;
+    Proposer& m_proposer;
+    Evaluator& m_evaluator;
+    SearchRunOptions m_options;
+    Mcts m_mcts;
+
+    std::atomic<bool> m_stop{false};
+    std::atomic<bool> m_running{false};
+    std::atomic<int> m_iteration{0};
+    std::atomic<double> m_bestSpeedup{0.0};
+};
+
+} // namespace kforge::core
