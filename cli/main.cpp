@@ -21,6 +21,8 @@ Commands:
                       print a project's operator cards, sorted by share of model time
   bench PROJECT_DIR --card ID --kernel FILE.cu [--plan FILE.json] [options]
                       compile, validate and time one candidate kernel; prints a JSON report
+  tree PROJECT_DIR --card ID [--json]
+                      print a card's search tree: status, latency, speedup, what produced each node
   help [COMMAND]      show help for a command
 
 Options: --help, --version
@@ -76,6 +78,16 @@ exits 0 when the candidate passed (or was only compiled, on a machine without a 
   --worker PATH       the kforge-worker executable (default: next to kforge; or $KFORGE_WORKER)
 )";
 
+constexpr const char* kTreeHelp = R"(usage: kforge tree PROJECT_DIR --card ID [--json]
+
+Prints the search tree of one card (PROJECT_DIR/search/<card id>/tree.json, docs/search.md): per
+node its parent, status, median latency, speedup over eager and the transformation, LLM or manual
+edit that produced it, with the failure reason of failed nodes.
+
+  --card ID   the card (an id or a unique prefix)
+  --json      the tree file's JSON
+)";
+
 const char* helpFor(const std::string& command)
 {
     if (command == "capture")
@@ -84,6 +96,8 @@ const char* helpFor(const std::string& command)
         return kCardsHelp;
     if (command == "bench")
         return kBenchHelp;
+    if (command == "tree")
+        return kTreeHelp;
     return nullptr;
 }
 
@@ -129,6 +143,8 @@ int dispatch(const std::vector<std::string>& words)
         return runCardsCommand(rest);
     if (command == "bench")
         return runBenchCommand(rest);
+    if (command == "tree")
+        return runTreeCommand(rest);
     return fail("unknown command '" + command + "' (see 'kforge --help')", 2);
 }
 

@@ -172,6 +172,11 @@ class CliTest(unittest.TestCase):
         self.assertIn("no kernel named 'softmax_cols'", report["reason"])
         self.assertIn("kernels: softmax_rows", report["reason"])
 
+    def test_tree_without_a_search_says_so(self):
+        project, card = self.softmax_project()
+        self.assert_one_error_line(kforge("tree", project, "--card", card), "no search tree for card " + card)
+        self.assert_one_error_line(kforge("tree", project), "--card", code=2)
+
     def test_bench_bad_inputs(self):
         project, card = self.softmax_project()
         self.assert_one_error_line(kforge("bench", project, "--card", "zzzz", "--kernel", "x.cu"), "no card")

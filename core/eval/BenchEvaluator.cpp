@@ -1,0 +1,90 @@
+#include "eval/BenchEvaluator.h"
+
+namespace kforge::core {
+namespace {
+
+using nlohmann::json;
+
+std::optional<LatencyStats> latencyOf(const json& stats)
+{
+    if (!stats.is_object() || !stats.contains("median_us") || !stats.at("median_us").is_number())
+        return std::nullopt;
+    return LatencyStats{stats.at("median_us").get<double>(), stats.value("q1_us", 0.0), stats.value("q3_us", 0.0)};
+}
+
+} // namespace
+
+NodeStatus nodeStatusForBenchStatus(const std::string& benchStatus)
+{
+    if (benchStatus == "passed")
+        return NodeStatus::Passed;
+    if (benchStatus == "compiled-only")
+        return NodeStatus::CompiledOnly;
+    if (benchStatus == "compile-error" || benchStatus == "invalid-plan")
+        return NodeStatus::FailedCompile; // the source or its plan cannot run at all
+    if (benchStatus == "failed")
+        return NodeStatus::FailedValidation;
+    if (benchStatus == "timed-out")
+        return NodeStatus::TimedOut;
+    return NodeStatus::Crashed; // crashed, worker-error, anything unknown
+}
+
+Evaluation evaluationFromBenchReport(const json& report)
+{
+    Evaluation evaluation;
+    const std::string status = report.value("status", std::string("worker-error"));
+    evaluation.status = nodeStatusForBenchStatus(status);
+    evaluation.details = report;
+    if (evaluation.status == NodeStatus::Passed) {
+        const json timing = report.contains("evaluation") ? report.at("evaluation").value("timing", json()) : json();
+        evaluation.latency = latencyOf(timing.is_object() ? timing.value("candidate", json()) : json());
+        if (auto eager = latencyOf(timing.is_object() ? timing.value("eager", json()) : json()))
+            evaluation.eagerUs = eager->medianUs;
+        if (!evaluation.latency) {
+            // Passed without timing (a validate-only run): it cannot rank, so it is compiled-only.
+            evaluation.status = NodeStatus::CompiledOnly;
+        }
+    } else if (evaluation.status != NodeStatus::CompiledOnly) {
+        evaluation.failureReason = status + ": " + report.value("reason", std::string("no reason given"));
+    }
+    return evaluation;
+}
+
+BenchEvaluator::BenchEvaluator(std::filesystem::path projectDir, OperatorCard card, WorkerCommand worker,
+                               std::filesystem::path compileCacheDir, std::chrono::milliseconds evaluateTimeout)
+    : m_projectDir(std::move(projectDir)),
+      m_card(std::move(card)),
+      m_evaluateTimeout(evaluateTimeout),
+      m_compiler(std::move(compileCacheDir)),
+      m_worker(std::move(worker))
+{
+}
+
+BenchEvaluator::~BenchEvaluator()
+{
+    m_worker.shutdown();
+}
+
+Result<Evaluation> BenchEvaluator::evaluate(const Candidate& candidate, const std::atomic<bool>& stop)
+{
+    if (stop.load())
+        return makeError(ErrorCode::Cancelled, "stopped before the evaluation", "search");
+    BenchRequest request;
+    request.projectDir = m_projectDir;
+    request.card = m_card;
+    request.source = candidate.source;
+    request.plan = candidate.launchPlan;
+    request.evaluateTimeout = m_evaluateTimeout;
+    auto report = benchCandidate(request, m_compiler, m_worker);
+    if (!report)
+        return report.error();
+    return evaluationFromBenchReport(report.value());
+}
+
+nlohmann::json BenchEvaluator::gpu() const
+{
+    const json& hello = m_worker.hello();
+    return hello.is_object() ? hello.value("info", json()) : json();
+}
+
+} // namespace kforge::core

@@ -1,0 +1,40 @@
+#pragma once
+// The search's Evaluator over benchCandidate: compiles each candidate (NVRTC, cached) and
+// validates and times it in a kforge-worker, mapping the bench report onto a node's status,
+// latencies and failure reason (the whole report is kept as the node's details). Torch-free.
+//
+// Thread: the thread that runs the search (one evaluation at a time; it owns its WorkerClient).
+
+#include "eval/CandidateBench.h"
+#include "search/Evaluator.h"
+
+#include <filesystem>
+
+namespace kforge::core {
+
+/// How a bench report's "status" maps onto a search node's status.
+NodeStatus nodeStatusForBenchStatus(const std::string& benchStatus);
+
+/// Builds the Evaluation of a bench report (latencies from its timing, the reason of a failure).
+Evaluation evaluationFromBenchReport(const nlohmann::json& report);
+
+class BenchEvaluator : public Evaluator {
+public:
+    BenchEvaluator(std::filesystem::path projectDir, OperatorCard card, WorkerCommand worker,
+                   std::filesystem::path compileCacheDir, std::chrono::milliseconds evaluateTimeout);
+    ~BenchEvaluator() override;
+
+    Result<Evaluation> evaluate(const Candidate& candidate, const std::atomic<bool>& stop) override;
+
+    /// The worker's GPU as it described itself (null before the first evaluation).
+    nlohmann::json gpu() const;
+
+private:
+    std::filesystem::path m_projectDir;
+    OperatorCard m_card;
+    std::chrono::milliseconds m_evaluateTimeout;
+    CachingCompiler m_compiler;
+    WorkerClient m_worker;
+};
+
+} // namespace kforge::core
