@@ -1,0 +1,139 @@
+#include "search/builtin/BuiltinProposer.h"
+
+#include "search/builtin/SoftmaxFamily.h"
+#include "search/builtin/UnaryFamily.h"
+
+#include <cstdint>
+
+namespace kforge::core {
+
+namespace {
+
+std::uint64_t fnv1a(const std::string& text)
+{
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+std::uint64_t splitmix(std::uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+} // namespace
+
+Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const OperatorCard& card)
+{
+    const std::string op = card.qualifiedName();
+    if (SoftmaxFamily::coversOp(op)) {
+        auto family = SoftmaxFamily::create(card);
+        if (!family)
+            return family.error();
+        return std::unique_ptr<KernelFamily>(std::move(family.value()));
+    }
+    if (UnaryFamily::coversOp(op)) {
+        auto family = UnaryFamily::create(card);
+        if (!family)
+            return family.error();
+        return std::unique_ptr<KernelFamily>(std::move(family.value()));
+    }
+    return makeError(ErrorCode::Unsupported, "op not covered by the built-in proposer yet",
+                     "built-in proposer, " + op);
+}
+
+BuiltinProposer::BuiltinProposer(OperatorCard card) : m_card(std::move(card))
+{
+    auto family = makeFamily(m_card);
+    if (family)
+        m_family = std::move(family.value());
+    else
+        m_unsupported = family.error();
+}
+
+Result<void> BuiltinProposer::supports(const OperatorCard& card)
+{
+    auto family = makeFamily(card);
+    if (!family)
+        return family.error();
+    return {};
+}
+
+Result<Proposal> BuiltinProposer::build(const nlohmann::json& params, Provenance provenance) const
+{
+    auto candidate = m_family->generate(params);
+    if (!candidate)
+        return candidate.error();
+    provenance.details["family"] = m_family->name();
+    provenance.details["params"] = params;
+    Proposal proposal;
+    proposal.candidate = std::move(candidate.value());
+    proposal.provenance = std::move(provenance);
+    return proposal;
+}
+
+Result<Proposal> BuiltinProposer::proposeRoot(const SearchTree&, const std::atomic<bool>&)
+{
+    if (!m_family)
+        return m_unsupported;
+    Provenance provenance;
+    provenance.kind = ProvenanceKind::Root;
+    provenance.transformation = "root";
+    return build(m_family->rootParams(), std::move(provenance));
+}
+
+Result<Proposal> BuiltinProposer::propose(const SearchTree& tree, const SearchNode& parent, const std::atomic<bool>&)
+{
+    if (!m_family)
+        return m_unsupported;
+    const nlohmann::json& details = parent.provenance.details;
+    if (!details.is_object() || details.value("family", std::string()) != m_family->name() ||
+        !details.contains("params")) {
+        Proposal failed;
+        failed.provenance.kind = ProvenanceKind::BuiltinTransformation;
+        failed.failureReason = "parent " + parent.id + " has no " + m_family->name() +
+                               " template parameters (not written by the built-in proposer)";
+        return failed;
+    }
+    const nlohmann::json& from = details["params"];
+
+    std::vector<Transformation> untried;
+    for (Transformation& t : m_family->transformations(from)) {
+        bool seen = false;
+        for (const SearchNode& node : tree.nodes()) {
+            const nlohmann::json& d = node.provenance.details;
+            if (d.is_object() && d.value("family", std::string()) == m_family->name() && d.contains("params") &&
+                d["params"] == t.params) {
+                seen = true;
+                break;
+            }
+        }
+        if (!seen)
+            untried.push_back(std::move(t));
+    }
+
+    Provenance provenance;
+    provenance.kind = ProvenanceKind::BuiltinTransformation;
+    if (untried.empty()) {
+        Proposal failed;
+        failed.provenance = provenance;
+        failed.provenance.details["family"] = m_family->name();
+        failed.provenance.details["from"] = from;
+        failed.failureReason = "no untried transformation";
+        return failed;
+    }
+    const std::uint64_t h =
+        splitmix(tree.seed() ^ splitmix(fnv1a(parent.id) ^ static_cast<std::uint64_t>(tree.nextIteration())));
+    Transformation& chosen = untried[h % untried.size()];
+    provenance.transformation = chosen.name;
+    provenance.details["from"] = from;
+    return build(chosen.params, std::move(provenance));
+}
+
+} // namespace kforge::core

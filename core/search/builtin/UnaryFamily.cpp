@@ -1,0 +1,241 @@
+#include "search/builtin/UnaryFamily.h"
+
+#include <sstream>
+
+namespace kforge::core {
+
+namespace {
+
+Error unsupported(const OperatorCard& card, const std::string& why)
+{
+    return makeError(ErrorCode::Unsupported, why, "built-in proposer, " + card.qualifiedName());
+}
+
+const ArgSpec* findArg(const OperatorCard& card, const std::string& name)
+{
+    for (const ArgSpec& arg : card.args)
+        if (arg.name == name)
+            return &arg;
+    return nullptr;
+}
+
+bool isPow2(int v)
+{
+    return v > 0 && (v & (v - 1)) == 0;
+}
+
+} // namespace
+
+bool UnaryFamily::coversOp(const std::string& qualifiedOp)
+{
+    return qualifiedOp == "aten::relu" || qualifiedOp == "aten::gelu" || qualifiedOp == "aten::silu" ||
+           qualifiedOp == "aten::sigmoid" || qualifiedOp == "aten::tanh";
+}
+
+Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& card)
+{
+    const std::string op = card.qualifiedName();
+    if (!coversOp(op))
+        return unsupported(card, "op not covered by the built-in proposer yet");
+    const ArgSpec* self = findArg(card, "self");
+    if (!self || self->kind != ArgKind::Tensor || self->tensors.size() != 1)
+        return unsupported(card, "the card has no tensor argument 'self'");
+    const TensorSpec& in = self->tensors[0];
+    if (!isBuiltinFloatDtype(in.dtype))
+        return unsupported(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
+    if (!in.isContiguous())
+        return unsupported(card, "non-contiguous input " + in.toShortString());
+    if (in.numel() == 0)
+        return unsupported(card, "empty input");
+    if (card.outputs.size() != 1 || card.outputs[0].dtype != in.dtype || card.outputs[0].sizes != in.sizes ||
+        !card.outputs[0].isContiguous())
+        return unsupported(card, "expected one contiguous output of the input's dtype and sizes");
+
+    std::unique_ptr<UnaryFamily> family(new UnaryFamily());
+    family->m_op = op.substr(6); // after "aten::"
+    if (family->m_op == "gelu") {
+        const ArgSpec* approximate = findArg(card, "approximate");
+        std::string mode = "none";
+        if (approximate && approximate->kind == ArgKind::Value) {
+            if (!approximate->value.is_string())
+                return unsupported(card, "gelu approximate is not a string");
+            mode = approximate->value.get<std::string>();
+        }
+        if (mode != "none" && mode != "tanh")
+            return unsupported(card, "gelu approximate='" + mode + "' (only 'none' and 'tanh')");
+        family->m_tanhGelu = mode == "tanh";
+    }
+    family->m_dtype = in.dtype;
+    family->m_numel = in.numel();
+    return family;
+}
+
+bool UnaryFamily::vectorWidthAllowed(int width) const
+{
+    // Vector accesses start at the (16-byte aligned, see docs/builtin-proposer.md) base pointer and
+    // step by whole vectors; elements past the last whole vector go through the scalar tail. Widths
+    // above the element count would leave only the tail, so they are not offered.
+    if (width != 1 && width != 2 && width != 4 && width != 8)
+        return false;
+    return width * dtypeBytes(m_dtype) <= 16 && (width == 1 || width <= m_numel);
+}
+
+nlohmann::json UnaryFamily::toJson(const Params& p)
+{
+    return {{"threads", p.threads}, {"vector_width", p.vectorWidth}, {"items_per_thread", p.itemsPerThread}};
+}
+
+Result<UnaryFamily::Params> UnaryFamily::parse(const nlohmann::json& j) const
+{
+    const std::string context = "unary template parameters";
+    if (!j.is_object())
+        return makeError(ErrorCode::InvalidArgument, "not a JSON object", context);
+    Params p;
+    try {
+        p.threads = j.at("threads").get<int>();
+        p.vectorWidth = j.at("vector_width").get<int>();
+        p.itemsPerThread = j.at("items_per_thread").get<int>();
+    } catch (const nlohmann::json::exception& e) {
+        return makeError(ErrorCode::InvalidArgument, std::string("missing or mistyped parameter: ") + e.what(), context);
+    }
+    if (!isPow2(p.threads) || p.threads < 64 || p.threads > 1024)
+        return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
+    if (!vectorWidthAllowed(p.vectorWidth))
+        return makeError(ErrorCode::InvalidArgument,
+                         "vector_width " + std::to_string(p.vectorWidth) + " not allowed for " + m_dtype, context);
+    if (!isPow2(p.itemsPerThread) || p.itemsPerThread > 8)
+        return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
+    return p;
+}
+
+nlohmann::json UnaryFamily::rootParams() const
+{
+    Params p;
+    for (int w : {8, 4, 2})
+        if (vectorWidthAllowed(w)) {
+            p.vectorWidth = w;
+            break;
+        }
+    p.threads = 256;
+    p.itemsPerThread = m_numel >= (1 << 22) ? 2 : 1;
+    return toJson(p);
+}
+
+std::vector<Transformation> UnaryFamily::transformations(const nlohmann::json& params) const
+{
+    std::vector<Transformation> out;
+    auto parsed = parse(params);
+    if (!parsed)
+        return out;
+    const Params p = parsed.value();
+    auto add = [&](std::string name, const Params& q) {
+        const nlohmann::json j = toJson(q);
+        if (j != params && parse(j).ok())
+            out.push_back({std::move(name), j});
+    };
+    for (int t : {p.threads * 2, p.threads / 2}) {
+        Params q = p;
+        q.threads = t;
+        add("threads-per-block " + std::to_string(p.threads) + "->" + std::to_string(t), q);
+    }
+    for (int w : {p.vectorWidth * 2, p.vectorWidth / 2}) {
+        Params q = p;
+        q.vectorWidth = w;
+        add("vector-width " + std::to_string(p.vectorWidth) + "->" + std::to_string(w), q);
+    }
+    for (int i : {p.itemsPerThread * 2, p.itemsPerThread / 2}) {
+        Params q = p;
+        q.itemsPerThread = i;
+        add("items-per-thread " + std::to_string(p.itemsPerThread) + "->" + std::to_string(i), q);
+    }
+    return out;
+}
+
+std::string UnaryFamily::opExpression() const
+{
+    if (m_op == "relu")
+        return "x < 0.0f ? 0.0f : x"; // NaN stays NaN, as in PyTorch
+    if (m_op == "gelu")
+        return m_tanhGelu ? "0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))"
+                          : "0.5f * x * (1.0f + erff(x * 0.7071067811865476f))"; // exact form
+    if (m_op == "silu")
+        return "x / (1.0f + expf(-x))";
+    if (m_op == "sigmoid")
+        return "1.0f / (1.0f + expf(-x))";
+    return "tanhf(x)";
+}
+
+Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const
+{
+    auto parsed = parse(params);
+    if (!parsed)
+        return parsed.error();
+    const Params p = parsed.value();
+    const std::string kernel = "kf_" + m_op;
+
+    std::ostringstream s;
+    s << "// Built-in elementwise " << m_op << (m_op == "gelu" ? (m_tanhGelu ? " (tanh)" : " (exact)") : "")
+      << " over " << m_numel << " contiguous " << m_dtype << " elements, fp32 math.\n"
+      << "// Template parameters: " << params.dump() << "\n"
+      << dtypePrelude(m_dtype, m_dtype)
+      << "constexpr long long NUMEL = " << m_numel << "LL;\n"
+      << "constexpr int V = " << p.vectorWidth << ";\n"
+      << "constexpr int THREADS = " << p.threads << ";\n"
+      << "constexpr int ITEMS = " << p.itemsPerThread << ";\n"
+      << "constexpr long long NVEC = NUMEL / V;\n"
+      << "constexpr long long TAIL = NUMEL - NVEC * V; // elements after the last whole vector\n"
+      << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
+      << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
+      << "__device__ __forceinline__ float kfOp(float x) { return " << opExpression() << "; }\n"
+      << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel
+      << "(const in_t* __restrict__ x, out_t* __restrict__ y)\n{\n"
+      << R"(    const InVec* xv = reinterpret_cast<const InVec*>(x);
+    OutVec* yv = reinterpret_cast<OutVec*>(y);
+    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;
+    for (long long base = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x; base < NVEC;
+         base += stride) {
+        InVec t[ITEMS];
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const long long j = base + static_cast<long long>(k) * THREADS;
+            if (j < NVEC)
+                t[k] = xv[j];
+        }
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const long long j = base + static_cast<long long>(k) * THREADS;
+            if (j < NVEC) {
+                OutVec o;
+#pragma unroll
+                for (int e = 0; e < V; ++e)
+                    o.v[e] = kfStore(kfOp(kfLoad(t[k].v[e])));
+                yv[j] = o;
+            }
+        }
+    }
+    if constexpr (TAIL > 0) {
+        const long long g = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;
+        if (g < TAIL)
+            y[NVEC * V + g] = kfStore(kfOp(kfLoad(x[NVEC * V + g])));
+    }
+}
+)";
+
+    const std::int64_t perBlock = static_cast<std::int64_t>(p.threads) * p.itemsPerThread;
+    const std::int64_t vectors = m_numel / p.vectorWidth;
+    std::int64_t grid = (vectors + perBlock - 1) / perBlock;
+    if (grid < 1)
+        grid = 1; // the tail alone (TAIL < V <= 8 < THREADS: one block covers it)
+    if (grid > 2147483647LL)
+        grid = 2147483647LL; // the grid-stride loop covers the rest
+    Candidate candidate;
+    candidate.source = s.str();
+    candidate.launchPlan = {{"launches", nlohmann::json::array({{{"kernel", kernel},
+                                                                 {"grid", nlohmann::json::array({grid})},
+                                                                 {"block", nlohmann::json::array({p.threads})},
+                                                                 {"shared_bytes", 0},
+                                                                 {"args", {"ptr:self", "ptr:out0"}}}})}};
+    return candidate;
+}
+
+} // namespace kforge::core

@@ -1,0 +1,49 @@
+#pragma once
+// Elementwise unary ops on a contiguous float32/float16/bfloat16 tensor: aten::relu, aten::gelu
+// (approximate "none": exact erff form; "tanh"), aten::silu, aten::sigmoid, aten::tanh.
+// Parameters (docs/builtin-proposer.md):
+//   threads           threads per block (64..1024, power of two)
+//   vector_width      elements per load/store (1, 2, 4, 8; at most 16 bytes); the numel % width
+//                     trailing elements are done by a scalar tail
+//   items_per_thread  vectors a thread loads before computing (1, 2, 4, 8), strided by `threads`
+// The kernel is a grid-stride loop; computation is in fp32. Thread: see KernelFamily.
+
+#include "search/builtin/KernelFamily.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace kforge::core {
+
+class UnaryFamily final : public KernelFamily {
+public:
+    static bool coversOp(const std::string& qualifiedOp);
+    /// Unsupported with the reason when the card's layout, dtype or arguments are not handled.
+    static Result<std::unique_ptr<UnaryFamily>> create(const OperatorCard& card);
+
+    std::string name() const override { return "unary"; }
+    nlohmann::json rootParams() const override;
+    Result<Candidate> generate(const nlohmann::json& params) const override;
+    std::vector<Transformation> transformations(const nlohmann::json& params) const override;
+
+private:
+    struct Params {
+        int threads = 256;
+        int vectorWidth = 1;
+        int itemsPerThread = 1;
+    };
+
+    UnaryFamily() = default;
+    Result<Params> parse(const nlohmann::json& params) const;
+    static nlohmann::json toJson(const Params& p);
+    bool vectorWidthAllowed(int width) const;
+    /// The fp32 expression of the op applied to `x`.
+    std::string opExpression() const;
+
+    std::string m_op;          // "relu", "gelu", "silu", "sigmoid", "tanh"
+    bool m_tanhGelu = false;   // gelu approximate="tanh"
+    std::string m_dtype;
+    std::int64_t m_numel = 0;
+};
+
+} // namespace kforge::core

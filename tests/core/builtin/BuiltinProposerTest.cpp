@@ -1,0 +1,331 @@
+#include "search/builtin/BuiltinProposer.h"
+
+#include "kernel/CachingCompiler.h"
+#include "kernel/LaunchPlan.h"
+#include "search/SearchTree.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace kforge::core;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::int64_t> contiguousStrides(const std::vector<std::int64_t>& sizes)
+{
+    std::vector<std::int64_t> strides(sizes.size(), 1);
+    for (int d = static_cast<int>(sizes.size()) - 2; d >= 0; --d)
+        strides[d] = strides[d + 1] * sizes[d + 1];
+    return strides;
+}
+
+// aten::softmax.int / log_softmax.int (dim -1, dtype None) or _softmax / _log_softmax.
+OperatorCard softmaxCard(const std::string& op, const std::string& overload, const std::string& dtype,
+                         std::vector<std::int64_t> sizes)
+{
+    OperatorCard card;
+    card.op = op;
+    card.overload = overload;
+    const TensorSpec t{dtype, sizes, contiguousStrides(sizes), "cuda:0"};
+    card.args.push_back(ArgSpec{"self", "Tensor", ArgKind::Tensor, {t}, nullptr});
+    card.args.push_back(ArgSpec{"dim", "int", ArgKind::Value, {}, -1});
+    if (overload == "int")
+        card.args.push_back(ArgSpec{"dtype", "ScalarType?", ArgKind::None, {}, nullptr});
+    else
+        card.args.push_back(ArgSpec{"half_to_float", "bool", ArgKind::Value, {}, false});
+    card.outputs = {t};
+    card.id = "card-" + op + "-" + dtype;
+    return card;
+}
+
+OperatorCard unaryCard(const std::string& op, const std::string& dtype, std::int64_t numel,
+                       const std::string& approximate = {})
+{
+    OperatorCard card;
+    card.op = op;
+    const TensorSpec t{dtype, {numel}, {1}, "cuda:0"};
+    card.args.push_back(ArgSpec{"self", "Tensor", ArgKind::Tensor, {t}, nullptr});
+    if (!approximate.empty())
+        card.args.push_back(ArgSpec{"approximate", "str", ArgKind::Value, {}, approximate});
+    card.outputs = {t};
+    card.id = "card-" + op + "-" + dtype;
+    return card;
+}
+
+Evaluation passed(double us)
+{
+    Evaluation e;
+    e.status = NodeStatus::Passed;
+    e.latency = LatencyStats{us, us * 0.95, us * 1.05};
+    e.eagerUs = 20.0;
+    return e;
+}
+
+CachingCompiler& compiler()
+{
+    static CachingCompiler instance; // memory-only cache
+    return instance;
+}
+
+// The plan parses and validates against the card, the source compiles for sm_90 without errors and
+// every planned kernel is an entry of the PTX.
+void expectGoodCandidate(const OperatorCard& card, const Candidate& candidate, const std::string& what)
+{
+    SCOPED_TRACE(what);
+    auto plan = parseLaunchPlan(candidate.launchPlan, card);
+    ASSERT_TRUE(plan.ok()) << plan.error().toString();
+    auto valid = validateLaunchPlan(plan.value(), card);
+    ASSERT_TRUE(valid.ok()) << valid.error().toString();
+    auto compiled = compiler().compile(candidate.source, CompileOptions{});
+    ASSERT_TRUE(compiled.ok()) << compiled.error().toString();
+    ASSERT_TRUE(compiled->ok) << compiled->log << "\n" << candidate.source;
+    EXPECT_EQ(compiled->log.find("warning"), std::string::npos) << compiled->log;
+    for (const KernelLaunch& launch : plan->launches)
+        EXPECT_NE(compiled->ptx.find(".entry " + launch.kernel), std::string::npos) << launch.kernel;
+}
+
+// Grows a tree as a search would (root, then `steps` revisions of the latest passed node, each marked
+// passed with a fake latency) and checks every candidate when `compile` is set. Returns the tree.
+SearchTree growChain(const OperatorCard& card, int steps, bool compile, std::uint64_t seed = 7)
+{
+    BuiltinProposer proposer(card);
+    std::atomic<bool> stop{false};
+    SearchTree tree(card.id, seed);
+    auto root = proposer.proposeRoot(tree, stop);
+    EXPECT_TRUE(root.ok()) << (root.ok() ? "" : root.error().toString());
+    if (!root.ok())
+        return tree;
+    EXPECT_TRUE(root->failureReason.empty());
+    if (compile)
+        expectGoodCandidate(card, root->candidate, "root " + root->provenance.details.dump());
+    std::string last = tree.addRoot(root->candidate, root->provenance, 0).value();
+    EXPECT_TRUE(tree.recordEvaluation(last, passed(10)).ok());
+    for (int i = 0; i < steps; ++i) {
+        const SearchNode& parent = *tree.find(last);
+        auto p = proposer.propose(tree, parent, stop);
+        EXPECT_TRUE(p.ok());
+        if (!p.ok() || !p->failureReason.empty())
+            break;
+        EXPECT_EQ(p->provenance.kind, ProvenanceKind::BuiltinTransformation);
+        EXPECT_FALSE(p->provenance.transformation.empty());
+        if (compile)
+            expectGoodCandidate(card, p->candidate, p->provenance.transformation + " " +
+                                                         p->provenance.details["params"].dump());
+        last = tree.addChild(last, p->candidate, p->provenance, 0).value();
+        EXPECT_TRUE(tree.recordEvaluation(last, passed(10.0 - i * 0.1)).ok());
+    }
+    return tree;
+}
+
+const std::vector<std::string> kDtypes = {"float32", "float16", "bfloat16"};
+
+} // namespace
+
+TEST(BuiltinProposer, SoftmaxFamiliesCompileForEveryDtypeAndRowLength)
+{
+    for (const auto& [op, overload] : std::vector<std::pair<std::string, std::string>>{
+             {"aten::softmax", "int"}, {"aten::log_softmax", "int"}})
+        for (const std::string& dtype : kDtypes)
+            for (std::int64_t n : {1, 7, 197, 1000, 4097}) {
+                SCOPED_TRACE(op + " " + dtype + " n=" + std::to_string(n));
+                const SearchTree tree = growChain(softmaxCard(op, overload, dtype, {5, n}), 3, true);
+                EXPECT_EQ(tree.size(), 4u);
+            }
+    // The underscore overloads (half_to_float=false) and a rank-3 input.
+    growChain(softmaxCard("aten::_softmax", "", "bfloat16", {2, 3, 512}), 2, true);
+    growChain(softmaxCard("aten::_log_softmax", "", "float16", {2, 3, 1000}), 2, true);
+}
+
+TEST(BuiltinProposer, SoftmaxWalkCoversEveryVariantAndCompiles)
+{
+    // A longer walk visits block-per-row, warp-per-row, online, two-pass and register variants.
+    const OperatorCard card = softmaxCard("aten::softmax", "int", "float16", {16, 1024});
+    const SearchTree tree = growChain(card, 24, true, 3);
+    std::set<std::string> kinds;
+    for (const SearchNode& node : tree.nodes()) {
+        const json& p = node.provenance.details["params"];
+        kinds.insert(p["rows_per_block"] == 1 ? "block" : "warp");
+        kinds.insert(p["registers"] ? "registers" : (p["online"] ? "online" : "two-pass"));
+    }
+    EXPECT_GE(tree.size(), 10u);
+    EXPECT_GE(kinds.size(), 4u) << "variants seen: " << kinds.size();
+}
+
+TEST(BuiltinProposer, UnaryOpsCompileForEveryDtypeAndSize)
+{
+    const std::vector<std::pair<std::string, std::string>> ops = {
+        {"aten::relu", ""}, {"aten::gelu", "none"}, {"aten::gelu", "tanh"},
+        {"aten::silu", ""}, {"aten::sigmoid", ""}, {"aten::tanh", ""}};
+    for (const auto& [op, approximate] : ops)
+        for (const std::string& dtype : kDtypes)
+            for (std::int64_t n : {1, 7, 1000, 4097, 1 << 20}) {
+                SCOPED_TRACE(op + " " + approximate + " " + dtype + " n=" + std::to_string(n));
+                const SearchTree tree = growChain(unaryCard(op, dtype, n, approximate), n == 4097 ? 3 : 1, true);
+                EXPECT_GE(tree.size(), 2u);
+            }
+}
+
+TEST(BuiltinProposer, GeluExactUsesErfAndTanhFormUsesTanh)
+{
+    std::atomic<bool> stop{false};
+    SearchTree tree("c", 1);
+    auto exact = BuiltinProposer(unaryCard("aten::gelu", "float32", 64, "none")).proposeRoot(tree, stop);
+    auto tanhForm = BuiltinProposer(unaryCard("aten::gelu", "float32", 64, "tanh")).proposeRoot(tree, stop);
+    ASSERT_TRUE(exact.ok());
+    ASSERT_TRUE(tanhForm.ok());
+    EXPECT_NE(exact->candidate.source.find("erff("), std::string::npos);
+    EXPECT_EQ(exact->candidate.source.find("tanhf("), std::string::npos);
+    EXPECT_NE(tanhForm->candidate.source.find("tanhf("), std::string::npos);
+    EXPECT_EQ(tanhForm->candidate.source.find("erff("), std::string::npos);
+}
+
+TEST(BuiltinProposer, VectorWidthOnlyWhenTheRowLengthAllowsIt)
+{
+    // Rows of 7: never vectorized. Rows of 1000 in float16: up to 8 (16 bytes), never above 16 bytes.
+    const SearchTree seven = growChain(softmaxCard("aten::softmax", "int", "float32", {4, 7}), 30, false);
+    EXPECT_GE(seven.size(), 3u);
+    for (const SearchNode& node : seven.nodes())
+        EXPECT_EQ(node.provenance.details["params"]["vector_width"], 1);
+    const SearchTree tree = growChain(softmaxCard("aten::softmax", "int", "float32", {4, 1000}), 30, false);
+    EXPECT_EQ(tree.root()->provenance.details["params"]["vector_width"], 4);
+    for (const SearchNode& node : tree.nodes())
+        EXPECT_LE(node.provenance.details["params"]["vector_width"].get<int>(), 4);
+    const SearchTree half = growChain(softmaxCard("aten::softmax", "int", "float16", {4, 1000}), 0, false);
+    EXPECT_EQ(half.root()->provenance.details["params"]["vector_width"], 8);
+}
+
+TEST(BuiltinProposer, SameTreeAndSeedGiveTheSameProposals)
+{
+    const OperatorCard card = softmaxCard("aten::softmax", "int", "bfloat16", {64, 4096});
+    const SearchTree a = growChain(card, 12, false, 42);
+    const SearchTree b = growChain(card, 12, false, 42);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a.nodes()[i].candidate, b.nodes()[i].candidate);
+        EXPECT_EQ(a.nodes()[i].provenance, b.nodes()[i].provenance);
+    }
+    // The seed matters: some other seed takes a different path.
+    bool differs = false;
+    for (std::uint64_t seed = 1; seed < 10 && !differs; ++seed) {
+        const SearchTree c = growChain(card, 12, false, seed);
+        for (std::size_t i = 0; i < std::min(a.size(), c.size()); ++i)
+            differs = differs || a.nodes()[i].provenance != c.nodes()[i].provenance;
+    }
+    EXPECT_TRUE(differs);
+}
+
+TEST(BuiltinProposer, NeverRepeatsParamsAndSaysWhenNothingIsLeft)
+{
+    for (const OperatorCard& card : {softmaxCard("aten::softmax", "int", "float32", {8, 197}),
+                                     unaryCard("aten::silu", "bfloat16", 4097)}) {
+        BuiltinProposer proposer(card);
+        std::atomic<bool> stop{false};
+        SearchTree tree(card.id, 5);
+        auto root = proposer.proposeRoot(tree, stop);
+        ASSERT_TRUE(root.ok());
+        const std::string rootId = tree.addRoot(root->candidate, root->provenance, 0).value();
+        ASSERT_TRUE(tree.recordEvaluation(rootId, passed(10)).ok());
+        std::string reason;
+        for (int i = 0; i < 50 && reason.empty(); ++i) {
+            auto p = proposer.propose(tree, *tree.find(rootId), stop);
+            ASSERT_TRUE(p.ok());
+            reason = p->failureReason;
+            if (reason.empty()) {
+                const std::string id = tree.addChild(rootId, p->candidate, p->provenance, 0).value();
+                ASSERT_TRUE(tree.recordEvaluation(id, passed(9)).ok());
+            }
+        }
+        EXPECT_EQ(reason, "no untried transformation");
+        EXPECT_GE(tree.root()->childIds.size(), 3u);
+        std::set<std::string> params;
+        std::set<std::string> names;
+        for (const SearchNode& node : tree.nodes()) {
+            EXPECT_TRUE(params.insert(node.provenance.details["params"].dump()).second)
+                << "repeated " << node.provenance.details["params"].dump();
+            if (node.parentId) {
+                EXPECT_TRUE(names.insert(node.provenance.transformation).second);
+                EXPECT_EQ(node.provenance.details["from"], tree.root()->provenance.details["params"]);
+            }
+        }
+    }
+}
+
+TEST(BuiltinProposer, TransformationNamesDescribeTheStep)
+{
+    const SearchTree tree = growChain(unaryCard("aten::relu", "float32", 1 << 20), 20, false, 11);
+    std::set<std::string> prefixes;
+    for (const SearchNode& node : tree.nodes()) {
+        if (!node.parentId) {
+            EXPECT_EQ(node.provenance.kind, ProvenanceKind::Root);
+            continue;
+        }
+        const std::string& name = node.provenance.transformation;
+        prefixes.insert(name.substr(0, name.find(' ')));
+        // "threads-per-block 256->512": the from-value is the parent's parameter.
+        const json& from = node.provenance.details["from"];
+        const json& to = node.provenance.details["params"];
+        EXPECT_NE(from, to);
+        EXPECT_EQ(from, tree.find(*node.parentId)->provenance.details["params"]);
+    }
+    for (const std::string& prefix : prefixes)
+        EXPECT_TRUE(prefix == "threads-per-block" || prefix == "vector-width" || prefix == "items-per-thread") << prefix;
+    EXPECT_GE(prefixes.size(), 2u);
+}
+
+TEST(BuiltinProposer, RefusesUncoveredCardsWithTheReason)
+{
+    auto reasonOf = [](const OperatorCard& card) {
+        auto supported = BuiltinProposer::supports(card);
+        EXPECT_FALSE(supported.ok());
+        std::atomic<bool> stop{false};
+        auto root = BuiltinProposer(card).proposeRoot(SearchTree(card.id, 1), stop);
+        EXPECT_FALSE(root.ok());
+        if (root.ok())
+            return std::string();
+        EXPECT_EQ(root.error().code, ErrorCode::Unsupported);
+        return root.error().toString();
+    };
+    OperatorCard transposed = softmaxCard("aten::softmax", "int", "float32", {64, 128});
+    transposed.args[0].tensors[0].strides = {1, 64};
+    EXPECT_NE(reasonOf(transposed).find("non-contiguous input"), std::string::npos);
+
+    OperatorCard mm = unaryCard("aten::mm", "float32", 64);
+    EXPECT_NE(reasonOf(mm).find("op not covered by the built-in proposer yet"), std::string::npos);
+
+    OperatorCard dim0 = softmaxCard("aten::softmax", "int", "float32", {64, 128});
+    dim0.args[1].value = 0;
+    EXPECT_NE(reasonOf(dim0).find("only the last dimension"), std::string::npos);
+
+    OperatorCard withDtype = softmaxCard("aten::softmax", "int", "float16", {64, 128});
+    withDtype.args[2] = ArgSpec{"dtype", "ScalarType?", ArgKind::Value, {}, "float32"};
+    EXPECT_NE(reasonOf(withDtype).find("only dtype=None"), std::string::npos);
+
+    OperatorCard ints = unaryCard("aten::relu", "int64", 64);
+    EXPECT_NE(reasonOf(ints).find("dtype int64 not covered"), std::string::npos);
+
+    OperatorCard strided = unaryCard("aten::tanh", "float32", 64);
+    strided.args[0].tensors[0].strides = {2};
+    EXPECT_NE(reasonOf(strided).find("non-contiguous input"), std::string::npos);
+
+    OperatorCard erfc = unaryCard("aten::gelu", "float32", 64, "sigmoid");
+    EXPECT_NE(reasonOf(erfc).find("approximate='sigmoid'"), std::string::npos);
+
+    EXPECT_TRUE(BuiltinProposer::supports(softmaxCard("aten::softmax", "int", "float32", {3, 5})).ok());
+}
+
+TEST(BuiltinProposer, AParentWithoutTemplateParametersIsAFailedProposal)
+{
+    const OperatorCard card = unaryCard("aten::sigmoid", "float16", 1000);
+    BuiltinProposer proposer(card);
+    std::atomic<bool> stop{false};
+    SearchTree tree(card.id, 1);
+    Provenance manual;
+    manual.kind = ProvenanceKind::ManualEdit;
+    const std::string id = tree.addRoot(Candidate{"// hand written", json::object()}, manual, 0).value();
+    ASSERT_TRUE(tree.recordEvaluation(id, passed(5)).ok());
+    auto p = proposer.propose(tree, *tree.find(id), stop);
+    ASSERT_TRUE(p.ok());
+    EXPECT_NE(p->failureReason.find("no unary template parameters"), std::string::npos) << p->failureReason;
+}
