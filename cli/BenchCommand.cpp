@@ -1,5 +1,6 @@
 #include "ArgParser.h"
 #include "Commands.h"
+#include "WorkerPath.h"
 
 #include "eval/CandidateBench.h"
 #include "project/ProjectStore.h"
@@ -16,23 +17,6 @@ namespace kforge::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The worker next to this executable: bin/kforge-worker when installed, build/worker/kforge-worker
-// in a build tree. KFORGE_WORKER or --worker override it.
-std::string defaultWorkerPath()
-{
-    if (const char* fromEnv = std::getenv("KFORGE_WORKER"); fromEnv && *fromEnv)
-        return fromEnv;
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (ec)
-        return "kforge-worker";
-    for (const fs::path& candidate : {self.parent_path() / "kforge-worker", self.parent_path() / ".." / "worker" / "kforge-worker"}) {
-        if (fs::exists(candidate, ec))
-            return fs::weakly_canonical(candidate, ec).string();
-    }
-    return (self.parent_path() / "kforge-worker").string();
-}
 
 } // namespace
 
@@ -106,7 +90,7 @@ int runBenchCommand(const std::vector<std::string>& args)
     }
 
     core::WorkerCommand command;
-    command.executable = parser.value("--worker").value_or(defaultWorkerPath());
+    command.executable = workerPath(parser.value("--worker"));
     core::WorkerClient worker(command);
     // --no-cache: an in-memory cache that each repetition starts empty, so every run compiles.
     const bool useDiskCache = !parser.has("--no-cache");

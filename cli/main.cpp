@@ -21,6 +21,8 @@ Commands:
                       print a project's operator cards, sorted by share of model time
   bench PROJECT_DIR --card ID --kernel FILE.cu [--plan FILE.json] [options]
                       compile, validate and time one candidate kernel; prints a JSON report
+  optimize PROJECT_DIR [--cards ID...] [--iterations N] [--time-limit S] [--seed S] [--resume]
+                      search faster kernels for the project's cards (MCTS, built-in proposer)
   tree PROJECT_DIR --card ID [--json]
                       print a card's search tree: status, latency, speedup, what produced each node
   help [COMMAND]      show help for a command
@@ -88,6 +90,25 @@ edit that produced it, with the failure reason of failed nodes.
   --json      the tree file's JSON
 )";
 
+constexpr const char* kOptimizeHelp = R"(usage: kforge optimize PROJECT_DIR [options]
+
+Searches faster kernels for the project's cards with Monte Carlo Tree Search (docs/search.md) and
+the built-in proposer (docs/builtin-proposer.md). Every candidate is compiled, validated and timed
+as by 'kforge bench'; each card's tree is saved after every node in
+PROJECT_DIR/search/<card id>/tree.json. Without a GPU, candidates are generated and compiled only.
+Ctrl-C stops after the candidate in flight; --resume continues.
+
+  --cards ID...       the cards to search (default: all that the built-in proposer covers, largest
+                      share of model time first; vendor-backed cards are skipped)
+  --iterations N      nodes per card, root included (default 50)
+  --time-limit S      wall-time limit per card in seconds
+  --proposer NAME     builtin (the only one in this version)
+  --seed S            seed of the search (default 0)
+  --resume            continue existing trees instead of refusing to overwrite them
+  --timeout S         watchdog per candidate evaluation (default 60)
+  --worker PATH       the kforge-worker executable
+)";
+
 const char* helpFor(const std::string& command)
 {
     if (command == "capture")
@@ -98,6 +119,8 @@ const char* helpFor(const std::string& command)
         return kBenchHelp;
     if (command == "tree")
         return kTreeHelp;
+    if (command == "optimize")
+        return kOptimizeHelp;
     return nullptr;
 }
 
@@ -145,6 +168,8 @@ int dispatch(const std::vector<std::string>& words)
         return runBenchCommand(rest);
     if (command == "tree")
         return runTreeCommand(rest);
+    if (command == "optimize")
+        return runOptimizeCommand(rest);
     return fail("unknown command '" + command + "' (see 'kforge --help')", 2);
 }
 

@@ -177,6 +177,32 @@ class CliTest(unittest.TestCase):
         self.assert_one_error_line(kforge("tree", project, "--card", card), "no search tree for card " + card)
         self.assert_one_error_line(kforge("tree", project), "--card", code=2)
 
+    def test_optimize_builds_a_resumable_tree(self):
+        project, card = self.softmax_project()
+        first = kforge("optimize", project, "--iterations", "4", "--seed", "3")
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertIn(card[:8], first.stdout)
+        tree = json.loads(kforge("tree", project, "--card", card, "--json").stdout)
+        self.assertEqual(len(tree["nodes"]), 4)
+        statuses = {node["status"] for node in tree["nodes"]}
+        self.assertTrue(statuses <= {"compiled-only", "passed"}, statuses)
+        table = kforge("tree", project, "--card", card)
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertIn("root", table.stdout)
+        again = kforge("optimize", project, "--iterations", "6")
+        self.assert_one_error_line(again, "tree.json", "exists already")
+        resumed = kforge("optimize", project, "--iterations", "6", "--resume")
+        self.assertEqual(resumed.returncode, 0, resumed.stderr)
+        tree = json.loads(kforge("tree", project, "--card", card, "--json").stdout)
+        self.assertEqual(len(tree["nodes"]), 6)
+
+    def test_optimize_bad_inputs(self):
+        project, _ = self.softmax_project()
+        self.assert_one_error_line(kforge("optimize", project, "--proposer", "magic"), "magic", code=2)
+        self.assert_one_error_line(kforge("optimize", project, "--iterations", "0"), "--iterations", code=2)
+        self.assert_one_error_line(kforge("optimize", project, "--cards", "zzzz"), "zzzz", code=2)
+        self.assert_one_error_line(kforge("optimize", os.path.join(self.tmp, "none")), "none")
+
     def test_bench_bad_inputs(self):
         project, card = self.softmax_project()
         self.assert_one_error_line(kforge("bench", project, "--card", "zzzz", "--kernel", "x.cu"), "no card")
