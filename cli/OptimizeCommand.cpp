@@ -3,10 +3,14 @@
 #include "WorkerPath.h"
 
 #include "eval/BenchEvaluator.h"
+#include "llm/LlmClientFactory.h"
+#include "llm/LlmConfig.h"
 #include "project/ProjectStore.h"
 #include "search/SearchRun.h"
 #include "search/TreeStore.h"
 #include "search/builtin/BuiltinProposer.h"
+#include "search/llm/LlmProposer.h"
+#include "search/llm/LlmUsage.h"
 #include "util/CacheDirectory.h"
 
 #include <atomic>
@@ -14,6 +18,8 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
+#include <memory>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -38,9 +44,10 @@ bool parseNumber(const std::string& text, T& out)
 }
 
 // The cards to search: the ones named, else every card by share of model time (largest first),
-// skipping vendor-backed ones (cuBLAS/cuDNN) and those the built-in proposer does not cover.
+// skipping vendor-backed ones (cuBLAS/cuDNN) and, for the built-in proposer, those it does not
+// cover (an LLM may write a kernel for any op).
 std::vector<const core::OperatorCard*> chooseCards(const core::Project& project, const std::vector<std::string>& named,
-                                                   std::string& error)
+                                                   bool builtin, std::string& error)
 {
     std::vector<const core::OperatorCard*> cards;
     if (!named.empty()) {
@@ -65,7 +72,7 @@ std::vector<const core::OperatorCard*> chooseCards(const core::Project& project,
                       << ": vendor-backed (cuBLAS/cuDNN)\n";
             continue;
         }
-        if (auto supported = core::BuiltinProposer::supports(*card); !supported) {
+        if (auto supported = core::BuiltinProposer::supports(*card); builtin && !supported) {
             std::cerr << "kforge: skip " << card->id.substr(0, 8) << " " << card->qualifiedName() << ": "
                       << supported.error().message << "\n";
             continue;
@@ -75,20 +82,83 @@ std::vector<const core::OperatorCard*> chooseCards(const core::Project& project,
     return chosen;
 }
 
+// defaultsFor(provider), then the --llm-config file, then the flags. The file may omit "provider"
+// (--proposer names it) but may not contradict it. Errors are one line naming the file or flag;
+// no value from the file is echoed (llmConfigFromJson keeps key-like fields out).
+core::Result<core::LlmProviderConfig> llmConfigFor(core::LlmProvider provider, const ArgParser& parser)
+{
+    core::LlmProviderConfig config = core::LlmProviderConfig::defaultsFor(provider);
+    if (auto file = parser.value("--llm-config")) {
+        std::ifstream in(*file);
+        if (!in)
+            return core::makeError(core::ErrorCode::NotFound, "cannot read the file", "--llm-config " + *file);
+        nlohmann::json json;
+        try {
+            json = nlohmann::json::parse(in);
+        } catch (const nlohmann::json::exception& e) {
+            return core::makeError(core::ErrorCode::InvalidArgument, std::string("not valid JSON: ") + e.what(),
+                                   "--llm-config " + *file);
+        }
+        if (!json.is_object())
+            return core::makeError(core::ErrorCode::InvalidArgument, "expected a JSON object", "--llm-config " + *file);
+        if (!json.contains("provider"))
+            json["provider"] = core::llmProviderName(provider);
+        auto parsed = core::llmConfigFromJson(json);
+        if (!parsed)
+            return core::makeError(parsed.error().code, parsed.error().toString(), "--llm-config " + *file);
+        if (parsed->provider != provider)
+            return core::makeError(core::ErrorCode::InvalidArgument,
+                                   std::string("provider is '") + core::llmProviderName(parsed->provider) +
+                                       "' but --proposer is '" + core::llmProviderName(provider) + "'",
+                                   "--llm-config " + *file);
+        config = parsed.value();
+    }
+    if (auto model = parser.value("--model"))
+        config.model = *model;
+    if (auto url = parser.value("--base-url"))
+        config.baseUrl = *url;
+    if (auto env = parser.value("--api-key-env"))
+        config.apiKeyEnv = *env;
+    if (config.model.empty())
+        return core::makeError(core::ErrorCode::InvalidArgument,
+                               "no model: pass --model NAME or set \"model\" in --llm-config", "optimize");
+    if (auto valid = config.validate(); !valid)
+        return valid.error();
+    return config;
+}
+
 } // namespace
 
 int runOptimizeCommand(const std::vector<std::string>& args)
 {
     ArgParser parser;
     parser.multiOption("--cards").option("--iterations").option("--time-limit").option("--proposer").option("--seed")
-        .option("--timeout").option("--worker").flag("--resume");
+        .option("--timeout").option("--worker").option("--llm-config").option("--model").option("--base-url")
+        .option("--api-key-env").flag("--resume");
     if (auto error = parser.parse(args))
         return fail("optimize: " + *error + " (see 'kforge optimize --help')", 2);
     if (parser.positionals().size() != 1)
         return fail("optimize: expected exactly one PROJECT_DIR (see 'kforge optimize --help')", 2);
     const std::string proposerName = parser.value("--proposer").value_or("builtin");
-    if (proposerName != "builtin")
-        return fail("--proposer " + proposerName + ": only 'builtin' is available in this version", 2);
+    const bool builtin = proposerName == "builtin";
+    std::shared_ptr<core::LlmClient> llmClient;
+    if (builtin) {
+        for (const char* flag : {"--llm-config", "--model", "--base-url", "--api-key-env"}) {
+            if (parser.value(flag))
+                return fail(std::string(flag) + ": only with --proposer openai or anthropic", 2);
+        }
+    } else {
+        auto provider = core::parseLlmProvider(proposerName);
+        if (!provider)
+            return fail("--proposer " + proposerName + ": expected builtin, openai or anthropic", 2);
+        auto config = llmConfigFor(provider.value(), parser);
+        if (!config)
+            return fail(config.error().toString(), 2);
+        auto client = core::createLlmClient(config.value());
+        if (!client)
+            return fail(client.error().toString(), 2);
+        llmClient = std::move(client.value());
+    }
     core::SearchBudget budget;
     if (auto text = parser.value("--iterations"); text && (!parseNumber(*text, budget.maxIterations) || budget.maxIterations < 1))
         return fail("--iterations: expected a whole number >= 1, got '" + *text + "'", 2);
@@ -106,17 +176,18 @@ int runOptimizeCommand(const std::vector<std::string>& args)
     if (!project)
         return fail(project.error().toString());
     std::string error;
-    const auto cards = chooseCards(project.value(), parser.values("--cards"), error);
+    const auto cards = chooseCards(project.value(), parser.values("--cards"), builtin, error);
     if (!error.empty())
         return fail(error, 2);
     if (cards.empty())
-        return fail(projectDir + ": no card the built-in proposer can search");
+        return fail(projectDir + (builtin ? ": no card the built-in proposer can search" : ": no card to search"));
 
     core::WorkerCommand worker;
     worker.executable = workerPath(parser.value("--worker"));
     const bool showProgress = ::isatty(STDERR_FILENO);
     auto previousHandler = std::signal(SIGINT, requestStop);
     int exitCode = 0;
+    core::LlmUsage runUsage;
     for (const core::OperatorCard* card : cards) {
         const core::TreeStore store(core::TreeStore::defaultPath(projectDir, card->id));
         auto tree = store.openForRun(card->id, seed, parser.has("--resume"));
@@ -124,10 +195,19 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             std::signal(SIGINT, previousHandler);
             return fail(tree.error().toString());
         }
-        core::BuiltinProposer proposer(*card);
         core::BenchEvaluator evaluator(projectDir, *card, worker, core::userCacheDirectory() / "nvrtc",
                                        std::chrono::milliseconds(static_cast<long long>(timeoutS * 1000)));
-        core::SearchRun run(std::move(tree.value()), store, proposer, evaluator, core::SearchRunOptions{budget, {}, {}, {}});
+        std::unique_ptr<core::Proposer> proposer;
+        if (builtin) {
+            proposer = std::make_unique<core::BuiltinProposer>(*card);
+        } else {
+            // The worker describes its GPU once it started (after the first evaluation): the
+            // proposer asks again before each prompt, on the search thread that owns the evaluator.
+            core::LlmProposerOptions options;
+            options.hardwareSource = [&evaluator] { return evaluator.gpu(); };
+            proposer = std::make_unique<core::LlmProposer>(*card, llmClient, evaluator.gpu(), options);
+        }
+        core::SearchRun run(std::move(tree.value()), store, *proposer, evaluator, core::SearchRunOptions{budget, {}, {}, {}});
         g_activeRun = &run;
         std::optional<core::Result<core::SearchOutcome>> outcome;
         std::atomic<bool> finished{false};
@@ -161,7 +241,13 @@ int runOptimizeCommand(const std::vector<std::string>& args)
         if (best && best->speedup)
             std::printf("%s %.2f us, %.3fx eager (iteration %d)", best->id.c_str(), best->latency->medianUs,
                         *best->speedup, best->iteration);
-        std::printf("  %.1f s\n", seconds);
+        std::printf("  %.1f s", seconds);
+        if (!builtin) {
+            const core::LlmUsage usage = core::llmUsageOf(run.tree());
+            runUsage.add(usage);
+            std::printf("  %s", usage.summary().c_str());
+        }
+        std::printf("\n");
         if (!best) {
             const nlohmann::json gpu = evaluator.gpu();
             if (!gpu.is_object() || !gpu.contains("architecture"))
@@ -171,6 +257,8 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             break;
     }
     std::signal(SIGINT, previousHandler);
+    if (!builtin && cards.size() > 1)
+        std::printf("total  %s\n", runUsage.summary().c_str());
     return exitCode;
 }
 

@@ -93,20 +93,32 @@ edit that produced it, with the failure reason of failed nodes.
 constexpr const char* kOptimizeHelp = R"(usage: kforge optimize PROJECT_DIR [options]
 
 Searches faster kernels for the project's cards with Monte Carlo Tree Search (docs/search.md) and
-the built-in proposer (docs/builtin-proposer.md). Every candidate is compiled, validated and timed
-as by 'kforge bench'; each card's tree is saved after every node in
-PROJECT_DIR/search/<card id>/tree.json. Without a GPU, candidates are generated and compiled only.
+a proposer: the built-in one (docs/builtin-proposer.md; offline, reproducible from --seed) or an
+LLM (docs/llm-proposer.md; OpenAI-compatible Chat Completions or Anthropic Messages). Every
+candidate is compiled, validated and timed as by 'kforge bench'; each card's tree is saved after
+every node in PROJECT_DIR/search/<card id>/tree.json, LLM prompts, replies, tokens and cost
+included (never the API key). Without a GPU, candidates are generated and compiled only.
 Ctrl-C stops after the candidate in flight; --resume continues.
 
-  --cards ID...       the cards to search (default: all that the built-in proposer covers, largest
-                      share of model time first; vendor-backed cards are skipped)
+  --cards ID...       the cards to search (default: all, largest share of model time first;
+                      vendor-backed cards are skipped, and with --proposer builtin the cards it
+                      does not cover)
   --iterations N      nodes per card, root included (default 50)
   --time-limit S      wall-time limit per card in seconds
-  --proposer NAME     builtin (the only one in this version)
+  --proposer NAME     builtin (default), openai or anthropic
   --seed S            seed of the search (default 0)
   --resume            continue existing trees instead of refusing to overwrite them
   --timeout S         watchdog per candidate evaluation (default 60)
   --worker PATH       the kforge-worker executable
+
+LLM proposers (openai, anthropic); the settings are the provider's defaults, then the file, then
+the flags (docs/llm-providers.md):
+  --llm-config FILE   provider config JSON (base_url, model, api_key_env, timeouts, prices, ...)
+  --model M           the model name (required, here or in the file)
+  --base-url URL      endpoint without the path (e.g. http://127.0.0.1:8000/v1 for vLLM)
+  --api-key-env NAME  the environment variable holding the API key (default OPENAI_API_KEY or
+                      ANTHROPIC_API_KEY); the key itself is never accepted on the command line
+The per-card line then ends with the model calls, tokens and cost of the card's tree.
 )";
 
 const char* helpFor(const std::string& command)

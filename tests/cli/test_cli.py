@@ -203,6 +203,82 @@ class CliTest(unittest.TestCase):
         self.assert_one_error_line(kforge("optimize", project, "--cards", "zzzz"), "zzzz", code=2)
         self.assert_one_error_line(kforge("optimize", os.path.join(self.tmp, "none")), "none")
 
+    def fake_openai_server(self, reply_text):
+        """A Chat Completions server on loopback that answers every request with `reply_text`."""
+        import http.server
+        import threading
+        requests = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                requests.append({"path": self.path, "auth": self.headers.get("Authorization"),
+                                 "body": json.loads(body)})
+                payload = json.dumps({
+                    "id": "chatcmpl-%d" % len(requests), "object": "chat.completion", "model": "fake",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply_text},
+                                 "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 1200, "completion_tokens": 800}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args):
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        return server.server_address[1], requests
+
+    def test_optimize_with_an_openai_compatible_server(self):
+        project, card = self.softmax_project()
+        with open(os.path.join(KERNELS, "softmax_correct.cu")) as f:
+            kernel = f.read()
+        port, requests = self.fake_openai_server("One block per row.\n```cuda\n" + kernel + "```\n")
+        key = "sk-cli-test-secret-77c1"
+        env = dict(os.environ, KFORGE_TEST_KEY=key)
+        result = subprocess.run([KFORGE, "optimize", project, "--proposer", "openai", "--base-url",
+                                 "http://127.0.0.1:%d/v1" % port, "--model", "fake", "--api-key-env", "KFORGE_TEST_KEY",
+                                 "--iterations", "2"], capture_output=True, text=True, timeout=300, env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn(card[:8], result.stdout)
+        self.assertIn("llm 2 calls, 2400 in + 1600 out tokens", result.stdout)
+        self.assertEqual(len(requests), 2)
+        self.assertTrue(all(r["path"] == "/v1/chat/completions" for r in requests))
+        self.assertEqual(requests[0]["auth"], "Bearer " + key)
+        self.assertEqual(requests[0]["body"]["model"], "fake")
+        self.assertIn("bfloat16 sizes [64, 1000]", requests[0]["body"]["messages"][1]["content"])
+        # The revision prompt shows the root's source as the parent.
+        self.assertIn("softmax_rows", requests[1]["body"]["messages"][1]["content"])
+        tree = json.loads(kforge("tree", project, "--card", card, "--json").stdout)
+        self.assertEqual(len(tree["nodes"]), 2)
+        for node in tree["nodes"]:
+            self.assertIn(node["status"], {"compiled-only", "passed"}, node.get("failure_reason"))
+            self.assertEqual(node["provenance"]["kind"], "llm")
+            self.assertEqual(node["provenance"]["provider"], "openai")
+            self.assertEqual(node["provenance"]["model"], "fake")
+            self.assertEqual(node["provenance"]["details"]["turns"], 1)
+        for root, _, files in os.walk(project):
+            for name in files:
+                with open(os.path.join(root, name), "rb") as f:
+                    self.assertNotIn(key.encode(), f.read(), name)
+
+    def test_optimize_llm_bad_inputs(self):
+        project, _ = self.softmax_project()
+        self.assert_one_error_line(kforge("optimize", project, "--model", "m"), "--model", "--proposer openai", code=2)
+        self.assert_one_error_line(kforge("optimize", project, "--proposer", "openai"), "--model", code=2)
+        config = os.path.join(self.tmp, "llm.json")
+        with open(config, "w") as f:
+            json.dump({"provider": "anthropic", "model": "claude"}, f)
+        self.assert_one_error_line(kforge("optimize", project, "--proposer", "openai", "--llm-config", config),
+                                   "llm.json", "anthropic", code=2)
+        self.assert_one_error_line(kforge("optimize", project, "--proposer", "openai", "--model", "m",
+                                          "--api-key-env", "sk-abc123-def"), "api_key_env", code=2)
+
     def test_bench_bad_inputs(self):
         project, card = self.softmax_project()
         self.assert_one_error_line(kforge("bench", project, "--card", "zzzz", "--kernel", "x.cu"), "no card")
