@@ -22,7 +22,7 @@ Commands:
   bench PROJECT_DIR --card ID --kernel FILE.cu [--plan FILE.json] [options]
                       compile, validate and time one candidate kernel; prints a JSON report
   optimize PROJECT_DIR [--cards ID...] [--iterations N] [--time-limit S] [--seed S] [--resume]
-                      search faster kernels for the project's cards (MCTS, built-in proposer)
+                      search faster kernels for the cards (MCTS; built-in or LLM proposer)
   tree PROJECT_DIR --card ID [--json]
                       print a card's search tree: status, latency, speedup, what produced each node
   help [COMMAND]      show help for a command
