@@ -1,5 +1,8 @@
 #include "search/builtin/BuiltinProposer.h"
 
+#include "search/builtin/GroupNormFamily.h"
+#include "search/builtin/NormFamily.h"
+#include "search/builtin/ReduceFamily.h"
 #include "search/builtin/SoftmaxFamily.h"
 #include "search/builtin/UnaryFamily.h"
 
@@ -17,6 +20,14 @@ std::uint64_t fnv1a(const std::string& text)
         h *= 1099511628211ull;
     }
     return h;
+}
+
+template <class F>
+Result<std::unique_ptr<KernelFamily>> wrap(Result<std::unique_ptr<F>> family)
+{
+    if (!family)
+        return family.error();
+    return std::unique_ptr<KernelFamily>(std::move(family.value()));
 }
 
 std::uint64_t splitmix(std::uint64_t x)
@@ -38,6 +49,12 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
             return family.error();
         return std::unique_ptr<KernelFamily>(std::move(family.value()));
     }
+    if (NormFamily::coversOp(op))
+        return wrap(NormFamily::create(card));
+    if (GroupNormFamily::coversOp(op))
+        return wrap(GroupNormFamily::create(card));
+    if (ReduceFamily::coversOp(op))
+        return wrap(ReduceFamily::create(card));
     if (UnaryFamily::coversOp(op)) {
         auto family = UnaryFamily::create(card);
         if (!family)

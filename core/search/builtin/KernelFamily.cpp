@@ -1,5 +1,7 @@
 #include "search/builtin/KernelFamily.h"
 
+#include <cstdio>
+
 namespace kforge::core {
 
 bool isBuiltinFloatDtype(const std::string& dtype)
@@ -56,6 +58,181 @@ std::string dtypePrelude(const std::string& inDtype, const std::string& outDtype
     s += "__device__ __forceinline__ float kfLoad(in_t v) { return " + loadExpr(inDtype) + "; }\n";
     s += "__device__ __forceinline__ out_t kfStore(float v) { return " + storeExpr(outDtype) + "; }\n";
     return s;
+}
+
+Error unsupportedCard(const OperatorCard& card, const std::string& why)
+{
+    return makeError(ErrorCode::Unsupported, why, "built-in proposer, " + card.qualifiedName());
+}
+
+const ArgSpec* findCardArg(const OperatorCard& card, const std::string& name)
+{
+    for (const ArgSpec& arg : card.args)
+        if (arg.name == name)
+            return &arg;
+    return nullptr;
+}
+
+bool isPowerOfTwo(std::int64_t v)
+{
+    return v > 0 && (v & (v - 1)) == 0;
+}
+
+std::string dtypeLoader(const std::string& fn, const std::string& dtype)
+{
+    std::string s;
+    if (dtype == "float16")
+        s += "#include <cuda_fp16.h>\n";
+    if (dtype == "bfloat16")
+        s += "#include <cuda_bf16.h>\n";
+    s += "__device__ __forceinline__ float " + fn + "(" + dtypeCType(dtype) + " v) { return " + loadExpr(dtype) +
+         "; }\n";
+    return s;
+}
+
+std::string floatLiteral(double v)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    std::string text = buf;
+    if (text == "inf" || text == "-inf" || text == "nan")
+        text = text == "nan" ? "__int_as_float(0x7fc00000)"
+                             : (text == "inf" ? "__int_as_float(0x7f800000)" : "(-__int_as_float(0x7f800000))");
+    else if (text.find_first_of(".e") == std::string::npos)
+        text += ".0";
+    return "static_cast<float>(" + text + ")";
+}
+
+std::string reductionHelpers()
+{
+    return R"(__device__ __forceinline__ float kfWarpSum(float v)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+// Sum over a 1-D block of T threads; every thread must call it and gets the total.
+template <int T>
+__device__ __forceinline__ float kfBlockSum(float v)
+{
+    v = kfWarpSum(v);
+    if constexpr (T > 32) {
+        __shared__ float red[32];
+        if ((threadIdx.x & 31) == 0)
+            red[threadIdx.x >> 5] = v;
+        __syncthreads();
+        v = (threadIdx.x & 31) < (T >> 5) ? red[threadIdx.x & 31] : 0.0f;
+        v = kfWarpSum(v);
+        __syncthreads();
+    }
+    return v;
+}
+// Chan et al.: merges (n2, mean2, m22) into (n, mean, m2).
+__device__ __forceinline__ void kfWelfordMerge(float& n, float& mean, float& m2, float n2, float mean2, float m22)
+{
+    const float nn = n + n2;
+    if (n2 == 0.0f)
+        return;
+    const float d = mean2 - mean;
+    const float r = n2 / nn;
+    mean += d * r;
+    m2 += m22 + d * d * n * r;
+    n = nn;
+}
+__device__ __forceinline__ void kfWelfordAdd(float& n, float& mean, float& m2, float x)
+{
+    n += 1.0f;
+    const float d = x - mean;
+    mean += d / n;
+    m2 += d * (x - mean);
+}
+__device__ __forceinline__ void kfWarpWelford(float& n, float& mean, float& m2)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const float n2 = __shfl_xor_sync(0xffffffffu, n, o);
+        const float mean2 = __shfl_xor_sync(0xffffffffu, mean, o);
+        const float m22 = __shfl_xor_sync(0xffffffffu, m2, o);
+        kfWelfordMerge(n, mean, m2, n2, mean2, m22);
+    }
+}
+template <int T>
+__device__ __forceinline__ void kfBlockWelford(float& n, float& mean, float& m2)
+{
+    kfWarpWelford(n, mean, m2);
+    if constexpr (T > 32) {
+        __shared__ float rn[32], rmean[32], rm2[32];
+        if ((threadIdx.x & 31) == 0) {
+            rn[threadIdx.x >> 5] = n;
+            rmean[threadIdx.x >> 5] = mean;
+            rm2[threadIdx.x >> 5] = m2;
+        }
+        __syncthreads();
+        const bool live = (threadIdx.x & 31) < (T >> 5);
+        n = live ? rn[threadIdx.x & 31] : 0.0f;
+        mean = live ? rmean[threadIdx.x & 31] : 0.0f;
+        m2 = live ? rm2[threadIdx.x & 31] : 0.0f;
+        kfWarpWelford(n, mean, m2);
+        __syncthreads();
+    }
+}
+)";
+}
+
+nlohmann::json launchJson(const std::string& kernel, std::int64_t grid, int block, const std::vector<std::string>& args)
+{
+    return {{"kernel", kernel},
+            {"grid", nlohmann::json::array({grid})},
+            {"block", nlohmann::json::array({block})},
+            {"shared_bytes", 0},
+            {"args", args}};
+}
+
+Result<void> checkKnobs(const nlohmann::json& params, const std::vector<Knob>& knobs, const std::string& context)
+{
+    if (!params.is_object())
+        return makeError(ErrorCode::InvalidArgument, "not a JSON object", context);
+    for (const Knob& knob : knobs) {
+        if (!params.contains(knob.key))
+            return makeError(ErrorCode::InvalidArgument, "missing parameter '" + knob.key + "'", context);
+        const nlohmann::json& v = params[knob.key];
+        if (knob.isBool() ? !v.is_boolean() : !v.is_number_integer())
+            return makeError(ErrorCode::InvalidArgument,
+                             "parameter '" + knob.key + "' must be " + (knob.isBool() ? "a bool" : "an integer"), context);
+        if (!knob.isBool() && !isPowerOfTwo(v.get<std::int64_t>()))
+            return makeError(ErrorCode::InvalidArgument, "parameter '" + knob.key + "' must be a power of two", context);
+    }
+    if (params.size() != knobs.size())
+        return makeError(ErrorCode::InvalidArgument, "unknown parameter in " + params.dump(), context);
+    return {};
+}
+
+std::vector<Transformation> knobNeighbours(const nlohmann::json& params, const std::vector<Knob>& knobs,
+                                           const std::function<bool(const nlohmann::json&)>& valid)
+{
+    std::vector<Transformation> out;
+    auto add = [&](std::string name, nlohmann::json q) {
+        if (q != params && valid(q))
+            out.push_back({std::move(name), std::move(q)});
+    };
+    for (const Knob& knob : knobs) {
+        nlohmann::json q = params;
+        if (knob.isBool()) {
+            const bool on = params[knob.key].get<bool>();
+            q[knob.key] = !on;
+            add(on ? knob.offName : knob.onName, q);
+            continue;
+        }
+        const std::int64_t v = params[knob.key].get<std::int64_t>();
+        for (std::int64_t w : {v * 2, v / 2}) {
+            if (w < 1)
+                continue;
+            q[knob.key] = w;
+            add(knob.stepName + " " + std::to_string(v) + "->" + std::to_string(w), q);
+        }
+    }
+    return out;
 }
 
 } // namespace kforge::core

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,5 +46,44 @@ const char* dtypeCType(const std::string& dtype); // "float", "__half", "__nv_bf
 /// The #include lines and the load/store conversions (float <-> dtype) for one input and one output
 /// dtype: defines `in_t`, `out_t`, `kfLoad(in_t) -> float`, `kfStore(float) -> out_t`.
 std::string dtypePrelude(const std::string& inDtype, const std::string& outDtype);
+
+} // namespace kforge::core
+
+namespace kforge::core {
+
+/// Helpers shared by the families added after softmax/unary (internal to kforge_builtin_proposer).
+
+/// Unsupported error naming the card's op, as every family reports refusals.
+Error unsupportedCard(const OperatorCard& card, const std::string& why);
+/// The card argument named `name` (schema name), or null.
+const ArgSpec* findCardArg(const OperatorCard& card, const std::string& name);
+bool isPowerOfTwo(std::int64_t v);
+/// `#include` lines for a dtype plus `__device__ float NAME(T v)` converting one element to float;
+/// used for tensors whose dtype may differ from the main input's (weights, running stats, operands).
+std::string dtypeLoader(const std::string& fn, const std::string& dtype);
+/// A C++ float expression for `v`, exact to float rounding ("static_cast<float>(1e-05)").
+std::string floatLiteral(double v);
+/// Warp and block fp32 sum reductions and a Welford (count, mean, M2) merge, as device functions:
+/// kfWarpSum(v), kfBlockSum<THREADS>(v) (every thread of the block must call it; all get the sum),
+/// kfWelfordMerge(n, mean, m2, n2, mean2, m22), kfWarpWelford(n, mean, m2),
+/// kfBlockWelford<THREADS>(n, mean, m2) (all threads get the merged triple).
+std::string reductionHelpers();
+/// {"kernel", "grid", "block", "shared_bytes": 0, "args"} for one launch.
+nlohmann::json launchJson(const std::string& kernel, std::int64_t grid, int block, const std::vector<std::string>& args);
+
+/// A tunable knob of a family's parameter object: an int (power of two; neighbours x2 and /2, named
+/// "STEP A->B") or a bool (toggled, named ON_NAME / OFF_NAME).
+struct Knob {
+    std::string key;
+    std::string stepName; // ints
+    std::string onName;   // bools: name of the step that sets it
+    std::string offName;  // bools: name of the step that clears it
+    bool isBool() const { return !onName.empty(); }
+};
+/// InvalidArgument naming the parameter when a knob is missing, mistyped or an int is not a power of two.
+Result<void> checkKnobs(const nlohmann::json& params, const std::vector<Knob>& knobs, const std::string& context);
+/// Every single-knob neighbour of `params` (fixed order) that `valid` accepts, none equal to `params`.
+std::vector<Transformation> knobNeighbours(const nlohmann::json& params, const std::vector<Knob>& knobs,
+                                           const std::function<bool(const nlohmann::json&)>& valid);
 
 } // namespace kforge::core

@@ -329,3 +329,211 @@ TEST(BuiltinProposer, AParentWithoutTemplateParametersIsAFailedProposal)
     ASSERT_TRUE(p.ok());
     EXPECT_NE(p->failureReason.find("no unary template parameters"), std::string::npos) << p->failureReason;
 }
+
+namespace {
+
+TensorSpec cudaTensor(const std::string& dtype, std::vector<std::int64_t> sizes)
+{
+    return TensorSpec{dtype, sizes, contiguousStrides(sizes), "cuda:0"};
+}
+
+ArgSpec tensorArg(const std::string& name, const TensorSpec& t)
+{
+    return ArgSpec{name, "Tensor", ArgKind::Tensor, {t}, nullptr};
+}
+
+ArgSpec noneArg(const std::string& name)
+{
+    return ArgSpec{name, "Tensor?", ArgKind::None, {}, nullptr};
+}
+
+// aten::layer_norm / aten::rms_norm over the last dim, with or without weight (and bias).
+OperatorCard normCard(const std::string& op, const std::string& dtype, std::vector<std::int64_t> sizes, bool affine,
+                      bool epsNone = false)
+{
+    OperatorCard card;
+    card.op = op;
+    const TensorSpec t = cudaTensor(dtype, sizes);
+    const std::int64_t n = sizes.back();
+    card.args.push_back(tensorArg("input", t));
+    card.args.push_back(ArgSpec{"normalized_shape", "int[]", ArgKind::Value, {}, json::array({n})});
+    card.args.push_back(affine ? tensorArg("weight", cudaTensor(dtype, {n})) : noneArg("weight"));
+    if (op == "aten::layer_norm") {
+        card.args.push_back(affine ? tensorArg("bias", cudaTensor("float32", {n})) : noneArg("bias"));
+        card.args.push_back(ArgSpec{"eps", "float", ArgKind::Value, {}, 1e-5});
+        card.args.push_back(ArgSpec{"cudnn_enable", "bool", ArgKind::Value, {}, true});
+    } else {
+        card.args.push_back(epsNone ? ArgSpec{"eps", "float?", ArgKind::None, {}, nullptr}
+                                    : ArgSpec{"eps", "float?", ArgKind::Value, {}, 1e-6});
+    }
+    card.outputs = {t};
+    card.id = "card-" + op + "-" + dtype;
+    return card;
+}
+
+OperatorCard groupNormCard(const std::string& dtype, std::vector<std::int64_t> sizes, std::int64_t groups, bool affine)
+{
+    OperatorCard card;
+    card.op = "aten::group_norm";
+    const TensorSpec t = cudaTensor(dtype, sizes);
+    card.args.push_back(tensorArg("input", t));
+    card.args.push_back(ArgSpec{"num_groups", "int", ArgKind::Value, {}, groups});
+    card.args.push_back(affine ? tensorArg("weight", cudaTensor(dtype, {sizes[1]})) : noneArg("weight"));
+    card.args.push_back(affine ? tensorArg("bias", cudaTensor(dtype, {sizes[1]})) : noneArg("bias"));
+    card.args.push_back(ArgSpec{"eps", "float", ArgKind::Value, {}, 1e-5});
+    card.args.push_back(ArgSpec{"cudnn_enabled", "bool", ArgKind::Value, {}, true});
+    card.outputs = {t};
+    card.id = "card-group_norm-" + dtype;
+    return card;
+}
+
+// mean.dim / sum.dim_IntList over `dims` (keepdim) or adaptive_avg_pool2d to [1, 1].
+OperatorCard reduceCard(const std::string& op, const std::string& overload, const std::string& dtype,
+                        std::vector<std::int64_t> sizes, json dims = json::array({-1}), bool keepdim = true)
+{
+    OperatorCard card;
+    card.op = op;
+    card.overload = overload;
+    const TensorSpec t = cudaTensor(dtype, sizes);
+    card.args.push_back(tensorArg("self", t));
+    std::vector<std::int64_t> outSizes = sizes;
+    if (op == "aten::adaptive_avg_pool2d") {
+        card.args.push_back(ArgSpec{"output_size", "SymInt[2]", ArgKind::Value, {}, json::array({1, 1})});
+        outSizes[outSizes.size() - 1] = 1;
+        outSizes[outSizes.size() - 2] = 1;
+    } else {
+        card.args.push_back(ArgSpec{"dim", "int[1]?", ArgKind::Value, {}, dims});
+        card.args.push_back(ArgSpec{"keepdim", "bool", ArgKind::Value, {}, keepdim});
+        card.args.push_back(ArgSpec{"dtype", "ScalarType?", ArgKind::None, {}, nullptr});
+        const auto rank = static_cast<std::int64_t>(sizes.size());
+        std::vector<std::int64_t> kept;
+        for (std::int64_t d = 0; d < rank; ++d) {
+            bool r = dims.empty(); // dim=[]: every dim
+            for (const auto& x : dims)
+                r = r || (x.get<std::int64_t>() + rank) % rank == d;
+            if (!r)
+                kept.push_back(sizes[d]);
+            else if (keepdim)
+                kept.push_back(1);
+        }
+        outSizes = kept;
+    }
+    card.outputs = {cudaTensor(dtype, outSizes)};
+    card.id = "card-" + op + "-" + dtype;
+    return card;
+}
+
+} // namespace
+
+TEST(BuiltinProposer, LayerAndRmsNormCompileForEveryDtypeAndRowLength)
+{
+    for (const std::string op : {"aten::layer_norm", "aten::rms_norm"})
+        for (const std::string& dtype : kDtypes)
+            for (std::int64_t n : {1, 7, 197, 1000, 4097}) {
+                SCOPED_TRACE(op + " " + dtype + " n=" + std::to_string(n));
+                const SearchTree tree = growChain(normCard(op, dtype, {5, n}, n != 7), 3, true);
+                EXPECT_EQ(tree.size(), 4u);
+            }
+    // eps=None for rms_norm: torch's fp32 computation eps (FLT_EPSILON) is baked in.
+    std::atomic<bool> stop{false};
+    auto root = BuiltinProposer(normCard("aten::rms_norm", "bfloat16", {3, 64}, true, true))
+                    .proposeRoot(SearchTree("c", 1), stop);
+    ASSERT_TRUE(root.ok());
+    EXPECT_NE(root->candidate.source.find("1.1920928955078125e-07"), std::string::npos);
+}
+
+TEST(BuiltinProposer, LayerNormWalkVisitsWelfordTwoPassWarpAndBlock)
+{
+    const SearchTree tree = growChain(normCard("aten::layer_norm", "float16", {64, 1024}, true), 16, true, 5);
+    std::set<std::string> kinds;
+    for (const SearchNode& node : tree.nodes()) {
+        const json& p = node.provenance.details["params"];
+        kinds.insert(p["warp_per_row"] ? "warp" : "block");
+        kinds.insert(p["welford"] ? "welford" : "two-pass");
+    }
+    EXPECT_EQ(kinds.size(), 4u);
+}
+
+TEST(BuiltinProposer, GroupNormCompilesSingleAndSplitPlans)
+{
+    for (const std::string& dtype : kDtypes)
+        for (const auto& [sizes, groups] : std::vector<std::pair<std::vector<std::int64_t>, std::int64_t>>{
+                 {{2, 6, 1, 1}, 3}, {{3, 14, 7}, 2}, {{2, 8, 197}, 4}, {{1, 32, 10, 100}, 8}, {{2, 64, 4097}, 32}}) {
+            SCOPED_TRACE(dtype + " C=" + std::to_string(sizes[1]) + " G=" + std::to_string(groups));
+            const SearchTree tree = growChain(groupNormCard(dtype, sizes, groups, sizes[1] != 14), 3, true);
+            EXPECT_GE(tree.size(), sizes[2] <= 7 ? 2u : 4u); // tiny groups: only threads to vary
+        }
+    // The benchmark shape splits each of the 64 groups across blocks: two launches and a scratch buffer.
+    const OperatorCard card = groupNormCard("float16", {2, 512, 64, 64}, 32, true);
+    const SearchTree tree = growChain(card, 2, true);
+    const json& root = tree.root()->candidate.launchPlan;
+    EXPECT_GT(tree.root()->provenance.details["params"]["split"].get<int>(), 1);
+    EXPECT_EQ(root["launches"].size(), 2u);
+    EXPECT_EQ(root["scratch"][0]["name"], "partials");
+}
+
+TEST(BuiltinProposer, ReductionsCompileForEveryDtypeAndRowLength)
+{
+    for (const std::string& dtype : kDtypes) {
+        for (std::int64_t n : {1, 7, 197, 1000, 4097}) {
+            SCOPED_TRACE(dtype + " n=" + std::to_string(n));
+            EXPECT_EQ(growChain(reduceCard("aten::mean", "dim", dtype, {6, n}), 2, true).size(), 3u);
+            EXPECT_EQ(growChain(reduceCard("aten::sum", "dim_IntList", dtype, {3, 2, n}, json::array({-1, 1}), false), 2,
+                                true)
+                          .size(),
+                      3u);
+        }
+        EXPECT_EQ(growChain(reduceCard("aten::adaptive_avg_pool2d", "", dtype, {4, 32, 7, 7}), 3, true).size(), 4u);
+        EXPECT_EQ(growChain(reduceCard("aten::sum", "dim_IntList", dtype, {5, 9}, json::array()), 1, true).size(), 2u);
+    }
+}
+
+TEST(BuiltinProposer, NewFamiliesAreDeterministicAndNeverRepeat)
+{
+    for (const OperatorCard& card :
+         {normCard("aten::layer_norm", "bfloat16", {64, 2048}, true), groupNormCard("float32", {2, 32, 64}, 8, true),
+          reduceCard("aten::mean", "dim", "float16", {16, 4096})}) {
+        SCOPED_TRACE(card.op);
+        const SearchTree a = growChain(card, 10, false, 9);
+        const SearchTree b = growChain(card, 10, false, 9);
+        ASSERT_EQ(a.size(), b.size());
+        std::set<std::string> params;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            EXPECT_EQ(a.nodes()[i].candidate, b.nodes()[i].candidate);
+            EXPECT_EQ(a.nodes()[i].provenance, b.nodes()[i].provenance);
+            EXPECT_TRUE(params.insert(a.nodes()[i].provenance.details["params"].dump()).second);
+        }
+        EXPECT_GE(a.size(), 4u);
+    }
+}
+
+TEST(BuiltinProposer, NewFamiliesRefuseWithTheReason)
+{
+    auto reasonOf = [](const OperatorCard& card) {
+        std::atomic<bool> stop{false};
+        auto root = BuiltinProposer(card).proposeRoot(SearchTree(card.id, 1), stop);
+        EXPECT_FALSE(root.ok());
+        if (root.ok())
+            return std::string();
+        EXPECT_EQ(root.error().code, ErrorCode::Unsupported);
+        return root.error().toString();
+    };
+    OperatorCard strided = normCard("aten::layer_norm", "float32", {4, 64}, true);
+    strided.args[0].tensors[0].strides = {1, 4};
+    EXPECT_NE(reasonOf(strided).find("non-contiguous input"), std::string::npos);
+    OperatorCard badShape = normCard("aten::layer_norm", "float32", {4, 64}, false);
+    badShape.args[1].value = json::array({32});
+    EXPECT_NE(reasonOf(badShape).find("trailing sizes"), std::string::npos);
+    EXPECT_NE(reasonOf(groupNormCard("float16", {2, 10, 8}, 4, true)).find("does not divide"), std::string::npos);
+    EXPECT_NE(reasonOf(reduceCard("aten::mean", "dim", "float32", {4, 8, 16}, json::array({1}))).find("trailing dims"),
+              std::string::npos);
+    OperatorCard pool = reduceCard("aten::adaptive_avg_pool2d", "", "float32", {2, 8, 7, 7});
+    pool.args[1].value = json::array({2, 2});
+    EXPECT_NE(reasonOf(pool).find("only [1, 1]"), std::string::npos);
+    OperatorCard meanDtype = reduceCard("aten::mean", "dim", "float16", {4, 8});
+    meanDtype.args[3] = ArgSpec{"dtype", "ScalarType?", ArgKind::Value, {}, "float32"};
+    EXPECT_NE(reasonOf(meanDtype).find("only dtype=None"), std::string::npos);
+    for (const std::string op : {"aten::batch_norm", "aten::add", "aten::embedding"})
+        EXPECT_NE(reasonOf(unaryCard(op, "float32", 64)).find("not covered by the built-in proposer yet"),
+                  std::string::npos);
+}

@@ -1,0 +1,171 @@
+#include "search/builtin/ReduceFamily.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+namespace kforge::core {
+
+namespace {
+
+const std::vector<Knob> kKnobs = {{"threads", "threads-per-block", "", ""},
+                                  {"warp_per_row", "", "warp-per-row", "block-per-row"},
+                                  {"vector_width", "vector-width", "", ""}};
+
+} // namespace
+
+bool ReduceFamily::coversOp(const std::string& op)
+{
+    return op == "aten::adaptive_avg_pool2d" || op == "aten::mean.dim" || op == "aten::sum.dim_IntList";
+}
+
+Result<std::unique_ptr<ReduceFamily>> ReduceFamily::create(const OperatorCard& card)
+{
+    const std::string op = card.qualifiedName();
+    if (!coversOp(op))
+        return unsupportedCard(card, "op not covered by the built-in proposer yet");
+    const ArgSpec* self = findCardArg(card, "self");
+    if (!self || self->kind != ArgKind::Tensor || self->tensors.size() != 1)
+        return unsupportedCard(card, "the card has no tensor argument 'self'");
+    const TensorSpec& in = self->tensors[0];
+    if (!isBuiltinFloatDtype(in.dtype))
+        return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
+    if (!in.isContiguous())
+        return unsupportedCard(card, "non-contiguous input " + in.toShortString());
+    if (in.numel() == 0)
+        return unsupportedCard(card, "empty input");
+    const auto rank = static_cast<std::int64_t>(in.sizes.size());
+    std::unique_ptr<ReduceFamily> f(new ReduceFamily());
+    f->m_inDtype = in.dtype;
+    std::int64_t reduced = 0; // trailing dims reduced
+    if (op == "aten::adaptive_avg_pool2d") {
+        f->m_op = "adaptive_avg_pool2d";
+        const ArgSpec* size = findCardArg(card, "output_size");
+        if (!size || size->kind != ArgKind::Value || size->value != nlohmann::json::array({1, 1}))
+            return unsupportedCard(card, "adaptive_avg_pool2d output_size " + (size ? size->value.dump() : std::string("?")) +
+                                             ": only [1, 1] is covered");
+        if (rank != 3 && rank != 4)
+            return unsupportedCard(card, "adaptive_avg_pool2d input " + in.toShortString() + ": expected rank 3 or 4");
+        reduced = 2;
+    } else {
+        f->m_op = op == "aten::mean.dim" ? "mean" : "sum";
+        if (const ArgSpec* dtype = findCardArg(card, "dtype"); dtype && dtype->kind != ArgKind::None)
+            return unsupportedCard(card, "dtype argument " + dtype->value.dump() + ": only dtype=None is covered");
+        const ArgSpec* dim = findCardArg(card, "dim");
+        std::set<std::int64_t> dims;
+        if (dim && dim->kind == ArgKind::Value && dim->value.is_array()) {
+            for (const auto& d : dim->value) {
+                if (!d.is_number_integer())
+                    return unsupportedCard(card, "dim is not a list of ints");
+                std::int64_t x = d.get<std::int64_t>();
+                if (rank == 0 ? (x != 0 && x != -1) : (x < -rank || x >= rank))
+                    return unsupportedCard(card, "dim " + std::to_string(x) + " out of range");
+                dims.insert(rank == 0 ? 0 : (x < 0 ? x + rank : x));
+            }
+        } else if (dim && dim->kind != ArgKind::None) {
+            return unsupportedCard(card, "dim is not a list of ints or None");
+        }
+        if (dims.empty() || rank == 0)
+            reduced = rank; // dim=None or []: every dim
+        else {
+            reduced = static_cast<std::int64_t>(dims.size());
+            if (*dims.begin() != rank - reduced) // a set: contiguous trailing iff the smallest is rank - k
+                return unsupportedCard(card, "reduction over dims " + dim->value.dump() + ": only the trailing dims are covered");
+        }
+    }
+    f->m_rowLength = 1;
+    for (std::int64_t d = rank - reduced; d < rank; ++d)
+        f->m_rowLength *= in.sizes[static_cast<std::size_t>(d)];
+    f->m_rows = in.numel() / f->m_rowLength;
+    if (f->m_rowLength > (1LL << 31) - 1 || f->m_rows > 2147483647LL)
+        return unsupportedCard(card, "input too large for one grid");
+    if (card.outputs.size() != 1 || !isBuiltinFloatDtype(card.outputs[0].dtype) || !card.outputs[0].isContiguous() ||
+        card.outputs[0].numel() != f->m_rows)
+        return unsupportedCard(card, "expected one contiguous float output with one element per reduced row");
+    f->m_outDtype = card.outputs[0].dtype;
+    return f;
+}
+
+Result<void> ReduceFamily::check(const nlohmann::json& p) const
+{
+    const std::string context = "reduce template parameters";
+    if (auto r = checkKnobs(p, kKnobs, context); !r)
+        return r;
+    const int threads = p["threads"].get<int>();
+    const int v = p["vector_width"].get<int>();
+    if (threads < 64 || threads > 1024)
+        return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
+    if (v > 8 || v * dtypeBytes(m_inDtype) > 16 || m_rowLength % v != 0)
+        return makeError(ErrorCode::InvalidArgument,
+                         "vector_width " + std::to_string(v) + " not allowed for row length " + std::to_string(m_rowLength),
+                         context);
+    return {};
+}
+
+nlohmann::json ReduceFamily::rootParams() const
+{
+    int v = 1;
+    for (int w : {8, 4, 2})
+        if (w * dtypeBytes(m_inDtype) <= 16 && m_rowLength % w == 0) {
+            v = w;
+            break;
+        }
+    const std::int64_t vectors = m_rowLength / v;
+    if (vectors <= 32 * 8)
+        return {{"threads", 256}, {"warp_per_row", true}, {"vector_width", v}};
+    int threads = 64;
+    while (threads < 1024 && threads * 4 < vectors)
+        threads *= 2;
+    return {{"threads", threads}, {"warp_per_row", false}, {"vector_width", v}};
+}
+
+std::vector<Transformation> ReduceFamily::transformations(const nlohmann::json& params) const
+{
+    if (!check(params))
+        return {};
+    return knobNeighbours(params, kKnobs, [this](const nlohmann::json& q) { return check(q).ok(); });
+}
+
+Result<Candidate> ReduceFamily::generate(const nlohmann::json& params) const
+{
+    if (auto r = check(params); !r)
+        return r.error();
+    const int threads = params["threads"].get<int>();
+    const bool warp = params["warp_per_row"].get<bool>();
+    const int v = params["vector_width"].get<int>();
+    const std::string kernel = "kf_" + m_op;
+    const bool mean = m_op != "sum";
+
+    std::ostringstream s;
+    s << "// Built-in " << m_op << " over rows of " << m_rowLength << " (" << m_rows << " rows), " << m_inDtype << " -> "
+      << m_outDtype << ", fp32 accumulation.\n"
+      << "// Template parameters: " << params.dump() << "\n"
+      << dtypePrelude(m_inDtype, m_outDtype) << reductionHelpers() << (warp ? "constexpr long long ROWS = " + std::to_string(m_rows) + "LL;\n" : std::string())
+      << "constexpr long long N = " << m_rowLength << "LL;\n"
+      << "constexpr int V = " << v << ";\n"
+      << "constexpr long long NV = N / V;\n"
+      << "constexpr int THREADS = " << threads << ";\n"
+      << "constexpr int TPR = " << (warp ? 32 : threads) << "; // threads per row\n"
+      << "constexpr int RPB = THREADS / TPR;\n"
+      << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
+      << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel
+      << "(const in_t* __restrict__ x, out_t* __restrict__ y)\n{\n"
+      << "    const int lane = threadIdx.x % TPR;\n"
+      << "    const long long row = static_cast<long long>(blockIdx.x) * RPB + threadIdx.x / TPR;\n";
+    if (warp)
+        s << "    if (row >= ROWS)\n        return; // the whole warp leaves: warp-per-row has no block barriers\n";
+    s << "    const InVec* xr = reinterpret_cast<const InVec*>(x + row * N);\n"
+      << "    float acc = 0.0f;\n"
+      << "    for (long long j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
+      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            acc += kfLoad(t.v[e]);\n    }\n"
+      << "    acc = " << (warp ? "kfWarpSum(acc)" : "kfBlockSum<THREADS>(acc)") << ";\n"
+      << "    if (lane == 0)\n        y[row] = kfStore(" << (mean ? "acc / static_cast<float>(N)" : "acc") << ");\n}\n";
+    const int rpb = warp ? threads / 32 : 1;
+    Candidate candidate;
+    candidate.source = s.str();
+    candidate.launchPlan = {{"launches", nlohmann::json::array({launchJson(kernel, (m_rows + rpb - 1) / rpb, threads,
+                                                                           {"ptr:self", "ptr:out0"})})}};
+    return candidate;
+}
+
+} // namespace kforge::core
