@@ -3,6 +3,7 @@
 // anything else. Options take one value ("--samples 4" or "--samples=4") unless declared as flags;
 // a multi-value option ("--inputs A B") takes every following word up to the next option.
 
+#include <charconv>
 #include <map>
 #include <optional>
 #include <set>
@@ -34,5 +35,13 @@ private:
     std::set<std::string> m_seen;
     std::vector<std::string> m_positionals;
 };
+
+/// Parses all of `text` as a number of type T; false when anything is left over or out of range.
+template <class T>
+bool parseNumber(const std::string& text, T& out)
+{
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return !text.empty() && ec == std::errc() && ptr == text.data() + text.size();
+}
 
 } // namespace kforge::cli

@@ -64,16 +64,14 @@ int runBenchCommand(const std::vector<std::string>& args)
     request.architecture = parser.value("--arch");
     if (auto text = parser.value("--timeout")) {
         double seconds = 0;
-        auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), seconds);
-        if (ec != std::errc() || ptr != text->data() + text->size() || seconds <= 0)
+        if (!parseNumber(*text, seconds) || seconds <= 0)
             return fail("--timeout: expected seconds > 0, got '" + *text + "'", 2);
         request.evaluateTimeout = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
     }
     for (const auto& [flag, key] : {std::pair{"--repetitions", "repetitions"}, std::pair{"--fresh-sets", "fresh_input_sets"}}) {
         if (auto text = parser.value(flag)) {
             int value = 0;
-            auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-            if (ec != std::errc() || ptr != text->data() + text->size() || value < 0)
+            if (!parseNumber(*text, value) || value < 0)
                 return fail(std::string(flag) + ": expected a whole number >= 0, got '" + *text + "'", 2);
             request.evaluationOptions[key] = value;
         }
@@ -84,8 +82,7 @@ int runBenchCommand(const std::vector<std::string>& args)
 
     int repeat = 1;
     if (auto text = parser.value("--repeat")) {
-        auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), repeat);
-        if (ec != std::errc() || ptr != text->data() + text->size() || repeat < 1)
+        if (!parseNumber(*text, repeat) || repeat < 1)
             return fail("--repeat: expected a whole number >= 1, got '" + *text + "'", 2);
     }
 

@@ -53,12 +53,6 @@ core::Result<core::CaptureReport> runWithProgress(const core::CaptureOptions& op
     return std::move(*result);
 }
 
-template <class T>
-bool parseNumber(const std::string& text, T& out)
-{
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return ec == std::errc() && ptr == text.data() + text.size();
-}
 
 } // namespace
 

@@ -36,12 +36,6 @@ void requestStop(int)
         run->requestStop();
 }
 
-template <class T>
-bool parseNumber(const std::string& text, T& out)
-{
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return ec == std::errc() && ptr == text.data() + text.size();
-}
 
 // The cards to search: the ones named, else every card by share of model time (largest first),
 // skipping vendor-backed ones (cuBLAS/cuDNN) and, for the built-in proposer, those it does not
