@@ -1,5 +1,8 @@
 #include "search/builtin/BuiltinProposer.h"
 
+#include "search/builtin/BatchNormFamily.h"
+#include "search/builtin/BinaryFamily.h"
+#include "search/builtin/EmbeddingFamily.h"
 #include "search/builtin/GroupNormFamily.h"
 #include "search/builtin/NormFamily.h"
 #include "search/builtin/ReduceFamily.h"
@@ -55,6 +58,12 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
         return wrap(GroupNormFamily::create(card));
     if (ReduceFamily::coversOp(op))
         return wrap(ReduceFamily::create(card));
+    if (BatchNormFamily::coversOp(op))
+        return wrap(BatchNormFamily::create(card));
+    if (BinaryFamily::coversOp(op))
+        return wrap(BinaryFamily::create(card));
+    if (EmbeddingFamily::coversOp(op))
+        return wrap(EmbeddingFamily::create(card));
     if (UnaryFamily::coversOp(op)) {
         auto family = UnaryFamily::create(card);
         if (!family)

@@ -533,7 +533,234 @@ TEST(BuiltinProposer, NewFamiliesRefuseWithTheReason)
     OperatorCard meanDtype = reduceCard("aten::mean", "dim", "float16", {4, 8});
     meanDtype.args[3] = ArgSpec{"dtype", "ScalarType?", ArgKind::Value, {}, "float32"};
     EXPECT_NE(reasonOf(meanDtype).find("only dtype=None"), std::string::npos);
-    for (const std::string op : {"aten::batch_norm", "aten::add", "aten::embedding"})
+    for (const std::string op : {"aten::add", "aten::pow", "aten::index_select"})
         EXPECT_NE(reasonOf(unaryCard(op, "float32", 64)).find("not covered by the built-in proposer yet"),
                   std::string::npos);
+}
+
+namespace {
+
+// aten::batch_norm in eval mode: weight/bias of the input's dtype (or None), float32 running stats.
+OperatorCard batchNormCard(const std::string& dtype, std::vector<std::int64_t> sizes, bool affine, bool training = false)
+{
+    OperatorCard card;
+    card.op = "aten::batch_norm";
+    const TensorSpec t = cudaTensor(dtype, sizes);
+    const std::int64_t c = sizes[1];
+    card.args.push_back(tensorArg("input", t));
+    card.args.push_back(affine ? tensorArg("weight", cudaTensor(dtype, {c})) : noneArg("weight"));
+    card.args.push_back(affine ? tensorArg("bias", cudaTensor(dtype, {c})) : noneArg("bias"));
+    card.args.push_back(tensorArg("running_mean", cudaTensor("float32", {c})));
+    card.args.push_back(tensorArg("running_var", cudaTensor("float32", {c})));
+    card.args.push_back(ArgSpec{"training", "bool", ArgKind::Value, {}, training});
+    card.args.push_back(ArgSpec{"momentum", "float", ArgKind::Value, {}, 0.1});
+    card.args.push_back(ArgSpec{"eps", "float", ArgKind::Value, {}, 1e-5});
+    card.args.push_back(ArgSpec{"cudnn_enabled", "bool", ArgKind::Value, {}, true});
+    card.outputs = {t};
+    card.id = "card-batch_norm-" + dtype;
+    return card;
+}
+
+std::vector<std::int64_t> broadcastSizes(std::vector<std::int64_t> a, std::vector<std::int64_t> b)
+{
+    if (a.size() < b.size())
+        std::swap(a, b);
+    b.insert(b.begin(), a.size() - b.size(), 1);
+    for (std::size_t d = 0; d < a.size(); ++d)
+        a[d] = std::max(a[d], b[d]);
+    return a;
+}
+
+// aten::add/sub/mul/div .Tensor on two CUDA operands of one dtype; contiguous unless strides given.
+OperatorCard binaryCard(const std::string& op, const std::string& dtype, const TensorSpec& a, const TensorSpec& b,
+                        json alpha = 1, const std::string& overload = "Tensor")
+{
+    OperatorCard card;
+    card.op = op;
+    card.overload = overload;
+    card.args.push_back(tensorArg("self", a));
+    card.args.push_back(tensorArg("other", b));
+    if (op == "aten::add" || op == "aten::sub")
+        card.args.push_back(ArgSpec{"alpha", "Scalar", ArgKind::Value, {}, alpha});
+    if (overload == "Tensor_mode")
+        card.args.push_back(ArgSpec{"rounding_mode", "str?", ArgKind::None, {}, nullptr});
+    card.outputs = {cudaTensor(dtype, broadcastSizes(a.sizes, b.sizes))};
+    card.id = "card-" + op + "-" + dtype;
+    return card;
+}
+
+OperatorCard embeddingCard(const std::string& dtype, const std::string& indexDtype, std::int64_t vocab, std::int64_t dim,
+                           std::vector<std::int64_t> indexSizes)
+{
+    OperatorCard card;
+    card.op = "aten::embedding";
+    card.args.push_back(tensorArg("weight", cudaTensor(dtype, {vocab, dim})));
+    card.args.push_back(tensorArg("indices", cudaTensor(indexDtype, indexSizes)));
+    card.args.push_back(ArgSpec{"padding_idx", "SymInt", ArgKind::Value, {}, -1});
+    card.args.push_back(ArgSpec{"scale_grad_by_freq", "bool", ArgKind::Value, {}, false});
+    card.args.push_back(ArgSpec{"sparse", "bool", ArgKind::Value, {}, false});
+    std::vector<std::int64_t> out = indexSizes;
+    out.push_back(dim);
+    card.outputs = {cudaTensor(dtype, out)};
+    card.id = "card-embedding-" + dtype + "-" + indexDtype;
+    return card;
+}
+
+std::string refusal(const OperatorCard& card)
+{
+    EXPECT_FALSE(BuiltinProposer::supports(card).ok());
+    std::atomic<bool> stop{false};
+    auto root = BuiltinProposer(card).proposeRoot(SearchTree(card.id, 1), stop);
+    EXPECT_FALSE(root.ok());
+    if (root.ok())
+        return std::string();
+    EXPECT_EQ(root.error().code, ErrorCode::Unsupported);
+    return root.error().toString();
+}
+
+} // namespace
+
+TEST(BuiltinProposer, BatchNormInferenceCompilesForEveryDtypeAndShape)
+{
+    for (const std::string& dtype : kDtypes)
+        for (const std::vector<std::int64_t>& sizes : std::vector<std::vector<std::int64_t>>{
+                 {5, 7}, {2, 7, 1, 1}, {1, 3, 197}, {4, 16, 10, 100}, {2, 4, 4097}}) {
+            SCOPED_TRACE(dtype + " " + cudaTensor(dtype, sizes).toShortString());
+            EXPECT_EQ(growChain(batchNormCard(dtype, sizes, sizes[1] != 3), 2, true).size(), 3u);
+        }
+}
+
+TEST(BuiltinProposer, BatchNormWalkVisitsPrecomputedAndInlineScaleShift)
+{
+    const OperatorCard card = batchNormCard("float16", {8, 64, 14, 14}, true);
+    const SearchTree tree = growChain(card, 12, true, 5);
+    std::set<bool> variants;
+    for (const SearchNode& node : tree.nodes()) {
+        const bool pre = node.provenance.details["params"]["precompute"].get<bool>();
+        variants.insert(pre);
+        const json& plan = node.candidate.launchPlan;
+        EXPECT_EQ(plan["launches"].size(), pre ? 2u : 1u);
+        if (pre) {
+            EXPECT_EQ(plan["launches"][0]["kernel"], "kf_batch_norm_params");
+            EXPECT_EQ(plan["scratch"][0]["name"], "params");
+            EXPECT_EQ(plan["scratch"][0]["bytes"], 64 * 3 * 4);
+        }
+    }
+    EXPECT_EQ(variants.size(), 2u);
+}
+
+TEST(BuiltinProposer, BinaryOpsCompileForEveryDtypeAndBroadcast)
+{
+    for (const std::string& dtype : kDtypes) {
+        auto t = [&](std::vector<std::int64_t> sizes) { return cudaTensor(dtype, sizes); };
+        TensorSpec transposed = t({1000, 3});
+        transposed.strides = {1, 1000}; // a [3, 1000] tensor's .t()
+        const std::vector<OperatorCard> cards = {
+            binaryCard("aten::add", dtype, t({8, 197, 64}), t({64})),
+            binaryCard("aten::mul", dtype, t({8, 1, 64}), t({8, 197, 1})),
+            binaryCard("aten::sub", dtype, t({2, 3}), t({2, 3}), 2),
+            binaryCard("aten::div", dtype, t({7}), t({7})),
+            binaryCard("aten::add", dtype, t({4097}), t({}), 0.5),
+            binaryCard("aten::mul", dtype, transposed, t({1000, 1})),
+            binaryCard("aten::div", dtype, t({1}), t({1, 1}), 1, "Tensor_mode"),
+        };
+        for (const OperatorCard& card : cards) {
+            SCOPED_TRACE(card.op + " " + dtype + " " + card.args[0].toShortString() + " " + card.args[1].toShortString());
+            EXPECT_GE(growChain(card, 2, true).size(), 2u);
+        }
+    }
+}
+
+TEST(BuiltinProposer, BinaryBakesBroadcastStridesAndAlpha)
+{
+    std::atomic<bool> stop{false};
+    const TensorSpec a = cudaTensor("float32", {8, 197, 64});
+    auto bias = BuiltinProposer(binaryCard("aten::sub", "float32", a, cudaTensor("float32", {64}), 3))
+                    .proposeRoot(SearchTree("c", 1), stop);
+    ASSERT_TRUE(bias.ok());
+    // [8,197,64] - 3 * [64]: the two outer dims merge (bias stride 0 in both), the inner one stays.
+    EXPECT_NE(bias->candidate.source.find("static_cast<float>(3.0) * b"), std::string::npos);
+    EXPECT_NE(bias->candidate.source.find("[1576: 64, 0] [64: 1, 1]"), std::string::npos) << bias->candidate.source;
+    EXPECT_EQ(bias->provenance.details["params"]["vector_width"], 4);
+    auto outer = BuiltinProposer(binaryCard("aten::mul", "float32", cudaTensor("float32", {8, 1, 64}),
+                                            cudaTensor("float32", {8, 197, 1})))
+                     .proposeRoot(SearchTree("c", 1), stop);
+    ASSERT_TRUE(outer.ok());
+    EXPECT_NE(outer->candidate.source.find("[8: 64, 197] [197: 0, 1] [64: 1, 0]"), std::string::npos)
+        << outer->candidate.source;
+    auto flat = BuiltinProposer(binaryCard("aten::add", "bfloat16", cudaTensor("bfloat16", {2, 3}),
+                                           cudaTensor("bfloat16", {2, 3})))
+                    .proposeRoot(SearchTree("c", 1), stop);
+    ASSERT_TRUE(flat.ok());
+    EXPECT_NE(flat->candidate.source.find("both operands contiguous and same-shaped"), std::string::npos);
+    EXPECT_NE(flat->candidate.source.find("TAIL"), std::string::npos);
+}
+
+TEST(BuiltinProposer, EmbeddingCompilesForEveryDtypeAndIndexShape)
+{
+    for (const std::string& dtype : kDtypes)
+        for (const std::string idx : {"int64", "int32"})
+            for (const auto& [dim, indexSizes] : std::vector<std::pair<std::int64_t, std::vector<std::int64_t>>>{
+                     {1, {7}}, {197, {2, 3}}, {1000, {4, 1}}, {64, {8, 197}}}) {
+                SCOPED_TRACE(dtype + " " + idx + " D=" + std::to_string(dim));
+                EXPECT_EQ(growChain(embeddingCard(dtype, idx, 1000, dim, indexSizes), idx == "int64" ? 2 : 1, true).size(),
+                          idx == "int64" ? 3u : 2u);
+            }
+    std::atomic<bool> stop{false};
+    auto root = BuiltinProposer(embeddingCard("float32", "int64", 30522, 768, {8, 128})).proposeRoot(SearchTree("c", 1), stop);
+    ASSERT_TRUE(root.ok());
+    EXPECT_NE(root->candidate.source.find("id < 0 || id >= VOCAB"), std::string::npos);
+    EXPECT_EQ(root->candidate.launchPlan["launches"][0]["grid"][0], 8 * 128 / root->provenance.details["params"]["rows_per_block"].get<int>());
+}
+
+TEST(BuiltinProposer, LastFamiliesAreDeterministicAndNeverRepeat)
+{
+    for (const OperatorCard& card :
+         {batchNormCard("bfloat16", {4, 32, 28, 28}, true),
+          binaryCard("aten::mul", "float16", cudaTensor("float16", {8, 1, 64}), cudaTensor("float16", {8, 197, 1})),
+          embeddingCard("float16", "int64", 5000, 512, {4, 64})}) {
+        SCOPED_TRACE(card.op);
+        const SearchTree a = growChain(card, 10, false, 9);
+        const SearchTree b = growChain(card, 10, false, 9);
+        ASSERT_EQ(a.size(), b.size());
+        std::set<std::string> params;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            EXPECT_EQ(a.nodes()[i].candidate, b.nodes()[i].candidate);
+            EXPECT_EQ(a.nodes()[i].provenance, b.nodes()[i].provenance);
+            EXPECT_TRUE(params.insert(a.nodes()[i].provenance.details["params"].dump()).second);
+        }
+        EXPECT_GE(a.size(), 5u);
+    }
+}
+
+TEST(BuiltinProposer, LastFamiliesRefuseWithTheReason)
+{
+    EXPECT_NE(refusal(batchNormCard("float32", {2, 8, 4, 4}, true, true)).find("training=true"), std::string::npos);
+    OperatorCard noStats = batchNormCard("float32", {2, 8, 4, 4}, true);
+    noStats.args[3] = noneArg("running_mean");
+    EXPECT_NE(refusal(noStats).find("running_mean is None"), std::string::npos);
+    OperatorCard nhwc = batchNormCard("float16", {2, 8, 4, 4}, true);
+    nhwc.args[0].tensors[0].strides = {128, 1, 32, 8};
+    EXPECT_NE(refusal(nhwc).find("non-contiguous input"), std::string::npos);
+    EXPECT_NE(refusal(batchNormCard("float64", {2, 8, 4}, false)).find("dtype float64 not covered"), std::string::npos);
+
+    const TensorSpec x = cudaTensor("float32", {4, 8});
+    const TensorSpec wrapped{"float64", {}, {}, "cpu"}; // a traced Python float: `x * 0.5`
+    EXPECT_NE(refusal(binaryCard("aten::mul", "float32", x, wrapped)).find("scalar operand value not captured"),
+              std::string::npos);
+    EXPECT_NE(refusal(binaryCard("aten::add", "float32", x, cudaTensor("float16", {4, 8}))).find("mixed dtypes"),
+              std::string::npos);
+    OperatorCard floorDiv = binaryCard("aten::div", "float32", x, x, 1, "Tensor_mode");
+    floorDiv.args[2] = ArgSpec{"rounding_mode", "str?", ArgKind::Value, {}, "floor"};
+    EXPECT_NE(refusal(floorDiv).find("only None is covered"), std::string::npos);
+    EXPECT_NE(refusal(binaryCard("aten::add", "int64", cudaTensor("int64", {4}), cudaTensor("int64", {4})))
+                  .find("dtype int64 not covered"),
+              std::string::npos);
+    OperatorCard scalarOverload = binaryCard("aten::mul", "float32", x, x, 1, "Scalar");
+    EXPECT_NE(refusal(scalarOverload).find("not covered by the built-in proposer yet"), std::string::npos);
+
+    EXPECT_NE(refusal(embeddingCard("float32", "float32", 10, 8, {4})).find("indices dtype float32"), std::string::npos);
+    OperatorCard transposedWeight = embeddingCard("float32", "int64", 10, 8, {4});
+    transposedWeight.args[0].tensors[0].strides = {1, 10};
+    EXPECT_NE(refusal(transposedWeight).find("expected a non-empty contiguous [V, D]"), std::string::npos);
 }

@@ -1,0 +1,229 @@
+#include "search/builtin/BatchNormFamily.h"
+
+#include <sstream>
+
+namespace kforge::core {
+
+namespace {
+
+const std::vector<Knob> kKnobs = {{"threads", "threads-per-block", "", ""},
+                                  {"vector_width", "vector-width", "", ""},
+                                  {"items_per_thread", "items-per-thread", "", ""},
+                                  {"precompute", "", "precompute-scale-shift", "inline-scale-shift"}};
+constexpr int kParamThreads = 128; // threads of the per-channel kernel
+
+} // namespace
+
+Result<std::unique_ptr<BatchNormFamily>> BatchNormFamily::create(const OperatorCard& card)
+{
+    if (!coversOp(card.qualifiedName()))
+        return unsupportedCard(card, "op not covered by the built-in proposer yet");
+    const ArgSpec* training = findCardArg(card, "training");
+    if (!training || training->kind != ArgKind::Value || !training->value.is_boolean())
+        return unsupportedCard(card, "the card has no bool argument 'training'");
+    if (training->value.get<bool>())
+        return unsupportedCard(card, "training=true (batch statistics) not covered: inference only");
+    const ArgSpec* input = findCardArg(card, "input");
+    if (!input || input->kind != ArgKind::Tensor || input->tensors.size() != 1)
+        return unsupportedCard(card, "the card has no tensor argument 'input'");
+    const TensorSpec& in = input->tensors[0];
+    if (!isBuiltinFloatDtype(in.dtype))
+        return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
+    if (!in.isContiguous())
+        return unsupportedCard(card, "non-contiguous input " + in.toShortString() + " (only NCHW contiguous)");
+    if (in.sizes.size() < 2 || in.numel() == 0)
+        return unsupportedCard(card, "input " + in.toShortString() + ": expected a non-empty [N, C, *] tensor");
+    std::unique_ptr<BatchNormFamily> f(new BatchNormFamily());
+    f->m_inDtype = in.dtype;
+    f->m_numel = in.numel();
+    f->m_channels = in.sizes[1];
+    f->m_spatial = in.numel() / (in.sizes[0] * in.sizes[1]);
+    struct PerChannel {
+        const char* name;
+        std::string* dtype;
+        bool required;
+    };
+    for (const PerChannel& pc : {PerChannel{"weight", &f->m_weightDtype, false}, PerChannel{"bias", &f->m_biasDtype, false},
+                                 PerChannel{"running_mean", &f->m_meanDtype, true},
+                                 PerChannel{"running_var", &f->m_varDtype, true}}) {
+        const ArgSpec* arg = findCardArg(card, pc.name);
+        if (!arg || arg->kind == ArgKind::None) {
+            if (pc.required)
+                return unsupportedCard(card, std::string(pc.name) + " is None: inference needs the running statistics");
+            continue;
+        }
+        if (arg->kind != ArgKind::Tensor || arg->tensors.size() != 1)
+            return unsupportedCard(card, std::string("argument '") + pc.name + "' is not a tensor or None");
+        const TensorSpec& t = arg->tensors[0];
+        if (!isBuiltinFloatDtype(t.dtype) || t.sizes != std::vector<std::int64_t>{f->m_channels} || !t.isContiguous())
+            return unsupportedCard(card, std::string(pc.name) + " " + t.toShortString() + ": expected a float [C] tensor");
+        *pc.dtype = t.dtype;
+    }
+    const ArgSpec* eps = findCardArg(card, "eps");
+    if (!eps || eps->kind != ArgKind::Value || !eps->value.is_number())
+        return unsupportedCard(card, "the card has no numeric argument 'eps'");
+    f->m_eps = eps->value.get<double>();
+    if (card.outputs.size() != 1 || !isBuiltinFloatDtype(card.outputs[0].dtype) || card.outputs[0].sizes != in.sizes ||
+        !card.outputs[0].isContiguous())
+        return unsupportedCard(card, "expected one contiguous float output of the input's sizes");
+    f->m_outDtype = card.outputs[0].dtype;
+    return f;
+}
+
+Result<void> BatchNormFamily::check(const nlohmann::json& p) const
+{
+    const std::string context = "batch_norm template parameters";
+    if (auto r = checkKnobs(p, kKnobs, context); !r)
+        return r;
+    const int threads = p["threads"].get<int>();
+    const int v = p["vector_width"].get<int>();
+    if (threads < 64 || threads > 1024)
+        return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
+    if (v > 8 || v * dtypeBytes(m_inDtype) > 16 || v * dtypeBytes(m_outDtype) > 16 || m_spatial % v != 0)
+        return makeError(ErrorCode::InvalidArgument,
+                         "vector_width " + std::to_string(v) + " must divide the spatial size " +
+                             std::to_string(m_spatial) + " (at most 16 bytes)",
+                         context);
+    if (p["items_per_thread"].get<int>() > 8)
+        return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
+    return {};
+}
+
+nlohmann::json BatchNormFamily::rootParams() const
+{
+    int v = 1;
+    for (int w : {8, 4, 2})
+        if (w * dtypeBytes(m_inDtype) <= 16 && w * dtypeBytes(m_outDtype) <= 16 && m_spatial % w == 0) {
+            v = w;
+            break;
+        }
+    // Per-channel values reused by many vectors: precompute them once when the spatial size is small
+    // relative to the channel count (the inline form reloads four values per vector).
+    return {{"threads", 256},
+            {"vector_width", v},
+            {"items_per_thread", m_numel >= (1 << 22) ? 2 : 1},
+            {"precompute", m_spatial / v < 64}};
+}
+
+std::vector<Transformation> BatchNormFamily::transformations(const nlohmann::json& params) const
+{
+    if (!check(params))
+        return {};
+    return knobNeighbours(params, kKnobs, [this](const nlohmann::json& q) { return check(q).ok(); });
+}
+
+Result<Candidate> BatchNormFamily::generate(const nlohmann::json& params) const
+{
+    if (auto r = check(params); !r)
+        return r.error();
+    const int threads = params["threads"].get<int>();
+    const int v = params["vector_width"].get<int>();
+    const int items = params["items_per_thread"].get<int>();
+    const bool precompute = params["precompute"].get<bool>();
+    const bool hasW = !m_weightDtype.empty();
+    const bool hasB = !m_biasDtype.empty();
+    const std::string wParam = hasW ? "const " + std::string(dtypeCType(m_weightDtype)) + "* __restrict__ w, " : "";
+    const std::string bParam = hasB ? "const " + std::string(dtypeCType(m_biasDtype)) + "* __restrict__ b, " : "";
+    const std::string statParams = "const " + std::string(dtypeCType(m_meanDtype)) + "* __restrict__ rm, const " +
+                                   dtypeCType(m_varDtype) + "* __restrict__ rv, ";
+
+    std::ostringstream s;
+    s << "// Built-in batch_norm (inference, running statistics) over " << m_numel << " elements, C = " << m_channels
+      << ", spatial " << m_spatial << ", " << m_inDtype << " -> " << m_outDtype << ", fp32 math"
+      << (precompute ? ", per-channel (mean, scale, shift) precomputed into scratch" : ", per-channel values inline")
+      << ".\n"
+      << "// Template parameters: " << params.dump() << "\n"
+      << dtypePrelude(m_inDtype, m_outDtype) << dtypeLoader("kfLoadMean", m_meanDtype)
+      << dtypeLoader("kfLoadVar", m_varDtype);
+    if (hasW)
+        s << dtypeLoader("kfLoadW", m_weightDtype);
+    if (hasB)
+        s << dtypeLoader("kfLoadB", m_biasDtype);
+    s << "constexpr long long NUMEL = " << m_numel << "LL;\n"
+      << "constexpr long long C = " << m_channels << "LL;\n"
+      << "constexpr long long S = " << m_spatial << "LL; // elements per (n, c)\n"
+      << "constexpr int V = " << v << ";\n"
+      << "constexpr int THREADS = " << threads << ";\n"
+      << "constexpr int ITEMS = " << items << ";\n"
+      << "constexpr long long NVEC = NUMEL / V; // V divides S: a vector never straddles channels\n"
+      << "constexpr float EPS = " << floatLiteral(m_eps) << ";\n"
+      << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
+      << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
+      // (x - mean) * scale + shift with scale = w * rsqrt(var + eps), shift = b: eager's
+      // ((x - mean) * invstd) * w + b with the product w * invstd folded (no cancellation against b).
+      << "__device__ __forceinline__ void kfChannel(" << wParam << bParam << statParams
+      << "long long c, float& mean, float& scale, float& shift)\n{\n"
+      << "    mean = kfLoadMean(rm[c]);\n"
+      << "    scale = rsqrtf(kfLoadVar(rv[c]) + EPS)" << (hasW ? " * kfLoadW(w[c])" : "") << ";\n"
+      << "    shift = " << (hasB ? "kfLoadB(b[c])" : "0.0f") << ";\n}\n";
+    const std::string wArg = hasW ? "w, " : "";
+    const std::string bArg = hasB ? "b, " : "";
+    if (precompute)
+        s << "\nextern \"C\" __global__ void __launch_bounds__(" << kParamThreads << ") kf_batch_norm_params(" << wParam
+          << bParam << statParams << "float* __restrict__ params)\n{\n"
+          << "    const long long c = static_cast<long long>(blockIdx.x) * " << kParamThreads << " + threadIdx.x;\n"
+          << "    if (c >= C)\n        return;\n"
+          << "    float mean, scale, shift;\n"
+          << "    kfChannel(" << wArg << bArg << "rm, rv, c, mean, scale, shift);\n"
+          << "    params[c] = mean;\n    params[C + c] = scale;\n    params[2 * C + c] = shift;\n}\n";
+    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) kf_batch_norm(const in_t* __restrict__ x, "
+      << (precompute ? "const float* __restrict__ params, " : wParam + bParam + statParams)
+      << "out_t* __restrict__ y)\n{\n"
+      << "    const InVec* xv = reinterpret_cast<const InVec*>(x);\n"
+      << "    OutVec* yv = reinterpret_cast<OutVec*>(y);\n"
+      << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
+      << "    for (long long base = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x; base < NVEC;\n"
+      << "         base += stride) {\n"
+      << "        InVec t[ITEMS];\n"
+      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+      << "            if (j < NVEC)\n                t[k] = xv[j];\n        }\n"
+      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+      << "            if (j < NVEC) {\n"
+      << "                const long long c = (j * V / S) % C;\n"
+      << "                float mean, scale, shift;\n";
+    if (precompute)
+        s << "                mean = params[c];\n                scale = params[C + c];\n"
+          << "                shift = params[2 * C + c];\n";
+    else
+        s << "                kfChannel(" << wArg << bArg << "rm, rv, c, mean, scale, shift);\n";
+    s << "                OutVec o;\n"
+      << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n"
+      << "                    o.v[e] = kfStore((kfLoad(t[k].v[e]) - mean) * scale + shift);\n"
+      << "                yv[j] = o;\n            }\n        }\n    }\n}\n";
+
+    std::vector<std::string> stats;
+    if (hasW)
+        stats.push_back("ptr:weight");
+    if (hasB)
+        stats.push_back("ptr:bias");
+    stats.push_back("ptr:running_mean");
+    stats.push_back("ptr:running_var");
+    const std::int64_t perBlock = static_cast<std::int64_t>(threads) * items;
+    std::int64_t grid = (m_numel / v + perBlock - 1) / perBlock;
+    if (grid > 2147483647LL)
+        grid = 2147483647LL; // the grid-stride loop covers the rest
+    nlohmann::json launches = nlohmann::json::array();
+    std::vector<std::string> mainArgs = {"ptr:input"};
+    if (precompute) {
+        std::vector<std::string> pArgs = stats;
+        pArgs.push_back("ptr:scratch.params");
+        launches.push_back(
+            launchJson("kf_batch_norm_params", (m_channels + kParamThreads - 1) / kParamThreads, kParamThreads, pArgs));
+        mainArgs.push_back("ptr:scratch.params");
+    } else {
+        mainArgs.insert(mainArgs.end(), stats.begin(), stats.end());
+    }
+    mainArgs.push_back("ptr:out0");
+    launches.push_back(launchJson("kf_batch_norm", grid, threads, mainArgs));
+    Candidate candidate;
+    candidate.launchPlan = {{"launches", launches}};
+    if (precompute)
+        candidate.launchPlan["scratch"] =
+            nlohmann::json::array({{{"name", "params"}, {"bytes", m_channels * 3 * 4}, {"zero", false}}});
+    candidate.source = s.str();
+    return candidate;
+}
+
+} // namespace kforge::core

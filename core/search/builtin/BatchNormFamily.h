@@ -1,0 +1,34 @@
+#pragma once
+// batch_norm in inference mode (aten::batch_norm, training=false) of a contiguous NCHW-style
+// float32/float16/bfloat16 tensor [N, C, *] with the running statistics: per channel
+// y = (x - running_mean) * rsqrt(running_var + eps) * weight + bias in fp32 (weight/bias optional).
+// Parameters (docs/builtin-proposer.md): threads, vector_width (divides the spatial size so a vector
+// stays in one channel), items_per_thread, precompute (a first tiny kernel writes each channel's
+// (mean, scale, shift) to a scratch buffer vs computing them inline per vector). Thread: see KernelFamily.
+
+#include "search/builtin/KernelFamily.h"
+
+#include <memory>
+
+namespace kforge::core {
+
+class BatchNormFamily final : public KernelFamily {
+public:
+    static bool coversOp(const std::string& qualifiedOp) { return qualifiedOp == "aten::batch_norm"; }
+    static Result<std::unique_ptr<BatchNormFamily>> create(const OperatorCard& card);
+
+    std::string name() const override { return "batch_norm"; }
+    nlohmann::json rootParams() const override;
+    Result<Candidate> generate(const nlohmann::json& params) const override;
+    std::vector<Transformation> transformations(const nlohmann::json& params) const override;
+
+private:
+    BatchNormFamily() = default;
+    Result<void> check(const nlohmann::json& params) const;
+
+    std::string m_inDtype, m_outDtype, m_weightDtype, m_biasDtype, m_meanDtype, m_varDtype; // empty: None
+    std::int64_t m_numel = 0, m_channels = 0, m_spatial = 0;
+    double m_eps = 0;
+};
+
+} // namespace kforge::core

@@ -1,0 +1,291 @@
+#include "search/builtin/BinaryFamily.h"
+
+#include <sstream>
+
+namespace kforge::core {
+
+namespace {
+
+const std::vector<Knob> kKnobs = {{"threads", "threads-per-block", "", ""},
+                                  {"vector_width", "vector-width", "", ""},
+                                  {"items_per_thread", "items-per-thread", "", ""}};
+
+} // namespace
+
+bool BinaryFamily::coversOp(const std::string& op)
+{
+    return op == "aten::add.Tensor" || op == "aten::sub.Tensor" || op == "aten::mul.Tensor" ||
+           op == "aten::div.Tensor" || op == "aten::div.Tensor_mode";
+}
+
+Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& card)
+{
+    const std::string op = card.qualifiedName();
+    if (!coversOp(op))
+        return unsupportedCard(card, "op not covered by the built-in proposer yet");
+    std::unique_ptr<BinaryFamily> f(new BinaryFamily());
+    f->m_op = card.op.substr(6); // after "aten::"
+    const TensorSpec* operands[2] = {nullptr, nullptr};
+    const char* names[2] = {"self", "other"};
+    for (int k = 0; k < 2; ++k) {
+        const ArgSpec* arg = findCardArg(card, names[k]);
+        if (!arg || arg->kind != ArgKind::Tensor || arg->tensors.size() != 1)
+            return unsupportedCard(card, std::string("the card has no tensor argument '") + names[k] + "'");
+        const TensorSpec& t = arg->tensors[0];
+        // A Python number traced into the graph arrives as a 0-dim CPU (float64/int64) "wrapped
+        // number" tensor; the card records its layout but not its value.
+        if (t.device.rfind("cuda", 0) != 0)
+            return unsupportedCard(card, std::string("operand '") + names[k] + "' " + t.toShortString() + " on " +
+                                             t.device + ": scalar operand value not captured");
+        operands[k] = &t;
+    }
+    if (op == "aten::div.Tensor_mode") {
+        const ArgSpec* mode = findCardArg(card, "rounding_mode");
+        if (mode && mode->kind != ArgKind::None)
+            return unsupportedCard(card, "div rounding_mode " + mode->value.dump() + ": only None is covered");
+    }
+    if (f->m_op == "add" || f->m_op == "sub") {
+        const ArgSpec* alpha = findCardArg(card, "alpha");
+        if (alpha && alpha->kind != ArgKind::None) {
+            if (alpha->kind != ArgKind::Value || !alpha->value.is_number())
+                return unsupportedCard(card, "alpha " + alpha->value.dump() + " is not a number");
+            f->m_alpha = alpha->value.get<double>();
+        }
+    }
+    const TensorSpec& a = *operands[0];
+    const TensorSpec& b = *operands[1];
+    if (card.outputs.size() != 1)
+        return unsupportedCard(card, "expected exactly one output");
+    const TensorSpec& out = card.outputs[0];
+    if (a.dtype != b.dtype || a.dtype != out.dtype)
+        return unsupportedCard(card, "mixed dtypes " + a.dtype + ", " + b.dtype + " -> " + out.dtype +
+                                         ": both operands must have the output's dtype");
+    if (!isBuiltinFloatDtype(a.dtype))
+        return unsupportedCard(card, "dtype " + a.dtype + " not covered (float32, float16, bfloat16)");
+    if (!out.isContiguous())
+        return unsupportedCard(card, "non-contiguous output " + out.toShortString());
+    if (out.numel() == 0)
+        return unsupportedCard(card, "empty output");
+    const std::size_t rank = out.sizes.size();
+    if (a.sizes.size() > rank || b.sizes.size() > rank)
+        return unsupportedCard(card, "operand rank above the output's");
+    // Broadcast strides per output dim (stride 0 where the operand has size 1 or lacks the dim).
+    std::vector<std::int64_t> bstr[2];
+    for (int k = 0; k < 2; ++k) {
+        const TensorSpec& t = *operands[k];
+        bstr[k].assign(rank, 0);
+        const std::size_t lead = rank - t.sizes.size();
+        for (std::size_t d = 0; d < t.sizes.size(); ++d) {
+            const std::int64_t size = t.sizes[d];
+            if (size != 1 && size != out.sizes[lead + d])
+                return unsupportedCard(card, std::string("operand '") + names[k] + "' " + t.toShortString() +
+                                                 " does not broadcast to the output " + out.toShortString());
+            if (t.strides.size() != t.sizes.size() || (size != 1 && t.strides[d] < 0))
+                return unsupportedCard(card, std::string("operand '") + names[k] + "' has negative or missing strides");
+            bstr[k][lead + d] = size == 1 ? 0 : t.strides[d];
+        }
+    }
+    f->m_dtype = out.dtype;
+    f->m_numel = out.numel();
+    f->m_flat = a.isContiguous() && b.isContiguous() && a.sizes == out.sizes && b.sizes == out.sizes;
+    // Drop size-1 dims, then merge dim d into d+1 when every operand steps through them as one.
+    for (std::size_t d = 0; d < rank; ++d) {
+        if (out.sizes[d] == 1)
+            continue;
+        const std::size_t last = f->m_dims.size();
+        if (last > 0 && f->m_strides[0][last - 1] == bstr[0][d] * out.sizes[d] &&
+            f->m_strides[1][last - 1] == bstr[1][d] * out.sizes[d]) {
+            f->m_dims[last - 1] *= out.sizes[d];
+            f->m_strides[0][last - 1] = bstr[0][d];
+            f->m_strides[1][last - 1] = bstr[1][d];
+            continue;
+        }
+        f->m_dims.push_back(out.sizes[d]);
+        f->m_strides[0].push_back(bstr[0][d]);
+        f->m_strides[1].push_back(bstr[1][d]);
+    }
+    if (f->m_dims.empty()) {
+        f->m_dims = {1};
+        f->m_strides[0] = {0};
+        f->m_strides[1] = {0};
+    }
+    return f;
+}
+
+bool BinaryFamily::vectorWidthAllowed(int width) const
+{
+    if (width != 1 && width != 2 && width != 4 && width != 8)
+        return false;
+    if (width * dtypeBytes(m_dtype) > 16)
+        return false;
+    if (m_flat)
+        return width == 1 || width <= m_numel; // numel % width elements go through the scalar tail
+    return m_dims.back() % width == 0;         // a vector of outputs stays in one innermost row
+}
+
+bool BinaryFamily::operandVectorLoads(int k, int width) const
+{
+    // Whole-vector loads need the operand's innermost stride 1 and every vector start a multiple of
+    // the width (base pointer 16-byte aligned, docs/builtin-proposer.md).
+    if (width == 1 || m_strides[k].back() != 1)
+        return false;
+    for (std::size_t d = 0; d + 1 < m_dims.size(); ++d)
+        if (m_strides[k][d] % width != 0)
+            return false;
+    return true;
+}
+
+Result<void> BinaryFamily::check(const nlohmann::json& p) const
+{
+    const std::string context = "binary template parameters";
+    if (auto r = checkKnobs(p, kKnobs, context); !r)
+        return r;
+    const int threads = p["threads"].get<int>();
+    const int v = p["vector_width"].get<int>();
+    if (threads < 64 || threads > 1024)
+        return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
+    if (!vectorWidthAllowed(v))
+        return makeError(ErrorCode::InvalidArgument,
+                         "vector_width " + std::to_string(v) + " not allowed for " + m_dtype + " and the output shape",
+                         context);
+    if (p["items_per_thread"].get<int>() > 8)
+        return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
+    return {};
+}
+
+nlohmann::json BinaryFamily::rootParams() const
+{
+    int v = 1;
+    for (int w : {8, 4, 2})
+        if (vectorWidthAllowed(w)) {
+            v = w;
+            break;
+        }
+    return {{"threads", 256}, {"vector_width", v}, {"items_per_thread", m_numel >= (1 << 22) ? 2 : 1}};
+}
+
+std::vector<Transformation> BinaryFamily::transformations(const nlohmann::json& params) const
+{
+    if (!check(params))
+        return {};
+    return knobNeighbours(params, kKnobs, [this](const nlohmann::json& q) { return check(q).ok(); });
+}
+
+Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
+{
+    if (auto r = check(params); !r)
+        return r.error();
+    const int threads = params["threads"].get<int>();
+    const int v = params["vector_width"].get<int>();
+    const int items = params["items_per_thread"].get<int>();
+    const std::string kernel = "kf_" + m_op;
+    const std::string alpha = m_alpha == 1 ? std::string() : floatLiteral(m_alpha) + " * ";
+    std::string expr;
+    if (m_op == "add")
+        expr = "a + " + alpha + "b";
+    else if (m_op == "sub")
+        expr = "a - " + alpha + "b";
+    else if (m_op == "mul")
+        expr = "a * b";
+    else
+        expr = "a / b"; // IEEE division (no fast-math), as eager's true division
+
+    std::ostringstream s;
+    s << "// Built-in elementwise " << m_op << " over " << m_numel << " " << m_dtype << " outputs, "
+      << (m_flat ? "both operands contiguous and same-shaped" : "broadcast strides baked in") << ", fp32 math.\n"
+      << "// Template parameters: " << params.dump() << "\n"
+      << dtypePrelude(m_dtype, m_dtype)
+      << "constexpr long long NUMEL = " << m_numel << "LL;\n"
+      << "constexpr int V = " << v << ";\n"
+      << "constexpr int THREADS = " << threads << ";\n"
+      << "constexpr int ITEMS = " << items << ";\n"
+      << "constexpr long long NVEC = NUMEL / V;\n"
+      << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
+      << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
+      << "__device__ __forceinline__ float kfOp(float a, float b) { return " << expr << "; }\n";
+    if (!m_flat) {
+        // Output element i -> operand offsets; V divides the innermost merged dim, so the V outputs
+        // of a vector share every outer index and step by the innermost stride.
+        s << "// Merged output dims and operand strides (elements):";
+        for (std::size_t d = 0; d < m_dims.size(); ++d)
+            s << " [" << m_dims[d] << ": " << m_strides[0][d] << ", " << m_strides[1][d] << "]";
+        s << "\n__device__ __forceinline__ void kfOffsets(long long i, long long& oa, long long& ob)\n{\n"
+          << "    oa = 0;\n    ob = 0;\n";
+        for (std::size_t d = m_dims.size(); d-- > 0;) {
+            if (m_strides[0][d] != 0 || m_strides[1][d] != 0) {
+                if (d == 0) // i < NUMEL: the outermost index needs no modulo
+                    s << "    {\n        const long long q = i;\n";
+                else
+                    s << "    {\n        const long long q = i % " << m_dims[d] << "LL;\n";
+                if (m_strides[0][d] != 0)
+                    s << "        oa += q * " << m_strides[0][d] << "LL;\n";
+                if (m_strides[1][d] != 0)
+                    s << "        ob += q * " << m_strides[1][d] << "LL;\n";
+                s << "    }\n";
+            }
+            if (d > 0)
+                s << "    i /= " << m_dims[d] << "LL;\n";
+        }
+        s << "}\n";
+    }
+    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel
+      << "(const in_t* __restrict__ x, const in_t* __restrict__ z, out_t* __restrict__ y)\n{\n"
+      << "    OutVec* yv = reinterpret_cast<OutVec*>(y);\n"
+      << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
+      << "    for (long long base = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x; base < NVEC;\n"
+      << "         base += stride) {\n"
+      << "        float fa[ITEMS][V], fb[ITEMS][V];\n"
+      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+      << "            if (j >= NVEC)\n                continue;\n";
+    auto load = [&](int k, const char* ptr, const char* dst, const std::string& off) {
+        if (m_flat || operandVectorLoads(k, v))
+            s << "            {\n                const InVec t = reinterpret_cast<const InVec*>(" << ptr << ")[(" << off
+              << ") / V];\n#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << dst
+              << "[k][e] = kfLoad(t.v[e]);\n            }\n";
+        else if (m_strides[k].back() == 0)
+            s << "            {\n                const float t = kfLoad(" << ptr << "[" << off
+              << "]);\n#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << dst
+              << "[k][e] = t;\n            }\n";
+        else
+            s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                " << dst << "[k][e] = kfLoad("
+              << ptr << "[" << off << " + e * " << m_strides[k].back() << "LL]);\n";
+    };
+    if (m_flat) {
+        load(0, "x", "fa", "j * V");
+        load(1, "z", "fb", "j * V");
+    } else {
+        s << "            long long oa, ob;\n            kfOffsets(j * V, oa, ob);\n";
+        load(0, "x", "fa", "oa");
+        load(1, "z", "fb", "ob");
+    }
+    s << "        }\n"
+      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+      << "            if (j < NVEC) {\n                OutVec o;\n"
+      << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n"
+      << "                    o.v[e] = kfStore(kfOp(fa[k][e], fb[k][e]));\n"
+      << "                yv[j] = o;\n            }\n        }\n    }\n";
+    if (m_flat)
+        s << "    constexpr long long TAIL = NUMEL - NVEC * V; // elements after the last whole vector\n"
+          << "    if constexpr (TAIL > 0) {\n"
+          << "        const long long g = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;\n"
+          << "        if (g < TAIL)\n"
+          << "            y[NVEC * V + g] = kfStore(kfOp(kfLoad(x[NVEC * V + g]), kfLoad(z[NVEC * V + g])));\n"
+          << "    }\n";
+    s << "}\n";
+
+    const std::int64_t perBlock = static_cast<std::int64_t>(threads) * items;
+    std::int64_t grid = (m_numel / v + perBlock - 1) / perBlock;
+    if (grid < 1)
+        grid = 1; // the tail alone
+    if (grid > 2147483647LL)
+        grid = 2147483647LL; // the grid-stride loop covers the rest
+    Candidate candidate;
+    candidate.source = s.str();
+    candidate.launchPlan = {
+        {"launches", nlohmann::json::array({launchJson(kernel, grid, threads, {"ptr:self", "ptr:other", "ptr:out0"})})}};
+    return candidate;
+}
+
+} // namespace kforge::core

@@ -1,0 +1,43 @@
+#pragma once
+// Elementwise binary ops with broadcasting: aten::add.Tensor / aten::sub.Tensor (alpha baked in),
+// aten::mul.Tensor, aten::div.Tensor and aten::div.Tensor_mode with rounding_mode None. Both operands
+// are CUDA tensors of the output's dtype (float32/float16/bfloat16), any sizes that broadcast and any
+// strides; the output is contiguous. Each operand's broadcast strides against the output shape are
+// computed at generation time (size-1 dims dropped, mergeable dims merged) and baked in as constants.
+// Fast path when both operands are contiguous with the output's sizes (flat, vectorized, scalar tail).
+// Parameters (docs/builtin-proposer.md): threads, vector_width, items_per_thread. fp32 math.
+// Thread: see KernelFamily.
+
+#include "search/builtin/KernelFamily.h"
+
+#include <memory>
+
+namespace kforge::core {
+
+class BinaryFamily final : public KernelFamily {
+public:
+    static bool coversOp(const std::string& qualifiedOp);
+    static Result<std::unique_ptr<BinaryFamily>> create(const OperatorCard& card);
+
+    std::string name() const override { return "binary"; }
+    nlohmann::json rootParams() const override;
+    Result<Candidate> generate(const nlohmann::json& params) const override;
+    std::vector<Transformation> transformations(const nlohmann::json& params) const override;
+
+private:
+    BinaryFamily() = default;
+    Result<void> check(const nlohmann::json& params) const;
+    bool vectorWidthAllowed(int width) const;
+    /// Whether operand `k` (0 self, 1 other) can be loaded as whole vectors of `width` on the general path.
+    bool operandVectorLoads(int k, int width) const;
+
+    std::string m_op; // "add", "sub", "mul", "div"
+    std::string m_dtype;
+    double m_alpha = 1;
+    std::int64_t m_numel = 0;
+    bool m_flat = false;              // fast path: both operands contiguous with the output's sizes
+    std::vector<std::int64_t> m_dims; // general path: merged output dims (no size-1 dims unless numel 1)
+    std::vector<std::int64_t> m_strides[2]; // broadcast strides of self / other over m_dims
+};
+
+} // namespace kforge::core
