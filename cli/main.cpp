@@ -25,6 +25,8 @@ Commands:
                       search faster kernels for the cards (MCTS; built-in or LLM proposer)
   tree PROJECT_DIR --card ID [--json]
                       print a card's search tree: status, latency, speedup, what produced each node
+  verify FILE.cast [--arch sm_NN] [--json]
+                      check a .cast package (checksums, format, manifest, compatibility); print its audit
   help [COMMAND]      show help for a command
 
 Options: --help, --version
@@ -121,6 +123,20 @@ the flags (docs/llm-providers.md):
 The per-card line then ends with the model calls, tokens and cost of the card's tree.
 )";
 
+constexpr const char* kVerifyHelp = R"(usage: kforge verify FILE.cast [--arch sm_NN] [--json]
+
+Checks a .cast package (docs/cast-format.md) without extracting or running anything: the ZIP
+container, every CRC-32 and SHA-256, the format version (a newer major version is refused), the
+manifest's consistency with the entries, and that every custom kernel can run on the architecture
+(a cubin for it, or PTX no newer than it for the driver to JIT). Prints the package summary and
+its audit (which ops are custom, which fell back and why); exits 1 with one line on any failure.
+
+  --arch sm_NN           the GPU architecture to check against (default: sm_90, reported as assumed)
+  --torch-version V      also require the package's minimum torch version to be <= V
+  --cuda-version V       also require the package's minimum CUDA version to be <= V
+  --json                 machine-readable report
+)";
+
 const char* helpFor(const std::string& command)
 {
     if (command == "capture")
@@ -133,6 +149,8 @@ const char* helpFor(const std::string& command)
         return kTreeHelp;
     if (command == "optimize")
         return kOptimizeHelp;
+    if (command == "verify")
+        return kVerifyHelp;
     return nullptr;
 }
 
@@ -182,6 +200,8 @@ int dispatch(const std::vector<std::string>& words)
         return runTreeCommand(rest);
     if (command == "optimize")
         return runOptimizeCommand(rest);
+    if (command == "verify")
+        return runVerifyCommand(rest);
     return fail("unknown command '" + command + "' (see 'kforge --help')", 2);
 }
 

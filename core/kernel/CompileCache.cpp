@@ -1,6 +1,6 @@
 #include "kernel/CompileCache.h"
 
-#include "kernel/Sha256.h"
+#include "util/Sha256.h"
 #include "util/AtomicFile.h"
 
 #include <nlohmann/json.hpp>

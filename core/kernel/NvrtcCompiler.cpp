@@ -1,7 +1,7 @@
 #include "kernel/NvrtcCompiler.h"
 
 #include "kernel/NvrtcDiagnostics.h"
-#include "kernel/Sha256.h"
+#include "util/Sha256.h"
 
 #include <nvrtc.h>
 

@@ -4,7 +4,7 @@
 
 #include "kernel/CachingCompiler.h"
 #include "kernel/CompileCache.h"
-#include "kernel/Sha256.h"
+#include "util/Sha256.h"
 #include "util/AtomicFile.h"
 
 #include <gtest/gtest.h>

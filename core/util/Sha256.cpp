@@ -1,4 +1,4 @@
-#include "kernel/Sha256.h"
+#include "util/Sha256.h"
 
 #include <algorithm>
 #include <cstring>
