@@ -18,6 +18,15 @@ double OperatorCard::totalEagerUs() const
     return eager ? eager->medianUs * static_cast<double>(callCount) : 0.0;
 }
 
+const ArgSpec* OperatorCard::findArg(const std::string& name) const
+{
+    for (const ArgSpec& arg : args) {
+        if (arg.name == name)
+            return &arg;
+    }
+    return nullptr;
+}
+
 std::string variantKey(const std::string& op, const std::string& overload, const std::vector<ArgSpec>& args)
 {
     std::string key = overload.empty() ? op : op + "." + overload;

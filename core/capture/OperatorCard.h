@@ -54,6 +54,8 @@ struct OperatorCard {
     std::string qualifiedName() const;
     /// Total eager time of all calls in microseconds (0 when not timed).
     double totalEagerUs() const;
+    /// The argument with schema name `name`, or null.
+    const ArgSpec* findArg(const std::string& name) const;
 
     bool operator==(const OperatorCard&) const = default;
 };

@@ -103,15 +103,6 @@ Result<std::array<std::uint32_t, 3>> parseDims(const json& j, const std::string&
     return dims;
 }
 
-const ArgSpec* findArg(const OperatorCard& card, const std::string& name)
-{
-    for (const ArgSpec& arg : card.args) {
-        if (arg.name == name)
-            return &arg;
-    }
-    return nullptr;
-}
-
 std::string tensorArgNames(const OperatorCard& card)
 {
     std::string names;
@@ -138,7 +129,7 @@ Result<void> checkParam(const KernelParam& param, const LaunchPlan& plan, const 
         }
         return planError(where, "'" + param.token + "': no scratch buffer named '" + param.name + "'");
     case ParamSource::TensorArg: {
-        const ArgSpec* arg = findArg(card, param.name);
+        const ArgSpec* arg = card.findArg(param.name);
         if (!arg)
             return planError(where, "'" + param.token + "': the card has no argument '" + param.name +
                                         "' (tensor arguments: " + tensorArgNames(card) + ")");
@@ -156,7 +147,7 @@ Result<void> checkParam(const KernelParam& param, const LaunchPlan& plan, const 
         return planError(where, "'" + param.token + "': argument '" + param.name + "' is not a tensor");
     }
     case ParamSource::CardValue: {
-        const ArgSpec* arg = findArg(card, param.name);
+        const ArgSpec* arg = card.findArg(param.name);
         if (!arg)
             return planError(where, "'" + param.token + "': '" + param.name +
                                         "' is neither a number nor an argument of the card");

@@ -18,12 +18,12 @@ Result<std::unique_ptr<BatchNormFamily>> BatchNormFamily::create(const OperatorC
 {
     if (!coversOp(card.qualifiedName()))
         return unsupportedCard(card, "op not covered by the built-in proposer yet");
-    const ArgSpec* training = findCardArg(card, "training");
+    const ArgSpec* training = card.findArg("training");
     if (!training || training->kind != ArgKind::Value || !training->value.is_boolean())
         return unsupportedCard(card, "the card has no bool argument 'training'");
     if (training->value.get<bool>())
         return unsupportedCard(card, "training=true (batch statistics) not covered: inference only");
-    const ArgSpec* input = findCardArg(card, "input");
+    const ArgSpec* input = card.findArg("input");
     if (!input || input->kind != ArgKind::Tensor || input->tensors.size() != 1)
         return unsupportedCard(card, "the card has no tensor argument 'input'");
     const TensorSpec& in = input->tensors[0];
@@ -46,7 +46,7 @@ Result<std::unique_ptr<BatchNormFamily>> BatchNormFamily::create(const OperatorC
     for (const PerChannel& pc : {PerChannel{"weight", &f->m_weightDtype, false}, PerChannel{"bias", &f->m_biasDtype, false},
                                  PerChannel{"running_mean", &f->m_meanDtype, true},
                                  PerChannel{"running_var", &f->m_varDtype, true}}) {
-        const ArgSpec* arg = findCardArg(card, pc.name);
+        const ArgSpec* arg = card.findArg(pc.name);
         if (!arg || arg->kind == ArgKind::None) {
             if (pc.required)
                 return unsupportedCard(card, std::string(pc.name) + " is None: inference needs the running statistics");
@@ -59,7 +59,7 @@ Result<std::unique_ptr<BatchNormFamily>> BatchNormFamily::create(const OperatorC
             return unsupportedCard(card, std::string(pc.name) + " " + t.toShortString() + ": expected a float [C] tensor");
         *pc.dtype = t.dtype;
     }
-    const ArgSpec* eps = findCardArg(card, "eps");
+    const ArgSpec* eps = card.findArg("eps");
     if (!eps || eps->kind != ArgKind::Value || !eps->value.is_number())
         return unsupportedCard(card, "the card has no numeric argument 'eps'");
     f->m_eps = eps->value.get<double>();

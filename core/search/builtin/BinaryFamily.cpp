@@ -28,7 +28,7 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     const TensorSpec* operands[2] = {nullptr, nullptr};
     const char* names[2] = {"self", "other"};
     for (int k = 0; k < 2; ++k) {
-        const ArgSpec* arg = findCardArg(card, names[k]);
+        const ArgSpec* arg = card.findArg(names[k]);
         if (!arg || arg->kind != ArgKind::Tensor || arg->tensors.size() != 1)
             return unsupportedCard(card, std::string("the card has no tensor argument '") + names[k] + "'");
         const TensorSpec& t = arg->tensors[0];
@@ -40,12 +40,12 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
         operands[k] = &t;
     }
     if (op == "aten::div.Tensor_mode") {
-        const ArgSpec* mode = findCardArg(card, "rounding_mode");
+        const ArgSpec* mode = card.findArg("rounding_mode");
         if (mode && mode->kind != ArgKind::None)
             return unsupportedCard(card, "div rounding_mode " + mode->value.dump() + ": only None is covered");
     }
     if (f->m_op == "add" || f->m_op == "sub") {
-        const ArgSpec* alpha = findCardArg(card, "alpha");
+        const ArgSpec* alpha = card.findArg("alpha");
         if (alpha && alpha->kind != ArgKind::None) {
             if (alpha->kind != ArgKind::Value || !alpha->value.is_number())
                 return unsupportedCard(card, "alpha " + alpha->value.dump() + " is not a number");

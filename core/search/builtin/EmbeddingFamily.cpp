@@ -16,7 +16,7 @@ Result<std::unique_ptr<EmbeddingFamily>> EmbeddingFamily::create(const OperatorC
 {
     if (!coversOp(card.qualifiedName()))
         return unsupportedCard(card, "op not covered by the built-in proposer yet");
-    const ArgSpec* weight = findCardArg(card, "weight");
+    const ArgSpec* weight = card.findArg("weight");
     if (!weight || weight->kind != ArgKind::Tensor || weight->tensors.size() != 1)
         return unsupportedCard(card, "the card has no tensor argument 'weight'");
     const TensorSpec& w = weight->tensors[0];
@@ -24,7 +24,7 @@ Result<std::unique_ptr<EmbeddingFamily>> EmbeddingFamily::create(const OperatorC
         return unsupportedCard(card, "weight dtype " + w.dtype + " not covered (float32, float16, bfloat16)");
     if (w.sizes.size() != 2 || !w.isContiguous() || w.numel() == 0)
         return unsupportedCard(card, "weight " + w.toShortString() + ": expected a non-empty contiguous [V, D] tensor");
-    const ArgSpec* indices = findCardArg(card, "indices");
+    const ArgSpec* indices = card.findArg("indices");
     if (!indices || indices->kind != ArgKind::Tensor || indices->tensors.size() != 1)
         return unsupportedCard(card, "the card has no tensor argument 'indices'");
     const TensorSpec& idx = indices->tensors[0];

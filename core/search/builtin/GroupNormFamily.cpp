@@ -17,7 +17,7 @@ Result<std::unique_ptr<GroupNormFamily>> GroupNormFamily::create(const OperatorC
 {
     if (!coversOp(card.qualifiedName()))
         return unsupportedCard(card, "op not covered by the built-in proposer yet");
-    const ArgSpec* input = findCardArg(card, "input");
+    const ArgSpec* input = card.findArg("input");
     if (!input || input->kind != ArgKind::Tensor || input->tensors.size() != 1)
         return unsupportedCard(card, "the card has no tensor argument 'input'");
     const TensorSpec& in = input->tensors[0];
@@ -27,7 +27,7 @@ Result<std::unique_ptr<GroupNormFamily>> GroupNormFamily::create(const OperatorC
         return unsupportedCard(card, "non-contiguous input " + in.toShortString() + " (only NCHW contiguous)");
     if (in.sizes.size() < 2 || in.numel() == 0)
         return unsupportedCard(card, "input " + in.toShortString() + ": expected a non-empty [N, C, *] tensor");
-    const ArgSpec* groups = findCardArg(card, "num_groups");
+    const ArgSpec* groups = card.findArg("num_groups");
     if (!groups || groups->kind != ArgKind::Value || !groups->value.is_number_integer())
         return unsupportedCard(card, "the card has no integer argument 'num_groups'");
     std::unique_ptr<GroupNormFamily> f(new GroupNormFamily());
@@ -42,7 +42,7 @@ Result<std::unique_ptr<GroupNormFamily>> GroupNormFamily::create(const OperatorC
     if (f->m_channels / f->m_groups * f->m_spatial > (1 << 30))
         return unsupportedCard(card, "group too large");
     for (const char* name : {"weight", "bias"}) {
-        const ArgSpec* arg = findCardArg(card, name);
+        const ArgSpec* arg = card.findArg(name);
         if (!arg || arg->kind == ArgKind::None)
             continue;
         if (arg->kind != ArgKind::Tensor || arg->tensors.size() != 1)
@@ -52,7 +52,7 @@ Result<std::unique_ptr<GroupNormFamily>> GroupNormFamily::create(const OperatorC
             return unsupportedCard(card, std::string(name) + " " + t.toShortString() + ": expected a float [C] tensor");
         (std::string(name) == "weight" ? f->m_weightDtype : f->m_biasDtype) = t.dtype;
     }
-    const ArgSpec* eps = findCardArg(card, "eps");
+    const ArgSpec* eps = card.findArg("eps");
     if (!eps || eps->kind != ArgKind::Value || !eps->value.is_number())
         return unsupportedCard(card, "the card has no numeric argument 'eps'");
     f->m_eps = eps->value.get<double>();

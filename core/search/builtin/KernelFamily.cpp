@@ -65,12 +65,19 @@ Error unsupportedCard(const OperatorCard& card, const std::string& why)
     return makeError(ErrorCode::Unsupported, why, "built-in proposer, " + card.qualifiedName());
 }
 
-const ArgSpec* findCardArg(const OperatorCard& card, const std::string& name)
+Result<const TensorSpec*> contiguousFloatInput(const OperatorCard& card, const std::string& name)
 {
-    for (const ArgSpec& arg : card.args)
-        if (arg.name == name)
-            return &arg;
-    return nullptr;
+    const ArgSpec* arg = card.findArg(name);
+    if (!arg || arg->kind != ArgKind::Tensor || arg->tensors.size() != 1)
+        return unsupportedCard(card, "the card has no tensor argument '" + name + "'");
+    const TensorSpec& in = arg->tensors[0];
+    if (!isBuiltinFloatDtype(in.dtype))
+        return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
+    if (!in.isContiguous())
+        return unsupportedCard(card, "non-contiguous input " + in.toShortString());
+    if (in.numel() == 0)
+        return unsupportedCard(card, "empty input");
+    return &in;
 }
 
 bool isPowerOfTwo(std::int64_t v)

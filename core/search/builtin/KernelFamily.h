@@ -55,8 +55,9 @@ namespace kforge::core {
 
 /// Unsupported error naming the card's op, as every family reports refusals.
 Error unsupportedCard(const OperatorCard& card, const std::string& why);
-/// The card argument named `name` (schema name), or null.
-const ArgSpec* findCardArg(const OperatorCard& card, const std::string& name);
+/// The card's tensor argument `name` when it is one contiguous, non-empty float32/float16/bfloat16
+/// tensor; otherwise the Unsupported error saying which of these it is not.
+Result<const TensorSpec*> contiguousFloatInput(const OperatorCard& card, const std::string& name);
 bool isPowerOfTwo(std::int64_t v);
 /// `#include` lines for a dtype plus `__device__ float NAME(T v)` converting one element to float;
 /// used for tensors whose dtype may differ from the main input's (weights, running stats, operands).

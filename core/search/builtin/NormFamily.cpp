@@ -15,17 +15,11 @@ Result<std::unique_ptr<NormFamily>> NormFamily::create(const OperatorCard& card)
     const std::string op = card.qualifiedName();
     if (!coversOp(op))
         return unsupportedCard(card, "op not covered by the built-in proposer yet");
-    const ArgSpec* input = findCardArg(card, "input");
-    if (!input || input->kind != ArgKind::Tensor || input->tensors.size() != 1)
-        return unsupportedCard(card, "the card has no tensor argument 'input'");
-    const TensorSpec& in = input->tensors[0];
-    if (!isBuiltinFloatDtype(in.dtype))
-        return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
-    if (!in.isContiguous())
-        return unsupportedCard(card, "non-contiguous input " + in.toShortString());
-    if (in.numel() == 0)
-        return unsupportedCard(card, "empty input");
-    const ArgSpec* shape = findCardArg(card, "normalized_shape");
+    auto input = contiguousFloatInput(card, "input");
+    if (!input)
+        return input.error();
+    const TensorSpec& in = *input.value();
+    const ArgSpec* shape = card.findArg("normalized_shape");
     if (!shape || shape->kind != ArgKind::Value || !shape->value.is_array() || shape->value.empty())
         return unsupportedCard(card, "the card has no non-empty int list 'normalized_shape'");
     std::vector<std::int64_t> normalized;
@@ -51,7 +45,7 @@ Result<std::unique_ptr<NormFamily>> NormFamily::create(const OperatorCard& card)
         return unsupportedCard(card, "too many rows for one grid");
 
     auto affine = [&](const char* name, std::string& dtype) -> Result<void> {
-        const ArgSpec* arg = findCardArg(card, name);
+        const ArgSpec* arg = card.findArg(name);
         if (!arg || arg->kind == ArgKind::None)
             return {};
         if (arg->kind != ArgKind::Tensor || arg->tensors.size() != 1)
@@ -69,7 +63,7 @@ Result<std::unique_ptr<NormFamily>> NormFamily::create(const OperatorCard& card)
         if (auto r = affine("bias", family->m_biasDtype); !r)
             return r.error();
 
-    const ArgSpec* eps = findCardArg(card, "eps");
+    const ArgSpec* eps = card.findArg("eps");
     if (eps && eps->kind == ArgKind::Value && eps->value.is_number())
         family->m_eps = eps->value.get<double>();
     else if (family->m_rms && (!eps || eps->kind == ArgKind::None))

@@ -24,23 +24,17 @@ Result<std::unique_ptr<ReduceFamily>> ReduceFamily::create(const OperatorCard& c
     const std::string op = card.qualifiedName();
     if (!coversOp(op))
         return unsupportedCard(card, "op not covered by the built-in proposer yet");
-    const ArgSpec* self = findCardArg(card, "self");
-    if (!self || self->kind != ArgKind::Tensor || self->tensors.size() != 1)
-        return unsupportedCard(card, "the card has no tensor argument 'self'");
-    const TensorSpec& in = self->tensors[0];
-    if (!isBuiltinFloatDtype(in.dtype))
-        return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
-    if (!in.isContiguous())
-        return unsupportedCard(card, "non-contiguous input " + in.toShortString());
-    if (in.numel() == 0)
-        return unsupportedCard(card, "empty input");
+    auto input = contiguousFloatInput(card, "self");
+    if (!input)
+        return input.error();
+    const TensorSpec& in = *input.value();
     const auto rank = static_cast<std::int64_t>(in.sizes.size());
     std::unique_ptr<ReduceFamily> f(new ReduceFamily());
     f->m_inDtype = in.dtype;
     std::int64_t reduced = 0; // trailing dims reduced
     if (op == "aten::adaptive_avg_pool2d") {
         f->m_op = "adaptive_avg_pool2d";
-        const ArgSpec* size = findCardArg(card, "output_size");
+        const ArgSpec* size = card.findArg("output_size");
         if (!size || size->kind != ArgKind::Value || size->value != nlohmann::json::array({1, 1}))
             return unsupportedCard(card, "adaptive_avg_pool2d output_size " + (size ? size->value.dump() : std::string("?")) +
                                              ": only [1, 1] is covered");
@@ -49,9 +43,9 @@ Result<std::unique_ptr<ReduceFamily>> ReduceFamily::create(const OperatorCard& c
         reduced = 2;
     } else {
         f->m_op = op == "aten::mean.dim" ? "mean" : "sum";
-        if (const ArgSpec* dtype = findCardArg(card, "dtype"); dtype && dtype->kind != ArgKind::None)
+        if (const ArgSpec* dtype = card.findArg("dtype"); dtype && dtype->kind != ArgKind::None)
             return unsupportedCard(card, "dtype argument " + dtype->value.dump() + ": only dtype=None is covered");
-        const ArgSpec* dim = findCardArg(card, "dim");
+        const ArgSpec* dim = card.findArg("dim");
         std::set<std::int64_t> dims;
         if (dim && dim->kind == ArgKind::Value && dim->value.is_array()) {
             for (const auto& d : dim->value) {

@@ -9,18 +9,6 @@ namespace {
 
 constexpr std::int64_t kMaxRegisterElements = 32; // fp32 values a thread keeps for its share of a row
 
-Error unsupported(const OperatorCard& card, const std::string& why)
-{
-    return makeError(ErrorCode::Unsupported, why, "built-in proposer, " + card.qualifiedName());
-}
-
-const ArgSpec* findArg(const OperatorCard& card, const std::string& name)
-{
-    for (const ArgSpec& arg : card.args)
-        if (arg.name == name)
-            return &arg;
-    return nullptr;
-}
 
 } // namespace
 
@@ -34,39 +22,33 @@ Result<std::unique_ptr<SoftmaxFamily>> SoftmaxFamily::create(const OperatorCard&
 {
     const std::string op = card.qualifiedName();
     if (!coversOp(op))
-        return unsupported(card, "op not covered by the built-in proposer yet");
-    const ArgSpec* self = findArg(card, "self");
-    if (!self || self->kind != ArgKind::Tensor || self->tensors.size() != 1)
-        return unsupported(card, "the card has no tensor argument 'self'");
-    const TensorSpec& in = self->tensors[0];
-    if (!isBuiltinFloatDtype(in.dtype))
-        return unsupported(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
-    if (!in.isContiguous())
-        return unsupported(card, "non-contiguous input " + in.toShortString());
-    if (in.numel() == 0)
-        return unsupported(card, "empty input");
+        return unsupportedCard(card, "op not covered by the built-in proposer yet");
+    auto input = contiguousFloatInput(card, "self");
+    if (!input)
+        return input.error();
+    const TensorSpec& in = *input.value();
 
-    const ArgSpec* dim = findArg(card, "dim");
+    const ArgSpec* dim = card.findArg("dim");
     if (!dim || dim->kind != ArgKind::Value || !dim->value.is_number_integer())
-        return unsupported(card, "the card has no integer argument 'dim'");
+        return unsupportedCard(card, "the card has no integer argument 'dim'");
     const auto rank = static_cast<std::int64_t>(in.sizes.size());
     const std::int64_t d = dim->value.get<std::int64_t>();
     const bool lastDim = rank == 0 ? (d == 0 || d == -1) : (d == -1 || d == rank - 1);
     if (!lastDim)
-        return unsupported(card, "softmax over dim " + std::to_string(d) + " of a rank-" + std::to_string(rank) +
+        return unsupportedCard(card, "softmax over dim " + std::to_string(d) + " of a rank-" + std::to_string(rank) +
                                      " tensor: only the last dimension is covered");
 
-    if (const ArgSpec* dtype = findArg(card, "dtype"); dtype && dtype->kind != ArgKind::None)
-        return unsupported(card, "dtype argument " + dtype->value.dump() + ": only dtype=None is covered");
+    if (const ArgSpec* dtype = card.findArg("dtype"); dtype && dtype->kind != ArgKind::None)
+        return unsupportedCard(card, "dtype argument " + dtype->value.dump() + ": only dtype=None is covered");
 
     if (card.outputs.size() != 1)
-        return unsupported(card, "expected exactly one output");
+        return unsupportedCard(card, "expected exactly one output");
     const TensorSpec& out = card.outputs[0];
     // _softmax(half_to_float=True) yields float32 from float16: allowed, the output dtype comes from the card.
     if (!isBuiltinFloatDtype(out.dtype))
-        return unsupported(card, "output dtype " + out.dtype + " not covered");
+        return unsupportedCard(card, "output dtype " + out.dtype + " not covered");
     if (out.sizes != in.sizes || !out.isContiguous())
-        return unsupported(card, "output layout " + out.toShortString() + " differs from the input's");
+        return unsupportedCard(card, "output layout " + out.toShortString() + " differs from the input's");
 
     std::unique_ptr<SoftmaxFamily> family(new SoftmaxFamily());
     family->m_log = op.find("log_softmax") != std::string::npos;
@@ -75,7 +57,7 @@ Result<std::unique_ptr<SoftmaxFamily>> SoftmaxFamily::create(const OperatorCard&
     family->m_rowLength = rank == 0 ? 1 : in.sizes.back();
     family->m_rows = in.numel() / family->m_rowLength;
     if (family->m_rowLength > (1 << 30))
-        return unsupported(card, "row length " + std::to_string(family->m_rowLength) + " too long");
+        return unsupportedCard(card, "row length " + std::to_string(family->m_rowLength) + " too long");
     return family;
 }
 

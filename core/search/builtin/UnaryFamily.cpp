@@ -6,23 +6,6 @@ namespace kforge::core {
 
 namespace {
 
-Error unsupported(const OperatorCard& card, const std::string& why)
-{
-    return makeError(ErrorCode::Unsupported, why, "built-in proposer, " + card.qualifiedName());
-}
-
-const ArgSpec* findArg(const OperatorCard& card, const std::string& name)
-{
-    for (const ArgSpec& arg : card.args)
-        if (arg.name == name)
-            return &arg;
-    return nullptr;
-}
-
-bool isPow2(int v)
-{
-    return v > 0 && (v & (v - 1)) == 0;
-}
 
 } // namespace
 
@@ -36,33 +19,27 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
 {
     const std::string op = card.qualifiedName();
     if (!coversOp(op))
-        return unsupported(card, "op not covered by the built-in proposer yet");
-    const ArgSpec* self = findArg(card, "self");
-    if (!self || self->kind != ArgKind::Tensor || self->tensors.size() != 1)
-        return unsupported(card, "the card has no tensor argument 'self'");
-    const TensorSpec& in = self->tensors[0];
-    if (!isBuiltinFloatDtype(in.dtype))
-        return unsupported(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
-    if (!in.isContiguous())
-        return unsupported(card, "non-contiguous input " + in.toShortString());
-    if (in.numel() == 0)
-        return unsupported(card, "empty input");
+        return unsupportedCard(card, "op not covered by the built-in proposer yet");
+    auto input = contiguousFloatInput(card, "self");
+    if (!input)
+        return input.error();
+    const TensorSpec& in = *input.value();
     if (card.outputs.size() != 1 || card.outputs[0].dtype != in.dtype || card.outputs[0].sizes != in.sizes ||
         !card.outputs[0].isContiguous())
-        return unsupported(card, "expected one contiguous output of the input's dtype and sizes");
+        return unsupportedCard(card, "expected one contiguous output of the input's dtype and sizes");
 
     std::unique_ptr<UnaryFamily> family(new UnaryFamily());
     family->m_op = op.substr(6); // after "aten::"
     if (family->m_op == "gelu") {
-        const ArgSpec* approximate = findArg(card, "approximate");
+        const ArgSpec* approximate = card.findArg("approximate");
         std::string mode = "none";
         if (approximate && approximate->kind == ArgKind::Value) {
             if (!approximate->value.is_string())
-                return unsupported(card, "gelu approximate is not a string");
+                return unsupportedCard(card, "gelu approximate is not a string");
             mode = approximate->value.get<std::string>();
         }
         if (mode != "none" && mode != "tanh")
-            return unsupported(card, "gelu approximate='" + mode + "' (only 'none' and 'tanh')");
+            return unsupportedCard(card, "gelu approximate='" + mode + "' (only 'none' and 'tanh')");
         family->m_tanhGelu = mode == "tanh";
     }
     family->m_dtype = in.dtype;
@@ -98,12 +75,12 @@ Result<UnaryFamily::Params> UnaryFamily::parse(const nlohmann::json& j) const
     } catch (const nlohmann::json::exception& e) {
         return makeError(ErrorCode::InvalidArgument, std::string("missing or mistyped parameter: ") + e.what(), context);
     }
-    if (!isPow2(p.threads) || p.threads < 64 || p.threads > 1024)
+    if (!isPowerOfTwo(p.threads) || p.threads < 64 || p.threads > 1024)
         return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
     if (!vectorWidthAllowed(p.vectorWidth))
         return makeError(ErrorCode::InvalidArgument,
                          "vector_width " + std::to_string(p.vectorWidth) + " not allowed for " + m_dtype, context);
-    if (!isPow2(p.itemsPerThread) || p.itemsPerThread > 8)
+    if (!isPowerOfTwo(p.itemsPerThread) || p.itemsPerThread > 8)
         return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
     return p;
 }
