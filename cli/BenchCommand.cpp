@@ -1,9 +1,9 @@
 #include "ArgParser.h"
 #include "Commands.h"
+#include "ProjectCard.h"
 #include "WorkerPath.h"
 
 #include "eval/CandidateBench.h"
-#include "project/ProjectStore.h"
 #include "util/AtomicFile.h"
 #include "util/CacheDirectory.h"
 
@@ -34,17 +34,13 @@ int runBenchCommand(const std::vector<std::string>& args)
         return fail("bench: --card ID and --kernel FILE are required", 2);
 
     const fs::path projectDir = parser.positionals().front();
-    auto project = core::openProject(projectDir);
-    if (!project)
-        return fail(project.error().toString());
-    const core::OperatorCard* card = project->findCard(*parser.value("--card"));
+    auto card = openProjectCard(projectDir.string(), *parser.value("--card"));
     if (!card)
-        return fail("--card " + *parser.value("--card") + ": no card with that id (or the prefix is ambiguous) in " +
-                    projectDir.string());
+        return fail(card.error().toString());
 
     core::BenchRequest request;
     request.projectDir = fs::absolute(projectDir);
-    request.card = *card;
+    request.card = card.value();
     const std::string kernelPath = *parser.value("--kernel");
     auto source = core::readWholeFile(kernelPath);
     if (!source)

@@ -1,7 +1,7 @@
 #include "ArgParser.h"
 #include "Commands.h"
+#include "ProjectCard.h"
 
-#include "project/ProjectStore.h"
 #include "search/SearchTreeJson.h"
 #include "search/TreeStore.h"
 
@@ -33,13 +33,9 @@ int runTreeCommand(const std::vector<std::string>& args)
     if (parser.positionals().size() != 1 || !parser.has("--card"))
         return fail("tree: expected PROJECT_DIR --card ID (see 'kforge tree --help')", 2);
     const std::string projectDir = parser.positionals().front();
-    auto project = core::openProject(projectDir);
-    if (!project)
-        return fail(project.error().toString());
-    const core::OperatorCard* card = project->findCard(*parser.value("--card"));
+    auto card = openProjectCard(projectDir, *parser.value("--card"));
     if (!card)
-        return fail("--card " + *parser.value("--card") + ": no card with that id (or the prefix is ambiguous) in " +
-                    projectDir);
+        return fail(card.error().toString());
     const core::TreeStore store(core::TreeStore::defaultPath(projectDir, card->id));
     if (!store.exists())
         return fail(store.file().string() + ": no search tree for card " + card->id + " yet");
