@@ -2,7 +2,8 @@
 """Evaluator checks on the GPU machine (issue: candidate kernels, timing).
 
 1. Captures a one-softmax model at softmax bf16 [8,8,512,512] dim -1 (FACTS.md's shape).
-2. `kforge bench` on bench/kernels/softmax_rows_bf16.cu with --repeat N --no-cache: the wall time
+2. `kforge bench` on tests/gpu/kernels/softmax_correct.cu (its embedded plan replaced by one for
+   this shape with --plan) with --repeat N --no-cache: the wall time
    of compile + validate + time per candidate with a warm worker (goal: median under 0.5 s).
 3. Cross-checks the evaluator's candidate and eager medians against triton.testing.do_bench
    timing the same cubin (loaded with cuda-python) and torch.softmax (goal: within 10%).
@@ -71,7 +72,7 @@ def main():
         json.dump(plan, f)
     cubin_path = os.path.join(args.out, "softmax_rows.cubin")
     bench = run([args.kforge, "bench", project, "--card", card["id"], "--kernel",
-                 os.path.join(ROOT, "bench", "kernels", "softmax_rows_bf16.cu"), "--plan", plan_path,
+                 os.path.join(ROOT, "tests", "gpu", "kernels", "softmax_correct.cu"), "--plan", plan_path,
                  "--repeat", str(args.repeat), "--no-cache", "--emit-cubin", cubin_path])
     report = json.loads(bench.stdout)
     if report["status"] != "passed":

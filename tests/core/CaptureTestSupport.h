@@ -49,15 +49,21 @@ private:
     std::filesystem::path m_path;
 };
 
-inline CaptureOptions cpuCapture(const std::string& model, std::vector<std::string> inputs,
-                                 const std::filesystem::path& out)
+inline CaptureOptions captureOn(const std::string& device, const std::string& model, std::vector<std::string> inputs,
+                                const std::filesystem::path& out)
 {
     CaptureOptions options;
     options.modelPath = modelPath(model);
     options.inputs = std::move(inputs);
     options.outputDir = out;
-    options.device = "cpu";
+    options.device = device;
     return options;
+}
+
+inline CaptureOptions cpuCapture(const std::string& model, std::vector<std::string> inputs,
+                                 const std::filesystem::path& out)
+{
+    return captureOn("cpu", model, std::move(inputs), out);
 }
 
 } // namespace kforge::core::test

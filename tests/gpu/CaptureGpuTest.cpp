@@ -7,19 +7,13 @@
 #include <map>
 
 using namespace kforge::core;
-using kforge::core::test::modelPath;
 using kforge::core::test::ScratchDir;
 
 namespace {
 
 CaptureOptions cudaCapture(const std::string& model, std::vector<std::string> inputs, const std::filesystem::path& out)
 {
-    CaptureOptions options;
-    options.modelPath = modelPath(model);
-    options.inputs = std::move(inputs);
-    options.outputDir = out;
-    options.device = "cuda";
-    return options;
+    return kforge::core::test::captureOn("cuda", model, std::move(inputs), out);
 }
 
 } // namespace
