@@ -183,8 +183,16 @@ at::Tensor cloneExact(const at::Tensor& tensor, c10::Device device)
     const std::int64_t span = storageSpanOf(tensor);
     if (span == 0)
         return at::empty_strided(tensor.sizes(), tensor.strides(), tensor.options().device(device));
-    at::Tensor flat = tensor.as_strided({span}, {1}, tensor.storage_offset())
-                          .to(tensor.options().device(device), /*non_blocking=*/false, /*copy=*/true);
+    at::Tensor flat = tensor.as_strided({span}, {1}, tensor.storage_offset());
+    if (flat.is_cpu() && device.is_cuda()) {
+        // Host to device goes through pinned memory (PyTorch's caching host allocator, which keeps
+        // the staging block until the copy has run): a DMA copy instead of the driver's pageable
+        // bounce buffer. The caller synchronizes before relying on the values.
+        return flat.pin_memory()
+            .to(tensor.options().device(device), /*non_blocking=*/true, /*copy=*/true)
+            .as_strided(tensor.sizes(), tensor.strides(), 0);
+    }
+    flat = flat.to(tensor.options().device(device), /*non_blocking=*/false, /*copy=*/true);
     return flat.as_strided(tensor.sizes(), tensor.strides(), 0);
 }
 

@@ -24,6 +24,7 @@ ArgSpec argSpecOf(const c10::IValue& value, std::string name, std::string type);
 
 /// A copy of `tensor` on `device` with exactly the same sizes and strides (also for expanded,
 /// overlapping or non-contiguous layouts): the storage span the view covers is copied as a whole.
+/// Host to device copies are staged through pinned memory and ordered on the current stream.
 at::Tensor cloneExact(const at::Tensor& tensor, c10::Device device);
 
 /// Deep copy of an argument or result: tensors (also inside lists) via cloneExact, others as is.

@@ -81,6 +81,21 @@ Result<Evaluation> BenchEvaluator::evaluate(const Candidate& candidate, const st
     return evaluationFromBenchReport(report.value());
 }
 
+void BenchEvaluator::prepareAhead(const std::vector<Candidate>& likelyNext)
+{
+    const json info = gpu();
+    if (!info.is_object() || !info.contains("architecture") || !info.at("architecture").is_string())
+        return; // no GPU described yet (first candidate) or none at all: nothing to compile for
+    std::vector<CompileJob> jobs;
+    for (const Candidate& candidate : likelyNext) {
+        CompileJob job;
+        job.source = candidate.source;
+        job.options.architecture = info.at("architecture").get<std::string>(); // as benchCandidate compiles
+        jobs.push_back(std::move(job));
+    }
+    m_compileAhead.submit(std::move(jobs));
+}
+
 nlohmann::json BenchEvaluator::gpu() const
 {
     const json& hello = m_worker.hello();

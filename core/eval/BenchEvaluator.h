@@ -3,9 +3,11 @@
 // validates and times it in a kforge-worker, mapping the bench report onto a node's status,
 // latencies and failure reason (the whole report is kept as the node's details). Torch-free.
 //
-// Thread: the thread that runs the search (one evaluation at a time; it owns its WorkerClient).
+// Thread: the thread that runs the search (one evaluation at a time; it owns its WorkerClient). It
+// also owns a compile-ahead pool whose threads only fill the compile cache.
 
 #include "eval/CandidateBench.h"
+#include "kernel/CompileAhead.h"
 #include "search/Evaluator.h"
 
 #include <filesystem>
@@ -25,6 +27,11 @@ public:
     ~BenchEvaluator() override;
 
     Result<Evaluation> evaluate(const Candidate& candidate, const std::atomic<bool>& stop) override;
+    /// Compiles `likelyNext` on the compile-ahead pool for the worker's architecture (nothing before
+    /// the worker has described its GPU).
+    void prepareAhead(const std::vector<Candidate>& likelyNext) override;
+    /// Compiles the pool has finished so far.
+    std::size_t compiledAhead() const { return m_compileAhead.completed(); }
 
     /// The worker's GPU as it described itself (null before the first evaluation).
     nlohmann::json gpu() const;
@@ -34,6 +41,7 @@ private:
     OperatorCard m_card;
     std::chrono::milliseconds m_evaluateTimeout;
     CachingCompiler m_compiler;
+    CompileAhead m_compileAhead{m_compiler}; // after m_compiler: destroyed (joined) before it
     WorkerClient m_worker;
 };
 

@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <optional>
 
 namespace kforge::core {
 namespace {
@@ -146,7 +147,48 @@ bool poison(at::Tensor& view, bool second)
     return true;
 }
 
-Result<CandidateOutputs> allocateOutputs(const LaunchPlan& plan, c10::Device device, bool secondPoison)
+// The one argument an in-place or out= operator writes (schema `Tensor(a!)`): the candidate gets
+// output 0's guarded buffer in its place, so the cached inputs stay untouched. An in-place
+// argument's buffer starts as a copy of the input (its old values are the op's operand); an out=
+// argument's starts poisoned like any output (its old values mean nothing).
+struct MutatedArgument {
+    size_t index = 0;
+    std::string name;
+    bool startsFromInput = false;
+};
+
+Result<std::optional<MutatedArgument>> mutatedArgumentOf(const c10::FunctionSchema& schema, const OperatorCard& card,
+                                                         const LaunchPlan& plan)
+{
+    std::optional<MutatedArgument> found;
+    const auto& arguments = schema.arguments();
+    for (size_t i = 0; i < arguments.size(); ++i) {
+        const c10::AliasInfo* alias = arguments[i].alias_info();
+        if (!alias || !alias->isWrite())
+            continue;
+        if (found)
+            return makeError(ErrorCode::Unsupported, "operators that write more than one argument are not evaluated",
+                             "card " + card.id);
+        found = MutatedArgument{i, arguments[i].name(), !arguments[i].is_out()};
+    }
+    if (!found)
+        return found;
+    const ArgSpec* arg = card.findArg(found->name);
+    if (!arg || arg->kind != ArgKind::Tensor || arg->tensors.size() != 1)
+        return makeError(ErrorCode::Unsupported, "the written argument '" + found->name + "' is not one tensor",
+                         "card " + card.id);
+    const TensorSpec& written = arg->tensors[0];
+    if (plan.outputs.empty() || plan.outputs[0].dtype != written.dtype || plan.outputs[0].sizes != written.sizes ||
+        plan.outputs[0].strides != written.strides)
+        return makeError(ErrorCode::InvalidArgument,
+                         "output 0 must have the layout of the written argument '" + found->name + "' " +
+                             written.toShortString(),
+                         "card " + card.id);
+    return found;
+}
+
+Result<CandidateOutputs> allocateOutputs(const LaunchPlan& plan, c10::Device device, bool secondPoison,
+                                         const at::Tensor* initialOutput0 = nullptr)
 {
     CandidateOutputs outputs;
     for (const TensorSpec& spec : plan.outputs) {
@@ -158,7 +200,10 @@ Result<CandidateOutputs> allocateOutputs(const LaunchPlan& plan, c10::Device dev
         buffer.fill_(kGuardByte);
         at::Tensor view = at::from_blob(buffer.data_ptr<std::uint8_t>() + kGuardBytes, spec.sizes, spec.strides,
                                         at::TensorOptions().dtype(dtype).device(device));
-        poison(view, secondPoison);
+        if (outputs.views.empty() && initialOutput0)
+            view.copy_(*initialOutput0);
+        else
+            poison(view, secondPoison);
         outputs.buffers.push_back(buffer);
         outputs.views.push_back(view);
     }
@@ -189,7 +234,8 @@ std::string strayWrites(const CandidateOutputs& outputs)
 }
 
 LaunchBindings bindingsFor(const OperatorCard& card, const std::vector<c10::IValue>& inputs,
-                           const CandidateOutputs& outputs, const std::map<std::string, at::Tensor>& scratch)
+                           const CandidateOutputs& outputs, const std::map<std::string, at::Tensor>& scratch,
+                           const std::optional<MutatedArgument>& mutated)
 {
     LaunchBindings bindings;
     for (size_t i = 0; i < card.args.size() && i < inputs.size(); ++i) {
@@ -210,6 +256,8 @@ LaunchBindings bindingsFor(const OperatorCard& card, const std::vector<c10::IVal
     }
     for (const at::Tensor& view : outputs.views)
         bindings.outputs.push_back(reinterpret_cast<CUdeviceptr>(view.data_ptr()));
+    if (mutated && !outputs.views.empty())
+        bindings.tensorArgs[mutated->name] = bindings.outputs[0];
     for (const auto& [name, buffer] : scratch)
         bindings.scratch[name] = reinterpret_cast<CUdeviceptr>(buffer.data_ptr());
     return bindings;
@@ -233,14 +281,25 @@ CUstream currentStream()
 }
 
 // Runs the candidate once on `set`; returns its outputs or the reason it failed.
-Result<CandidateOutputs> runCandidate(const CubinModule& module, const LaunchPlan& plan, const OperatorCard& card,
-                                      const InputSet& set, c10::Device device, bool secondPoison)
+// The value output 0 starts from: the written argument's input value for an in-place operator.
+const at::Tensor* initialOutput0(const InputSet& set, const std::optional<MutatedArgument>& mutated)
 {
-    auto outputs = allocateOutputs(plan, device, secondPoison);
+    if (!mutated || !mutated->startsFromInput || mutated->index >= set.inputs.size() ||
+        !set.inputs[mutated->index].isTensor())
+        return nullptr;
+    return &set.inputs[mutated->index].toTensor();
+}
+
+Result<CandidateOutputs> runCandidate(const CubinModule& module, const LaunchPlan& plan, const OperatorCard& card,
+                                      const InputSet& set, c10::Device device, bool secondPoison,
+                                      const std::optional<MutatedArgument>& mutated)
+{
+    auto outputs = allocateOutputs(plan, device, secondPoison, initialOutput0(set, mutated));
     if (!outputs)
         return outputs.error();
     const auto scratch = allocateScratch(plan, device);
-    auto launched = module.launch(plan, bindingsFor(card, set.inputs, outputs.value(), scratch), currentStream());
+    auto launched =
+        module.launch(plan, bindingsFor(card, set.inputs, outputs.value(), scratch, mutated), currentStream());
     if (!launched)
         return launched.error();
     synchronizeOrDie("candidate launch on " + set.name);
@@ -326,7 +385,7 @@ void fail(Validation& v, const std::string& check, const std::string& message)
 }
 
 Validation validate(const CubinModule& module, const LaunchPlan& plan, const OperatorCard& card,
-                    std::vector<InputSet>& sets, c10::Device device)
+                    std::vector<InputSet>& sets, c10::Device device, const std::optional<MutatedArgument>& mutated)
 {
     Validation v;
     const OpClass opClass = opClassOf(card.op);
@@ -336,7 +395,7 @@ Validation validate(const CubinModule& module, const LaunchPlan& plan, const Ope
         std::vector<at::Tensor> pristine;
         for (const at::Tensor& t : tensorsOf(set.inputs))
             pristine.push_back(torchinterop::cloneExact(t, t.device()));
-        auto first = runCandidate(module, plan, card, set, device, false);
+        auto first = runCandidate(module, plan, card, set, device, false, mutated);
         if (!first) {
             fail(v, set.name + ": launch", first.error().toString());
             return v;
@@ -378,8 +437,9 @@ Validation validate(const CubinModule& module, const LaunchPlan& plan, const Ope
             fail(v, check, result.describe(tolerance));
             return v;
         }
-        // Determinism: a second run with a different poison must give the same bits.
-        auto second = runCandidate(module, plan, card, set, device, true);
+        // Determinism: a second run with a different poison (an in-place output starts from the
+        // input again) must give the same bits.
+        auto second = runCandidate(module, plan, card, set, device, true, mutated);
         if (!second) {
             fail(v, set.name + ": second launch", second.error().toString());
             return v;
@@ -410,7 +470,7 @@ json timingJson(const EagerTiming& t)
 // Times candidate and eager on the same inputs, interleaved, each repetition a bracket.
 Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const OperatorCard& card,
                       const InputSet& set, const c10::OperatorHandle& eager, c10::Device device,
-                      const EvalOptions& options)
+                      const EvalOptions& options, const std::optional<MutatedArgument>& mutated)
 {
     static std::unique_ptr<GpuActivityTimer> cupti;
     static std::string cuptiProblem;
@@ -421,18 +481,24 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
         else
             cuptiProblem = created.error().toString();
     }
-    auto outputs = allocateOutputs(plan, device, false);
+    auto outputs = allocateOutputs(plan, device, false, initialOutput0(set, mutated));
     if (!outputs)
         return outputs.error();
     const auto scratch = allocateScratch(plan, device);
-    const LaunchBindings bindings = bindingsFor(card, set.inputs, outputs.value(), scratch);
+    const LaunchBindings bindings = bindingsFor(card, set.inputs, outputs.value(), scratch, mutated);
+    // Eager writes into an in-place or out= operator's argument: it runs on copies, so the cached
+    // inputs that later candidates validate against keep their values.
+    std::vector<c10::IValue> eagerInputs = set.inputs;
+    if (mutated)
+        for (c10::IValue& value : eagerInputs)
+            value = torchinterop::cloneValue(value, device);
     at::Tensor flush = at::empty({kL2FlushBytes}, at::TensorOptions().dtype(at::kByte).device(device));
     const CUstream stream = currentStream();
 
     for (int i = 0; i < options.warmup; ++i) {
         if (auto r = module.launch(plan, bindings, stream); !r)
             return r.error();
-        callEager(eager, set.inputs);
+        callEager(eager, eagerInputs);
     }
     synchronizeOrDie("warm-up");
 
@@ -457,7 +523,7 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
                     if (auto launched = module.launch(plan, bindings, stream); !launched)
                         return launched.error();
                 } else {
-                    callEager(eager, set.inputs);
+                    callEager(eager, eagerInputs);
                 }
                 if (cupti)
                     cupti->end();
@@ -652,8 +718,6 @@ Result<json> evaluateCandidate(const json& request)
         return makeError(ErrorCode::InvalidArgument,
                          "the card has no captured samples to validate against (capture with --samples 1 or more)",
                          "card " + card->id);
-    if (card->op.ends_with("_") || card->schema.find("(a!)") != std::string::npos)
-        return makeError(ErrorCode::Unsupported, "in-place and out= operators are not evaluated yet", "card " + card->id);
     auto cubinText = base64Decode(request.at("cubin_base64").get<std::string>());
     if (!cubinText)
         return cubinText.error();
@@ -665,6 +729,9 @@ Result<json> evaluateCandidate(const json& request)
     auto handle = c10::Dispatcher::singleton().findSchema({card->op, card->overload});
     if (!handle)
         return makeError(ErrorCode::Unsupported, "operator not found in the dispatcher", card->qualifiedName());
+    auto mutated = mutatedArgumentOf(handle->schema(), card.value(), plan.value());
+    if (!mutated)
+        return mutated.error();
 
     c10::InferenceMode inferenceMode;
     PhaseClock clock;
@@ -681,7 +748,7 @@ Result<json> evaluateCandidate(const json& request)
     clock.lap("inputs_and_references");
 
     json report{{"card", card->id}, {"op", card->qualifiedName()}, {"device", describeGpu().value()}};
-    const Validation validation = validate(module.value(), plan.value(), card.value(), sets, device);
+    const Validation validation = validate(module.value(), plan.value(), card.value(), sets, device, mutated.value());
     clock.lap("validation");
     report["phase_ms"] = clock.laps;
     report["checks"] = validation.checks;
@@ -697,7 +764,7 @@ Result<json> evaluateCandidate(const json& request)
     report["status"] = "passed";
     if (!options.time)
         return report;
-    auto timing = timeBoth(module.value(), plan.value(), card.value(), sets.front(), *handle, device, options);
+    auto timing = timeBoth(module.value(), plan.value(), card.value(), sets.front(), *handle, device, options, mutated.value());
     if (!timing)
         return timing.error();
     report["timing"] = timing.value();

@@ -6,6 +6,7 @@
 #include "util/Result.h"
 
 #include <atomic>
+#include <vector>
 
 namespace kforge::core {
 
@@ -18,6 +19,9 @@ class Evaluator {
 public:
     virtual ~Evaluator() = default;
     virtual Result<Evaluation> evaluate(const Candidate& candidate, const std::atomic<bool>& stop) = 0;
+    /// Candidates the search may evaluate next: an evaluator may prepare them (compile ahead on
+    /// other threads) while evaluate() runs. A hint only: it must not change any evaluation's result.
+    virtual void prepareAhead(const std::vector<Candidate>& likelyNext) { (void)likelyNext; }
 };
 
 } // namespace kforge::core

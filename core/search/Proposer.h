@@ -7,7 +7,9 @@
 #include "util/Result.h"
 
 #include <atomic>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 namespace kforge::core {
 
@@ -33,6 +35,16 @@ public:
     virtual Result<Proposal> proposeRoot(const SearchTree& tree, const std::atomic<bool>& stop) = 0;
     /// A revision of `parent` (a revisable node of `tree`).
     virtual Result<Proposal> propose(const SearchTree& tree, const SearchNode& parent, const std::atomic<bool>& stop) = 0;
+    /// Up to `limit` candidates this proposer is likely to propose after `current` (about to be
+    /// evaluated), for compiling ahead. Must be cheap and must not change what propose() returns;
+    /// a proposer that cannot guess (an LLM) returns none.
+    virtual std::vector<Candidate> likelyNext(const SearchTree& tree, const Proposal& current, std::size_t limit)
+    {
+        (void)tree;
+        (void)current;
+        (void)limit;
+        return {};
+    }
 };
 
 } // namespace kforge::core

@@ -3,6 +3,10 @@
 namespace kforge::core {
 namespace {
 
+// How many likely next candidates the proposer is asked for before each evaluation: about what a
+// few compile threads finish while the GPU validates and times one candidate.
+constexpr std::size_t kCompileAheadCandidates = 6;
+
 // Clears the running flag on every exit path of run().
 class RunningGuard {
 public:
@@ -110,6 +114,9 @@ Result<SearchOutcome> SearchRun::run()
             evaluation.status = NodeStatus::FailedProposal;
             evaluation.failureReason = proposal->failureReason;
         } else {
+            // While this candidate compiles and runs on the GPU, the ones likely to follow compile
+            // on other threads (docs/search.md, "Compiling ahead").
+            m_evaluator.prepareAhead(m_proposer.likelyNext(m_tree, proposal.value(), kCompileAheadCandidates));
             auto evaluated = m_evaluator.evaluate(proposal->candidate, m_stop);
             if (!evaluated) {
                 if (evaluated.error().code == ErrorCode::Cancelled) {

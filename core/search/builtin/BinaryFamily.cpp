@@ -15,7 +15,8 @@ const std::vector<Knob> kKnobs = {{"threads", "threads-per-block", "", ""},
 bool BinaryFamily::coversOp(const std::string& op)
 {
     return op == "aten::add.Tensor" || op == "aten::sub.Tensor" || op == "aten::mul.Tensor" ||
-           op == "aten::div.Tensor" || op == "aten::div.Tensor_mode";
+           op == "aten::div.Tensor" || op == "aten::div.Tensor_mode" || op == "aten::add_.Tensor" ||
+           op == "aten::sub_.Tensor" || op == "aten::mul_.Tensor" || op == "aten::div_.Tensor";
 }
 
 Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& card)
@@ -25,6 +26,10 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
         return unsupportedCard(card, "op not covered by the built-in proposer yet");
     std::unique_ptr<BinaryFamily> f(new BinaryFamily());
     f->m_op = card.op.substr(6); // after "aten::"
+    if (f->m_op.ends_with("_")) {
+        f->m_op.pop_back();
+        f->m_inPlace = true;
+    }
     const TensorSpec* operands[2] = {nullptr, nullptr};
     const char* names[2] = {"self", "other"};
     for (int k = 0; k < 2; ++k) {
@@ -66,6 +71,9 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
         return unsupportedCard(card, "non-contiguous output " + out.toShortString());
     if (out.numel() == 0)
         return unsupportedCard(card, "empty output");
+    if (f->m_inPlace && (a.sizes != out.sizes || a.strides != out.strides))
+        return unsupportedCard(card, "in-place " + f->m_op + "_ whose output " + out.toShortString() +
+                                         " is not laid out as self " + a.toShortString());
     const std::size_t rank = out.sizes.size();
     if (a.sizes.size() > rank || b.sizes.size() > rank)
         return unsupportedCard(card, "operand rank above the output's");
@@ -178,7 +186,7 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
     const int threads = params["threads"].get<int>();
     const int v = params["vector_width"].get<int>();
     const int items = params["items_per_thread"].get<int>();
-    const std::string kernel = "kf_" + m_op;
+    const std::string kernel = "kf_" + m_op + (m_inPlace ? "_" : "");
     const std::string alpha = m_alpha == 1 ? std::string() : floatLiteral(m_alpha) + " * ";
     std::string expr;
     if (m_op == "add")
@@ -191,7 +199,7 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
         expr = "a / b"; // IEEE division (no fast-math), as eager's true division
 
     std::ostringstream s;
-    s << "// Built-in elementwise " << m_op << " over " << m_numel << " " << m_dtype << " outputs, "
+    s << "// Built-in elementwise " << m_op << (m_inPlace ? "_ (in place)" : "") << " over " << m_numel << " " << m_dtype << " outputs, "
       << (m_flat ? "both operands contiguous and same-shaped" : "broadcast strides baked in") << ", fp32 math.\n"
       << "// Template parameters: " << params.dump() << "\n"
       << dtypePrelude(m_dtype, m_dtype)
@@ -228,8 +236,11 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
         }
         s << "}\n";
     }
-    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel
-      << "(const in_t* __restrict__ x, const in_t* __restrict__ z, out_t* __restrict__ y)\n{\n"
+    // In place, y is x (and z may be x): no __restrict__ promises. Each element is read and
+    // written by the same thread, so aliasing is safe.
+    const char* restrictQualifier = m_inPlace ? "" : " __restrict__";
+    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel << "(const in_t*" << restrictQualifier
+      << " x, const in_t*" << restrictQualifier << " z, out_t*" << restrictQualifier << " y)\n{\n"
       << "    OutVec* yv = reinterpret_cast<OutVec*>(y);\n"
       << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
       << "    for (long long base = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x; base < NVEC;\n"

@@ -1,6 +1,8 @@
 #pragma once
 // Elementwise binary ops with broadcasting: aten::add.Tensor / aten::sub.Tensor (alpha baked in),
-// aten::mul.Tensor, aten::div.Tensor and aten::div.Tensor_mode with rounding_mode None. Both operands
+// aten::mul.Tensor, aten::div.Tensor and aten::div.Tensor_mode with rounding_mode None, and the in-place
+// add_/sub_/mul_/div_ .Tensor forms (the output is `self`: the kernel reads and writes through
+// pointers that alias, so they are not __restrict__; `other` may alias `self` too). Both operands
 // are CUDA tensors of the output's dtype (float32/float16/bfloat16), any sizes that broadcast and any
 // strides; the output is contiguous. Each operand's broadcast strides against the output shape are
 // computed at generation time (size-1 dims dropped, mergeable dims merged) and baked in as constants.
@@ -35,6 +37,7 @@ private:
     std::string m_dtype;
     double m_alpha = 1;
     std::int64_t m_numel = 0;
+    bool m_inPlace = false;           // add_ & co.: output 0 is self
     bool m_flat = false;              // fast path: both operands contiguous with the output's sizes
     std::vector<std::int64_t> m_dims; // general path: merged output dims (no size-1 dims unless numel 1)
     std::vector<std::int64_t> m_strides[2]; // broadcast strides of self / other over m_dims

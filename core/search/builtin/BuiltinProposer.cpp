@@ -9,6 +9,7 @@
 #include "search/builtin/SoftmaxFamily.h"
 #include "search/builtin/UnaryFamily.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace kforge::core {
@@ -42,6 +43,17 @@ std::uint64_t splitmix(std::uint64_t x)
 }
 
 } // namespace
+
+bool BuiltinProposer::inTree(const SearchTree& tree, const nlohmann::json& params) const
+{
+    for (const SearchNode& node : tree.nodes()) {
+        const nlohmann::json& d = node.provenance.details;
+        if (d.is_object() && d.value("family", std::string()) == m_family->name() && d.contains("params") &&
+            d["params"] == params)
+            return true;
+    }
+    return false;
+}
 
 Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const OperatorCard& card)
 {
@@ -130,19 +142,9 @@ Result<Proposal> BuiltinProposer::propose(const SearchTree& tree, const SearchNo
     const nlohmann::json& from = details["params"];
 
     std::vector<Transformation> untried;
-    for (Transformation& t : m_family->transformations(from)) {
-        bool seen = false;
-        for (const SearchNode& node : tree.nodes()) {
-            const nlohmann::json& d = node.provenance.details;
-            if (d.is_object() && d.value("family", std::string()) == m_family->name() && d.contains("params") &&
-                d["params"] == t.params) {
-                seen = true;
-                break;
-            }
-        }
-        if (!seen)
+    for (Transformation& t : m_family->transformations(from))
+        if (!inTree(tree, t.params))
             untried.push_back(std::move(t));
-    }
 
     Provenance provenance;
     provenance.kind = ProvenanceKind::BuiltinTransformation;
@@ -160,6 +162,45 @@ Result<Proposal> BuiltinProposer::propose(const SearchTree& tree, const SearchNo
     provenance.transformation = chosen.name;
     provenance.details["from"] = from;
     return build(chosen.params, std::move(provenance));
+}
+
+std::vector<Candidate> BuiltinProposer::likelyNext(const SearchTree& tree, const Proposal& current, std::size_t limit)
+{
+    std::vector<Candidate> out;
+    if (!m_family || limit == 0)
+        return out;
+    // MCTS mostly revises the best nodes, and the current candidate may become the best: their
+    // untried neighbours, best node first.
+    std::vector<const SearchNode*> passed;
+    for (const SearchNode& node : tree.nodes())
+        if (node.status == NodeStatus::Passed && node.latency && node.provenance.details.contains("params"))
+            passed.push_back(&node);
+    std::sort(passed.begin(), passed.end(), [](const SearchNode* a, const SearchNode* b) {
+        return a->latency->medianUs < b->latency->medianUs;
+    });
+    std::vector<nlohmann::json> sources;
+    if (!passed.empty())
+        sources.push_back(passed[0]->provenance.details["params"]);
+    if (current.provenance.details.contains("params"))
+        sources.push_back(current.provenance.details["params"]);
+    if (passed.size() > 1)
+        sources.push_back(passed[1]->provenance.details["params"]);
+    std::vector<nlohmann::json> chosen;
+    for (const nlohmann::json& from : sources) {
+        for (const Transformation& t : m_family->transformations(from)) {
+            if (out.size() >= limit)
+                return out;
+            if (inTree(tree, t.params) || t.params == current.provenance.details.value("params", nlohmann::json()) ||
+                std::find(chosen.begin(), chosen.end(), t.params) != chosen.end())
+                continue;
+            auto candidate = m_family->generate(t.params);
+            if (!candidate)
+                continue;
+            chosen.push_back(t.params);
+            out.push_back(std::move(candidate.value()));
+        }
+    }
+    return out;
 }
 
 } // namespace kforge::core

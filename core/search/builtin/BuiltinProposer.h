@@ -38,12 +38,17 @@ public:
     /// neighbour of the parent's params is already in the tree, or a reason when the parent was not
     /// written by this proposer (no template parameters to transform).
     Result<Proposal> propose(const SearchTree& tree, const SearchNode& parent, const std::atomic<bool>& stop) override;
+    /// The untried neighbours of the best passed node, of `current` and of the second best, in that
+    /// order (what MCTS is likely to revise next), generated but not recorded anywhere.
+    std::vector<Candidate> likelyNext(const SearchTree& tree, const Proposal& current, std::size_t limit) override;
 
     const OperatorCard& card() const { return m_card; }
 
 private:
     static Result<std::unique_ptr<KernelFamily>> makeFamily(const OperatorCard& card);
     Result<Proposal> build(const nlohmann::json& params, Provenance provenance) const;
+    /// Whether a node of this family with exactly `params` is in `tree`.
+    bool inTree(const SearchTree& tree, const nlohmann::json& params) const;
 
     OperatorCard m_card;
     std::unique_ptr<KernelFamily> m_family; // null when unsupported

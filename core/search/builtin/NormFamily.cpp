@@ -5,6 +5,12 @@
 
 namespace kforge::core {
 
+namespace {
+
+constexpr std::int64_t kMaxRegisterElements = 64; // fp32 row values a thread keeps in `registers` mode
+
+} // namespace
+
 bool NormFamily::coversOp(const std::string& qualifiedOp)
 {
     return qualifiedOp == "aten::layer_norm" || qualifiedOp == "aten::rms_norm";
@@ -86,7 +92,8 @@ std::vector<Knob> NormFamily::knobs() const
 {
     std::vector<Knob> k = {{"threads", "threads-per-block", "", ""},
                            {"warp_per_row", "", "warp-per-row", "block-per-row"},
-                           {"vector_width", "vector-width", "", ""}};
+                           {"vector_width", "vector-width", "", ""},
+                           {"registers", "", "row-in-registers", "row-from-global"}};
     if (!m_rms)
         k.push_back({"welford", "", "welford", "two-pass"});
     return k;
@@ -107,7 +114,20 @@ Result<void> NormFamily::check(const nlohmann::json& p) const
         return makeError(ErrorCode::InvalidArgument,
                          "vector_width " + std::to_string(v) + " not allowed for row length " + std::to_string(m_rowLength),
                          context);
+    if (p["registers"].get<bool>()) {
+        if (registerElements(threads, p["warp_per_row"].get<bool>(), v) > kMaxRegisterElements)
+            return makeError(ErrorCode::InvalidArgument, "registers: the row does not fit in registers", context);
+        if (!m_rms && p["welford"].get<bool>())
+            return makeError(ErrorCode::InvalidArgument, "registers computes exact two-pass statistics (welford false)",
+                             context);
+    }
     return {};
+}
+
+std::int64_t NormFamily::registerElements(int threads, bool warp, int v) const
+{
+    const std::int64_t tpr = warp ? 32 : threads;
+    return (m_rowLength / v + tpr - 1) / tpr * v;
 }
 
 nlohmann::json NormFamily::rootParams() const
@@ -130,8 +150,13 @@ nlohmann::json NormFamily::rootParams() const
         p["threads"] = threads;
         p["warp_per_row"] = false;
     }
+    // The row read once into registers when a thread's share fits: statistics and the normalize
+    // pass then never go back to memory. Otherwise Welford (one pass) and a second read.
+    const bool registers =
+        registerElements(p["threads"].get<int>(), p["warp_per_row"].get<bool>(), v) <= kMaxRegisterElements;
+    p["registers"] = registers;
     if (!m_rms)
-        p["welford"] = true;
+        p["welford"] = !registers;
     return p;
 }
 
@@ -150,6 +175,7 @@ Result<Candidate> NormFamily::generate(const nlohmann::json& params) const
     const bool warp = params["warp_per_row"].get<bool>();
     const int v = params["vector_width"].get<int>();
     const bool welford = !m_rms && params["welford"].get<bool>();
+    const bool registers = params["registers"].get<bool>();
     const bool hasW = !m_weightDtype.empty();
     const bool hasB = !m_biasDtype.empty();
     const std::string kernel = m_rms ? "kf_rms_norm" : "kf_layer_norm";
@@ -173,6 +199,18 @@ Result<Candidate> NormFamily::generate(const nlohmann::json& params) const
       << "constexpr float EPS = " << floatLiteral(m_eps) << ";\n"
       << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
       << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n";
+    if (registers)
+        s << "constexpr int ITEMS = (NV + TPR - 1) / TPR; // vectors per thread, kept in registers\n";
+    // Weight / bias as whole vectors when a vector of them is at most 16 bytes (aligned like the
+    // row), else element by element.
+    const bool vecW = hasW && v * dtypeBytes(m_weightDtype) <= 16;
+    const bool vecB = hasB && v * dtypeBytes(m_biasDtype) <= 16;
+    if (vecW)
+        s << "struct alignas(V * sizeof(" << dtypeCType(m_weightDtype) << ")) WVec { " << dtypeCType(m_weightDtype)
+          << " v[V]; };\n";
+    if (vecB)
+        s << "struct alignas(V * sizeof(" << dtypeCType(m_biasDtype) << ")) BVec { " << dtypeCType(m_biasDtype)
+          << " v[V]; };\n";
     if (warp)
         s << "__device__ __forceinline__ float rowSum(float v) { return kfWarpSum(v); }\n"
           << "__device__ __forceinline__ void rowWelford(float& n, float& m, float& m2) { kfWarpWelford(n, m, m2); }\n";
@@ -190,38 +228,75 @@ Result<Candidate> NormFamily::generate(const nlohmann::json& params) const
         s << "    if (row >= ROWS)\n        return; // the whole warp leaves: warp-per-row has no block barriers\n";
     s << "    const InVec* xr = reinterpret_cast<const InVec*>(x + row * N);\n"
       << "    OutVec* yr = reinterpret_cast<OutVec*>(y + row * N);\n";
-    if (m_rms) {
-        s << "    float ss = 0.0f;\n"
-          << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
-          << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n            const float a = kfLoad(t.v[e]);\n"
-          << "            ss += a * a;\n        }\n    }\n"
-          << "    const float mean = 0.0f;\n"
-          << "    const float rstd = rsqrtf(rowSum(ss) / N + EPS);\n";
-    } else if (welford) {
-        s << "    float n = 0.0f, mean = 0.0f, m2 = 0.0f;\n"
-          << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
-          << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            kfWelfordAdd(n, mean, m2, kfLoad(t.v[e]));\n    }\n"
-          << "    rowWelford(n, mean, m2);\n"
-          << "    const float rstd = rsqrtf(fmaxf(m2 / N, 0.0f) + EPS);\n";
+    // One vector of normalized outputs: `VAL(e)` is element e of the input vector at index j.
+    auto emitNormalize = [&](const std::string& indent, const std::string& val) {
+        if (vecW)
+            s << indent << "const WVec wv = reinterpret_cast<const WVec*>(w)[j];\n";
+        if (vecB)
+            s << indent << "const BVec bv = reinterpret_cast<const BVec*>(b)[j];\n";
+        s << indent << "OutVec o;\n#pragma unroll\n" << indent << "for (int e = 0; e < V; ++e) {\n"
+          << indent << "    float r = (" << val << " - mean) * rstd;\n";
+        if (hasW)
+            s << indent << "    r *= " << (vecW ? "kfLoadW(wv.v[e])" : "kfLoadW(w[j * V + e])") << ";\n";
+        if (hasB)
+            s << indent << "    r += " << (vecB ? "kfLoadB(bv.v[e])" : "kfLoadB(b[j * V + e])") << ";\n";
+        s << indent << "    o.v[e] = kfStore(r);\n" << indent << "}\n" << indent << "yr[j] = o;\n";
+    };
+    if (registers) {
+        // Every load of the row first, then exact two-pass statistics from registers.
+        s << "    float cache[ITEMS][V];\n    float sum = 0.0f;\n"
+          << "#pragma unroll\n    for (int k = 0; k < ITEMS; ++k) {\n"
+          << "        const int j = lane + k * TPR;\n"
+          << "        if (j < NV) {\n            const InVec t = xr[j];\n"
+          << "#pragma unroll\n            for (int e = 0; e < V; ++e) {\n"
+          << "                cache[k][e] = kfLoad(t.v[e]);\n"
+          << (m_rms ? "                sum += cache[k][e] * cache[k][e];\n" : "                sum += cache[k][e];\n")
+          << "            }\n        }\n    }\n";
+        if (m_rms) {
+            s << "    const float mean = 0.0f;\n"
+              << "    const float rstd = rsqrtf(rowSum(sum) / N + EPS);\n";
+        } else {
+            s << "    const float mean = rowSum(sum) / N;\n    float ss = 0.0f;\n"
+              << "#pragma unroll\n    for (int k = 0; k < ITEMS; ++k) {\n"
+              << "        if (lane + k * TPR < NV) {\n"
+              << "#pragma unroll\n            for (int e = 0; e < V; ++e) {\n"
+              << "                const float d = cache[k][e] - mean;\n                ss += d * d;\n"
+              << "            }\n        }\n    }\n"
+              << "    const float rstd = rsqrtf(rowSum(ss) / N + EPS);\n";
+        }
+        s << "#pragma unroll\n    for (int k = 0; k < ITEMS; ++k) {\n"
+          << "        const int j = lane + k * TPR;\n        if (j < NV) {\n";
+        emitNormalize("            ", "cache[k][e]");
+        s << "        }\n    }\n}\n";
     } else {
-        s << "    float sum = 0.0f;\n"
-          << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
-          << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            sum += kfLoad(t.v[e]);\n    }\n"
-          << "    const float mean = rowSum(sum) / N;\n"
-          << "    float ss = 0.0f;\n"
-          << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
-          << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n            const float d = kfLoad(t.v[e]) - mean;\n"
-          << "            ss += d * d;\n        }\n    }\n"
-          << "    const float rstd = rsqrtf(rowSum(ss) / N + EPS);\n";
+        if (m_rms) {
+            s << "    float ss = 0.0f;\n"
+              << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
+              << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n            const float a = kfLoad(t.v[e]);\n"
+              << "            ss += a * a;\n        }\n    }\n"
+              << "    const float mean = 0.0f;\n"
+              << "    const float rstd = rsqrtf(rowSum(ss) / N + EPS);\n";
+        } else if (welford) {
+            s << "    float n = 0.0f, mean = 0.0f, m2 = 0.0f;\n"
+              << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
+              << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            kfWelfordAdd(n, mean, m2, kfLoad(t.v[e]));\n    }\n"
+              << "    rowWelford(n, mean, m2);\n"
+              << "    const float rstd = rsqrtf(fmaxf(m2 / N, 0.0f) + EPS);\n";
+        } else {
+            s << "    float sum = 0.0f;\n"
+              << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
+              << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            sum += kfLoad(t.v[e]);\n    }\n"
+              << "    const float mean = rowSum(sum) / N;\n"
+              << "    float ss = 0.0f;\n"
+              << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
+              << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n            const float d = kfLoad(t.v[e]) - mean;\n"
+              << "            ss += d * d;\n        }\n    }\n"
+              << "    const float rstd = rsqrtf(rowSum(ss) / N + EPS);\n";
+        }
+        s << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n";
+        emitNormalize("        ", "kfLoad(t.v[e])");
+        s << "    }\n}\n";
     }
-    s << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n        OutVec o;\n"
-      << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n"
-      << "            float r = (kfLoad(t.v[e]) - mean) * rstd;\n";
-    if (hasW)
-        s << "            r *= kfLoadW(w[j * V + e]);\n";
-    if (hasB)
-        s << "            r += kfLoadB(b[j * V + e]);\n";
-    s << "            o.v[e] = kfStore(r);\n        }\n        yr[j] = o;\n    }\n}\n";
 
     std::vector<std::string> args = {"ptr:input"};
     if (hasW)

@@ -24,6 +24,8 @@ private:
     NormFamily() = default;
     std::vector<Knob> knobs() const;
     Result<void> check(const nlohmann::json& params) const;
+    /// fp32 values per thread when the row is kept in registers.
+    std::int64_t registerElements(int threads, bool warp, int vectorWidth) const;
 
     bool m_rms = false;
     std::string m_inDtype, m_outDtype, m_weightDtype, m_biasDtype; // empty dtype: argument is None

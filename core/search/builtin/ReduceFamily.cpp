@@ -10,7 +10,18 @@ namespace {
 
 const std::vector<Knob> kKnobs = {{"threads", "threads-per-block", "", ""},
                                   {"warp_per_row", "", "warp-per-row", "block-per-row"},
+                                  {"lanes_per_row", "lanes-per-row", "", ""},
                                   {"vector_width", "vector-width", "", ""}};
+
+// Lanes per row for the warp mode's root: about four vectors per lane, so short rows (a 7x7 pool
+// window is 49 values) still get several independent loads in flight per thread.
+int rootLanesPerRow(std::int64_t vectors)
+{
+    int lanes = 1;
+    while (lanes < 32 && lanes * 4 < vectors)
+        lanes *= 2;
+    return lanes;
+}
 
 } // namespace
 
@@ -89,6 +100,10 @@ Result<void> ReduceFamily::check(const nlohmann::json& p) const
     const int v = p["vector_width"].get<int>();
     if (threads < 64 || threads > 1024)
         return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
+    const int lanes = p["lanes_per_row"].get<int>();
+    if (lanes > 32 || (!p["warp_per_row"].get<bool>() && lanes != 32))
+        return makeError(ErrorCode::InvalidArgument,
+                         "lanes_per_row must be 1..32 with warp_per_row, and 32 (unused) without", context);
     if (v > 8 || v * dtypeBytes(m_inDtype) > 16 || m_rowLength % v != 0)
         return makeError(ErrorCode::InvalidArgument,
                          "vector_width " + std::to_string(v) + " not allowed for row length " + std::to_string(m_rowLength),
@@ -106,11 +121,11 @@ nlohmann::json ReduceFamily::rootParams() const
         }
     const std::int64_t vectors = m_rowLength / v;
     if (vectors <= 32 * 8)
-        return {{"threads", 256}, {"warp_per_row", true}, {"vector_width", v}};
+        return {{"threads", 256}, {"warp_per_row", true}, {"lanes_per_row", rootLanesPerRow(vectors)}, {"vector_width", v}};
     int threads = 64;
     while (threads < 1024 && threads * 4 < vectors)
         threads *= 2;
-    return {{"threads", threads}, {"warp_per_row", false}, {"vector_width", v}};
+    return {{"threads", threads}, {"warp_per_row", false}, {"lanes_per_row", 32}, {"vector_width", v}};
 }
 
 std::vector<Transformation> ReduceFamily::transformations(const nlohmann::json& params) const
@@ -126,20 +141,24 @@ Result<Candidate> ReduceFamily::generate(const nlohmann::json& params) const
         return r.error();
     const int threads = params["threads"].get<int>();
     const bool warp = params["warp_per_row"].get<bool>();
+    const int lanes = params["lanes_per_row"].get<int>();
     const int v = params["vector_width"].get<int>();
     const std::string kernel = "kf_" + m_op;
     const bool mean = m_op != "sum";
+    const int tpr = warp ? lanes : threads; // threads per row
+    const std::int64_t perThread = (m_rowLength / v + tpr - 1) / tpr;
 
     std::ostringstream s;
     s << "// Built-in " << m_op << " over rows of " << m_rowLength << " (" << m_rows << " rows), " << m_inDtype << " -> "
       << m_outDtype << ", fp32 accumulation.\n"
       << "// Template parameters: " << params.dump() << "\n"
-      << dtypePrelude(m_inDtype, m_outDtype) << reductionHelpers() << (warp ? "constexpr long long ROWS = " + std::to_string(m_rows) + "LL;\n" : std::string())
+      << dtypePrelude(m_inDtype, m_outDtype) << reductionHelpers()
+      << (warp ? "constexpr long long ROWS = " + std::to_string(m_rows) + "LL;\n" : std::string())
       << "constexpr long long N = " << m_rowLength << "LL;\n"
       << "constexpr int V = " << v << ";\n"
       << "constexpr long long NV = N / V;\n"
       << "constexpr int THREADS = " << threads << ";\n"
-      << "constexpr int TPR = " << (warp ? 32 : threads) << "; // threads per row\n"
+      << "constexpr int TPR = " << tpr << "; // threads per row\n"
       << "constexpr int RPB = THREADS / TPR;\n"
       << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
       << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel
@@ -147,14 +166,26 @@ Result<Candidate> ReduceFamily::generate(const nlohmann::json& params) const
       << "    const int lane = threadIdx.x % TPR;\n"
       << "    const long long row = static_cast<long long>(blockIdx.x) * RPB + threadIdx.x / TPR;\n";
     if (warp)
-        s << "    if (row >= ROWS)\n        return; // the whole warp leaves: warp-per-row has no block barriers\n";
-    s << "    const InVec* xr = reinterpret_cast<const InVec*>(x + row * N);\n"
-      << "    float acc = 0.0f;\n"
-      << "    for (long long j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
-      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            acc += kfLoad(t.v[e]);\n    }\n"
-      << "    acc = " << (warp ? "kfWarpSum(acc)" : "kfBlockSum<THREADS>(acc)") << ";\n"
-      << "    if (lane == 0)\n        y[row] = kfStore(" << (mean ? "acc / static_cast<float>(N)" : "acc") << ");\n}\n";
-    const int rpb = warp ? threads / 32 : 1;
+        // No early return: the shuffles below name the whole warp, whose other rows may be valid.
+        s << "    const bool active = row < ROWS;\n";
+    else
+        s << "    const bool active = true; // one row per block, the grid has exactly ROWS blocks\n";
+    s << "    const InVec* xr = reinterpret_cast<const InVec*>(x + (active ? row : 0) * N);\n"
+      << "    float acc = 0.0f;\n";
+    if (perThread <= 16)
+        s << "#pragma unroll\n"; // short rows: every load of the thread issued before the adds
+    s << "    for (long long j = lane; j < NV; j += TPR) {\n"
+      << "        if (active) {\n            const InVec t = xr[j];\n"
+      << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                acc += kfLoad(t.v[e]);\n        }\n    }\n";
+    if (warp)
+        s << "    // Butterfly over the row's TPR lanes (an aligned group of the warp).\n"
+          << "#pragma unroll\n    for (int o = TPR / 2; o > 0; o >>= 1)\n"
+          << "        acc += __shfl_xor_sync(0xffffffffu, acc, o);\n";
+    else
+        s << "    acc = kfBlockSum<THREADS>(acc);\n";
+    s << "    if (active && lane == 0)\n        y[row] = kfStore(" << (mean ? "acc / static_cast<float>(N)" : "acc")
+      << ");\n}\n";
+    const std::int64_t rpb = threads / tpr;
     Candidate candidate;
     candidate.source = s.str();
     candidate.launchPlan = {{"launches", nlohmann::json::array({launchJson(kernel, (m_rows + rpb - 1) / rpb, threads,

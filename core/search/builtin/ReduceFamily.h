@@ -2,7 +2,7 @@
 // Sum / mean over the trailing dims of a contiguous float32/float16/bfloat16 tensor, one output per
 // row: aten::adaptive_avg_pool2d to [1, 1], aten::mean.dim and aten::sum.dim_IntList (dtype None,
 // any keepdim). fp32 accumulation. Parameters (docs/builtin-proposer.md): threads, warp_per_row,
-// vector_width. Thread: see KernelFamily.
+// lanes_per_row, vector_width. Thread: see KernelFamily.
 
 #include "search/builtin/KernelFamily.h"
 

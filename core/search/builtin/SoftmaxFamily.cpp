@@ -94,7 +94,8 @@ nlohmann::json SoftmaxFamily::toJson(const Params& p)
             {"rows_per_block", p.rowsPerBlock},
             {"vector_width", p.vectorWidth},
             {"online", p.online},
-            {"registers", p.registers}};
+            {"registers", p.registers},
+            {"fast_math", p.fastMath}};
 }
 
 Result<SoftmaxFamily::Params> SoftmaxFamily::parse(const nlohmann::json& j) const
@@ -109,6 +110,7 @@ Result<SoftmaxFamily::Params> SoftmaxFamily::parse(const nlohmann::json& j) cons
         p.vectorWidth = j.at("vector_width").get<int>();
         p.online = j.at("online").get<bool>();
         p.registers = j.at("registers").get<bool>();
+        p.fastMath = j.value("fast_math", false); // absent in trees written before the knob existed
     } catch (const nlohmann::json::exception& e) {
         return makeError(ErrorCode::InvalidArgument, std::string("missing or mistyped parameter: ") + e.what(), context);
     }
@@ -210,6 +212,9 @@ std::vector<Transformation> SoftmaxFamily::transformations(const nlohmann::json&
         q.online = true;
         add("row-from-global online-softmax", q);
     }
+    Params f = p;
+    f.fastMath = !p.fastMath;
+    add(p.fastMath ? "accurate-exp" : "fast-math-exp", f);
     return out;
 }
 
@@ -228,6 +233,8 @@ Result<Candidate> SoftmaxFamily::generate(const nlohmann::json& params) const
       << "// Template parameters: " << params.dump() << "\n"
       << dtypePrelude(m_inDtype, m_outDtype)
       << "#define KF_NEG_INF (-__int_as_float(0x7f800000))\n"
+      << (p.fastMath ? "#define KF_EXP(x) __expf(x)\n#define KF_LOG(x) __logf(x)\n"
+                     : "#define KF_EXP(x) expf(x)\n#define KF_LOG(x) logf(x)\n")
       << (p.rowsPerBlock > 1 ? "constexpr long long ROWS = " + std::to_string(m_rows) + "LL;\n" : std::string())
       << "constexpr int N = " << m_rowLength << ";\n"
       << "constexpr int V = " << p.vectorWidth << ";\n"
@@ -258,7 +265,7 @@ __device__ __forceinline__ void mergeOnline(float& m, float& s, float m2, float 
 {
     const float mn = fmaxf(m, m2);
     if (mn != KF_NEG_INF)
-        s = s * expf(m - mn) + s2 * expf(m2 - mn);
+        s = s * KF_EXP(m - mn) + s2 * KF_EXP(m2 - mn);
     m = mn;
 }
 __device__ __forceinline__ void warpOnline(float& m, float& s)
@@ -329,7 +336,7 @@ __device__ __forceinline__ void rowOnline(float& m, float& s)
     s << "    const InVec* xr = reinterpret_cast<const InVec*>(x + row * N);\n"
       << "    OutVec* yr = reinterpret_cast<OutVec*>(y + row * N);\n";
 
-    const std::string finish = m_log ? "    const float lse = m + logf(s);\n"
+    const std::string finish = m_log ? "    const float lse = m + KF_LOG(s);\n"
                                      : "    const float inv = 1.0f / s;\n";
     if (p.registers) {
         s << "    float cache[ITEMS][V];\n"
@@ -346,9 +353,9 @@ __device__ __forceinline__ void rowOnline(float& m, float& s)
           << "        if (lane + k * TPR < NV) {\n"
           << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n";
         if (m_log)
-            s << "                s += expf(cache[k][e] - m);\n";
+            s << "                s += KF_EXP(cache[k][e] - m);\n";
         else
-            s << "                s += (cache[k][e] = expf(cache[k][e] - m));\n";
+            s << "                s += (cache[k][e] = KF_EXP(cache[k][e] - m));\n";
         s << "        }\n    }\n    s = rowSum(s);\n" << finish
           << "#pragma unroll\n    for (int k = 0; k < ITEMS; ++k) {\n"
           << "        const int j = lane + k * TPR;\n"
@@ -365,8 +372,8 @@ __device__ __forceinline__ void rowOnline(float& m, float& s)
               << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n"
               << "            vals[e] = kfLoad(t.v[e]);\n            vm = fmaxf(vm, vals[e]);\n        }\n"
               << "        const float mn = fmaxf(m, vm);\n"
-              << "        if (mn != KF_NEG_INF) {\n            s *= expf(m - mn);\n"
-              << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                s += expf(vals[e] - mn);\n"
+              << "        if (mn != KF_NEG_INF) {\n            s *= KF_EXP(m - mn);\n"
+              << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                s += KF_EXP(vals[e] - mn);\n"
               << "        }\n        m = mn;\n    }\n"
               << "    rowOnline(m, s);\n";
         } else {
@@ -375,14 +382,14 @@ __device__ __forceinline__ void rowOnline(float& m, float& s)
               << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            m = fmaxf(m, kfLoad(t.v[e]));\n    }\n"
               << "    m = rowMax(m);\n    float s = 0.0f;\n"
               << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
-              << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            s += expf(kfLoad(t.v[e]) - m);\n    }\n"
+              << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            s += KF_EXP(kfLoad(t.v[e]) - m);\n    }\n"
               << "    s = rowSum(s);\n";
         }
         s << finish
           << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n        OutVec o;\n"
           << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n"
           << (m_log ? "            o.v[e] = kfStore(kfLoad(t.v[e]) - lse);\n"
-                    : "            o.v[e] = kfStore(expf(kfLoad(t.v[e]) - m) * inv);\n")
+                    : "            o.v[e] = kfStore(KF_EXP(kfLoad(t.v[e]) - m) * inv);\n")
           << "        yr[j] = o;\n    }\n}\n";
     }
 

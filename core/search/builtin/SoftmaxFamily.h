@@ -36,6 +36,7 @@ private:
         int vectorWidth = 1;
         bool online = false;
         bool registers = false;
+        bool fastMath = false; // __expf / __logf (hardware approximations) instead of expf / logf
     };
 
     SoftmaxFamily() = default;

@@ -580,7 +580,7 @@ OperatorCard binaryCard(const std::string& op, const std::string& dtype, const T
     card.overload = overload;
     card.args.push_back(tensorArg("self", a));
     card.args.push_back(tensorArg("other", b));
-    if (op == "aten::add" || op == "aten::sub")
+    if (op == "aten::add" || op == "aten::sub" || op == "aten::add_" || op == "aten::sub_")
         card.args.push_back(ArgSpec{"alpha", "Scalar", ArgKind::Value, {}, alpha});
     if (overload == "Tensor_mode")
         card.args.push_back(ArgSpec{"rounding_mode", "str?", ArgKind::None, {}, nullptr});
@@ -694,6 +694,64 @@ TEST(BuiltinProposer, BinaryBakesBroadcastStridesAndAlpha)
     ASSERT_TRUE(flat.ok());
     EXPECT_NE(flat->candidate.source.find("both operands contiguous and same-shaped"), std::string::npos);
     EXPECT_NE(flat->candidate.source.find("TAIL"), std::string::npos);
+}
+
+TEST(BuiltinProposer, LikelyNextHoldsWhatTheNextRevisionOfTheBestNodeWillBe)
+{
+    const OperatorCard card = softmaxCard("aten::softmax", "int", "bfloat16", {64, 512});
+    BuiltinProposer proposer(card);
+    std::atomic<bool> stop{false};
+    SearchTree tree = growChain(card, 2, false);
+    const SearchNode* best = nullptr;
+    for (const SearchNode& node : tree.nodes())
+        if (!best || node.latency->medianUs < best->latency->medianUs)
+            best = &node;
+    ASSERT_NE(best, nullptr);
+    auto current = proposer.propose(tree, *best, stop);
+    ASSERT_TRUE(current.ok());
+    ASSERT_TRUE(current->failureReason.empty());
+
+    const std::vector<Candidate> hints = proposer.likelyNext(tree, current.value(), 100);
+    ASSERT_FALSE(hints.empty());
+    std::set<std::string> sources;
+    for (const Candidate& hint : hints) {
+        EXPECT_NE(hint.source, current->candidate.source); // about to be evaluated anyway
+        for (const SearchNode& node : tree.nodes())
+            EXPECT_NE(hint.source, node.candidate.source); // already evaluated
+        sources.insert(hint.source);
+    }
+    EXPECT_EQ(sources.size(), hints.size()) << "no duplicates";
+    EXPECT_LE(proposer.likelyNext(tree, current.value(), 3).size(), 3u);
+
+    // Whatever the proposer picks next for the best node was among the hints.
+    const std::string currentId = tree.addChild(best->id, current->candidate, current->provenance, 0).value();
+    ASSERT_TRUE(tree.recordEvaluation(currentId, passed(50)).ok());
+    auto next = proposer.propose(tree, *tree.find(best->id), stop);
+    ASSERT_TRUE(next.ok());
+    ASSERT_TRUE(next->failureReason.empty()) << next->failureReason;
+    EXPECT_TRUE(sources.count(next->candidate.source)) << next->provenance.transformation;
+}
+
+TEST(BuiltinProposer, InPlaceAddWritesThroughSelfWithoutRestrictAndCompiles)
+{
+    std::atomic<bool> stop{false};
+    for (const std::string& dtype : kDtypes) {
+        const OperatorCard card =
+            binaryCard("aten::add_", dtype, cudaTensor(dtype, {8, 197, 64}), cudaTensor(dtype, {64}), 2);
+        SCOPED_TRACE(dtype);
+        auto root = BuiltinProposer(card).proposeRoot(SearchTree("c", 1), stop);
+        ASSERT_TRUE(root.ok()) << root.error().toString();
+        // self and out0 are one tensor at run time: promising the compiler they do not alias
+        // would let it reorder the loads and stores.
+        EXPECT_EQ(root->candidate.source.find("__restrict__"), std::string::npos) << root->candidate.source;
+        EXPECT_NE(root->candidate.source.find("kf_add_("), std::string::npos);
+        EXPECT_NE(root->candidate.source.find("static_cast<float>(2.0) * b"), std::string::npos);
+        EXPECT_GE(growChain(card, 2, true).size(), 2u);
+    }
+    // The output is self: an in-place op whose self would have to broadcast is not one.
+    OperatorCard broadcastSelf =
+        binaryCard("aten::add_", "float32", cudaTensor("float32", {64}), cudaTensor("float32", {8, 64}));
+    EXPECT_NE(refusal(broadcastSelf).find("is not laid out as self"), std::string::npos);
 }
 
 TEST(BuiltinProposer, EmbeddingCompilesForEveryDtypeAndIndexShape)

@@ -90,6 +90,32 @@ TEST(SearchRun, GrowsATreeWhoseFailuresStayAndAreNeverRevised)
     EXPECT_EQ(dump(*saved), dump(f.tree));
 }
 
+TEST(SearchRun, EveryEvaluationIsPrecededByTheProposersLikelyNextCandidates)
+{
+    ScratchDir dir;
+    SyntheticProposer proposer;
+    proposer.failEvery = 5;
+    SyntheticEvaluator evaluator;
+    Finished f = runFresh(dir.path() / "tree.json", 3, fixedClockOptions(20), proposer, evaluator);
+    ASSERT_EQ(f.tree.size(), 20u);
+    // One hint per evaluated candidate (failed proposals are not evaluated), handed over before it.
+    EXPECT_EQ(evaluator.prepared.size(), static_cast<std::size_t>(evaluator.calls));
+    EXPECT_EQ(evaluator.callsWhenLastPrepared, evaluator.calls - 1);
+    ASSERT_FALSE(evaluator.prepared.empty());
+    EXPECT_EQ(evaluator.prepared.front(), (std::vector<std::string>{"k.0", "k.1"}));
+    for (std::size_t limit : proposer.likelyNextLimits)
+        EXPECT_GT(limit, 0u);
+
+    // A hint never changes the search: the same run without one gives the same tree.
+    struct NoHints : SyntheticProposer {
+        std::vector<Candidate> likelyNext(const SearchTree&, const Proposal&, std::size_t) override { return {}; }
+    } quiet;
+    quiet.failEvery = 5;
+    SyntheticEvaluator plain;
+    Finished g = runFresh(dir.path() / "tree2.json", 3, fixedClockOptions(20), quiet, plain);
+    EXPECT_EQ(dump(f.tree), dump(g.tree));
+}
+
 TEST(SearchRun, ChildCountsNeverExceedTheWideningLimitWhenNothingFails)
 {
     ScratchDir dir;

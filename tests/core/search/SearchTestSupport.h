@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 #include <unistd.h>
 
 namespace kforge::core::test {
@@ -24,6 +25,20 @@ public:
     int calls = 0;
     int failEvery = 0;
     std::function<Result<Proposal>(int call)> override; // returns an error to inject one
+    std::vector<std::size_t> likelyNextLimits;          // the limit of every likelyNext call
+
+    /// Guesses the next two children of `current`'s source.
+    std::vector<Candidate> likelyNext(const SearchTree&, const Proposal& current, std::size_t limit) override
+    {
+        likelyNextLimits.push_back(limit);
+        std::vector<Candidate> out;
+        for (const char* suffix : {".0", ".1"}) {
+            Candidate c;
+            c.source = current.candidate.source + suffix;
+            out.push_back(c);
+        }
+        return out;
+    }
 
     Result<Proposal> proposeRoot(const SearchTree&, const std::atomic<bool>&) override
     {
@@ -68,6 +83,17 @@ public:
     std::function<double(int call)> latencyOfCall;                 // overrides the hash latency
     std::function<Result<Evaluation>(int call)> hook;              // runs first; an error is returned
     std::function<void(int call)> sideEffect;                      // e.g. request a stop, or _exit
+    std::vector<std::vector<std::string>> prepared;                // sources of every prepareAhead call
+    int callsWhenLastPrepared = -1;
+
+    void prepareAhead(const std::vector<Candidate>& likelyNext) override
+    {
+        std::vector<std::string> sources;
+        for (const Candidate& c : likelyNext)
+            sources.push_back(c.source);
+        prepared.push_back(sources);
+        callsWhenLastPrepared = calls;
+    }
 
     Result<Evaluation> evaluate(const Candidate& candidate, const std::atomic<bool>&) override
     {
