@@ -11,7 +11,6 @@
 Usage: evaluator_crosscheck.py --kforge build/cli/kforge --out DIR [--repeat 10]
 """
 import argparse
-import ctypes
 import datetime
 import json
 import os
@@ -22,9 +21,11 @@ import sys
 import torch
 import triton
 import triton.testing
-from cuda.bindings import driver as cu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from cubin_launch import PlanLauncher  # noqa: E402
 SHAPE = (8, 8, 512, 512)
 
 
@@ -33,11 +34,6 @@ def run(cmd):
     if result.returncode not in (0, 1):
         sys.exit(f"{' '.join(cmd)} failed: {result.stderr.strip()}")
     return result
-
-
-def check(err):
-    if err != cu.CUresult.CUDA_SUCCESS:
-        sys.exit(f"CUDA driver error {err}")
 
 
 def main():
@@ -80,19 +76,10 @@ def main():
     timing = report["evaluation"]["timing"]
 
     # Independent timing of the same cubin and of eager softmax with triton's do_bench.
-    check(cu.cuInit(0)[0])
     with open(cubin_path, "rb") as f:
         cubin = f.read()
-    err, module = cu.cuModuleLoadData(cubin)
-    check(err)
-    err, function = cu.cuModuleGetFunction(module, b"softmax_rows")
-    check(err)
     y = torch.empty_like(x)
-
-    def launch():
-        stream = cu.CUstream(torch.cuda.current_stream().cuda_stream)
-        params = ((x.data_ptr(), y.data_ptr(), n), (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int))
-        check(cu.cuLaunchKernel(function, rows, 1, 1, 128, 1, 1, 0, stream, params, 0)[0])
+    launch = PlanLauncher(cubin, plan, tensors={"self": x}, outputs=[y])
 
     launch()
     torch.cuda.synchronize()

@@ -25,7 +25,12 @@ python3 "$root/bench/evaluator_crosscheck.py" --kforge "$root/build/cli/kforge" 
     > "$out/evaluator_crosscheck.md" 2> "$out/evaluator_crosscheck.err"
 echo "evaluator_crosscheck exit $?" >> "$out/evaluator_crosscheck.md"
 rm -f "$out"/evaluator/*.pt "$out"/evaluator/*.cubin; rm -rf "$out"/evaluator/project/samples
+python3 "$root/bench/search_targets.py" --kforge "$root/build/cli/kforge" --out "$out/search_targets" \
+    > "$out/search_targets.md" 2> "$out/search_targets.err"
+echo "search_targets exit $?" >> "$out/search_targets.md"
+rm -f "$out"/search_targets/*/*.pt "$out"/search_targets/*/*.cubin; rm -rf "$out"/search_targets/*/project/samples
 
 rm -f "$out"/capture_overhead/*.pt
 rm -rf "$out"/capture_overhead/project-*/samples
 tail -n 5 "$out/test.log" "$out/ctest-gpu.log"; head -n 12 "$out/example.log"; cat "$out/capture_overhead.md" "$out/evaluator_crosscheck.md"; tail -n 3 "$out/evaluator_crosscheck.err"
+cat "$out/search_targets.md"; tail -n 3 "$out/search_targets.err"

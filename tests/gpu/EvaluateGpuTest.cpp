@@ -41,11 +41,12 @@ protected:
         delete s_scratch;
     }
 
-    static json bench(const std::string& kernelFile, int timeoutSeconds = 60, bool sanitize = false)
+    static json bench(const std::string& kernelFile, int timeoutSeconds = 60, bool sanitize = false,
+                      const std::filesystem::path& projectDir = {}, const OperatorCard* card = nullptr)
     {
         BenchRequest request;
-        request.projectDir = s_scratch->path() / "project";
-        request.card = *s_card;
+        request.projectDir = projectDir.empty() ? s_scratch->path() / "project" : projectDir;
+        request.card = card ? *card : *s_card;
         request.source = readWholeFile(std::string(KFORGE_GPU_KERNELS_DIR) + "/" + kernelFile).value();
         request.sourceName = kernelFile;
         request.evaluateTimeout = std::chrono::seconds(timeoutSeconds);
@@ -53,6 +54,21 @@ protected:
         auto report = benchCandidate(request, *s_compiler, *s_worker);
         EXPECT_TRUE(report.ok()) << report.error().toString();
         return report.ok() ? report.value() : json();
+    }
+
+    // Captures `model` on the GPU into a new project under the scratch dir; returns its cards.
+    static std::vector<OperatorCard> captureProject(const std::string& model, const std::string& inputs,
+                                                    const std::string& name, int samples)
+    {
+        CaptureOptions options;
+        options.modelPath = modelPath(model);
+        options.inputs = {inputs};
+        options.outputDir = s_scratch->path() / name;
+        options.device = "cuda";
+        options.samplesPerCard = samples;
+        auto report = runCapture(options);
+        EXPECT_TRUE(report.ok()) << report.error().toString();
+        return report.ok() ? report->project.cards : std::vector<OperatorCard>{};
     }
 
     static std::string reason(const json& report) { return report.value("reason", std::string()); }
@@ -153,4 +169,40 @@ TEST_F(EvaluateGpuTest, CorrectSoftmaxIsCleanUnderEveryComputeSanitizerTool)
         ASSERT_TRUE(sanitizer["tools"].contains(tool)) << tool;
         EXPECT_EQ(sanitizer["tools"][tool]["errors"], 0) << tool << ": " << sanitizer["tools"][tool].dump(2);
     }
+}
+
+TEST_F(EvaluateGpuTest, CardWithoutSamplesIsAClearErrorAndTheWorkerCarriesOn)
+{
+    const std::vector<OperatorCard> cards = captureProject("softmax_only.pt", "64x1000:bfloat16", "no-samples", 0);
+    ASSERT_EQ(cards.size(), 1u);
+    ASSERT_TRUE(cards[0].samples.empty());
+    const json report = bench("softmax_correct.cu", 60, false, s_scratch->path() / "no-samples", &cards[0]);
+    EXPECT_NE(report.value("status", ""), "passed") << report.dump(2);
+    EXPECT_NE(reason(report).find("no captured samples"), std::string::npos) << reason(report);
+    const json after = bench("softmax_correct.cu");
+    EXPECT_EQ(after.value("status", ""), "passed") << after.dump(2);
+}
+
+TEST_F(EvaluateGpuTest, InPlaceAddIsValidatedThroughItsWrittenArgument)
+{
+    const std::vector<OperatorCard> cards = captureProject("inplace_add.pt", "64x1000:float32", "inplace", 1);
+    const OperatorCard* addInPlace = nullptr;
+    for (const OperatorCard& card : cards)
+        if (card.qualifiedName() == "aten::add_.Tensor")
+            addInPlace = &card;
+    ASSERT_NE(addInPlace, nullptr) << "no aten::add_.Tensor card captured";
+    const std::filesystem::path project = s_scratch->path() / "inplace";
+
+    const json good = bench("add_inplace_correct.cu", 60, false, project, addInPlace);
+    ASSERT_EQ(good.value("status", ""), "passed") << good.dump(2);
+    EXPECT_GT(good["evaluation"]["timing"]["eager"]["median_us"].get<double>(), 0);
+
+    const json half = bench("add_inplace_skips_half.cu", 60, false, project, addInPlace);
+    EXPECT_EQ(half.value("status", ""), "failed") << half.dump(2);
+    EXPECT_NE(reason(half).find("output 0"), std::string::npos) << reason(half);
+    EXPECT_NE(reason(half).find("[32,0]"), std::string::npos) << reason(half); // first element not updated
+
+    // Timing ran eager's add_ many times, on copies: the cached inputs were not drifted by it.
+    const json again = bench("add_inplace_correct.cu", 60, false, project, addInPlace);
+    EXPECT_EQ(again.value("status", ""), "passed") << again.dump(2);
 }

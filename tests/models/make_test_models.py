@@ -83,6 +83,15 @@ class SoftmaxOnly(nn.Module):
         return torch.softmax(x, dim=-1)
 
 
+class InPlaceAdd(nn.Module):
+    """y = 2 * x, then y.add_(x) in place: the in-place card of the evaluator tests."""
+
+    def forward(self, x):
+        y = x * 2.0
+        y.add_(x)
+        return y
+
+
 def trace(module, example):
     module.eval()
     with torch.no_grad():
@@ -102,6 +111,7 @@ def main():
     trace(TransformerBlock(), torch.randn(2, 8, 32)).save(os.path.join(out, "transformer_block.pt"))
     trace(BasicBlock(), torch.randn(2, 8, 8, 8)).save(os.path.join(out, "basic_block.pt"))
     trace(SoftmaxOnly(), torch.randn(4, 8)).save(os.path.join(out, "softmax_only.pt"))
+    trace(InPlaceAdd(), torch.randn(4, 8)).save(os.path.join(out, "inplace_add.pt"))
     ids = torch.randint(0, 100, (2, 5))
     scale = torch.randn(2, 5, 1)
     trace(TwoInputs(), (ids, scale)).save(os.path.join(out, "two_inputs.pt"))

@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""GPU test: every built-in kernel family, on odd row lengths, validated against eager PyTorch.
+
+For each row length L in (1, 7, 197, 1000, 4097) and dtype (float32, bfloat16, float16) one
+TorchScript model calls every op a built-in family covers on tensors whose innermost size is L
+(softmax, log_softmax, layer_norm, rms_norm, group_norm, batch_norm in eval mode,
+adaptive_avg_pool2d to 1, mean, sum, relu, gelu exact and tanh, silu, sigmoid, tanh, add / sub /
+mul / div with a broadcast [L] and a same-shape operand, an in-place add_ on a clone, embedding).
+Each model is captured (`kforge capture --samples 1`), searched with the built-in proposer
+(`kforge optimize --iterations 4 --seed 1`) and every card's tree read back (`kforge tree --json`).
+
+Pass/fail:
+- every op of the list is captured as a card (nothing vanished);
+- every card of a covered op was searched (not skipped by optimize) and its root node passed
+  validation (an in-place add_ card that the proposer calls unsupported is reported, not failed:
+  that support is in progress);
+- no node failed except by a "no untried transformation" proposal: a wrong result, a bounds,
+  determinism or launch failure, a compile error, a crash or a time-out is a bug of a template.
+
+Exits 77 ("Skipped" for ctest) when torch sees no CUDA device. Everything it writes lives in a
+temporary folder that is removed at the end (--keep keeps it and prints where).
+
+Usage: builtin_families_gpu.py --kforge build/cli/kforge [--jobs 4] [--lengths 1 7] [--dtypes float32]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+
+ROW_LENGTHS = (1, 7, 197, 1000, 4097)
+DTYPES = ("float32", "bfloat16", "float16")
+ROWS, BATCH, CHANNELS, GROUPS, VOCAB, INDICES = 3, 2, 4, 2, 11, 5
+ITERATIONS = 4
+
+# Ops of the model that a built-in family covers, with the number of cards each must give
+# (add/sub/mul/div: one with a broadcast [L] operand, one with a same-shape operand).
+COVERED = {
+    "aten::softmax.int": 1, "aten::log_softmax.int": 1, "aten::layer_norm": 1, "aten::rms_norm": 1,
+    "aten::group_norm": 1, "aten::batch_norm": 1, "aten::adaptive_avg_pool2d": 1, "aten::mean.dim": 1,
+    "aten::sum.dim_IntList": 1, "aten::relu": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
+    "aten::tanh": 1, "aten::add.Tensor": 2, "aten::sub.Tensor": 2, "aten::mul.Tensor": 2, "aten::div.Tensor": 2,
+    "aten::embedding": 1, "aten::add_.Tensor": 1,
+}
+# Covered ops whose support is being added: "unsupported" is reported, not a failure.
+IN_PROGRESS = {"aten::add_.Tensor"}
+FAILED_STATUSES = {"failed-proposal", "failed-compile", "failed-validation", "crashed", "timed-out"}
+
+
+def make_model(length, dtype_name, device):
+    """The model and its inputs for row length `length` on `device` (a CPU build works too:
+    `python3 -c "import builtin_families_gpu as t; t.make_model(7, 'bfloat16', 'cpu')"`)."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    dtype = getattr(torch, dtype_name)
+    generator = torch.Generator().manual_seed(1000 + length)
+
+    def randn(*shape, scale=1.0, shift=0.0):
+        return torch.randn(*shape, generator=generator) * scale + shift
+
+    def rand(*shape, scale=1.0, shift=0.0):
+        return torch.rand(*shape, generator=generator) * scale + shift
+
+    class AllFamilies(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_weight = nn.Parameter(randn(length, scale=0.5, shift=1.0), requires_grad=False)
+            self.ln_bias = nn.Parameter(randn(length, scale=0.1), requires_grad=False)
+            self.rms_weight = nn.Parameter(randn(length, scale=0.5, shift=1.0), requires_grad=False)
+            self.gn_weight = nn.Parameter(randn(CHANNELS, scale=0.5, shift=1.0), requires_grad=False)
+            self.gn_bias = nn.Parameter(randn(CHANNELS, scale=0.1), requires_grad=False)
+            self.bn_weight = nn.Parameter(randn(CHANNELS, scale=0.5, shift=1.0), requires_grad=False)
+            self.bn_bias = nn.Parameter(randn(CHANNELS, scale=0.1), requires_grad=False)
+            # Positive variances far from 0, also for the evaluator's fresh inputs (drawn with the
+            # captured tensor's mean and standard deviation).
+            self.register_buffer("bn_mean", randn(CHANNELS, scale=0.1))
+            self.register_buffer("bn_var", rand(CHANNELS, scale=0.1, shift=1.0))
+            self.embedding = nn.Parameter(randn(VOCAB, length), requires_grad=False)
+
+        def forward(self, x, y, b, d, db, xg, x4, idx):
+            acc = x.clone()
+            acc.add_(y)
+            return (
+                torch.softmax(x, dim=-1),
+                torch.log_softmax(x, dim=-1),
+                F.layer_norm(x, [length], self.ln_weight, self.ln_bias, 1e-5),
+                F.rms_norm(x, [length], self.rms_weight, 1e-6),
+                F.group_norm(xg, GROUPS, self.gn_weight, self.gn_bias, 1e-5),
+                F.batch_norm(xg, self.bn_mean, self.bn_var, self.bn_weight, self.bn_bias, False, 0.1, 1e-5),
+                F.adaptive_avg_pool2d(x4, 1),
+                x.mean(dim=-1),
+                x.sum(dim=-1),
+                torch.relu(x),
+                F.gelu(x),
+                F.gelu(x, approximate="tanh"),
+                F.silu(x),
+                torch.sigmoid(x),
+                torch.tanh(x),
+                x + b, x + y,
+                x - b, x - y,
+                x * b, x * y,
+                x / db, x / d,
+                acc,
+                F.embedding(idx, self.embedding),
+            )
+
+    model = AllFamilies().to(device=device, dtype=dtype).eval()
+    inputs = (
+        randn(ROWS, length),                          # x
+        randn(ROWS, length),                          # y
+        randn(length),                                # b: broadcast operand
+        rand(ROWS, length, shift=2.0),                # d: divisor, far from 0
+        rand(length, shift=2.0),                      # db: broadcast divisor
+        randn(BATCH, CHANNELS, length),               # xg: group_norm / batch_norm input
+        randn(BATCH, CHANNELS, 1, length),            # x4: adaptive_avg_pool2d input
+    )
+    inputs = tuple(t.to(device=device, dtype=dtype) for t in inputs)
+    idx = torch.randint(0, VOCAB, (INDICES,), generator=generator).to(device)
+    return model, inputs + (idx,)
+
+
+def export_model(length, dtype_name, device, model_path, inputs_path):
+    from kforge_export import export_for_kforge
+
+    model, inputs = make_model(length, dtype_name, device)
+    # The reload check compares TorchScript with eager on the same device: the same kernels run.
+    export_for_kforge(model, inputs, model_path, inputs_path, atol=1e-3, rtol=1e-3)
+
+
+class Case:
+    def __init__(self, length, dtype):
+        self.length, self.dtype = length, dtype
+        self.lines = []      # one per card: what the test saw
+        self.failures = []   # one per problem: why the test fails
+        self.reported = []   # unsupported in-progress ops: printed, not failures
+        self.cards_checked = 0
+        self.seconds = 0.0
+
+    @property
+    def name(self):
+        return f"L={self.length} {self.dtype}"
+
+    def fail(self, what, reason):
+        self.failures.append(f"{self.name} {what}: {reason}")
+
+
+def run(cmd, timeout, env=None):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as e:
+        return subprocess.CompletedProcess(cmd, 124, e.stdout or "", f"timed out after {timeout} s")
+
+
+def qualified(card):
+    return card["op"] + ("." + card["overload"] if card.get("overload") else "")
+
+
+def tensor_summary(card):
+    parts = []
+    for arg in card["args"]:
+        for t in arg.get("tensors", []) or []:
+            parts.append(f"{t['dtype']}[{','.join(str(s) for s in t['sizes'])}]")
+    return " ".join(parts)
+
+
+def one_line(text, limit=300):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def check_tree(case, card, tree, label):
+    """Checks one card's tree; returns the status text for its line."""
+    nodes = tree.get("nodes", [])
+    if not nodes:
+        case.fail(label, "the search tree has no node")
+        return "FAIL: empty tree"
+    root = nodes[0]
+    problems = []
+    if root["status"] == "compiled-only":
+        problems.append(f"root {root['id']} is compiled-only: not validated (the worker saw no GPU?)")
+    elif root["status"] != "passed":
+        problems.append(f"root {root['id']} did not pass validation: {root['status']}: "
+                        f"{one_line(root.get('failure_reason') or 'no reason')}")
+    exhausted, unmeasured = 0, []
+    for node in nodes:
+        status, reason = node["status"], node.get("failure_reason", "")
+        if status == "failed-proposal" and "untried" in reason:
+            exhausted += 1
+            continue
+        if status == "passed" or node is root:
+            continue
+        if status in FAILED_STATUSES:
+            problems.append(f"{node['id']} {status}: {one_line(reason or 'no reason')}")
+        else:  # compiled-only (the worker measured nothing) or left in flight
+            unmeasured.append(f"{node['id']} {status}")
+    if unmeasured:
+        problems.append("not validated on the GPU: " + ", ".join(unmeasured))
+    for problem in problems:
+        case.fail(label, problem)
+    passed = [n for n in nodes if n["status"] == "passed"]
+    best = max((n for n in passed if n.get("speedup")), key=lambda n: n["speedup"], default=None)
+    text = "FAIL" if problems else "ok"
+    text += f": {len(nodes)} nodes, {len(passed)} passed"
+    if exhausted:
+        text += f", {exhausted} no-untried"
+    if problems:
+        text += f", {len(problems)} bad"
+    if best:
+        text += f"; best {best['id']} {best['speedup']:.3f}x ({best['latency']['median_us']:.2f} us)"
+    return text
+
+
+def run_case(case, kforge, workdir, env):
+    started = time.monotonic()
+    model_path = os.path.join(workdir, "model.pt")
+    inputs_path = os.path.join(workdir, "inputs.pt")
+    project = os.path.join(workdir, "project")
+    capture = run([kforge, "capture", model_path, "--inputs", inputs_path, "-o", project, "--samples", "1",
+                   "--quiet", "--json"], 600, env)
+    if capture.returncode != 0:
+        case.fail("capture", one_line(capture.stderr or f"exit {capture.returncode}"))
+        return case
+    cards = json.loads(capture.stdout)["cards"]
+
+    counts = {}
+    for card in cards:
+        counts[qualified(card)] = counts.get(qualified(card), 0) + 1
+    for op, expected in COVERED.items():
+        if counts.get(op, 0) != expected:
+            case.fail(op, f"captured {counts.get(op, 0)} card(s), expected {expected} (op fused away or missing?)")
+
+    optimize = run([kforge, "optimize", project, "--iterations", str(ITERATIONS), "--seed", "1"], 1800, env)
+    skipped, errors = {}, {}
+    for line in optimize.stderr.splitlines():
+        match = re.match(r"kforge: (skip|error: )\s*([0-9a-fA-F]{8}) (\S+): (.*)$", line)
+        if match:
+            (skipped if match.group(1) == "skip" else errors)[match.group(2)] = match.group(4)
+    if optimize.returncode not in (0, 1) or (optimize.returncode == 1 and not errors):
+        case.fail("optimize", f"exit {optimize.returncode}: {one_line(optimize.stderr)}")
+
+    for card in sorted(cards, key=lambda c: (qualified(c), tensor_summary(c))):
+        op = qualified(card)
+        label = f"{op} [{tensor_summary(card)}]"
+        short = card["id"][:8]
+        if op not in COVERED:
+            status = "not covered (expected): " + one_line(skipped.get(short, "not searched"), 120)
+        elif short in errors:
+            case.fail(label, "optimize error: " + one_line(errors[short]))
+            status = "FAIL: optimize error: " + one_line(errors[short], 160)
+        elif short in skipped:
+            if op in IN_PROGRESS:
+                case.reported.append(f"{case.name} {label}: unsupported by the proposer: {skipped[short]}")
+                status = "unsupported (reported, in progress): " + one_line(skipped[short], 160)
+            else:
+                case.fail(label, "not searched: " + skipped[short])
+                status = "FAIL: not searched: " + one_line(skipped[short], 160)
+        else:
+            case.cards_checked += 1
+            tree = run([kforge, "tree", project, "--card", card["id"], "--json"], 120, env)
+            if tree.returncode != 0:
+                case.fail(label, "kforge tree: " + one_line(tree.stderr))
+                status = "FAIL: no tree: " + one_line(tree.stderr, 160)
+            else:
+                status = check_tree(case, card, json.loads(tree.stdout), label)
+        case.lines.append(f"{case.name:<16} {label:<72} {status}")
+    case.seconds = time.monotonic() - started
+    shutil.rmtree(project, ignore_errors=True)  # samples of finished cases do not pile up
+    return case
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kforge", required=True, help="the kforge executable (it finds kforge-worker beside it)")
+    parser.add_argument("--worker", help="kforge-worker to use instead (sets KFORGE_WORKER)")
+    parser.add_argument("--jobs", type=int, default=4, help="models searched at once (default 4)")
+    parser.add_argument("--lengths", type=int, nargs="+", default=list(ROW_LENGTHS))
+    parser.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=DTYPES)
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    args = parser.parse_args()
+
+    import torch
+    if not torch.cuda.is_available():
+        print("skipped: no CUDA device (torch.cuda.is_available() is false)", flush=True)
+        return 77
+    if not os.access(args.kforge, os.X_OK):
+        print(f"error: --kforge {args.kforge}: not an executable", file=sys.stderr)
+        return 2
+    kforge = os.path.abspath(args.kforge)
+    env = dict(os.environ)
+    if args.worker:
+        env["KFORGE_WORKER"] = os.path.abspath(args.worker)
+
+    tmp = tempfile.mkdtemp(prefix="kforge_builtin_families_")
+    cases = []
+    try:
+        started = time.monotonic()
+        print(f"built-in families on {torch.cuda.get_device_name(0)}, torch {torch.__version__}; "
+              f"{ITERATIONS} iterations per card, {args.jobs} models at once", flush=True)
+        # Models are exported one after the other (tracing is not meant to run on several
+        # threads); the kforge runs then go in parallel.
+        ready = []
+        for length in args.lengths:
+            for dtype in args.dtypes:
+                case = Case(length, dtype)
+                cases.append(case)
+                workdir = os.path.join(tmp, f"L{length}_{dtype}")
+                os.makedirs(workdir)
+                try:
+                    export_model(length, dtype, "cuda", os.path.join(workdir, "model.pt"),
+                                 os.path.join(workdir, "inputs.pt"))
+                    ready.append((case, workdir))
+                except Exception as e:  # noqa: BLE001 - one line per case, the others go on
+                    case.fail("export", one_line(f"{type(e).__name__}: {e}"))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            futures = {pool.submit(run_case, case, kforge, workdir, env): case for case, workdir in ready}
+            for future in concurrent.futures.as_completed(futures):
+                case = futures[future]
+                try:
+                    future.result()
+                except Exception as e:  # noqa: BLE001
+                    case.fail("run", one_line(f"{type(e).__name__}: {e}"))
+                for line in case.lines:
+                    print(line, flush=True)
+                print(f"{case.name}: {case.cards_checked} cards searched in {case.seconds:.0f} s, "
+                      f"{len(case.failures)} failure(s)", flush=True)
+
+        failures = [f for case in cases for f in case.failures]
+        reported = [r for case in cases for r in case.reported]
+        checked = sum(case.cards_checked for case in cases)
+        print(f"\nsummary: {len(cases)} models, {checked} cards searched, {len(failures)} failure(s), "
+              f"{len(reported)} in-progress op(s) reported unsupported, {time.monotonic() - started:.0f} s")
+        for line in reported:
+            print("  reported: " + line)
+        if failures:
+            print("FAILURES:")
+            for line in failures:
+                print("  " + line)
+            return 1
+        print("all built-in families passed")
+        return 0
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
