@@ -281,7 +281,11 @@ def cross_check(result, card, project, plan, cubin_path, model, model_inputs, ar
         agree = all(torch.allclose(got.float(), ref.float(), atol=5e-2, rtol=2e-2)
                     for got, ref in zip(launcher.outputs, expected))
         candidate_us = do_bench_us(launcher)
-        eager_us = do_bench_us(lambda: op(*inputs))
+        # Keyword-only schema arguments (gelu's `approximate`) go by name.
+        schema_args = op._schema.arguments
+        positional = [v for a, v in zip(schema_args, inputs) if not a.kwarg_only]
+        keywords = {a.name: v for a, v in zip(schema_args, inputs) if a.kwarg_only}
+        eager_us = do_bench_us(lambda: op(*positional, **keywords))
     result["do_bench"] = {"candidate_us": candidate_us, "eager_us": eager_us, "speedup": eager_us / candidate_us,
                           "launch_matches_eager": agree, "max_abs_error": max(errors, default=0.0)}
     best = result["best"]

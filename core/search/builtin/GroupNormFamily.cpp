@@ -152,7 +152,16 @@ Result<Candidate> GroupNormFamily::generate(const nlohmann::json& params) const
       << (split > 1 ? "constexpr int CHUNK = (DV + SPLIT - 1) / SPLIT; // vectors per split block\n" : "")
       << "constexpr float EPS = " << floatLiteral(m_eps) << ";\n"
       << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
-      << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n";
+      << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
+      // Eager keeps a group's mean and rstd in the input's dtype (native_group_norm returns them),
+      // so a float16 / bfloat16 group is normalized with rounded statistics. Rounding them the same
+      // way matters where (x - mean) cancels: groups of a few nearly equal values.
+      << "// The group statistics rounded to the input dtype, as eager stores them.\n"
+      << "__device__ __forceinline__ float kfStat(float v) { return "
+      << (m_inDtype == "float16"    ? "__half2float(__float2half_rn(v))"
+          : m_inDtype == "bfloat16" ? "__bfloat162float(__float2bfloat16_rn(v))"
+                                    : "v")
+      << "; }\n";
     const std::string wParam = hasW ? "const " + std::string(dtypeCType(m_weightDtype)) + "* __restrict__ w, " : "";
     const std::string bParam = hasB ? "const " + std::string(dtypeCType(m_biasDtype)) + "* __restrict__ b, " : "";
     // Normalizes vectors [begin, end) of group `pair` with the group's mean and rstd.
@@ -165,10 +174,16 @@ Result<Candidate> GroupNormFamily::generate(const nlohmann::json& params) const
       << (hasW || hasB ? "    const int c0 = static_cast<int>(pair % G) * CPG;\n" : "")
       << "    for (int j = begin + threadIdx.x; j < end; j += THREADS) {\n"
       << (hasW || hasB ? "        const int c = c0 + j * V / HW; // HW % V == 0: one channel per vector\n" : "")
-      << "        const float a = rstd" << (hasW ? " * kfLoadW(w[c])" : "") << ";\n"
-      << "        const float sh = " << (hasB ? "kfLoadB(b[c])" : "0.0f") << " - mean * a;\n"
+      << (m_spatial == 1 ? std::string()
+                         : std::string("        const float a = rstd") + (hasW ? " * kfLoadW(w[c])" : "") + ";\n" +
+                               "        const float sh = " + (hasB ? "kfLoadB(b[c])" : "0.0f") + " - mean * a;\n")
       << "        const InVec t = xg[j];\n        OutVec o;\n"
-      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            o.v[e] = kfStore(kfLoad(t.v[e]) * a + sh);\n"
+      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n"
+      // Eager's two forms: one element per channel (HW == 1) is ((x - mean) * rstd) * w + b per
+      // element; otherwise the fused x * a + (b - mean * a).
+      << (m_spatial == 1 ? std::string("            o.v[e] = kfStore((kfLoad(t.v[e]) - mean) * rstd") +
+                                   (hasW ? " * kfLoadW(w[c])" : "") + (hasB ? " + kfLoadB(b[c])" : "") + ");\n"
+                         : std::string("            o.v[e] = kfStore(kfLoad(t.v[e]) * a + sh);\n"))
       << "        yg[j] = o;\n    }\n}\n"
       << "__device__ __forceinline__ void welfordRange(const in_t* __restrict__ x, long long pair, int begin, int end, "
          "float& n, float& mean, float& m2)\n{\n"
@@ -190,7 +205,7 @@ Result<Candidate> GroupNormFamily::generate(const nlohmann::json& params) const
           << wParam << bParam << "out_t* __restrict__ y)\n{\n"
           << "    const long long pair = blockIdx.x; // n * G + g\n"
           << "    float n, mean, m2;\n    welfordRange(x, pair, 0, DV, n, mean, m2);\n"
-          << "    normalizeRange(x, " << wArg << "y, pair, 0, DV, mean, rsqrtf(fmaxf(m2 / D, 0.0f) + EPS));\n}\n";
+          << "    normalizeRange(x, " << wArg << "y, pair, 0, DV, kfStat(mean), kfStat(rsqrtf(fmaxf(m2 / D, 0.0f) + EPS)));\n}\n";
         std::vector<std::string> args = {"ptr:input"};
         args.insert(args.end(), affineArgs.begin(), affineArgs.end());
         args.push_back("ptr:out0");
@@ -214,7 +229,7 @@ Result<Candidate> GroupNormFamily::generate(const nlohmann::json& params) const
           << "    for (int i = 0; i < SPLIT; ++i) {\n        const float* q = part + (pair * SPLIT + i) * 3;\n"
           << "        kfWelfordMerge(n, mean, m2, q[0], q[1], q[2]);\n    }\n"
           << "    const int begin = k * CHUNK;\n    const int end = min(DV, begin + CHUNK);\n"
-          << "    normalizeRange(x, " << wArg << "y, pair, begin, end, mean, rsqrtf(fmaxf(m2 / D, 0.0f) + EPS));\n}\n";
+          << "    normalizeRange(x, " << wArg << "y, pair, begin, end, kfStat(mean), kfStat(rsqrtf(fmaxf(m2 / D, 0.0f) + EPS)));\n}\n";
         launches.push_back(launchJson("kf_group_norm_stats", pairs * split, threads, {"ptr:input", "ptr:scratch.partials"}));
         std::vector<std::string> args = {"ptr:input", "ptr:scratch.partials"};
         args.insert(args.end(), affineArgs.begin(), affineArgs.end());

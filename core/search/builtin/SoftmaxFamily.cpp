@@ -8,6 +8,7 @@ namespace kforge::core {
 namespace {
 
 constexpr std::int64_t kMaxRegisterElements = 32; // fp32 values a thread keeps for its share of a row
+constexpr std::int64_t kMaxWarpRegisterElements = 64; // over all the rows of a warp (rows_per_warp > 1)
 
 
 } // namespace
@@ -85,6 +86,10 @@ SoftmaxFamily::Params SoftmaxFamily::normalized(Params p) const
         p.registers = false;
     if (p.registers)
         p.online = false;
+    if (!p.registers || p.rowsPerBlock == 1)
+        p.rowsPerWarp = 1;
+    while (p.rowsPerWarp > 1 && registerElements(p) * p.rowsPerWarp > kMaxWarpRegisterElements)
+        p.rowsPerWarp /= 2;
     return p;
 }
 
@@ -95,7 +100,8 @@ nlohmann::json SoftmaxFamily::toJson(const Params& p)
             {"vector_width", p.vectorWidth},
             {"online", p.online},
             {"registers", p.registers},
-            {"fast_math", p.fastMath}};
+            {"fast_math", p.fastMath},
+            {"rows_per_warp", p.rowsPerWarp}};
 }
 
 Result<SoftmaxFamily::Params> SoftmaxFamily::parse(const nlohmann::json& j) const
@@ -111,6 +117,7 @@ Result<SoftmaxFamily::Params> SoftmaxFamily::parse(const nlohmann::json& j) cons
         p.online = j.at("online").get<bool>();
         p.registers = j.at("registers").get<bool>();
         p.fastMath = j.value("fast_math", false); // absent in trees written before the knob existed
+        p.rowsPerWarp = j.value("rows_per_warp", 1);
     } catch (const nlohmann::json::exception& e) {
         return makeError(ErrorCode::InvalidArgument, std::string("missing or mistyped parameter: ") + e.what(), context);
     }
@@ -127,6 +134,13 @@ Result<SoftmaxFamily::Params> SoftmaxFamily::parse(const nlohmann::json& j) cons
                          context);
     if (p.registers && registerElements(p) > kMaxRegisterElements)
         return makeError(ErrorCode::InvalidArgument, "registers: the row does not fit in registers", context);
+    if (p.rowsPerWarp != 1 && p.rowsPerWarp != 2 && p.rowsPerWarp != 4)
+        return makeError(ErrorCode::InvalidArgument, "rows_per_warp must be 1, 2 or 4", context);
+    if (p.rowsPerWarp > 1 && (p.rowsPerBlock == 1 || !p.registers ||
+                              registerElements(p) * p.rowsPerWarp > kMaxWarpRegisterElements))
+        return makeError(ErrorCode::InvalidArgument,
+                         "rows_per_warp > 1 needs warp-per-row with the rows in registers (at most 64 values per thread)",
+                         context);
     return p;
 }
 
@@ -212,6 +226,13 @@ std::vector<Transformation> SoftmaxFamily::transformations(const nlohmann::json&
         q.online = true;
         add("row-from-global online-softmax", q);
     }
+    if (p.rowsPerBlock > 1 && p.registers)
+        for (int r : {p.rowsPerWarp * 2, p.rowsPerWarp / 2})
+            if (r >= 1 && r <= 4) {
+                Params q = p;
+                q.rowsPerWarp = r;
+                add("rows-per-warp " + std::to_string(p.rowsPerWarp) + "->" + std::to_string(r), q);
+            }
     Params f = p;
     f.fastMath = !p.fastMath;
     add(p.fastMath ? "accurate-exp" : "fast-math-exp", f);
@@ -241,7 +262,8 @@ Result<Candidate> SoftmaxFamily::generate(const nlohmann::json& params) const
       << "constexpr int NV = N / V;\n"
       << "constexpr int THREADS = " << p.threads << ";\n"
       << "constexpr int TPR = " << tpr << "; // threads per row\n"
-      << "constexpr int RPB = " << p.rowsPerBlock << "; // rows per block\n"
+      << "constexpr int RPB = " << p.rowsPerBlock << "; // warps (warp-per-row) or 1 (block-per-row) per block\n"
+      << "constexpr int RPW = " << p.rowsPerWarp << "; // rows a warp holds at once (warp-per-row)\n"
       << (p.registers ? "constexpr int ITEMS = (NV + TPR - 1) / TPR; // vectors per thread\n" : "")
       << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
       << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
@@ -330,40 +352,55 @@ __device__ __forceinline__ void rowOnline(float& m, float& s)
     s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel
       << "(const in_t* __restrict__ x, out_t* __restrict__ y)\n{\n"
       << "    const int lane = threadIdx.x % TPR;\n"
-      << "    const long long row = static_cast<long long>(blockIdx.x) * RPB + threadIdx.x / TPR;\n";
+      << "    const long long row = (static_cast<long long>(blockIdx.x) * RPB + threadIdx.x / TPR) * RPW;\n";
     if (p.rowsPerBlock > 1)
         s << "    if (row >= ROWS)\n        return; // the whole warp leaves: warp-per-row has no block barriers\n";
-    s << "    const InVec* xr = reinterpret_cast<const InVec*>(x + row * N);\n"
-      << "    OutVec* yr = reinterpret_cast<OutVec*>(y + row * N);\n";
+    if (!p.registers)
+        s << "    const InVec* xr = reinterpret_cast<const InVec*>(x + row * N);\n"
+          << "    OutVec* yr = reinterpret_cast<OutVec*>(y + row * N);\n";
 
     const std::string finish = m_log ? "    const float lse = m + KF_LOG(s);\n"
                                      : "    const float inv = 1.0f / s;\n";
     if (p.registers) {
-        s << "    float cache[ITEMS][V];\n"
-          << "    float m = KF_NEG_INF;\n"
-          << "#pragma unroll\n    for (int k = 0; k < ITEMS; ++k) {\n"
-          << "        const int j = lane + k * TPR;\n"
-          << "        if (j < NV) {\n            const InVec t = xr[j];\n"
-          << "#pragma unroll\n            for (int e = 0; e < V; ++e) {\n"
-          << "                cache[k][e] = kfLoad(t.v[e]);\n                m = fmaxf(m, cache[k][e]);\n"
-          << "            }\n        }\n    }\n"
-          << "    m = rowMax(m);\n"
-          << "    float s = 0.0f;\n"
-          << "#pragma unroll\n    for (int k = 0; k < ITEMS; ++k) {\n"
-          << "        if (lane + k * TPR < NV) {\n"
-          << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n";
+        // RPW rows per warp (1 in block-per-row mode): every load of every row first, then the
+        // reductions of the rows, interleaved by the unrolled loops. Rows past ROWS (the last
+        // warp's) are skipped warp-uniformly, so the shuffles stay converged.
+        const std::string valid = p.rowsPerBlock > 1 ? "row + r < ROWS" : "true";
+        s << "    float cache[RPW][ITEMS][V];\n"
+          << "    float m[RPW], s[RPW];\n"
+          << "#pragma unroll\n    for (int r = 0; r < RPW; ++r) {\n"
+          << "        m[r] = KF_NEG_INF;\n        s[r] = 0.0f;\n"
+          << "        if (" << valid << ") {\n"
+          << "            const InVec* xr = reinterpret_cast<const InVec*>(x + (row + r) * N);\n"
+          << "#pragma unroll\n            for (int k = 0; k < ITEMS; ++k) {\n"
+          << "                const int j = lane + k * TPR;\n"
+          << "                if (j < NV) {\n                    const InVec t = xr[j];\n"
+          << "#pragma unroll\n                    for (int e = 0; e < V; ++e) {\n"
+          << "                        cache[r][k][e] = kfLoad(t.v[e]);\n"
+          << "                        m[r] = fmaxf(m[r], cache[r][k][e]);\n"
+          << "                    }\n                }\n            }\n        }\n    }\n"
+          << "#pragma unroll\n    for (int r = 0; r < RPW; ++r)\n        m[r] = rowMax(m[r]);\n"
+          << "#pragma unroll\n    for (int r = 0; r < RPW; ++r) {\n"
+          << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+          << "            if (lane + k * TPR < NV) {\n"
+          << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n";
         if (m_log)
-            s << "                s += KF_EXP(cache[k][e] - m);\n";
+            s << "                    s[r] += KF_EXP(cache[r][k][e] - m[r]);\n";
         else
-            s << "                s += (cache[k][e] = KF_EXP(cache[k][e] - m));\n";
-        s << "        }\n    }\n    s = rowSum(s);\n" << finish
-          << "#pragma unroll\n    for (int k = 0; k < ITEMS; ++k) {\n"
-          << "        const int j = lane + k * TPR;\n"
-          << "        if (j < NV) {\n            OutVec o;\n"
-          << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n"
-          << (m_log ? "                o.v[e] = kfStore(cache[k][e] - lse);\n"
-                    : "                o.v[e] = kfStore(cache[k][e] * inv);\n")
-          << "            yr[j] = o;\n        }\n    }\n}\n";
+            s << "                    s[r] += (cache[r][k][e] = KF_EXP(cache[r][k][e] - m[r]));\n";
+        s << "            }\n        }\n    }\n"
+          << "#pragma unroll\n    for (int r = 0; r < RPW; ++r)\n        s[r] = rowSum(s[r]);\n"
+          << "#pragma unroll\n    for (int r = 0; r < RPW; ++r) {\n"
+          << "        if (" << valid << ") {\n"
+          << (m_log ? "            const float lse = m[r] + KF_LOG(s[r]);\n" : "            const float inv = 1.0f / s[r];\n")
+          << "            OutVec* yr = reinterpret_cast<OutVec*>(y + (row + r) * N);\n"
+          << "#pragma unroll\n            for (int k = 0; k < ITEMS; ++k) {\n"
+          << "                const int j = lane + k * TPR;\n"
+          << "                if (j < NV) {\n                    OutVec o;\n"
+          << "#pragma unroll\n                    for (int e = 0; e < V; ++e)\n"
+          << (m_log ? "                        o.v[e] = kfStore(cache[r][k][e] - lse);\n"
+                    : "                        o.v[e] = kfStore(cache[r][k][e] * inv);\n")
+          << "                    yr[j] = o;\n                }\n            }\n        }\n    }\n}\n";
     } else {
         if (p.online) {
             s << "    float m = KF_NEG_INF;\n    float s = 0.0f;\n"
@@ -393,7 +430,8 @@ __device__ __forceinline__ void rowOnline(float& m, float& s)
           << "        yr[j] = o;\n    }\n}\n";
     }
 
-    const std::int64_t grid = (m_rows + p.rowsPerBlock - 1) / p.rowsPerBlock;
+    const std::int64_t rowsPerBlock = static_cast<std::int64_t>(p.rowsPerBlock) * p.rowsPerWarp;
+    const std::int64_t grid = (m_rows + rowsPerBlock - 1) / rowsPerBlock;
     if (grid > 2147483647LL)
         return makeError(ErrorCode::Unsupported, "too many rows for one grid", "softmax template");
     Candidate candidate;

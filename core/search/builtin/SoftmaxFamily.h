@@ -37,6 +37,7 @@ private:
         bool online = false;
         bool registers = false;
         bool fastMath = false; // __expf / __logf (hardware approximations) instead of expf / logf
+        int rowsPerWarp = 1;   // warp-per-row with registers: rows one warp holds and reduces together
     };
 
     SoftmaxFamily() = default;

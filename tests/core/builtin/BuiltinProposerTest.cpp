@@ -138,6 +138,43 @@ TEST(BuiltinProposer, SoftmaxFamiliesCompileForEveryDtypeAndRowLength)
     growChain(softmaxCard("aten::_log_softmax", "", "float16", {2, 3, 1000}), 2, true);
 }
 
+TEST(BuiltinProposer, SoftmaxRowsPerWarpAndFastMathVariantsCompile)
+{
+    // A warp holding two rows of 7 x 64 values (the last warp's second row is past the end) and
+    // one of 512 bf16 values; every neighbour compiles cleanly, rows-per-warp steps both ways.
+    for (const auto& [dtype, sizes] : std::vector<std::pair<std::string, std::vector<std::int64_t>>>{
+             {"float32", {7, 64}}, {"bfloat16", {64, 512}}, {"float16", {5, 197}}}) {
+        SCOPED_TRACE(dtype);
+        const OperatorCard card = softmaxCard("aten::softmax", "int", dtype, sizes);
+        BuiltinProposer proposer(card);
+        std::atomic<bool> stop{false};
+        SearchTree tree(card.id, 1);
+        auto root = proposer.proposeRoot(tree, stop);
+        ASSERT_TRUE(root.ok());
+        json params = root->provenance.details["params"];
+        ASSERT_GT(params["rows_per_block"].get<int>(), 1) << params.dump();
+        params["rows_per_warp"] = 2;
+        params["fast_math"] = true;
+        Provenance provenance = root->provenance;
+        provenance.details["params"] = params;
+        const std::string rootId = tree.addRoot(root->candidate, provenance, 0).value();
+        ASSERT_TRUE(tree.recordEvaluation(rootId, passed(10)).ok());
+        std::set<std::string> steps;
+        for (int i = 0; i < 12; ++i) {
+            auto p = proposer.propose(tree, *tree.find(rootId), stop);
+            ASSERT_TRUE(p.ok());
+            if (!p->failureReason.empty())
+                break;
+            expectGoodCandidate(card, p->candidate, p->provenance.transformation);
+            steps.insert(p->provenance.transformation);
+            const std::string id = tree.addChild(rootId, p->candidate, p->provenance, 0).value();
+            ASSERT_TRUE(tree.recordEvaluation(id, passed(11)).ok());
+        }
+        EXPECT_TRUE(steps.count("rows-per-warp 2->1")) << "steps: " << steps.size();
+        EXPECT_TRUE(steps.count("accurate-exp"));
+    }
+}
+
 TEST(BuiltinProposer, SoftmaxWalkCoversEveryVariantAndCompiles)
 {
     // A longer walk visits block-per-row, warp-per-row, online, two-pass and register variants.
