@@ -6,6 +6,30 @@ namespace kforge::core {
 
 namespace {
 
+// Exact-form GELU through erfc, with the rational Chebyshev fit of Numerical Recipes (erfc with
+// fractional error below 1.2e-7 for every z >= 0) and the SFU's exp and reciprocal: for x < 0,
+// gelu = 0.5 x erfc(|x| / sqrt 2), relative accuracy kept in the tail; for x >= 0, x - that.
+// One exp and one reciprocal against erff's two polynomial branches.
+const char* const kGeluErfcSource = R"(__device__ __forceinline__ float kfGeluErfc(float x)
+{
+    const float z = fabsf(x) * 0.7071067811865476f;
+    const float t = __fdividef(1.0f, 1.0f + 0.5f * z);
+    float p = 0.17087277f;
+    p = fmaf(p, t, -0.82215223f);
+    p = fmaf(p, t, 1.48851587f);
+    p = fmaf(p, t, -1.13520398f);
+    p = fmaf(p, t, 0.27886807f);
+    p = fmaf(p, t, -0.18628806f);
+    p = fmaf(p, t, 0.09678418f);
+    p = fmaf(p, t, 0.37409196f);
+    p = fmaf(p, t, 1.00002368f);
+    p = fmaf(p, t, -1.26551223f);
+    const float erfc = t * __expf(fmaf(-z, z, p));
+    // +inf: erfc is 0 and inf * 0 would be NaN where eager gives inf; -inf stays NaN as in eager.
+    const float half = (erfc == 0.0f && x > 0.0f) ? 0.0f : 0.5f * x * erfc;
+    return x < 0.0f ? half : x - half;
+}
+)";
 
 } // namespace
 
@@ -59,7 +83,10 @@ bool UnaryFamily::vectorWidthAllowed(int width) const
 
 nlohmann::json UnaryFamily::toJson(const Params& p)
 {
-    return {{"threads", p.threads}, {"vector_width", p.vectorWidth}, {"items_per_thread", p.itemsPerThread}};
+    return {{"threads", p.threads},
+            {"vector_width", p.vectorWidth},
+            {"items_per_thread", p.itemsPerThread},
+            {"fast_math", p.fastMath}};
 }
 
 Result<UnaryFamily::Params> UnaryFamily::parse(const nlohmann::json& j) const
@@ -72,6 +99,7 @@ Result<UnaryFamily::Params> UnaryFamily::parse(const nlohmann::json& j) const
         p.threads = j.at("threads").get<int>();
         p.vectorWidth = j.at("vector_width").get<int>();
         p.itemsPerThread = j.at("items_per_thread").get<int>();
+        p.fastMath = j.value("fast_math", false); // absent in trees written before the knob existed
     } catch (const nlohmann::json::exception& e) {
         return makeError(ErrorCode::InvalidArgument, std::string("missing or mistyped parameter: ") + e.what(), context);
     }
@@ -82,6 +110,8 @@ Result<UnaryFamily::Params> UnaryFamily::parse(const nlohmann::json& j) const
                          "vector_width " + std::to_string(p.vectorWidth) + " not allowed for " + m_dtype, context);
     if (!isPowerOfTwo(p.itemsPerThread) || p.itemsPerThread > 8)
         return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
+    if (p.fastMath && m_op == "relu")
+        return makeError(ErrorCode::InvalidArgument, "fast_math: relu has no transcendental to approximate", context);
     return p;
 }
 
@@ -125,11 +155,29 @@ std::vector<Transformation> UnaryFamily::transformations(const nlohmann::json& p
         q.itemsPerThread = i;
         add("items-per-thread " + std::to_string(p.itemsPerThread) + "->" + std::to_string(i), q);
     }
+    Params f = p;
+    f.fastMath = !p.fastMath;
+    add(p.fastMath ? "accurate-math" : "fast-math", f);
     return out;
 }
 
-std::string UnaryFamily::opExpression() const
+std::string UnaryFamily::opExpression(bool fastMath) const
 {
+    if (fastMath) {
+        // The SFU's ex2 / rcp (a few ulp in fp32); validation against the card's tolerance decides
+        // whether that is close enough (it usually is for float16 / bfloat16 outputs).
+        if (m_op == "gelu")
+            return m_tanhGelu
+                       // 0.5 x (1 + tanh(u)) == x * sigmoid(2u): no cancellation for negative x.
+                       ? "__fdividef(x, 1.0f + __expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)))"
+                       : "kfGeluErfc(x)";
+        if (m_op == "silu")
+            return "__fdividef(x, 1.0f + __expf(-x))";
+        if (m_op == "sigmoid")
+            return "__fdividef(1.0f, 1.0f + __expf(-x))";
+        if (m_op == "tanh")
+            return "copysignf(1.0f - __fdividef(2.0f, __expf(2.0f * fabsf(x)) + 1.0f), x)";
+    }
     if (m_op == "relu")
         return "x < 0.0f ? 0.0f : x"; // NaN stays NaN, as in PyTorch
     if (m_op == "gelu")
@@ -163,7 +211,8 @@ Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const
       << "constexpr long long TAIL = NUMEL - NVEC * V; // elements after the last whole vector\n"
       << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
       << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
-      << "__device__ __forceinline__ float kfOp(float x) { return " << opExpression() << "; }\n"
+      << (p.fastMath && m_op == "gelu" && !m_tanhGelu ? kGeluErfcSource : "")
+      << "__device__ __forceinline__ float kfOp(float x) { return " << opExpression(p.fastMath) << "; }\n"
       << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel
       << "(const in_t* __restrict__ x, out_t* __restrict__ y)\n{\n"
       << R"(    const InVec* xv = reinterpret_cast<const InVec*>(x);

@@ -31,6 +31,7 @@ private:
         int threads = 256;
         int vectorWidth = 1;
         int itemsPerThread = 1;
+        bool fastMath = false; // SFU exp / reciprocal (and erfc by exp) instead of expf / erff / tanhf; not relu
     };
 
     UnaryFamily() = default;
@@ -38,7 +39,7 @@ private:
     static nlohmann::json toJson(const Params& p);
     bool vectorWidthAllowed(int width) const;
     /// The fp32 expression of the op applied to `x`.
-    std::string opExpression() const;
+    std::string opExpression(bool fastMath) const;
 
     std::string m_op;          // "relu", "gelu", "silu", "sigmoid", "tanh"
     bool m_tanhGelu = false;   // gelu approximate="tanh"
