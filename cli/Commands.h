@@ -13,6 +13,7 @@ int runBenchCommand(const std::vector<std::string>& args);
 int runTreeCommand(const std::vector<std::string>& args);
 int runOptimizeCommand(const std::vector<std::string>& args);
 int runVerifyCommand(const std::vector<std::string>& args);
+int runExportCommand(const std::vector<std::string>& args);
 
 /// Prints "kforge: error: <message>" to stderr and returns `exitCode`.
 int fail(const std::string& message, int exitCode = 1);

@@ -76,7 +76,8 @@ int runVerifyCommand(const std::vector<std::string> &args) {
         {"cuda_version_checked", !cudaVersion.empty()},
         {"notes", notes.value()},
         {"kernels", kernels},
-        {"audit", core::castAuditToJson(package->audit)["ops"]}};
+        {"audit", core::castAuditToJson(package->audit)["ops"]},
+        {"audit_notes", package->auditNotes}};
     std::cout << report.dump(2) << "\n";
     return 0;
   }
@@ -110,6 +111,8 @@ int runVerifyCommand(const std::vector<std::string> &args) {
                   a.reason.c_str());
     std::cout << line;
   }
+  for (const std::string &note : package->auditNotes)
+    std::cout << "  " << note << "\n";
   return 0;
 }
 

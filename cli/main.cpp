@@ -25,6 +25,8 @@ Commands:
                       search faster kernels for the cards (MCTS; built-in or LLM proposer)
   tree PROJECT_DIR --card ID [--json]
                       print a card's search tree: status, latency, speedup, what produced each node
+  export PROJECT_DIR -o FILE.cast [--min-speedup X] [--cards ID...] [--arch sm_NN...] [options]
+                      package the best proven kernel of every card into a .cast file, with an audit
   verify FILE.cast [--arch sm_NN] [--json]
                       check a .cast package (checksums, format, manifest, compatibility); print its audit
   help [COMMAND]      show help for a command
@@ -137,6 +139,37 @@ its audit (which ops are custom, which fell back and why); exits 1 with one line
   --json                 machine-readable report
 )";
 
+constexpr const char* kExportHelp = R"(usage: kforge export PROJECT_DIR -o FILE.cast [options]
+
+Packages the project's proven kernels into a .cast file (docs/cast-format.md, "Export"). For every
+card, the best node of its search tree that passed validation and was timed (highest paired
+speedup over eager; ties: lower median) becomes a custom kernel when its speedup is at least
+--min-speedup, the runtime can dispatch the card's operator, its source compiles with NVRTC for
+every architecture, and the sanitizer gate finds nothing. Every other card is listed as a fallback
+(the original PyTorch kernel runs) with the reason. Each custom kernel carries its cubins, PTX,
+source, launch plan, speedup, timing spread, validation record and a guard (the card's exact
+dtypes, sizes and strides, 16-byte alignment, the compute capability). Prints the audit of every
+card; the package is written atomically and read back with the strict reader before it replaces
+FILE.cast. The in-model check (the whole model through the runtime) is not run yet: the package's
+audit notes say so.
+
+  -o, --output FILE.cast  the package to write (an existing file is replaced only if it is a .cast)
+  --min-speedup X         minimum speedup over eager for a custom kernel (default 1.05)
+  --cards ID...           export only these cards (ids or unique prefixes); the others are listed
+                          as fallbacks ("not selected")
+  --arch sm_NN...         architectures to build cubins for (default: the one each kernel was
+                          measured on, else sm_90); PTX of the oldest goes along for newer GPUs
+  --sanitize MODE         auto (default): run each custom kernel once more in a kforge-worker under
+                          compute-sanitizer (memcheck, racecheck, initcheck, synccheck) when
+                          compute-sanitizer and a GPU are there, a finding makes it a fallback;
+                          otherwise it is recorded and printed as "not sanitizer-checked".
+                          on: the same, but fail when the sanitizer cannot run. off: skip it.
+  --no-model              a kernels-only package (default: include the project's TorchScript model,
+                          which must be the file that was captured)
+  --worker PATH           the kforge-worker executable (default: next to kforge; or $KFORGE_WORKER)
+  --json                  print a JSON report instead of the audit table
+)";
+
 const char* helpFor(const std::string& command)
 {
     if (command == "capture")
@@ -151,6 +184,8 @@ const char* helpFor(const std::string& command)
         return kOptimizeHelp;
     if (command == "verify")
         return kVerifyHelp;
+    if (command == "export")
+        return kExportHelp;
     return nullptr;
 }
 
@@ -202,6 +237,8 @@ int dispatch(const std::vector<std::string>& words)
         return runOptimizeCommand(rest);
     if (command == "verify")
         return runVerifyCommand(rest);
+    if (command == "export")
+        return runExportCommand(rest);
     return fail("unknown command '" + command + "' (see 'kforge --help')", 2);
 }
 

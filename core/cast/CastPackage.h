@@ -117,6 +117,9 @@ struct CastPackage {
   std::vector<CastKernel> kernels;
   std::vector<AuditEntry> audit;
   std::optional<std::string> model; // model.pt bytes (TorchScript)
+  /// audit.json "notes": package-wide remarks of the export ("in-model check:
+  /// not run (...)", kernels that were not sanitizer-checked). Optional in 1.0.
+  std::vector<std::string> auditNotes;
 
   bool operator==(const CastPackage &) const = default;
 };

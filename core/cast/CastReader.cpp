@@ -281,6 +281,16 @@ CastPackage verify(const std::vector<ZipEntry> &zip) {
       bad(at + ".decision: expected \"custom\" or \"fallback\"");
     package.audit.push_back(std::move(a));
   }
+  // Optional (added in 1.0 for export remarks): a list of one-line strings.
+  if (const auto notes = audit.find("notes"); notes != audit.end()) {
+    if (!notes->is_array())
+      bad(auditPath + ".notes: expected an array of strings");
+    for (std::size_t i = 0; i < notes->size(); ++i) {
+      if (!(*notes)[i].is_string())
+        bad(auditPath + ".notes[" + std::to_string(i) + "]: expected a string");
+      package.auditNotes.push_back((*notes)[i].get<std::string>());
+    }
+  }
   if (const auto model = optionalString(manifest, "model", mw))
     package.model = entryOf(*model, entries, referenced, mw + ".model");
   if (package.model.has_value() != header.modelIncluded)

@@ -106,14 +106,18 @@ nlohmann::json castManifestToJson(const CastPackage &package) {
           {"audit", kCastAuditEntry}};
 }
 
-nlohmann::json castAuditToJson(const std::vector<AuditEntry> &audit) {
+nlohmann::json castAuditToJson(const std::vector<AuditEntry> &audit,
+                               const std::vector<std::string> &notes) {
   nlohmann::json ops = nlohmann::json::array();
   for (const AuditEntry &a : audit)
     ops.push_back({{"card", a.cardId},
                    {"op", a.op},
                    {"decision", a.decision},
                    {"reason", a.reason}});
-  return {{"ops", ops}};
+  nlohmann::json result = {{"ops", ops}};
+  if (!notes.empty())
+    result["notes"] = notes;
+  return result;
 }
 
 std::string CastWriter::seal(nlohmann::json header,
@@ -161,7 +165,7 @@ Result<std::string> CastWriter::build(const CastPackage &package) {
   entries.push_back(
       {kCastManifestEntry, castManifestToJson(package).dump(2) + "\n"});
   entries.push_back(
-      {kCastAuditEntry, castAuditToJson(package.audit).dump(2) + "\n"});
+      {kCastAuditEntry, castAuditToJson(package.audit, package.auditNotes).dump(2) + "\n"});
   if (package.model)
     entries.push_back({kCastModelEntry, *package.model});
   for (const CastKernel &k : package.kernels) {

@@ -40,7 +40,9 @@ public:
 /// audit.json.
 nlohmann::json castHeaderToJson(const CastHeader &header);
 nlohmann::json castManifestToJson(const CastPackage &package);
-nlohmann::json castAuditToJson(const std::vector<AuditEntry> &audit);
+/// audit.json; "notes" is written only when `notes` is not empty.
+nlohmann::json castAuditToJson(const std::vector<AuditEntry> &audit,
+                               const std::vector<std::string> &notes = {});
 
 /// Entry paths of a kernel's files.
 std::string castCubinPath(const std::string &kernelId, const std::string &arch);

@@ -1,0 +1,401 @@
+#include "cast/CastExport.h"
+
+#include "cast/RuntimeOps.h"
+#include "kernel/LaunchPlan.h"
+#include "project/ProjectJson.h"
+#include "search/TreeStore.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <set>
+
+namespace kforge::core {
+namespace {
+
+using nlohmann::json;
+
+std::string formatSpeedup(double speedup)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3fx", speedup);
+    return text;
+}
+
+std::string formatNumber(double value)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    return text;
+}
+
+const json* child(const json& object, const char* key)
+{
+    if (!object.is_object())
+        return nullptr;
+    const auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+}
+
+// The architecture the node was compiled for when it was evaluated, or "".
+std::string measuredArchitecture(const SearchNode& node)
+{
+    const json* compile = child(node.evaluationDetails, "compile");
+    const json* arch = compile ? child(*compile, "architecture") : nullptr;
+    if (arch && arch->is_string() && isArchName(arch->get<std::string>()))
+        return arch->get<std::string>();
+    return {};
+}
+
+// The validation part of a node's evaluation details, as stored (docs/validation.md): the worker's
+// status, every check, the input sets, the failure if any and the device, plus the node it
+// belongs to. Timing lives in the manifest's speedup/timing fields.
+json validationRecord(const SearchNode& node)
+{
+    json record = json::object();
+    record["node"] = node.id;
+    if (const json* evaluation = child(node.evaluationDetails, "evaluation"); evaluation && evaluation->is_object()) {
+        for (const char* key : {"status", "checks", "validated_input_sets", "failure", "device"}) {
+            if (const json* value = child(*evaluation, key))
+                record[key] = *value;
+        }
+        if (const json* timing = child(*evaluation, "timing")) {
+            if (const json* method = child(*timing, "method"))
+                record["timing_method"] = *method;
+        }
+    }
+    return record;
+}
+
+// "5 nodes: 3 compiled-only, 2 failed-compile".
+std::string statusSummary(const SearchTree& tree)
+{
+    std::map<std::string, int> counts;
+    for (const SearchNode& node : tree.nodes())
+        ++counts[nodeStatusName(node.status)];
+    std::string text = std::to_string(tree.size()) + (tree.size() == 1 ? " node" : " nodes");
+    const char* separator = ": ";
+    for (const auto& [status, count] : counts) {
+        text += separator + std::to_string(count) + " " + status;
+        separator = ", ";
+    }
+    return text;
+}
+
+// The plan the node was evaluated with: its candidate's plan, or the one embedded in its source;
+// parsed, checked against the card and normalized.
+Result<json> effectivePlan(const SearchNode& node, const OperatorCard& card)
+{
+    json planJson = node.candidate.launchPlan;
+    if (!planJson.is_object() || planJson.empty()) {
+        const auto text = embeddedPlanText(node.candidate.source);
+        if (!text)
+            return makeError(ErrorCode::InvalidArgument, "the node has no launch plan", "launch plan");
+        try {
+            planJson = json::parse(*text);
+        } catch (const json::parse_error& e) {
+            return makeError(ErrorCode::InvalidArgument, std::string("embedded plan is not valid JSON: ") + e.what(),
+                             "launch plan");
+        }
+    }
+    auto plan = parseLaunchPlan(planJson, card);
+    if (!plan)
+        return makeError(plan.error().code, plan.error().toString(), "launch plan");
+    if (auto valid = validateLaunchPlan(plan.value(), card); !valid)
+        return makeError(valid.error().code, valid.error().toString(), "launch plan");
+    return toJson(plan.value());
+}
+
+// The oldest plain architecture of the list (arch-specific sm_90a PTX runs nowhere else): the one
+// whose PTX a newer GPU can JIT. "" when there is none.
+std::string ptxSourceArch(const std::vector<std::string>& archs)
+{
+    std::string best;
+    for (const std::string& arch : archs) {
+        const bool plain = arch.size() > 3 && std::isdigit(static_cast<unsigned char>(arch.back()));
+        if (plain && (best.empty() || archNumber(arch) < archNumber(best)))
+            best = arch;
+    }
+    return best;
+}
+
+void makeFallback(CastKernel& kernel, ExportDecision& decision, std::string reason)
+{
+    kernel.kind = KernelKind::Fallback;
+    kernel.cubins.clear();
+    kernel.ptx.reset();
+    kernel.ptxArch.clear();
+    kernel.source.clear();
+    kernel.fallbackReason = reason;
+    decision.custom = false;
+    decision.architectures.clear();
+    decision.reason = std::move(reason);
+}
+
+} // namespace
+
+Result<std::map<std::string, SearchTree>> loadProjectTrees(const std::filesystem::path& projectDir,
+                                                           const Project& project)
+{
+    std::map<std::string, SearchTree> trees;
+    for (const OperatorCard& card : project.cards) {
+        const TreeStore store(TreeStore::defaultPath(projectDir, card.id));
+        if (!store.exists())
+            continue;
+        auto tree = store.load();
+        if (!tree)
+            return tree.error();
+        if (tree->cardId() != card.id)
+            return makeError(ErrorCode::InvalidArgument, "the tree belongs to card " + tree->cardId(),
+                             store.file().string());
+        trees.emplace(card.id, std::move(tree.value()));
+    }
+    return trees;
+}
+
+std::optional<double> exportSpeedupOf(const SearchNode& node)
+{
+    if (const json* evaluation = child(node.evaluationDetails, "evaluation")) {
+        if (const json* timing = child(*evaluation, "timing")) {
+            const json* paired = child(*timing, "speedup");
+            if (paired && paired->is_number() && paired->get<double>() > 0)
+                return paired->get<double>();
+        }
+    }
+    return node.speedup;
+}
+
+const SearchNode* bestExportableNode(const SearchTree& tree)
+{
+    const SearchNode* best = nullptr;
+    double bestSpeedup = 0;
+    for (const SearchNode& node : tree.nodes()) {
+        if (node.status != NodeStatus::Passed || !node.latency || node.latency->medianUs <= 0)
+            continue;
+        const std::optional<double> speedup = exportSpeedupOf(node);
+        if (!speedup)
+            continue;
+        if (!best || *speedup > bestSpeedup ||
+            (*speedup == bestSpeedup && node.latency->medianUs < best->latency->medianUs)) {
+            best = &node;
+            bestSpeedup = *speedup;
+        }
+    }
+    return best;
+}
+
+KernelGuard guardForCard(const OperatorCard& card, const std::string& arch, std::int64_t alignmentBytes)
+{
+    KernelGuard guard;
+    for (const ArgSpec& arg : card.args) {
+        if (arg.kind == ArgKind::Tensor && !arg.tensors.empty()) {
+            const TensorSpec& t = arg.tensors.front();
+            guard.tensors.push_back(TensorGuard{arg.name, t.dtype, t.sizes, t.strides, alignmentBytes});
+        } else if (arg.kind == ArgKind::TensorList) {
+            for (std::size_t i = 0; i < arg.tensors.size(); ++i) {
+                const TensorSpec& t = arg.tensors[i];
+                guard.tensors.push_back(
+                    TensorGuard{arg.name + "[" + std::to_string(i) + "]", t.dtype, t.sizes, t.strides, alignmentBytes});
+            }
+        }
+    }
+    const int number = archNumber(arch);
+    guard.capabilityMajor = number / 10;
+    guard.capabilityMinor = number % 10;
+    return guard;
+}
+
+InModelCheck runInModelCheck(const CastPackage&)
+{
+    // Plugs in here once libkforge_runtime exists: load the package into a process, run the model
+    // on the captured inputs with the custom kernels dispatched, compare with eager.
+    InModelCheck check;
+    check.run = false;
+    check.reason = "runtime not available in this build";
+    return check;
+}
+
+Result<ExportResult> buildCastExport(const Project& project, const std::map<std::string, SearchTree>& trees,
+                                     const ExportOptions& options)
+{
+    if (!options.compile)
+        return makeError(ErrorCode::Internal, "no compile function", "export");
+    for (const std::string& arch : options.architectures) {
+        if (!isArchName(arch))
+            return makeError(ErrorCode::InvalidArgument, "expected sm_NN (e.g. sm_90), got '" + arch + "'", "--arch");
+    }
+    std::set<std::string> selected;
+    for (const std::string& id : options.cardIds) {
+        const bool known = std::any_of(project.cards.begin(), project.cards.end(),
+                                       [&](const OperatorCard& card) { return card.id == id; });
+        if (!known)
+            return makeError(ErrorCode::NotFound, "no card with that id in the project", "--cards " + id);
+        selected.insert(id);
+    }
+    const std::string fallbackArch =
+        options.architectures.empty() ? std::string(kDefaultExportArch) : options.architectures.front();
+
+    ExportResult result;
+    CastPackage& package = result.package;
+    package.header.producer = options.producer;
+    package.header.createdUtc = options.createdUtc;
+    package.header.minTorchVersion = options.minTorchVersion;
+    package.header.minCudaVersion = options.minCudaVersion;
+    package.model = options.model;
+    std::set<std::string> headerArchs;
+    std::map<std::string, std::vector<std::string>> uncheckedByReason; // sanitizer skip reason -> kernels
+
+    for (std::size_t index = 0; index < project.cards.size(); ++index) {
+        const OperatorCard& card = project.cards[index];
+        ExportDecision decision;
+        decision.cardId = card.id;
+        decision.op = card.qualifiedName();
+        decision.kernelId = "k" + std::to_string(index);
+
+        CastKernel kernel;
+        kernel.id = decision.kernelId;
+        kernel.cardId = card.id;
+        kernel.op = card.op;
+        kernel.overload = card.overload;
+        kernel.args = json::array();
+        for (const ArgSpec& arg : card.args)
+            kernel.args.push_back(toJson(arg));
+        kernel.guard = guardForCard(card, fallbackArch, 1);
+        kernel.validation = json::object();
+
+        auto finish = [&](std::string reason) {
+            makeFallback(kernel, decision, std::move(reason));
+            package.kernels.push_back(std::move(kernel));
+            result.decisions.push_back(std::move(decision));
+        };
+
+        if (!selected.empty() && !selected.count(card.id)) {
+            finish("not selected (--cards)");
+            continue;
+        }
+        const auto treeIt = trees.find(card.id);
+        if (treeIt == trees.end() || treeIt->second.empty()) {
+            finish(card.vendorBacked ? "vendor-backed (cuBLAS/cuDNN): not searched" : "no search tree (not optimized)");
+            continue;
+        }
+        const SearchTree& tree = treeIt->second;
+        const SearchNode* node = bestExportableNode(tree);
+        if (!node) {
+            finish("no passed node with a measured speedup (" + statusSummary(tree) + ")");
+            continue;
+        }
+        const double speedup = *exportSpeedupOf(*node);
+        decision.nodeId = node->id;
+        decision.speedup = speedup;
+        decision.medianUs = node->latency->medianUs;
+        decision.spreadPercent = (node->latency->q3Us - node->latency->q1Us) / node->latency->medianUs * 100.0;
+        const std::string best = "best " + formatSpeedup(speedup) + " (" + node->id + ")";
+        if (!(speedup >= options.minSpeedup)) {
+            finish("best " + formatSpeedup(speedup) + " below --min-speedup " + formatNumber(options.minSpeedup) + " (" +
+                   node->id + ")");
+            continue;
+        }
+        std::string why;
+        if (!runtimeHookFor(card.qualifiedName(), why)) {
+            finish(best + "; " + why);
+            continue;
+        }
+        auto plan = effectivePlan(*node, card);
+        if (!plan) {
+            finish(best + "; " + plan.error().toString());
+            continue;
+        }
+
+        // Architectures: as asked, else the one the node was measured on. The guard names the
+        // measured one when it is exported (that is where the speedup was proven), else the first.
+        const std::string measured = measuredArchitecture(*node);
+        std::vector<std::string> archs = options.architectures;
+        if (archs.empty())
+            archs.push_back(measured.empty() ? std::string(kDefaultExportArch) : measured);
+        const std::string guardArch =
+            std::find(archs.begin(), archs.end(), measured) != archs.end() ? measured : archs.front();
+        const std::string ptxArch = ptxSourceArch(archs);
+        std::string compileFailure;
+        for (const std::string& arch : archs) {
+            auto compiled = options.compile(node->candidate.source, arch);
+            if (!compiled) {
+                compileFailure = "compile for " + arch + " failed: " + compiled.error().toString();
+                break;
+            }
+            if (compiled->cubin.empty()) {
+                compileFailure = "compile for " + arch + " failed: no cubin";
+                break;
+            }
+            kernel.cubins[arch] = std::move(compiled->cubin);
+            if (arch == ptxArch && !compiled->ptx.empty()) {
+                kernel.ptx = std::move(compiled->ptx);
+                kernel.ptxArch = "compute_" + std::to_string(archNumber(arch));
+            }
+        }
+        if (!compileFailure.empty()) {
+            finish(best + "; " + compileFailure);
+            continue;
+        }
+
+        SanitizerVerdict verdict;
+        if (options.sanitize) {
+            auto gate = options.sanitize(card, *node);
+            if (!gate)
+                return gate.error();
+            verdict = std::move(gate.value());
+        } else {
+            verdict.record = json{{"checked", false}, {"reason", options.sanitizerSkipReason}};
+        }
+        if (!verdict.record.is_object())
+            verdict.record = json{{"checked", false}, {"reason", "the sanitizer gate returned no record"}};
+        decision.sanitizer = verdict.record;
+        if (!verdict.finding.empty()) {
+            kernel.validation = validationRecord(*node);
+            kernel.validation["sanitizer"] = verdict.record;
+            finish(best + "; sanitizer: " + verdict.finding);
+            continue;
+        }
+
+        kernel.kind = KernelKind::Custom;
+        kernel.guard = guardForCard(card, guardArch, 16);
+        kernel.source = node->candidate.source;
+        kernel.launchPlan = plan.value();
+        kernel.speedup = speedup;
+        kernel.medianUs = decision.medianUs;
+        kernel.spreadPercent = decision.spreadPercent;
+        kernel.validation = validationRecord(*node);
+        kernel.validation["sanitizer"] = verdict.record;
+        decision.custom = true;
+        decision.architectures = archs;
+        decision.reason = formatSpeedup(speedup) + " (" + node->id + ")";
+        if (!verdict.record.value("checked", false)) {
+            decision.reason += ", not sanitizer-checked";
+            uncheckedByReason[verdict.record.value("reason", std::string("no reason given"))].push_back(kernel.id);
+        }
+        headerArchs.insert(archs.begin(), archs.end());
+        package.kernels.push_back(std::move(kernel));
+        result.decisions.push_back(std::move(decision));
+    }
+
+    package.header.architectures.assign(headerArchs.begin(), headerArchs.end());
+    for (const ExportDecision& d : result.decisions)
+        package.audit.push_back(AuditEntry{d.cardId, d.op, d.custom ? "custom" : "fallback", d.reason});
+    for (const auto& [reason, kernels] : uncheckedByReason) {
+        std::string list;
+        for (const std::string& id : kernels)
+            list += (list.empty() ? "" : ", ") + id;
+        std::string why = reason;
+        if (const std::string suffix = ": not sanitizer-checked";
+            why.size() > suffix.size() && why.compare(why.size() - suffix.size(), suffix.size(), suffix) == 0)
+            why.resize(why.size() - suffix.size());
+        package.auditNotes.push_back("not sanitizer-checked: " + list + " (" + why + ")");
+    }
+    result.inModelCheck = runInModelCheck(package);
+    package.auditNotes.push_back(std::string("in-model check: ") +
+                                 (result.inModelCheck.run ? (result.inModelCheck.passed ? "passed" : "failed")
+                                                          : "not run") +
+                                 " (" + result.inModelCheck.reason + ")");
+    return result;
+}
+
+} // namespace kforge::core

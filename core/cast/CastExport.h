@@ -1,0 +1,136 @@
+#pragma once
+// What `kforge export` puts in a .cast package (docs/cast-format.md, "Export"): for every card of a
+// project, the best proven node of its search tree becomes a custom kernel when it is fast enough,
+// the runtime can dispatch its operator, it compiles for every target architecture and the
+// sanitizer gate finds nothing; every other card is a fallback with a one-line reason. Every card
+// of the project appears in the manifest and the audit.
+//
+// Torch-free and NVRTC-free: compiling and the sanitizer gate are injected as functions, so the
+// selection is tested without a compiler or a GPU. Stateless; buildCastExport() may be called from
+// any thread, and calls the injected functions on that thread, one at a time.
+
+#include "capture/OperatorCard.h"
+#include "cast/CastPackage.h"
+#include "project/Project.h"
+#include "search/SearchTree.h"
+#include "util/Result.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kforge::core {
+
+/// The default --min-speedup: a kernel must beat eager by more than timing noise.
+inline constexpr double kDefaultMinSpeedup = 1.05;
+/// The architecture a kernel is compiled for when neither --arch nor its evaluation names one.
+inline constexpr const char* kDefaultExportArch = "sm_90";
+
+/// One successful compile of a node's source.
+struct ExportCompiled {
+    std::string cubin; // SASS for the architecture asked for
+    std::string ptx;   // PTX of the matching compute_NN
+};
+
+/// Compiles `source` for `arch` ("sm_90"). An Error (the source does not compile, NVRTC failed)
+/// makes the card a fallback whose reason is the error's one line.
+using ExportCompileFn = std::function<Result<ExportCompiled>(const std::string& source, const std::string& arch)>;
+
+/// The sanitizer gate's answer for one kernel. `record` is stored as the kernel's
+/// validation.sanitizer (docs/validation.md: {"checked": true, "tool", "passed", "tools"} or
+/// {"checked": false, "reason"}); a non-empty `finding` (one line) turns the card into a fallback.
+struct SanitizerVerdict {
+    nlohmann::json record;
+    std::string finding;
+};
+
+/// Runs one custom kernel (the node's source and plan, on the card's captured samples) under
+/// compute-sanitizer. An Error aborts the whole export (--sanitize on when the sanitizer cannot
+/// run); a gate that cannot run but may be skipped answers {"checked": false, "reason"} instead.
+using ExportSanitizeFn = std::function<Result<SanitizerVerdict>(const OperatorCard& card, const SearchNode& node)>;
+
+struct ExportOptions {
+    double minSpeedup = kDefaultMinSpeedup;
+    /// Full card ids to export; empty: every card. Cards not named are listed as fallbacks
+    /// ("not selected (--cards)") so that the audit still covers the whole project.
+    std::vector<std::string> cardIds;
+    /// Architectures to build cubins for; empty: per kernel, the one its evaluation was compiled
+    /// for (details.compile.architecture), else kDefaultExportArch.
+    std::vector<std::string> architectures;
+    ExportCompileFn compile; // required
+    /// Null: no kernel is sanitizer-checked and each records {"checked": false,
+    /// "reason": sanitizerSkipReason}.
+    ExportSanitizeFn sanitize;
+    std::string sanitizerSkipReason = "--sanitize off";
+    std::optional<std::string> model; // TorchScript bytes; nullopt: a kernels-only package
+    std::string producer;             // header fields, copied as given
+    std::string createdUtc;
+    std::string minTorchVersion;
+    std::string minCudaVersion;
+};
+
+/// What happened to one card (one per card of the project, in project order).
+struct ExportDecision {
+    std::string cardId;
+    std::string op;     // "aten::softmax.int"
+    std::string kernelId;
+    bool custom = false;
+    std::string reason; // the audit reason: "1.623x (n3)" or why it fell back
+    std::string nodeId; // the node chosen (custom, or the best one that was refused); empty if none
+    std::optional<double> speedup; // the chosen node's paired speedup
+    double medianUs = 0;
+    double spreadPercent = 0;
+    std::vector<std::string> architectures; // cubins built (custom only)
+    nlohmann::json sanitizer;               // the gate's record (custom, or a sanitizer fallback)
+};
+
+/// The in-model check (the whole model run through the runtime with the chosen kernels, outputs
+/// compared with eager). Not run in this build: see runInModelCheck().
+struct InModelCheck {
+    bool run = false;
+    bool passed = false;
+    std::string reason;
+};
+
+struct ExportResult {
+    CastPackage package;
+    std::vector<ExportDecision> decisions;
+    InModelCheck inModelCheck;
+};
+
+/// The search tree of each card that has one, by card id. A missing tree file is simply absent;
+/// a damaged one is an error naming the file.
+Result<std::map<std::string, SearchTree>> loadProjectTrees(const std::filesystem::path& projectDir,
+                                                           const Project& project);
+
+/// The speedup export ranks by: the evaluation's paired speedup (median of per-repetition
+/// eager/candidate ratios, details.evaluation.timing.speedup) when recorded, else the node's
+/// eager/median speedup; nullopt when neither is known.
+std::optional<double> exportSpeedupOf(const SearchNode& node);
+
+/// The node export would package: passed, with a latency and a speedup; the highest speedup wins,
+/// ties go to the lower median latency, then to the earlier node. Null when there is none.
+const SearchNode* bestExportableNode(const SearchTree& tree);
+
+/// The guard of a card: one TensorGuard per tensor argument in schema order (a tensor list gives
+/// one per element, named "arg[i]"), dtype, sizes and strides from the card, `alignmentBytes` for
+/// every one, and the compute capability of `arch` (sm_90 -> 9.0, sm_100 -> 10.0).
+KernelGuard guardForCard(const OperatorCard& card, const std::string& arch, std::int64_t alignmentBytes);
+
+/// Would run the exported model through the runtime with the packaged kernels and compare its
+/// outputs with eager PyTorch. The runtime library is not part of this build yet, so it returns
+/// run=false with the reason; export records that in the package's audit notes.
+InModelCheck runInModelCheck(const CastPackage& package);
+
+/// Selects, compiles and gates every card and assembles the package (header fields from
+/// `options`; counts and checksums are the writer's). Errors: a --cards id that is not in the
+/// project, a malformed architecture, no compile function, or an error from `sanitize`.
+Result<ExportResult> buildCastExport(const Project& project, const std::map<std::string, SearchTree>& trees,
+                                     const ExportOptions& options);
+
+} // namespace kforge::core

@@ -1,0 +1,46 @@
+#include "cast/RuntimeOps.h"
+
+#include <map>
+
+namespace kforge::core {
+
+std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::string& why)
+{
+    // softmax.int / log_softmax.int (dtype None) reach the CUDA backend as _softmax / _log_softmax
+    // with half_to_float false; the runtime checks the call's dim and half_to_float against the card.
+    static const std::map<std::string, RuntimeHook> hooks = {
+        {"aten::softmax.int", {"aten::_softmax", ""}},
+        {"aten::_softmax", {"aten::_softmax", ""}},
+        {"aten::log_softmax.int", {"aten::_log_softmax", ""}},
+        {"aten::_log_softmax", {"aten::_log_softmax", ""}},
+        {"aten::relu", {"aten::relu", ""}},
+        {"aten::gelu", {"aten::gelu", ""}},
+        {"aten::silu", {"aten::silu", ""}},
+        {"aten::sigmoid", {"aten::sigmoid", ""}},
+        {"aten::tanh", {"aten::tanh", ""}},
+        {"aten::add.Tensor", {"aten::add", "Tensor"}},
+        {"aten::sub.Tensor", {"aten::sub", "Tensor"}},
+        {"aten::mul.Tensor", {"aten::mul", "Tensor"}},
+        {"aten::div.Tensor", {"aten::div", "Tensor"}},
+        {"aten::add_.Tensor", {"aten::add_", "Tensor"}},
+        {"aten::sub_.Tensor", {"aten::sub_", "Tensor"}},
+        {"aten::mul_.Tensor", {"aten::mul_", "Tensor"}},
+        {"aten::div_.Tensor", {"aten::div_", "Tensor"}},
+        {"aten::mean.dim", {"aten::mean", "dim"}},
+        {"aten::sum.dim_IntList", {"aten::sum", "dim_IntList"}},
+    };
+    if (auto found = hooks.find(qualifiedOp); found != hooks.end())
+        return found->second;
+    static const char* const composite[] = {"aten::layer_norm",    "aten::group_norm",          "aten::batch_norm",
+                                            "aten::rms_norm",      "aten::adaptive_avg_pool2d", "aten::embedding"};
+    for (const char* name : composite) {
+        if (qualifiedOp == name) {
+            why = "composite operator: the runtime cannot dispatch it yet (no CUDA kernel of its own to override)";
+            return std::nullopt;
+        }
+    }
+    why = "the runtime has no dispatch hook for " + qualifiedOp;
+    return std::nullopt;
+}
+
+} // namespace kforge::core

@@ -1,0 +1,32 @@
+#pragma once
+// libkforge_runtime's C++ API (docs/runtime.md): load a verified .cast package into the running
+// process so that PyTorch's dispatcher sends matching calls to its kernels, query the per-kernel
+// hit and fallback counters, unload (which restores the original kernels).
+//
+// One package at a time. Loading verifies the whole package first (checksums, format, manifest,
+// compatibility with this GPU); nothing is registered unless every custom kernel loads. A call
+// whose guard does not hold, or whose launch the driver refuses, runs the original PyTorch kernel.
+//
+// Thread: load/unload/stats may be called from any thread (serialized internally); the hooks run
+// on whatever thread PyTorch dispatches on.
+
+#include "util/Result.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace kforge::runtime {
+
+/// Loads `path` on the current CUDA device. Returns a handle for unload(). AlreadyExists when a
+/// package is loaded; the verifier's or loader's one-line error otherwise.
+core::Result<int> loadPackage(const std::string& path);
+
+/// Unregisters every hook of the package and frees its modules. NotFound for an unknown handle.
+core::Result<void> unloadPackage(int handle);
+
+/// {"package": path or null, "kernels": [{"id", "card", "op", "hook", "hits", "fallbacks"}, ...],
+///  "fallback_reasons": {"<kernel id>": "last mismatch", ...}}
+nlohmann::json runtimeStats();
+
+} // namespace kforge::runtime

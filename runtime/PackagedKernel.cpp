@@ -1,0 +1,265 @@
+#include "PackagedKernel.h"
+
+#include "cast/GuardMatch.h"
+#include "project/ProjectJson.h"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/ScalarType.h>
+
+#include <cmath>
+#include <map>
+
+namespace kforge::runtime {
+
+using core::ArgKind;
+using core::ErrorCode;
+using core::makeError;
+using nlohmann::json;
+
+namespace {
+
+// The card as cards.json holds it, rebuilt from the manifest (which carries op, overload and args)
+// and the plan's outputs, so that the launch plan resolves its tokens exactly as at evaluation.
+core::Result<core::OperatorCard> cardOf(const core::CastKernel& kernel)
+{
+    if (!kernel.launchPlan.is_object() || !kernel.launchPlan.contains("outputs"))
+        return makeError(ErrorCode::InvalidArgument, "the launch plan does not list its outputs",
+                         "kernel " + kernel.id);
+    // The plan's outputs as tensor specs on the device (plans leave the device implicit).
+    json outputs = kernel.launchPlan.at("outputs");
+    if (!outputs.is_array())
+        return makeError(ErrorCode::InvalidArgument, "the launch plan's outputs are not a list", "kernel " + kernel.id);
+    for (json& output : outputs)
+        if (output.is_object() && !output.contains("device"))
+            output["device"] = "cuda";
+    // Parsed with an empty key (and its id) so that the args and outputs are decoded exactly as
+    // cards.json is; the real key and id are set afterwards.
+    json card{{"id", core::cardIdForKey("")}, {"key", ""},
+              {"op", kernel.op},           {"overload", kernel.overload},
+              {"schema", ""},              {"call_count", 0},
+              {"call_positions", json::array()}, {"vendor_backed", false},
+              {"samples_note", ""},        {"eager_note", ""},
+              {"time_share", 0.0},         {"args", kernel.args},
+              {"outputs", outputs}, {"samples", json::array()},
+              {"eager", nullptr}};
+    auto parsed = core::cardFromJson(card, "kernel " + kernel.id + " card");
+    if (!parsed)
+        return parsed.error();
+    parsed->key = core::variantKey(parsed->op, parsed->overload, parsed->args);
+    parsed->id = kernel.cardId;
+    return parsed;
+}
+
+std::string dtypeName(at::ScalarType type)
+{
+    switch (type) {
+    case at::kFloat: return "float32";
+    case at::kHalf: return "float16";
+    case at::kBFloat16: return "bfloat16";
+    case at::kDouble: return "float64";
+    case at::kLong: return "int64";
+    case at::kInt: return "int32";
+    case at::kShort: return "int16";
+    case at::kChar: return "int8";
+    case at::kByte: return "uint8";
+    case at::kBool: return "bool";
+    default: return c10::toString(type);
+    }
+}
+
+std::optional<at::ScalarType> scalarTypeOf(const std::string& name)
+{
+    static const std::map<std::string, at::ScalarType> types = {
+        {"float32", at::kFloat}, {"float16", at::kHalf}, {"bfloat16", at::kBFloat16}, {"float64", at::kDouble},
+        {"int64", at::kLong},    {"int32", at::kInt},    {"int16", at::kShort},       {"int8", at::kChar},
+        {"uint8", at::kByte},    {"bool", at::kBool}};
+    auto found = types.find(name);
+    if (found == types.end())
+        return std::nullopt;
+    return found->second;
+}
+
+// Compute capability of `device`, read once (a call must not query the driver).
+std::pair<int, int> capabilityOf(int device)
+{
+    const cudaDeviceProp* props = at::cuda::getDeviceProperties(device);
+    return {props->major, props->minor};
+}
+
+} // namespace
+
+core::Result<std::unique_ptr<PackagedKernel>> PackagedKernel::load(const core::CastKernel& kernel,
+                                                                    const std::string& arch, int device)
+{
+    std::unique_ptr<PackagedKernel> loaded(new PackagedKernel());
+    loaded->m_id = kernel.id;
+    loaded->m_guard = kernel.guard;
+    loaded->m_device = device;
+    auto card = cardOf(kernel);
+    if (!card)
+        return card.error();
+    loaded->m_card = std::move(card.value());
+    auto plan = core::parseLaunchPlan(kernel.launchPlan, loaded->m_card);
+    if (!plan)
+        return plan.error();
+    if (auto valid = core::validateLaunchPlan(plan.value(), loaded->m_card); !valid)
+        return valid.error();
+    loaded->m_plan = std::move(plan.value());
+    if (loaded->m_card.op.ends_with("_") && loaded->m_card.findArg("self"))
+        loaded->m_writtenArg = "self";
+
+    std::vector<std::uint8_t> image;
+    if (auto cubin = kernel.cubins.find(arch); cubin != kernel.cubins.end()) {
+        image.assign(cubin->second.begin(), cubin->second.end());
+    } else if (kernel.ptx) {
+        image.assign(kernel.ptx->begin(), kernel.ptx->end()); // the driver JIT-compiles PTX text
+        image.push_back(0);
+    } else {
+        return makeError(ErrorCode::Unsupported, "no cubin for " + arch + " and no PTX", "kernel " + kernel.id);
+    }
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+    cudaFree(nullptr); // the primary context current for the driver API
+    auto module = core::CubinModule::load(image, loaded->m_plan);
+    if (!module)
+        return makeError(module.error().code, module.error().message, "kernel " + kernel.id);
+    loaded->m_module = std::make_unique<core::CubinModule>(std::move(module.value()));
+    return loaded;
+}
+
+bool PackagedKernel::valueMatches(const core::ArgSpec& expected, const c10::IValue& actual, std::int64_t rank) const
+{
+    if (expected.kind == ArgKind::None)
+        return actual.isNone();
+    if (expected.kind != ArgKind::Value)
+        return false;
+    const json& v = expected.value;
+    auto wrap = [rank](std::int64_t d) { return d < 0 ? d + rank : d; };
+    if (v.is_boolean())
+        return actual.isBool() && actual.toBool() == v.get<bool>();
+    if (v.is_number_integer() && expected.name == "dim" && actual.isInt())
+        return wrap(actual.toInt()) == wrap(v.get<std::int64_t>());
+    if (v.is_number_integer() && actual.isInt())
+        return actual.toInt() == v.get<std::int64_t>();
+    if (v.is_number()) {
+        if (actual.isScalar())
+            return actual.toScalar().toDouble() == v.get<double>();
+        if (actual.isDouble() || actual.isInt())
+            return actual.toDouble() == v.get<double>();
+        return false;
+    }
+    if (v.is_string())
+        return actual.isString() && actual.toStringRef() == v.get<std::string>();
+    if (v.is_array()) {
+        if (!actual.isIntList())
+            return false;
+        const auto list = actual.toIntVector();
+        if (list.size() != v.size())
+            return false;
+        for (size_t i = 0; i < list.size(); ++i) {
+            if (!v[i].is_number_integer())
+                return false;
+            const std::int64_t e = v[i].get<std::int64_t>();
+            if (expected.name == "dim" ? wrap(list[i]) != wrap(e) : list[i] != e)
+                return false;
+        }
+        return true;
+    }
+    return false;
+}
+
+std::string PackagedKernel::mismatch(const HookCall& call) const
+{
+    // Every tensor on this kernel's device, then the guard (dtype, sizes, strides, alignment, GPU).
+    core::CallSpec spec;
+    std::int64_t rank = 0;
+    for (const core::TensorGuard& g : m_guard.tensors) {
+        const at::Tensor* t = nullptr;
+        for (const auto& [name, tensor] : call.tensors)
+            if (name == g.arg)
+                t = tensor;
+        if (!t || !t->defined())
+            return g.arg + ": missing";
+        if (!t->is_cuda() || t->get_device() != m_device)
+            return g.arg + ": not on cuda:" + std::to_string(m_device);
+        if (g.arg == "self" || g.arg == "input")
+            rank = t->dim();
+        core::CallTensor c;
+        c.dtype = dtypeName(t->scalar_type());
+        c.sizes = t->sizes().vec();
+        c.strides = t->strides().vec();
+        c.dataPtr = reinterpret_cast<std::uintptr_t>(t->data_ptr());
+        spec.tensors.push_back(std::move(c));
+    }
+    static thread_local std::map<int, std::pair<int, int>> capabilities;
+    auto cap = capabilities.find(m_device);
+    if (cap == capabilities.end())
+        cap = capabilities.emplace(m_device, capabilityOf(m_device)).first;
+    spec.capabilityMajor = cap->second.first;
+    spec.capabilityMinor = cap->second.second;
+    if (auto matched = core::matchGuard(m_guard, spec); !matched.matched())
+        return matched.reason;
+    // The non-tensor arguments the kernel baked in (dim, eps, alpha, approximate, keepdim, ...).
+    for (const auto& [name, value] : call.values) {
+        const core::ArgSpec* expected = m_card.findArg(name);
+        if (!expected) {
+            // An argument of the hooked operator the card's operator does not have: only its
+            // neutral value is what the card computed (_softmax's half_to_float false).
+            if (!(value.isBool() && !value.toBool()))
+                return name + ": not what the kernel computes";
+            continue;
+        }
+        if (expected->kind == ArgKind::Tensor || expected->kind == ArgKind::TensorList)
+            continue;
+        if (!valueMatches(*expected, value, rank))
+            return name + ": differs from the packaged call";
+    }
+    return {};
+}
+
+core::Result<std::vector<at::Tensor>> PackagedKernel::launch(const HookCall& call) const
+{
+    core::LaunchBindings bindings;
+    for (const auto& [name, tensor] : call.tensors)
+        bindings.tensorArgs[name] = reinterpret_cast<CUdeviceptr>(tensor->data_ptr());
+    for (const core::ArgSpec& arg : m_card.args)
+        if (arg.kind == ArgKind::Value && (arg.value.is_number() || arg.value.is_boolean()))
+            bindings.cardValues[arg.name] =
+                arg.value.is_boolean() ? (arg.value.get<bool>() ? 1.0 : 0.0) : arg.value.get<double>();
+    std::vector<at::Tensor> outputs;
+    for (size_t i = 0; i < m_plan.outputs.size(); ++i) {
+        const core::TensorSpec& spec = m_plan.outputs[i];
+        if (i == 0 && !m_writtenArg.empty()) {
+            for (const auto& [name, tensor] : call.tensors)
+                if (name == m_writtenArg)
+                    outputs.push_back(*tensor);
+            if (outputs.empty())
+                return makeError(ErrorCode::Internal, "in-place argument missing", "kernel " + m_id);
+            continue;
+        }
+        const auto dtype = scalarTypeOf(spec.dtype);
+        if (!dtype)
+            return makeError(ErrorCode::Unsupported, "output dtype " + spec.dtype, "kernel " + m_id);
+        outputs.push_back(at::empty_strided(spec.sizes, spec.strides,
+                                            at::TensorOptions().dtype(*dtype).device(at::kCUDA, m_device)));
+    }
+    for (const at::Tensor& out : outputs)
+        bindings.outputs.push_back(reinterpret_cast<CUdeviceptr>(out.data_ptr()));
+    std::vector<at::Tensor> scratch;
+    for (const core::ScratchBuffer& s : m_plan.scratch) {
+        at::Tensor buffer = at::empty({s.bytes}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA, m_device));
+        if (s.zeroed)
+            buffer.zero_();
+        bindings.scratch[s.name] = reinterpret_cast<CUdeviceptr>(buffer.data_ptr());
+        scratch.push_back(buffer); // freed after the launch is enqueued: the caching allocator
+                                   // reuses it only for work ordered after it on this stream
+    }
+    const auto stream = reinterpret_cast<CUstream>(at::cuda::getCurrentCUDAStream(m_device).stream());
+    if (auto launched = m_module->launch(m_plan, bindings, stream); !launched)
+        return launched.error();
+    return outputs;
+}
+
+} // namespace kforge::runtime

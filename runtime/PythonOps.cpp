@@ -1,0 +1,41 @@
+// The runtime's entry points as custom PyTorch operators, so that Python needs nothing but torch:
+//
+//   torch.ops.load_library("libkforge_runtime.so")
+//   handle = torch.ops.kforge.load_cast("model.cast")   # verifies, then registers the kernels
+//   json.loads(torch.ops.kforge.cast_stats())           # per-kernel hits and fallbacks
+//   torch.ops.kforge.unload_cast(handle)                # original kernels again
+//
+// Errors raise RuntimeError with the loader's one-line message; nothing is registered then.
+
+#include "CastRuntime.h"
+
+#include <torch/library.h>
+
+namespace {
+
+int64_t loadCast(c10::string_view path)
+{
+    auto handle = kforge::runtime::loadPackage(std::string(path));
+    TORCH_CHECK(handle.ok(), "kforge: ", handle.ok() ? std::string() : handle.error().toString());
+    return handle.value();
+}
+
+void unloadCast(int64_t handle)
+{
+    auto unloaded = kforge::runtime::unloadPackage(static_cast<int>(handle));
+    TORCH_CHECK(unloaded.ok(), "kforge: ", unloaded.ok() ? std::string() : unloaded.error().toString());
+}
+
+std::string castStats()
+{
+    return kforge::runtime::runtimeStats().dump();
+}
+
+} // namespace
+
+TORCH_LIBRARY(kforge, m)
+{
+    m.def("load_cast(str path) -> int", &loadCast);
+    m.def("unload_cast(int handle) -> ()", &unloadCast);
+    m.def("cast_stats() -> str", &castStats);
+}

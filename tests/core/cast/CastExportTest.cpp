@@ -1,0 +1,462 @@
+// What `kforge export` selects (core/cast/CastExport): the best proven node per card, the
+// --min-speedup and runtime-dispatch fallbacks, compile and sanitizer failures, and an audit that
+// covers every card. Compiling and the sanitizer are injected, so no NVRTC or GPU is needed.
+
+#include "cast/CastExport.h"
+#include "cast/CastReader.h"
+#include "cast/CastWriter.h"
+#include "cast/RuntimeOps.h"
+#include "project/ProjectJson.h"
+#include "search/TreeStore.h"
+#include "util/AtomicFile.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+namespace kforge::core {
+namespace {
+
+using nlohmann::json;
+
+OperatorCard makeCard(const std::string& op, const std::string& overload, const std::string& dtype = "float16")
+{
+    OperatorCard card;
+    card.op = op;
+    card.overload = overload;
+    ArgSpec self;
+    self.name = "self";
+    self.type = "Tensor";
+    self.kind = ArgKind::Tensor;
+    self.tensors = {TensorSpec{dtype, {8, 512}, {512, 1}, "cuda:0"}};
+    ArgSpec dim;
+    dim.name = "dim";
+    dim.type = "int";
+    dim.kind = ArgKind::Value;
+    dim.value = -1;
+    card.args = {self, dim};
+    card.outputs = {TensorSpec{dtype, {8, 512}, {512, 1}, "cuda:0"}};
+    card.key = variantKey(card.op, card.overload, card.args);
+    card.id = cardIdForKey(card.key);
+    card.callCount = 1;
+    return card;
+}
+
+Candidate candidate(const std::string& tag)
+{
+    Candidate c;
+    c.source = "extern \"C\" __global__ void kf(const void* in, void* out) {} // " + tag + "\n";
+    c.launchPlan = {{"launches", {{{"kernel", "kf"}, {"grid", {8}}, {"block", {128}}, {"args", {"ptr:self", "ptr:out0"}}}}}};
+    return c;
+}
+
+// A bench report as the evaluator stores it: compiled for `arch`, validated, timed.
+json passedDetails(const std::string& arch, std::optional<double> paired)
+{
+    json timing = {{"method", "cupti kernel activity, L2 flushed"}};
+    if (paired)
+        timing["speedup"] = *paired;
+    return {{"status", "passed"},
+            {"compile", {{"ok", true}, {"architecture", arch}}},
+            {"evaluation",
+             {{"status", "passed"},
+              {"checks", {{{"name", "sample call-0: output 0"}, {"passed", true}, {"detail", "max error 0"}}}},
+              {"validated_input_sets", 4},
+              {"device", {{"gpu", "NVIDIA H200"}, {"architecture", arch}}},
+              {"timing", timing}}}};
+}
+
+struct NodeSpec {
+    NodeSpec(NodeStatus status_) : status(status_) {}
+    NodeSpec(NodeStatus status_, double medianUs_, double eagerUs_, std::optional<double> paired_ = std::nullopt,
+             std::string arch_ = "sm_90")
+        : status(status_), medianUs(medianUs_), eagerUs(eagerUs_), paired(paired_), arch(std::move(arch_))
+    {
+    }
+
+    NodeStatus status;
+    double medianUs = 10;
+    double eagerUs = 15;
+    std::optional<double> paired;
+    std::string arch = "sm_90";
+};
+
+// A tree whose root and children (all children of the root) are `nodes`, in order.
+SearchTree makeTree(const OperatorCard& card, const std::vector<NodeSpec>& nodes)
+{
+    SearchTree tree(card.id, 7);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const NodeSpec& spec = nodes[i];
+        auto id = i == 0 ? tree.addRoot(candidate("n0"), Provenance{}, 0)
+                         : tree.addChild("n0", candidate("n" + std::to_string(i)), Provenance{}, 0);
+        EXPECT_TRUE(id.ok());
+        Evaluation evaluation;
+        evaluation.status = spec.status;
+        if (spec.status == NodeStatus::Passed) {
+            evaluation.latency = LatencyStats{spec.medianUs, spec.medianUs * 0.95, spec.medianUs * 1.05};
+            evaluation.eagerUs = spec.eagerUs;
+            evaluation.details = passedDetails(spec.arch, spec.paired);
+        } else if (isFailure(spec.status)) {
+            evaluation.failureReason = "failed: output 0 differs";
+        } else {
+            evaluation.details = {{"status", "compiled-only"}, {"compile", {{"ok", true}, {"architecture", spec.arch}}}};
+        }
+        EXPECT_TRUE(tree.recordEvaluation(id.value(), evaluation).ok());
+    }
+    return tree;
+}
+
+class CastExportTest : public ::testing::Test {
+protected:
+    CastExportTest()
+    {
+        options.producer = "kforge test";
+        options.createdUtc = "2026-12-01T00:00:00Z";
+        options.minTorchVersion = "2.11";
+        options.minCudaVersion = "12.8";
+        options.compile = [this](const std::string& source, const std::string& arch) -> Result<ExportCompiled> {
+            compiles.push_back(arch);
+            if (failCompile)
+                return makeError(ErrorCode::InvalidArgument, "candidate.cu:3:1: error: expected a ';'");
+            return ExportCompiled{"CUBIN:" + arch + ":" + source, "PTX:" + arch};
+        };
+    }
+
+    ExportResult exportOk(const Project& project, const std::map<std::string, SearchTree>& trees)
+    {
+        auto result = buildCastExport(project, trees, options);
+        EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().toString());
+        return result.ok() ? result.value() : ExportResult{};
+    }
+
+    ExportOptions options;
+    std::vector<std::string> compiles;
+    bool failCompile = false;
+};
+
+TEST_F(CastExportTest, BestPassedNodeWinsByPairedSpeedupThenLowerMedian)
+{
+    Project project;
+    const OperatorCard card = makeCard("aten::softmax", "int");
+    project.cards = {card};
+    // n1: fastest by eager/median but its paired speedup is lower; n2 failed; n3 and n4 tie on the
+    // paired speedup and n4 has the lower median; n5 compiled only.
+    const SearchTree tree = makeTree(card, {{NodeStatus::Passed, 10, 12, 1.2},
+                                            {NodeStatus::Passed, 5, 15, 1.5},
+                                            {NodeStatus::FailedValidation},
+                                            {NodeStatus::Passed, 8, 14, 1.75},
+                                            {NodeStatus::Passed, 7, 12, 1.75},
+                                            {NodeStatus::CompiledOnly}});
+    const ExportResult result = exportOk(project, {{card.id, tree}});
+    ASSERT_EQ(result.decisions.size(), 1u);
+    const ExportDecision& d = result.decisions[0];
+    EXPECT_TRUE(d.custom) << d.reason;
+    EXPECT_EQ(d.nodeId, "n4");
+    EXPECT_EQ(d.reason, "1.750x (n4), not sanitizer-checked");
+    EXPECT_DOUBLE_EQ(*d.speedup, 1.75);
+    EXPECT_DOUBLE_EQ(d.medianUs, 7);
+    EXPECT_NEAR(d.spreadPercent, 10.0, 1e-9); // (1.05 - 0.95) * 7 / 7
+
+    ASSERT_EQ(result.package.kernels.size(), 1u);
+    const CastKernel& k = result.package.kernels[0];
+    EXPECT_EQ(k.kind, KernelKind::Custom);
+    EXPECT_EQ(k.id, "k0");
+    EXPECT_EQ(k.cardId, card.id);
+    EXPECT_EQ(k.op, "aten::softmax");
+    EXPECT_EQ(k.overload, "int");
+    EXPECT_EQ(k.args, json::array({toJson(card.args[0]), toJson(card.args[1])}));
+    EXPECT_EQ(k.source, tree.find("n4")->candidate.source);
+    EXPECT_EQ(k.cubins.at("sm_90"), "CUBIN:sm_90:" + k.source);
+    ASSERT_TRUE(k.ptx.has_value());
+    EXPECT_EQ(*k.ptx, "PTX:sm_90");
+    EXPECT_EQ(k.ptxArch, "compute_90");
+    EXPECT_EQ(k.launchPlan["launches"][0]["kernel"], "kf");
+    EXPECT_EQ(k.launchPlan["launches"][0]["grid"], json({8, 1, 1})); // normalized
+    EXPECT_DOUBLE_EQ(k.speedup, 1.75);
+    EXPECT_DOUBLE_EQ(k.medianUs, 7);
+    // Guard: the tensor argument from the card, 16-byte alignment, the measured architecture.
+    ASSERT_EQ(k.guard.tensors.size(), 1u);
+    EXPECT_EQ(k.guard.tensors[0], (TensorGuard{"self", "float16", {8, 512}, {512, 1}, 16}));
+    EXPECT_EQ(k.guard.capabilityMajor, 9);
+    EXPECT_EQ(k.guard.capabilityMinor, 0);
+    // Validation record: the stored checks, and the sanitizer gate's verdict.
+    EXPECT_EQ(k.validation["node"], "n4");
+    EXPECT_EQ(k.validation["status"], "passed");
+    EXPECT_EQ(k.validation["checks"][0]["name"], "sample call-0: output 0");
+    EXPECT_EQ(k.validation["validated_input_sets"], 4);
+    EXPECT_EQ(k.validation["sanitizer"], json({{"checked", false}, {"reason", "--sanitize off"}}));
+    EXPECT_EQ(result.package.header.architectures, std::vector<std::string>{"sm_90"});
+    EXPECT_EQ(result.package.audit,
+              (std::vector<AuditEntry>{{card.id, "aten::softmax.int", "custom", "1.750x (n4), not sanitizer-checked"}}));
+}
+
+TEST_F(CastExportTest, WithoutPairedSpeedupTheNodeSpeedupRanks)
+{
+    Project project;
+    const OperatorCard card = makeCard("aten::relu", "");
+    project.cards = {card};
+    const SearchTree tree = makeTree(card, {{NodeStatus::Passed, 10, 12}, {NodeStatus::Passed, 8, 16}});
+    const ExportResult result = exportOk(project, {{card.id, tree}});
+    EXPECT_EQ(result.decisions[0].nodeId, "n1");
+    EXPECT_DOUBLE_EQ(*result.decisions[0].speedup, 2.0);
+}
+
+TEST_F(CastExportTest, BelowMinSpeedupFallsBack)
+{
+    Project project;
+    const OperatorCard card = makeCard("aten::softmax", "int");
+    project.cards = {card};
+    const std::map<std::string, SearchTree> trees{{card.id, makeTree(card, {{NodeStatus::Passed, 10, 9.3, 0.93}})}};
+    ExportResult result = exportOk(project, trees);
+    const CastKernel& k = result.package.kernels[0];
+    EXPECT_EQ(k.kind, KernelKind::Fallback);
+    EXPECT_EQ(k.fallbackReason, "best 0.930x below --min-speedup 1.05 (n0)");
+    EXPECT_TRUE(k.cubins.empty());
+    EXPECT_FALSE(k.ptx.has_value());
+    EXPECT_TRUE(k.source.empty());
+    EXPECT_TRUE(compiles.empty()); // nothing compiled for a card that falls back
+    EXPECT_EQ(result.package.audit[0].decision, "fallback");
+    EXPECT_EQ(result.package.audit[0].reason, k.fallbackReason);
+
+    // 1.04x is noise at the default; a lower bar lets it through.
+    const std::map<std::string, SearchTree> close{{card.id, makeTree(card, {{NodeStatus::Passed, 10, 10.4, 1.04}})}};
+    EXPECT_FALSE(exportOk(project, close).decisions[0].custom);
+    options.minSpeedup = 1.0;
+    EXPECT_TRUE(exportOk(project, close).decisions[0].custom);
+}
+
+TEST_F(CastExportTest, OperatorTheRuntimeCannotDispatchFallsBackWithItsReason)
+{
+    Project project;
+    const OperatorCard layerNorm = makeCard("aten::layer_norm", "");
+    const OperatorCard cumsum = makeCard("aten::cumsum", "");
+    project.cards = {layerNorm, cumsum};
+    const ExportResult result = exportOk(project, {{layerNorm.id, makeTree(layerNorm, {{NodeStatus::Passed, 5, 10, 2.0}})},
+                                                   {cumsum.id, makeTree(cumsum, {{NodeStatus::Passed, 5, 10, 2.0}})}});
+    for (std::size_t i = 0; i < 2; ++i) {
+        std::string why;
+        ASSERT_FALSE(runtimeHookFor(project.cards[i].qualifiedName(), why).has_value());
+        ASSERT_FALSE(why.empty());
+        EXPECT_FALSE(result.decisions[i].custom);
+        EXPECT_EQ(result.decisions[i].reason, "best 2.000x (n0); " + why);
+    }
+    EXPECT_NE(result.decisions[0].reason.find("composite operator"), std::string::npos);
+    EXPECT_NE(result.decisions[1].reason.find("no dispatch hook for aten::cumsum"), std::string::npos);
+    EXPECT_TRUE(compiles.empty());
+}
+
+TEST_F(CastExportTest, CompileFailureFallsBackWithTheCompilerLine)
+{
+    Project project;
+    const OperatorCard card = makeCard("aten::softmax", "int");
+    project.cards = {card};
+    failCompile = true;
+    const ExportResult result =
+        exportOk(project, {{card.id, makeTree(card, {{NodeStatus::Passed, 5, 10, 2.0}})}});
+    EXPECT_FALSE(result.decisions[0].custom);
+    EXPECT_EQ(result.decisions[0].reason,
+              "best 2.000x (n0); compile for sm_90 failed: candidate.cu:3:1: error: expected a ';'");
+    EXPECT_TRUE(result.package.header.architectures.empty());
+    EXPECT_TRUE(CastWriter::build(result.package).ok());
+}
+
+TEST_F(CastExportTest, ArchitecturesAsAskedGuardOnTheMeasuredOneAndPtxOfTheOldest)
+{
+    Project project;
+    const OperatorCard card = makeCard("aten::softmax", "int");
+    project.cards = {card};
+    const std::map<std::string, SearchTree> trees{{card.id, makeTree(card, {{NodeStatus::Passed, 5, 10, 2.0}})}};
+    options.architectures = {"sm_100", "sm_90", "sm_80"};
+    ExportResult result = exportOk(project, trees);
+    const CastKernel& k = result.package.kernels[0];
+    EXPECT_EQ(compiles, (std::vector<std::string>{"sm_100", "sm_90", "sm_80"}));
+    EXPECT_EQ(k.cubins.size(), 3u);
+    EXPECT_EQ(k.ptxArch, "compute_80");
+    EXPECT_EQ(*k.ptx, "PTX:sm_80");
+    EXPECT_EQ(k.guard.capabilityMajor, 9); // measured on sm_90
+    EXPECT_EQ(result.package.header.architectures, (std::vector<std::string>{"sm_100", "sm_80", "sm_90"}));
+
+    // Measured on an architecture that is not exported: the guard names the first one asked for.
+    options.architectures = {"sm_100"};
+    result = exportOk(project, trees);
+    EXPECT_EQ(result.package.kernels[0].guard.capabilityMajor, 10);
+    EXPECT_EQ(result.package.kernels[0].guard.capabilityMinor, 0);
+
+    // No --arch: the architecture the node was measured on, else sm_90.
+    compiles.clear();
+    options.architectures.clear();
+    result = exportOk(project, {{card.id, makeTree(card, {{NodeStatus::Passed, 5, 10, 2.0, "sm_86"}})}});
+    EXPECT_EQ(compiles, std::vector<std::string>{"sm_86"});
+    EXPECT_EQ(result.package.kernels[0].guard.capabilityMajor, 8);
+    EXPECT_EQ(result.package.kernels[0].guard.capabilityMinor, 6);
+    compiles.clear();
+    result = exportOk(project, {{card.id, makeTree(card, {{NodeStatus::Passed, 5, 10, 2.0, ""}})}});
+    EXPECT_EQ(compiles, std::vector<std::string>{"sm_90"});
+    EXPECT_EQ(result.package.header.architectures, std::vector<std::string>{"sm_90"});
+
+    options.architectures = {"sm90"};
+    EXPECT_FALSE(buildCastExport(project, trees, options).ok());
+}
+
+TEST_F(CastExportTest, SanitizerFindingFallsBackAndACleanRunIsRecorded)
+{
+    Project project;
+    const OperatorCard softmax = makeCard("aten::softmax", "int");
+    const OperatorCard relu = makeCard("aten::relu", "");
+    project.cards = {softmax, relu};
+    const std::map<std::string, SearchTree> trees{{softmax.id, makeTree(softmax, {{NodeStatus::Passed, 5, 10, 2.0}})},
+                                                  {relu.id, makeTree(relu, {{NodeStatus::Passed, 5, 10, 2.0}})}};
+    std::vector<std::string> checked;
+    options.sanitize = [&](const OperatorCard& card, const SearchNode& node) -> Result<SanitizerVerdict> {
+        checked.push_back(card.id + "/" + node.id);
+        if (card.op == "aten::softmax")
+            return SanitizerVerdict{json{{"checked", true}, {"passed", false}},
+                                    "compute-sanitizer memcheck: 1 error(s): Invalid __global__ read of size 16 bytes"};
+        return SanitizerVerdict{json{{"checked", true}, {"passed", true}}, ""};
+    };
+    const ExportResult result = exportOk(project, trees);
+    EXPECT_EQ(checked, (std::vector<std::string>{softmax.id + "/n0", relu.id + "/n0"}));
+    EXPECT_FALSE(result.decisions[0].custom);
+    EXPECT_EQ(result.decisions[0].reason,
+              "best 2.000x (n0); sanitizer: compute-sanitizer memcheck: 1 error(s): Invalid __global__ read of size 16 bytes");
+    EXPECT_EQ(result.package.kernels[0].validation["sanitizer"]["passed"], false);
+    EXPECT_TRUE(result.decisions[1].custom);
+    EXPECT_EQ(result.decisions[1].reason, "2.000x (n0)"); // checked: no "not sanitizer-checked"
+    EXPECT_EQ(result.package.kernels[1].validation["sanitizer"], json({{"checked", true}, {"passed", true}}));
+    for (const std::string& note : result.package.auditNotes)
+        EXPECT_EQ(note.find("not sanitizer-checked"), std::string::npos) << note;
+
+    // A gate that cannot run but may be skipped: recorded, noted, still custom.
+    options.sanitize = [](const OperatorCard&, const SearchNode&) -> Result<SanitizerVerdict> {
+        return SanitizerVerdict{json{{"checked", false}, {"reason", "compute-sanitizer not found: not sanitizer-checked"}},
+                                ""};
+    };
+    const ExportResult skipped = exportOk(project, trees);
+    EXPECT_EQ(skipped.decisions[0].reason, "2.000x (n0), not sanitizer-checked");
+    EXPECT_EQ(skipped.package.auditNotes.front(), "not sanitizer-checked: k0, k1 (compute-sanitizer not found)");
+
+    // --sanitize on with no sanitizer: the export fails.
+    options.sanitize = [](const OperatorCard&, const SearchNode&) -> Result<SanitizerVerdict> {
+        return makeError(ErrorCode::Unsupported, "compute-sanitizer not found: cannot run the sanitizer gate",
+                         "--sanitize on");
+    };
+    auto failed = buildCastExport(project, trees, options);
+    ASSERT_FALSE(failed.ok());
+    EXPECT_EQ(failed.error().toString(), "--sanitize on: compute-sanitizer not found: cannot run the sanitizer gate");
+}
+
+TEST_F(CastExportTest, EveryCardIsAuditedAndThePackageReadsBack)
+{
+    Project project;
+    const OperatorCard softmax = makeCard("aten::softmax", "int", "bfloat16");
+    const OperatorCard relu = makeCard("aten::relu", "");
+    OperatorCard linear = makeCard("aten::linear", "");
+    linear.vendorBacked = true;
+    const OperatorCard add = makeCard("aten::add", "Tensor");
+    const OperatorCard gelu = makeCard("aten::gelu", "");
+    const OperatorCard sigmoid = makeCard("aten::sigmoid", "");
+    project.cards = {softmax, relu, linear, add, gelu, sigmoid};
+    const std::map<std::string, SearchTree> trees{
+        {softmax.id, makeTree(softmax, {{NodeStatus::Passed, 5, 10, 2.0}})},
+        {add.id, makeTree(add, {{NodeStatus::CompiledOnly}, {NodeStatus::FailedCompile}, {NodeStatus::CompiledOnly}})},
+        {gelu.id, makeTree(gelu, {{NodeStatus::Passed, 5, 10, 3.0}})},
+        {sigmoid.id, makeTree(sigmoid, {{NodeStatus::Passed, 5, 10, 1.5}})}};
+    options.cardIds = {softmax.id, relu.id, linear.id, add.id, sigmoid.id}; // gelu is not selected
+    options.model = std::string("PK model bytes");
+    const ExportResult result = exportOk(project, trees);
+
+    ASSERT_EQ(result.package.audit.size(), project.cards.size());
+    ASSERT_EQ(result.package.kernels.size(), project.cards.size());
+    std::vector<std::string> reasons;
+    for (std::size_t i = 0; i < project.cards.size(); ++i) {
+        EXPECT_EQ(result.package.audit[i].cardId, project.cards[i].id);
+        EXPECT_EQ(result.package.audit[i].op, project.cards[i].qualifiedName());
+        EXPECT_EQ(result.package.kernels[i].id, "k" + std::to_string(i));
+        reasons.push_back(result.package.audit[i].decision + ": " + result.package.audit[i].reason);
+    }
+    EXPECT_EQ(reasons, (std::vector<std::string>{
+                           "custom: 2.000x (n0), not sanitizer-checked",
+                           "fallback: no search tree (not optimized)",
+                           "fallback: vendor-backed (cuBLAS/cuDNN): not searched",
+                           "fallback: no passed node with a measured speedup (3 nodes: 2 compiled-only, 1 failed-compile)",
+                           "fallback: not selected (--cards)",
+                           "custom: 1.500x (n0), not sanitizer-checked",
+                       }));
+    EXPECT_EQ(result.package.auditNotes,
+              (std::vector<std::string>{"not sanitizer-checked: k0, k5 (--sanitize off)",
+                                        "in-model check: not run (runtime not available in this build)"}));
+    EXPECT_FALSE(result.inModelCheck.run);
+
+    // The writer accepts it and the strict reader gives back the same package, notes included.
+    auto bytes = CastWriter::build(result.package);
+    ASSERT_TRUE(bytes.ok()) << bytes.error().toString();
+    auto read = readCast(bytes.value(), "export.cast");
+    ASSERT_TRUE(read.ok()) << read.error().toString();
+    EXPECT_EQ(read->header.customCount, 2u);
+    EXPECT_EQ(read->header.fallbackCount, 4u);
+    EXPECT_TRUE(read->header.modelIncluded);
+    EXPECT_EQ(read->kernels, result.package.kernels);
+    EXPECT_EQ(read->audit, result.package.audit);
+    EXPECT_EQ(read->auditNotes, result.package.auditNotes);
+    EXPECT_EQ(read->model, options.model);
+}
+
+TEST_F(CastExportTest, UnknownCardIdIsAnError)
+{
+    Project project;
+    project.cards = {makeCard("aten::relu", "")};
+    options.cardIds = {"0123456789abcdef"};
+    auto result = buildCastExport(project, {}, options);
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(result.error().toString().find("--cards 0123456789abcdef"), std::string::npos);
+}
+
+TEST(CastExportGuard, TensorListsAndCapabilities)
+{
+    OperatorCard card = makeCard("aten::cat", "");
+    ArgSpec list;
+    list.name = "tensors";
+    list.type = "Tensor[]";
+    list.kind = ArgKind::TensorList;
+    list.tensors = {TensorSpec{"float32", {2, 3}, {3, 1}, "cuda:0"}, TensorSpec{"float32", {4, 3}, {3, 1}, "cuda:0"}};
+    card.args.push_back(list);
+    ArgSpec none;
+    none.name = "out";
+    none.kind = ArgKind::None;
+    card.args.push_back(none);
+    const KernelGuard guard = guardForCard(card, "sm_120", 16);
+    ASSERT_EQ(guard.tensors.size(), 3u);
+    EXPECT_EQ(guard.tensors[0].arg, "self");
+    EXPECT_EQ(guard.tensors[1].arg, "tensors[0]");
+    EXPECT_EQ(guard.tensors[2].arg, "tensors[1]");
+    EXPECT_EQ(guard.tensors[2].sizes, (std::vector<std::int64_t>{4, 3}));
+    EXPECT_EQ(guard.capabilityMajor, 12);
+    EXPECT_EQ(guard.capabilityMinor, 0);
+}
+
+TEST(CastExportTrees, MissingTreesAreAbsentAndADamagedOneIsAnError)
+{
+    const auto dir = std::filesystem::temp_directory_path() / ("kforge_export_trees_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    Project project;
+    const OperatorCard a = makeCard("aten::relu", "");
+    const OperatorCard b = makeCard("aten::gelu", "");
+    project.cards = {a, b};
+    ASSERT_TRUE(TreeStore(TreeStore::defaultPath(dir, a.id)).save(makeTree(a, {{NodeStatus::Passed, 5, 10}})).ok());
+    auto trees = loadProjectTrees(dir, project);
+    ASSERT_TRUE(trees.ok()) << trees.error().toString();
+    EXPECT_EQ(trees->size(), 1u);
+    EXPECT_EQ(trees->at(a.id).size(), 1u);
+
+    const auto damaged = TreeStore::defaultPath(dir, b.id);
+    std::filesystem::create_directories(damaged.parent_path());
+    ASSERT_TRUE(writeFileAtomically(damaged, "{\"format\": ").ok());
+    trees = loadProjectTrees(dir, project);
+    ASSERT_FALSE(trees.ok());
+    EXPECT_NE(trees.error().toString().find(damaged.string()), std::string::npos) << trees.error().toString();
+    std::filesystem::remove_all(dir);
+}
+
+} // namespace
+} // namespace kforge::core

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Loads a .cast package into python3's torch through libkforge_runtime and checks that an eager
+nn.Module (no TorchScript) is served by the packaged relu kernel for float32 [64, 1000].
+
+Usage: runtime_python_gpu.py --library libkforge_runtime.so --cast relu.cast   (exit 0 on success)
+"""
+import argparse
+import json
+import sys
+
+import torch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--library", required=True)
+    parser.add_argument("--cast", required=True)
+    args = parser.parse_args()
+    torch.ops.load_library(args.library)
+    model = torch.nn.Sequential(torch.nn.ReLU()).cuda().eval()
+    x = torch.randn(64, 1000, device="cuda")
+    expected = torch.clamp_min(x, 0)
+    handle = torch.ops.kforge.load_cast(args.cast)
+    try:
+        with torch.no_grad():
+            got = model(x)
+        stats = json.loads(torch.ops.kforge.cast_stats())
+    finally:
+        torch.ops.kforge.unload_cast(handle)
+    hits = sum(k["hits"] for k in stats["kernels"])
+    if not torch.equal(got, expected):
+        sys.exit("python: the served relu differs from eager")
+    if hits != 1:
+        sys.exit(f"python: expected one hit, stats {stats}")
+    try:
+        torch.ops.kforge.load_cast(args.cast + ".missing")
+        sys.exit("python: loading a missing package did not raise")
+    except RuntimeError as error:
+        if "kforge:" not in str(error):
+            sys.exit(f"python: unexpected error text {error}")
+    print("python: eager nn.Module served by the package (1 hit), missing package refused")
+
+
+if __name__ == "__main__":
+    main()
