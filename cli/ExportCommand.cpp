@@ -12,6 +12,7 @@
 #include "cast/CastWriter.h"
 #include "eval/CandidateBench.h"
 #include "project/ProjectStore.h"
+#include "util/UtcTime.h"
 #include "util/AtomicFile.h"
 #include "util/CacheDirectory.h"
 #include "util/Hash.h"
@@ -22,7 +23,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -35,16 +35,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 enum class SanitizeMode { Auto, On, Off };
-
-std::string utcNow()
-{
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buffer;
-}
 
 // "2.11.0+cu128" -> "2.11".
 std::string majorMinor(const std::string& version)
@@ -306,7 +296,7 @@ int runExportCommand(const std::vector<std::string>& args)
             return gate.check(card, node);
         };
     options.producer = std::string("kforge ") + core::kKforgeVersion;
-    options.createdUtc = utcNow();
+    options.createdUtc = core::utcNowIso8601();
     options.minTorchVersion = majorMinor(project->capture.torchVersion);
     options.minCudaVersion = compiler.compiler().nvrtcVersion();
 

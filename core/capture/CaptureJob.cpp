@@ -7,6 +7,7 @@
 #include "capture/TorchInterop.h"
 #include "capture/TorchModel.h"
 #include "project/ProjectStore.h"
+#include "util/UtcTime.h"
 #include "util/AtomicFile.h"
 #include "util/Hash.h"
 #include "util/Version.h"
@@ -17,7 +18,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 
 namespace kforge::core {
 namespace fs = std::filesystem;
@@ -29,16 +29,6 @@ using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point start)
 {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-std::string utcNow()
-{
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buffer;
 }
 
 bool stopRequested(const std::atomic<bool>* stop)
@@ -264,7 +254,7 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
     info.deviceName = deviceDisplayName(device.value());
     info.torchVersion = TORCH_VERSION;
     info.kforgeVersion = kKforgeVersion;
-    info.createdUtc = utcNow();
+    info.createdUtc = utcNowIso8601();
     info.totalCalls = recorder.totalCalls();
     info.ignoredCalls = recorder.ignoredCalls();
     info.samplesPerCard = options.samplesPerCard;

@@ -7,16 +7,12 @@ import sys
 import tempfile
 import unittest
 
-KFORGE = os.environ["KFORGE_BIN"]
-MODELS = os.environ["KFORGE_TEST_MODELS_DIR"]
+from cli_support import KFORGE, MODELS, ErrorLineAssertions, kforge
+
 KERNELS = os.path.join(os.environ["KFORGE_SOURCE_DIR"], "tests", "gpu", "kernels")
 
 
-def kforge(*args):
-    return subprocess.run([KFORGE, *args], capture_output=True, text=True, timeout=300)
-
-
-class CliTest(unittest.TestCase):
+class CliTest(ErrorLineAssertions, unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="kforge_cli_")
 
@@ -25,16 +21,6 @@ class CliTest(unittest.TestCase):
 
     def model(self, name):
         return os.path.join(MODELS, name)
-
-    def assert_one_error_line(self, result, *needles, code=1):
-        self.assertEqual(result.returncode, code, result.stderr)
-        lines = result.stderr.splitlines()
-        self.assertEqual(len(lines), 1, f"expected one line, got: {result.stderr!r}")
-        self.assertTrue(lines[0].startswith("kforge: error: "), lines[0])
-        for needle in needles:
-            self.assertIn(needle, lines[0])
-        self.assertNotIn("Traceback", result.stderr)
-        self.assertEqual(result.stdout, "")
 
     def test_capture_prints_cards_table_and_cards_reads_it_back(self):
         out = os.path.join(self.tmp, "p")

@@ -4,17 +4,11 @@ with kforge verify; and every bad input ends in one error line with nothing writ
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import unittest
 import zipfile
 
-KFORGE = os.environ["KFORGE_BIN"]
-MODELS = os.environ["KFORGE_TEST_MODELS_DIR"]
-
-
-def kforge(*args, env=None):
-    return subprocess.run([KFORGE, *args], capture_output=True, text=True, timeout=300, env=env)
+from cli_support import MODELS, ErrorLineAssertions, kforge
 
 
 def mark_passed(node, median_us, eager_us, paired=None):
@@ -35,7 +29,7 @@ def mark_passed(node, median_us, eager_us, paired=None):
                              "checks": [{"name": "sample call-0: output 0", "passed": True, "detail": "max error 0"}]}
 
 
-class ExportCliTest(unittest.TestCase):
+class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="kforge_export_cli_")
         # A copy of the model, so that a test can remove it without touching the shared one.
@@ -73,15 +67,6 @@ class ExportCliTest(unittest.TestCase):
             mark_passed(nodes[0], 5.0, 10.0)
         self.relu_tree = self.edit_tree(self.relu, relu)
         self.edit_tree(self.batch_norm, batch_norm)
-
-    def assert_one_error_line(self, result, *needles, code=1):
-        self.assertEqual(result.returncode, code, result.stderr)
-        lines = result.stderr.splitlines()
-        self.assertEqual(len(lines), 1, f"expected one line, got: {result.stderr!r}")
-        self.assertTrue(lines[0].startswith("kforge: error: "), lines[0])
-        for needle in needles:
-            self.assertIn(needle, lines[0])
-        self.assertEqual(result.stdout, "")
 
     def test_export_then_verify(self):
         self.hand_built_trees()

@@ -1,0 +1,187 @@
+#include "editor/SideBySideDiffView.h"
+
+#include "editor/CudaLexer.h"
+#include "editor/QsciHeaders.h"
+
+#include <QColor>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+namespace kforge::views {
+namespace {
+
+const QColor kAddedBackground(0xd6, 0xf5, 0xd6);
+const QColor kRemovedBackground(0xfb, 0xd9, 0xd9);
+const QColor kChangedBackground(0xfc, 0xee, 0xc4);
+const QColor kFillerBackground(0xec, 0xec, 0xec);
+
+} // namespace
+
+SideBySideDiffView::SideBySideDiffView(QWidget* parent)
+    : QWidget(parent), m_leftTitle(new QLabel(this)), m_rightTitle(new QLabel(this)),
+      m_summary(new QLabel(this)), m_left(makeView(QStringLiteral("diffLeft"))),
+      m_right(makeView(QStringLiteral("diffRight")))
+{
+    m_leftTitle->setObjectName(QStringLiteral("diffLeftTitle"));
+    m_rightTitle->setObjectName(QStringLiteral("diffRightTitle"));
+    m_summary->setObjectName(QStringLiteral("diffSummary"));
+
+    auto* leftBox = new QWidget(this);
+    auto* leftLayout = new QVBoxLayout(leftBox);
+    leftLayout->setContentsMargins(0, 0, 0, 0);
+    leftLayout->addWidget(m_leftTitle);
+    leftLayout->addWidget(m_left, 1);
+    auto* rightBox = new QWidget(this);
+    auto* rightLayout = new QVBoxLayout(rightBox);
+    rightLayout->setContentsMargins(0, 0, 0, 0);
+    rightLayout->addWidget(m_rightTitle);
+    rightLayout->addWidget(m_right, 1);
+
+    auto* splitter = new QSplitter(Qt::Horizontal, this);
+    splitter->addWidget(leftBox);
+    splitter->addWidget(rightBox);
+    splitter->setChildrenCollapsible(false);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(splitter, 1);
+    layout->addWidget(m_summary);
+
+    // Both views always have the same number of lines, so they share the first visible line and
+    // the horizontal offset. Scintilla reports scrolling (wheel, keys, scroll bar, API) through
+    // SCN_UPDATEUI after it repaints; a view that was just scrolled to follow the other reports
+    // that too, and is not followed back (it may lag behind the user's next scroll).
+    connect(m_left, &QsciScintillaBase::SCN_UPDATEUI, this,
+            [this](int updated) { follow(m_left, m_right, updated); });
+    connect(m_right, &QsciScintillaBase::SCN_UPDATEUI, this,
+            [this](int updated) { follow(m_right, m_left, updated); });
+    connect(m_left->verticalScrollBar(), &QScrollBar::valueChanged, this,
+            [this] { follow(m_left, m_right, QsciScintillaBase::SC_UPDATE_V_SCROLL); });
+    connect(m_right->verticalScrollBar(), &QScrollBar::valueChanged, this,
+            [this] { follow(m_right, m_left, QsciScintillaBase::SC_UPDATE_V_SCROLL); });
+    clear();
+}
+
+void SideBySideDiffView::follow(QsciScintilla* from, QsciScintilla* to, int updated)
+{
+    Follow& fromState = from == m_left ? m_leftFollow : m_rightFollow;
+    Follow& toState = to == m_left ? m_leftFollow : m_rightFollow;
+    if (updated & QsciScintillaBase::SC_UPDATE_V_SCROLL) {
+        const int line = from->firstVisibleLine();
+        if (line == fromState.firstLine) {
+            fromState.firstLine = -1; // the echo of following `to`
+        } else if (to->firstVisibleLine() != line) {
+            toState.firstLine = line;
+            to->setFirstVisibleLine(line);
+        }
+    }
+    if (updated & QsciScintillaBase::SC_UPDATE_H_SCROLL) {
+        const long offset = from->SendScintilla(QsciScintillaBase::SCI_GETXOFFSET);
+        if (offset == fromState.xOffset) {
+            fromState.xOffset = -1;
+        } else if (to->SendScintilla(QsciScintillaBase::SCI_GETXOFFSET) != offset) {
+            toState.xOffset = offset;
+            to->SendScintilla(QsciScintillaBase::SCI_SETXOFFSET, offset);
+        }
+    }
+}
+
+QsciScintilla* SideBySideDiffView::makeView(const QString& objectName)
+{
+    auto* view = new QsciScintilla(this);
+    view->setObjectName(objectName);
+    view->setUtf8(true);
+    view->setLexer(new CudaLexer(view));
+    view->setWrapMode(QsciScintilla::WrapNone);
+    view->SendScintilla(QsciScintillaBase::SCI_SETSCROLLWIDTH, 1);
+    view->SendScintilla(QsciScintillaBase::SCI_SETSCROLLWIDTHTRACKING, 1);
+    view->setMarginsFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    view->setMarginType(0, QsciScintilla::TextMarginRightJustified);
+    view->setMarginWidth(1, 0);
+    view->setMarginWidth(2, 0);
+    view->setCaretLineVisible(false);
+    view->markerDefine(QsciScintilla::Background, AddedMarker);
+    view->setMarkerBackgroundColor(kAddedBackground, AddedMarker);
+    view->markerDefine(QsciScintilla::Background, RemovedMarker);
+    view->setMarkerBackgroundColor(kRemovedBackground, RemovedMarker);
+    view->markerDefine(QsciScintilla::Background, ChangedMarker);
+    view->setMarkerBackgroundColor(kChangedBackground, ChangedMarker);
+    view->markerDefine(QsciScintilla::Background, FillerMarker);
+    view->setMarkerBackgroundColor(kFillerBackground, FillerMarker);
+    return view;
+}
+
+void SideBySideDiffView::setTexts(const QString& leftTitle, const QString& leftSource,
+                                  const QString& rightTitle, const QString& rightSource)
+{
+    const QStringList left = splitLines(leftSource);
+    const QStringList right = splitLines(rightSource);
+    m_diff = diffLines(left, right);
+    m_leftTitle->setText(leftTitle);
+    m_rightTitle->setText(rightTitle);
+    m_summary->setText(summary());
+    fill(m_left, left, true);
+    fill(m_right, right, false);
+    m_leftFollow = {};
+    m_rightFollow = {};
+}
+
+void SideBySideDiffView::clear()
+{
+    setTexts(QString(), QString(), QString(), QString());
+    m_summary->clear();
+}
+
+QString SideBySideDiffView::summary() const
+{
+    if (m_diff.hunks.isEmpty())
+        return tr("identical");
+    return tr("%1 changed, %2 added, %3 removed")
+        .arg(m_diff.changed)
+        .arg(m_diff.added)
+        .arg(m_diff.removed);
+}
+
+void SideBySideDiffView::fill(QsciScintilla* view, const QStringList& lines, bool leftSide)
+{
+    QStringList shown;
+    shown.reserve(m_diff.rows.size());
+    for (const DiffRow& row : m_diff.rows) {
+        const int line = leftSide ? row.leftLine : row.rightLine;
+        shown.append(line >= 0 ? lines.at(line) : QString());
+    }
+    view->setReadOnly(false);
+    view->setText(shown.join(QLatin1Char('\n')));
+    view->setReadOnly(true);
+    view->markerDeleteAll();
+    view->clearMarginText();
+
+    const int digits = static_cast<int>(QString::number(std::max<qsizetype>(lines.size(), 1)).size());
+    view->setMarginWidth(0, QString(digits + 1, QLatin1Char('9')));
+    for (int i = 0; i < m_diff.rows.size(); ++i) {
+        const DiffRow& row = m_diff.rows.at(i);
+        const int line = leftSide ? row.leftLine : row.rightLine;
+        if (line >= 0)
+            view->setMarginText(i, QString::number(line + 1), QsciScintillaBase::STYLE_LINENUMBER);
+        switch (row.kind) {
+        case DiffKind::Same:
+            break;
+        case DiffKind::Changed:
+            view->markerAdd(i, ChangedMarker);
+            break;
+        case DiffKind::Added:
+            view->markerAdd(i, leftSide ? FillerMarker : AddedMarker);
+            break;
+        case DiffKind::Removed:
+            view->markerAdd(i, leftSide ? RemovedMarker : FillerMarker);
+            break;
+        }
+    }
+    view->setFirstVisibleLine(0);
+}
+
+} // namespace kforge::views

@@ -1,0 +1,745 @@
+#include "tree/TreeGraphView.h"
+
+#include "SearchTreeModel.h"
+#include "tree/TreeLayout.h"
+
+#include <QApplication>
+#include <QFontMetricsF>
+#include <QGraphicsItem>
+#include <QGraphicsScene>
+#include <QHelpEvent>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QStyleOptionGraphicsItem>
+#include <QTimer>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace kforge::views {
+namespace {
+
+using app::SearchTreeModel;
+using core::NodeStatus;
+using core::SearchNode;
+
+// Geometry in scene units (pixels at zoom 1).
+constexpr qreal kNodeWidth = 148;
+constexpr qreal kNodeHeight = 42;
+constexpr qreal kSiblingGap = 22;                     // between the boxes of adjacent nodes
+constexpr qreal kSlot = kNodeWidth + kSiblingGap;     // one layout unit
+constexpr qreal kLevelHeight = kNodeHeight + 58;      // room for the edge and its label
+constexpr qreal kEdgeLabelHeight = 14;
+constexpr qreal kHighlightMargin = 5;                 // the selection ring outside the box
+constexpr qreal kSceneMargin = 40;
+constexpr qreal kCornerRadius = 6;
+
+constexpr double kMinZoom = 0.0005;
+constexpr double kMaxZoom = 4.0;
+// Below these levels of detail text is unreadable, so it is not drawn (the main cost of a frame).
+constexpr qreal kNodeTextMinLod = 0.4;
+constexpr qreal kEdgeTextMinLod = 0.55;
+
+const QColor kSelectionColor(0x1e, 0x63, 0xd6);
+const QColor kBestRingColor(0xff, 0xb3, 0x00);
+const QColor kEdgeColor(0x90, 0xa4, 0xae);
+const QColor kEdgeTextColor(0x37, 0x47, 0x4f);
+
+QRectF boxRect()
+{
+    return QRectF(-kNodeWidth / 2, 0, kNodeWidth, kNodeHeight);
+}
+
+QFont pixelFont(int pixels, bool bold)
+{
+    QFont font;
+    font.setPixelSize(pixels);
+    font.setBold(bold);
+    return font;
+}
+
+const QFont& idFont()
+{
+    static const QFont font = pixelFont(10, false);
+    return font;
+}
+
+const QFont& labelFont()
+{
+    static const QFont font = pixelFont(12, true);
+    return font;
+}
+
+const QFont& edgeFont()
+{
+    static const QFont font = pixelFont(10, false);
+    return font;
+}
+
+QString elided(const QFont& font, const QString& text, qreal width)
+{
+    return QFontMetricsF(font).elidedText(text, Qt::ElideRight, width);
+}
+
+TreeGraphView::NodeKind kindOf(const SearchNode& node, bool best)
+{
+    if (best)
+        return TreeGraphView::NodeKind::Best;
+    if (core::isInFlight(node.status))
+        return TreeGraphView::NodeKind::InFlight;
+    if (core::isFailure(node.status))
+        return TreeGraphView::NodeKind::Failed;
+    if (node.status == NodeStatus::CompiledOnly)
+        return TreeGraphView::NodeKind::CompiledOnly;
+    return TreeGraphView::NodeKind::Passed;
+}
+
+/// What the view keeps of a node: everything it shows, none of the heavy parts (source, logs).
+SearchNode shownPart(const SearchNode& node)
+{
+    SearchNode out;
+    out.id = node.id;
+    out.parentId = node.parentId;
+    out.depth = node.depth;
+    out.iteration = node.iteration;
+    out.status = node.status;
+    out.failureReason = node.failureReason;
+    out.provenance.kind = node.provenance.kind;
+    out.provenance.transformation = node.provenance.transformation;
+    out.provenance.provider = node.provenance.provider;
+    out.provenance.model = node.provenance.model;
+    out.latency = node.latency;
+    out.eagerUs = node.eagerUs;
+    out.speedup = node.speedup;
+    out.visits = node.visits;
+    return out;
+}
+
+bool sameShownValues(const SearchNode& a, const SearchNode& b)
+{
+    return a.status == b.status && a.failureReason == b.failureReason && a.latency == b.latency &&
+           a.eagerUs == b.eagerUs && a.speedup == b.speedup && a.provenance.kind == b.provenance.kind &&
+           a.provenance.transformation == b.provenance.transformation &&
+           a.provenance.provider == b.provenance.provider && a.provenance.model == b.provenance.model &&
+           a.visits == b.visits && a.iteration == b.iteration;
+}
+
+/// Index of `node`'s parent in `tree`, or -1 for a root (or a parent that is not earlier).
+int parentIndex(const core::SearchTree& tree, std::size_t k)
+{
+    const SearchNode& node = tree.nodes()[k];
+    if (!node.parentId)
+        return -1;
+    const SearchNode* parent = tree.find(*node.parentId);
+    const auto index = parent ? static_cast<std::size_t>(parent - tree.nodes().data()) : k;
+    return index < k ? static_cast<int>(index) : -1;
+}
+
+} // namespace
+
+// One node's box. Position: the middle of the box's top edge. Text is laid out (elided) when the
+// content changes, never while painting.
+class TreeGraphView::NodeItem : public QGraphicsItem {
+public:
+    enum { Type = UserType + 1 };
+
+    explicit NodeItem(int node) : m_node(node)
+    {
+        setCacheMode(DeviceCoordinateCache);
+        setZValue(1);
+    }
+
+    int type() const override { return Type; }
+    int node() const { return m_node; }
+    NodeKind kind() const { return m_kind; }
+    const QString& label() const { return m_label; }
+
+    void setContent(const QString& id, const QString& label, NodeKind kind)
+    {
+        if (id == m_id && label == m_label && kind == m_kind)
+            return;
+        m_id = id;
+        m_label = label;
+        m_kind = kind;
+        const qreal width = kNodeWidth - 12;
+        m_shownId = elided(idFont(), m_id, width / 2);
+        m_shownLabel = elided(labelFont(), m_label, width);
+        update();
+    }
+
+    void setHighlighted(bool on)
+    {
+        if (on != m_highlighted) {
+            m_highlighted = on;
+            update();
+        }
+    }
+    bool highlighted() const { return m_highlighted; }
+
+    QRectF boundingRect() const override
+    {
+        return boxRect().adjusted(-kHighlightMargin - 2, -kHighlightMargin - 2, kHighlightMargin + 2,
+                                  kHighlightMargin + 2);
+    }
+
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) override
+    {
+        const QColor fill = kindColor(m_kind);
+        const QRectF box = boxRect();
+        const qreal lod = option->levelOfDetailFromTransform(painter->worldTransform());
+        if (lod < kNodeTextMinLod) {
+            // Too small to read: coloured blocks, the selection as a ring of solid colour.
+            if (m_highlighted)
+                painter->fillRect(box.adjusted(-kHighlightMargin, -kHighlightMargin, kHighlightMargin, kHighlightMargin),
+                                  kSelectionColor);
+            else if (m_kind == NodeKind::Best)
+                painter->fillRect(box.adjusted(-3, -3, 3, 3), kBestRingColor);
+            painter->fillRect(box, fill);
+            return;
+        }
+        painter->setRenderHint(QPainter::Antialiasing, true);
+        if (m_highlighted) {
+            painter->setPen(QPen(kSelectionColor, 3));
+            painter->setBrush(Qt::NoBrush);
+            painter->drawRoundedRect(box.adjusted(-kHighlightMargin + 1.5, -kHighlightMargin + 1.5,
+                                                  kHighlightMargin - 1.5, kHighlightMargin - 1.5),
+                                     kCornerRadius + 3, kCornerRadius + 3);
+        }
+        QPen border(m_kind == NodeKind::Best ? kBestRingColor : fill.darker(160), m_kind == NodeKind::Best ? 3 : 1.2);
+        if (m_kind == NodeKind::InFlight)
+            border.setStyle(Qt::DashLine);
+        painter->setPen(border);
+        painter->setBrush(fill);
+        painter->drawRoundedRect(box, kCornerRadius, kCornerRadius);
+
+        const QColor text = m_kind == NodeKind::Best ? QColor(Qt::white) : QColor(0x21, 0x21, 0x21);
+        painter->setPen(text);
+        painter->setFont(idFont());
+        const QRectF top = box.adjusted(6, 2, -6, -kNodeHeight / 2);
+        painter->drawText(top, Qt::AlignLeft | Qt::AlignVCenter, m_shownId);
+        if (m_kind == NodeKind::Best)
+            painter->drawText(top, Qt::AlignRight | Qt::AlignVCenter, QObject::tr("best"));
+        painter->setFont(labelFont());
+        painter->drawText(box.adjusted(6, kNodeHeight / 2 - 4, -6, -2), Qt::AlignCenter, m_shownLabel);
+    }
+
+private:
+    int m_node;
+    QString m_id;
+    QString m_label;
+    QString m_shownId;
+    QString m_shownLabel;
+    NodeKind m_kind = NodeKind::InFlight;
+    bool m_highlighted = false;
+};
+
+// The edge from a parent's bottom to a child's top, in scene coordinates, with the child's
+// transformation written just above the child (within the child's layout slot, so labels of
+// neighbouring edges never overlap).
+class TreeGraphView::EdgeItem : public QGraphicsItem {
+public:
+    enum { Type = UserType + 2 };
+
+    EdgeItem() { setZValue(0); }
+
+    int type() const override { return Type; }
+    const QString& label() const { return m_label; }
+
+    void setLabel(const QString& label)
+    {
+        if (label == m_label)
+            return;
+        m_label = label;
+        m_shownLabel = elided(edgeFont(), label, kSlot - 12);
+        m_labelWidth = QFontMetricsF(edgeFont()).horizontalAdvance(m_shownLabel) + 8;
+        prepareGeometryChange();
+        updateBounds();
+    }
+
+    void setEnds(const QPointF& from, const QPointF& to)
+    {
+        if (from == m_from && to == m_to)
+            return;
+        prepareGeometryChange();
+        m_from = from;
+        m_to = to;
+        updateBounds();
+    }
+
+    QRectF boundingRect() const override { return m_bounds; }
+
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) override
+    {
+        QPen pen(kEdgeColor, 1.2);
+        pen.setCosmetic(true);
+        painter->setPen(pen);
+        painter->drawLine(m_from, m_to);
+        if (m_shownLabel.isEmpty() || option->levelOfDetailFromTransform(painter->worldTransform()) < kEdgeTextMinLod)
+            return;
+        const QRectF rect = labelRect();
+        painter->setRenderHint(QPainter::Antialiasing, true);
+        painter->setPen(Qt::NoPen);
+        painter->setBrush(QColor(255, 255, 255, 225));
+        painter->drawRoundedRect(rect, 3, 3);
+        painter->setPen(kEdgeTextColor);
+        painter->setFont(edgeFont());
+        painter->drawText(rect, Qt::AlignCenter, m_shownLabel);
+    }
+
+private:
+    QRectF labelRect() const
+    {
+        return QRectF(m_to.x() - m_labelWidth / 2, m_to.y() - kEdgeLabelHeight - 4, m_labelWidth, kEdgeLabelHeight);
+    }
+
+    void updateBounds()
+    {
+        QRectF bounds = QRectF(m_from, m_to).normalized().adjusted(-2, -2, 2, 2);
+        if (!m_shownLabel.isEmpty())
+            bounds |= labelRect().adjusted(-1, -1, 1, 1);
+        m_bounds = bounds;
+    }
+
+    QPointF m_from;
+    QPointF m_to;
+    QString m_label;
+    QString m_shownLabel;
+    qreal m_labelWidth = 0;
+    QRectF m_bounds;
+};
+
+struct TreeGraphView::Node {
+    SearchNode data; // shownPart() of the tree's node
+    int parent = -1;
+    NodeItem* item = nullptr;
+    EdgeItem* edge = nullptr; // the edge into this node; null for a root
+};
+
+TreeGraphView::TreeGraphView(QWidget* parent) : QGraphicsView(parent), m_scene(new QGraphicsScene(this))
+{
+    setObjectName(QStringLiteral("treeGraphView"));
+    setScene(m_scene);
+    setRenderHint(QPainter::Antialiasing, true);
+    setDragMode(ScrollHandDrag);
+    setTransformationAnchor(NoAnchor); // zooming keeps the point under the cursor itself
+    setResizeAnchor(AnchorViewCenter);
+    setViewportUpdateMode(SmartViewportUpdate);
+    setOptimizationFlags(DontSavePainterState | DontAdjustForAntialiasing);
+    setBackgroundBrush(QColor(0xfa, 0xfa, 0xfa));
+    setFocusPolicy(Qt::StrongFocus);
+    // A scroll bar moved by hand is a pan.
+    connect(horizontalScrollBar(), &QScrollBar::actionTriggered, this, [this] { userTookControl(); });
+    connect(verticalScrollBar(), &QScrollBar::actionTriggered, this, [this] { userTookControl(); });
+}
+
+TreeGraphView::~TreeGraphView() = default;
+
+int TreeGraphView::nodeCount() const
+{
+    return static_cast<int>(m_nodes.size());
+}
+
+void TreeGraphView::setTree(const core::SearchTree& tree)
+{
+    if (isGrowthOf(tree))
+        grow(tree);
+    else
+        rebuild(tree);
+}
+
+void TreeGraphView::setModel(const app::SearchTreeModel* model)
+{
+    if (m_model)
+        disconnect(m_model, nullptr, this, nullptr);
+    m_model = model;
+    if (model) {
+        const auto schedule = [this] {
+            if (m_modelUpdatePending)
+                return;
+            m_modelUpdatePending = true;
+            QTimer::singleShot(0, this, [this] {
+                m_modelUpdatePending = false;
+                followModel();
+            });
+        };
+        connect(model, &QAbstractItemModel::modelReset, this, schedule);
+        connect(model, &QAbstractItemModel::rowsInserted, this, schedule);
+        connect(model, &QAbstractItemModel::dataChanged, this, schedule);
+    }
+    followModel();
+}
+
+void TreeGraphView::followModel()
+{
+    if (m_model)
+        setTree(m_model->tree());
+    else
+        clear();
+}
+
+void TreeGraphView::clear()
+{
+    rebuild(core::SearchTree());
+}
+
+bool TreeGraphView::isGrowthOf(const core::SearchTree& tree) const
+{
+    if (m_cardId.isEmpty() || QString::fromStdString(tree.cardId()) != m_cardId || tree.size() < m_nodes.size())
+        return false;
+    for (std::size_t k = 0; k < m_nodes.size(); ++k) {
+        if (tree.nodes()[k].id != m_nodes[k].data.id || parentIndex(tree, k) != m_nodes[k].parent)
+            return false;
+    }
+    return true;
+}
+
+void TreeGraphView::rebuild(const core::SearchTree& tree)
+{
+    const QString keepSelected = m_cardId == QString::fromStdString(tree.cardId()) ? selectedNodeId() : QString();
+    m_scene->clear(); // deletes the items
+    m_nodes.clear();
+    m_index.clear();
+    m_best = -1;
+    m_selected = -1;
+    m_cardId = QString::fromStdString(tree.cardId());
+    resetTransform();
+    m_autoFit = true;
+    grow(tree);
+    if (!keepSelected.isEmpty())
+        selectNode(keepSelected);
+}
+
+void TreeGraphView::grow(const core::SearchTree& tree)
+{
+    // The node to keep still on screen while the layout shifts under it.
+    int anchor = -1;
+    QPoint anchorOnScreen;
+    if (!m_autoFit && !m_nodes.empty()) {
+        const QRectF visible = mapToScene(viewport()->rect()).boundingRect();
+        if (m_selected >= 0 && visible.contains(m_nodes[static_cast<std::size_t>(m_selected)].item->pos())) {
+            anchor = m_selected;
+        } else {
+            const QPointF middle = visible.center();
+            qreal nearest = std::numeric_limits<qreal>::infinity();
+            for (std::size_t k = 0; k < m_nodes.size(); ++k) {
+                const QPointF d = m_nodes[k].item->pos() - middle;
+                const qreal distance = d.x() * d.x() + d.y() * d.y();
+                if (distance < nearest) {
+                    nearest = distance;
+                    anchor = static_cast<int>(k);
+                }
+            }
+        }
+        anchorOnScreen = mapFromScene(m_nodes[static_cast<std::size_t>(anchor)].item->pos());
+    }
+
+    const std::size_t oldCount = m_nodes.size();
+    std::vector<int> changed;
+    for (std::size_t k = 0; k < oldCount; ++k) {
+        const SearchNode& node = tree.nodes()[k];
+        if (!sameShownValues(node, m_nodes[k].data)) {
+            m_nodes[k].data = shownPart(node);
+            changed.push_back(static_cast<int>(k));
+        }
+    }
+    m_nodes.reserve(tree.size());
+    for (std::size_t k = oldCount; k < tree.size(); ++k) {
+        Node node;
+        node.data = shownPart(tree.nodes()[k]);
+        node.parent = parentIndex(tree, k);
+        node.item = new NodeItem(static_cast<int>(k));
+        m_scene->addItem(node.item);
+        if (node.parent >= 0) {
+            node.edge = new EdgeItem;
+            m_scene->addItem(node.edge);
+        }
+        m_index.insert(QString::fromStdString(node.data.id), static_cast<int>(k));
+        m_nodes.push_back(std::move(node));
+        changed.push_back(static_cast<int>(k));
+    }
+
+    relayout();
+    const int oldBest = m_best;
+    const SearchNode* best = SearchTreeModel::bestNode(tree);
+    m_best = best ? static_cast<int>(best - tree.nodes().data()) : -1;
+    if (oldBest != m_best) {
+        if (oldBest >= 0)
+            changed.push_back(oldBest);
+        if (m_best >= 0)
+            changed.push_back(m_best);
+    }
+    for (int node : changed)
+        refreshNode(node);
+    updateSceneRect();
+
+    if (m_autoFit) {
+        applyAutoFit();
+    } else if (anchor >= 0) {
+        const QPoint drift = mapFromScene(m_nodes[static_cast<std::size_t>(anchor)].item->pos()) - anchorOnScreen;
+        horizontalScrollBar()->setValue(horizontalScrollBar()->value() + drift.x());
+        verticalScrollBar()->setValue(verticalScrollBar()->value() + drift.y());
+    }
+}
+
+void TreeGraphView::relayout()
+{
+    std::vector<int> parents(m_nodes.size());
+    for (std::size_t k = 0; k < m_nodes.size(); ++k)
+        parents[k] = m_nodes[k].parent;
+    const TreeLayout layout = TreeLayout::compute(parents);
+    for (std::size_t k = 0; k < m_nodes.size(); ++k) {
+        const QPointF pos(layout.x[k] * kSlot, layout.depth[k] * kLevelHeight);
+        if (m_nodes[k].item->pos() != pos)
+            m_nodes[k].item->setPos(pos);
+    }
+    for (const Node& node : m_nodes) {
+        if (node.edge) {
+            const QPointF parentPos = m_nodes[static_cast<std::size_t>(node.parent)].item->pos();
+            node.edge->setEnds(parentPos + QPointF(0, kNodeHeight), node.item->pos());
+        }
+    }
+}
+
+void TreeGraphView::refreshNode(int index)
+{
+    Node& node = m_nodes[static_cast<std::size_t>(index)];
+    node.item->setContent(QString::fromStdString(node.data.id), SearchTreeModel::nodeLabel(node.data),
+                          kindOf(node.data, index == m_best));
+    if (node.edge)
+        node.edge->setLabel(SearchTreeModel::transformationText(node.data));
+}
+
+void TreeGraphView::updateSceneRect()
+{
+    if (m_nodes.empty()) {
+        setSceneRect(QRectF(-kNodeWidth / 2, 0, kNodeWidth, kNodeHeight));
+        return;
+    }
+    qreal left = std::numeric_limits<qreal>::infinity();
+    qreal right = -left;
+    qreal bottom = 0;
+    for (const Node& node : m_nodes) {
+        const QPointF pos = node.item->pos();
+        left = std::min(left, pos.x());
+        right = std::max(right, pos.x());
+        bottom = std::max(bottom, pos.y());
+    }
+    setSceneRect(QRectF(QPointF(left - kNodeWidth / 2 - kSceneMargin, -kSceneMargin),
+                        QPointF(right + kNodeWidth / 2 + kSceneMargin, bottom + kNodeHeight + kSceneMargin)));
+}
+
+void TreeGraphView::applyAutoFit()
+{
+    fitInView(sceneRect(), Qt::KeepAspectRatio);
+    if (zoom() > 1.0) {
+        resetTransform();
+        centerOn(sceneRect().center());
+    }
+}
+
+void TreeGraphView::fitToView()
+{
+    m_autoFit = true;
+    applyAutoFit();
+}
+
+void TreeGraphView::zoomBy(double factor)
+{
+    userTookControl();
+    zoomAround(factor, viewport()->rect().center());
+}
+
+void TreeGraphView::zoomAround(double factor, const QPoint& viewportPos)
+{
+    const double current = zoom();
+    // A fitted huge tree may already be below kMinZoom: the limits never push the zoom the other way.
+    const double target = std::clamp(current * factor, std::min(kMinZoom, current), std::max(kMaxZoom, current));
+    if (current <= 0 || target == current)
+        return;
+    const QPointF scenePos = mapToScene(viewportPos);
+    scale(target / current, target / current);
+    const QPoint drift = mapFromScene(scenePos) - viewportPos;
+    horizontalScrollBar()->setValue(horizontalScrollBar()->value() + drift.x());
+    verticalScrollBar()->setValue(verticalScrollBar()->value() + drift.y());
+}
+
+double TreeGraphView::zoom() const
+{
+    return transform().m11();
+}
+
+void TreeGraphView::selectNode(const QString& id)
+{
+    const int index = indexOf(id);
+    if (index == m_selected)
+        return;
+    if (m_selected >= 0)
+        m_nodes[static_cast<std::size_t>(m_selected)].item->setHighlighted(false);
+    m_selected = index;
+    if (index >= 0) {
+        NodeItem* item = m_nodes[static_cast<std::size_t>(index)].item;
+        item->setHighlighted(true);
+        ensureVisible(item->mapRectToScene(boxRect()), 40, 40);
+    }
+}
+
+QString TreeGraphView::selectedNodeId() const
+{
+    return m_selected >= 0 ? QString::fromStdString(m_nodes[static_cast<std::size_t>(m_selected)].data.id) : QString();
+}
+
+QString TreeGraphView::bestNodeId() const
+{
+    return m_best >= 0 ? QString::fromStdString(m_nodes[static_cast<std::size_t>(m_best)].data.id) : QString();
+}
+
+int TreeGraphView::indexOf(const QString& id) const
+{
+    return m_index.value(id, -1);
+}
+
+QRectF TreeGraphView::nodeRect(const QString& id) const
+{
+    const int index = indexOf(id);
+    return index < 0 ? QRectF() : m_nodes[static_cast<std::size_t>(index)].item->mapRectToScene(boxRect());
+}
+
+TreeGraphView::NodeKind TreeGraphView::nodeKind(const QString& id) const
+{
+    const int index = indexOf(id);
+    return index < 0 ? NodeKind::InFlight : m_nodes[static_cast<std::size_t>(index)].item->kind();
+}
+
+QColor TreeGraphView::nodeColor(const QString& id) const
+{
+    return indexOf(id) < 0 ? QColor() : kindColor(nodeKind(id));
+}
+
+QString TreeGraphView::nodeLabel(const QString& id) const
+{
+    const int index = indexOf(id);
+    return index < 0 ? QString() : m_nodes[static_cast<std::size_t>(index)].item->label();
+}
+
+QString TreeGraphView::edgeLabel(const QString& id) const
+{
+    const int index = indexOf(id);
+    if (index < 0 || !m_nodes[static_cast<std::size_t>(index)].edge)
+        return {};
+    return m_nodes[static_cast<std::size_t>(index)].edge->label();
+}
+
+QString TreeGraphView::toolTipText(const QString& id) const
+{
+    const int index = indexOf(id);
+    return index < 0 ? QString()
+                     : SearchTreeModel::nodeDetails(m_nodes[static_cast<std::size_t>(index)].data, index == m_best);
+}
+
+QColor TreeGraphView::kindColor(NodeKind kind)
+{
+    switch (kind) {
+    case NodeKind::InFlight: return QColor(0xff, 0xe0, 0x8a);
+    case NodeKind::Failed: return QColor(0xf2, 0xa7, 0xa7);
+    case NodeKind::Passed: return QColor(0xb7, 0xe1, 0xb0);
+    case NodeKind::CompiledOnly: return QColor(0xcf, 0xd8, 0xdc);
+    case NodeKind::Best: return QColor(0x1b, 0x7a, 0x36);
+    }
+    return {};
+}
+
+int TreeGraphView::nodeAt(const QPoint& viewportPos) const
+{
+    const QPointF scenePos = mapToScene(viewportPos);
+    for (QGraphicsItem* item : items(viewportPos)) {
+        if (item->type() == NodeItem::Type && boxRect().contains(item->mapFromScene(scenePos)))
+            return static_cast<NodeItem*>(item)->node();
+    }
+    return -1;
+}
+
+void TreeGraphView::wheelEvent(QWheelEvent* event)
+{
+    const int delta = event->angleDelta().y();
+    if (delta == 0) {
+        QGraphicsView::wheelEvent(event);
+        return;
+    }
+    userTookControl();
+    zoomAround(std::pow(1.0015, delta), event->position().toPoint());
+    event->accept();
+}
+
+void TreeGraphView::mousePressEvent(QMouseEvent* event)
+{
+    m_pressed = event->button() == Qt::LeftButton;
+    m_pressPos = event->position().toPoint();
+    QGraphicsView::mousePressEvent(event);
+}
+
+void TreeGraphView::mouseReleaseEvent(QMouseEvent* event)
+{
+    QGraphicsView::mouseReleaseEvent(event);
+    if (!m_pressed || event->button() != Qt::LeftButton)
+        return;
+    m_pressed = false;
+    if ((event->position().toPoint() - m_pressPos).manhattanLength() >= QApplication::startDragDistance()) {
+        userTookControl(); // that was a pan
+        return;
+    }
+    const int index = nodeAt(event->position().toPoint());
+    if (index < 0)
+        return;
+    selectNode(QString::fromStdString(m_nodes[static_cast<std::size_t>(index)].data.id));
+    Q_EMIT nodeSelected(selectedNodeId());
+}
+
+void TreeGraphView::keyPressEvent(QKeyEvent* event)
+{
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomBy(1.25);
+        break;
+    case Qt::Key_Minus:
+        zoomBy(0.8);
+        break;
+    case Qt::Key_F:
+    case Qt::Key_Home:
+        fitToView();
+        break;
+    default:
+        QGraphicsView::keyPressEvent(event);
+        return;
+    }
+    event->accept();
+}
+
+void TreeGraphView::resizeEvent(QResizeEvent* event)
+{
+    QGraphicsView::resizeEvent(event);
+    if (m_autoFit)
+        applyAutoFit();
+}
+
+bool TreeGraphView::viewportEvent(QEvent* event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        auto* help = static_cast<QHelpEvent*>(event);
+        const int index = nodeAt(help->pos());
+        if (index >= 0)
+            QToolTip::showText(help->globalPos(), toolTipText(QString::fromStdString(m_nodes[static_cast<std::size_t>(index)].data.id)),
+                               viewport());
+        else
+            QToolTip::hideText();
+        return true;
+    }
+    return QGraphicsView::viewportEvent(event);
+}
+
+} // namespace kforge::views
