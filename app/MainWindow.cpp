@@ -2,13 +2,17 @@
 
 #include "CaptureJobRunner.h"
 #include "CardsTableModel.h"
+#include "SearchTreeModel.h"
 #include "Session.h"
 #include "cards/CardDetailsPane.h"
 #include "cards/CardsPane.h"
 #include "capture/OpenModelDialog.h"
+#include "editor/KernelEditorPane.h"
 #include "project/ProjectStore.h"
 #include "project/ProjectSummaryPane.h"
+#include "search/TreeStore.h"
 #include "status/JobStatusWidget.h"
+#include "tree/TreeGraphView.h"
 #include "util/Version.h"
 
 #include <QAction>
@@ -23,14 +27,18 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPointer>
 #include <QSettings>
 #include <QStatusBar>
+#include <QThreadPool>
+
+#include <filesystem>
 
 namespace kforge::app {
 namespace {
 
 // Bump when docks are added, removed or renamed: an old saved state is then ignored.
-constexpr int kLayoutVersion = 1;
+constexpr int kLayoutVersion = 2;
 constexpr int kStatusMessageMs = 8000;
 
 const QString kGeometryKey = QStringLiteral("mainWindow/geometry");
@@ -73,6 +81,10 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     connect(m_captureRunner, &CaptureJobRunner::progressChanged, this, &MainWindow::onCaptureProgress);
     connect(m_captureRunner, &CaptureJobRunner::succeeded, this, &MainWindow::onCaptureSucceeded);
     connect(m_captureRunner, &CaptureJobRunner::failed, this, &MainWindow::onCaptureFailed);
+    connect(m_session, &Session::currentCardChanged, this, &MainWindow::loadTreeForCurrentCard);
+    connect(m_session, &Session::currentNodeChanged, this, &MainWindow::showCurrentNode);
+    connect(m_treeView, &views::TreeGraphView::nodeSelected, m_session, &Session::setCurrentNodeId);
+    connect(m_editorPane, &views::KernelEditorPane::benchmarkRequested, this, &MainWindow::onBenchmarkRequested);
     connect(m_jobStatus, &views::JobStatusWidget::cancelRequested, this, [this]() {
         m_captureRunner->cancel();
         m_jobStatus->setCancelling();
@@ -95,6 +107,18 @@ void MainWindow::createDocks()
     m_detailsDock = new QDockWidget(tr("Card Details"), this);
     m_detailsDock->setObjectName(QStringLiteral("cardDetailsDock"));
     m_detailsDock->setWidget(m_detailsPane);
+
+    m_treeModel = new SearchTreeModel(this);
+    m_treeView = new views::TreeGraphView(this);
+    m_treeView->setModel(m_treeModel);
+    m_treeDock = new QDockWidget(tr("MCTS Tree"), this);
+    m_treeDock->setObjectName(QStringLiteral("treeDock"));
+    m_treeDock->setWidget(m_treeView);
+
+    m_editorPane = new views::KernelEditorPane(this);
+    m_editorDock = new QDockWidget(tr("Kernel Editor"), this);
+    m_editorDock->setObjectName(QStringLiteral("editorDock"));
+    m_editorDock->setWidget(m_editorPane);
 
     setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
     setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
@@ -131,7 +155,7 @@ void MainWindow::createMenus()
     laterRelease(run, tr("&Re-benchmark Node"), QStringLiteral("actionRebenchmark"), later);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    for (QDockWidget* dock : {m_cardsDock, m_detailsDock}) {
+    for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock}) {
         QAction* toggle = dock->toggleViewAction();
         toggle->setObjectName(QStringLiteral("toggle_") + dock->objectName());
         view->addAction(toggle);
@@ -159,16 +183,20 @@ void MainWindow::createStatusBar()
 
 void MainWindow::resetLayout()
 {
-    for (QDockWidget* dock : {m_cardsDock, m_detailsDock}) {
+    for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock}) {
         dock->setFloating(false);
         removeDockWidget(dock);
     }
     addDockWidget(Qt::TopDockWidgetArea, m_cardsDock);
     addDockWidget(Qt::RightDockWidgetArea, m_detailsDock);
-    m_cardsDock->show();
-    m_detailsDock->show();
-    resizeDocks({m_cardsDock}, {height() * 3 / 5}, Qt::Vertical);
-    resizeDocks({m_detailsDock}, {width() / 3}, Qt::Horizontal);
+    addDockWidget(Qt::BottomDockWidgetArea, m_treeDock);
+    addDockWidget(Qt::BottomDockWidgetArea, m_editorDock);
+    splitDockWidget(m_treeDock, m_editorDock, Qt::Horizontal);
+    for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock})
+        dock->show();
+    resizeDocks({m_cardsDock, m_treeDock}, {height() * 2 / 5, height() * 2 / 5}, Qt::Vertical);
+    resizeDocks({m_detailsDock}, {width() / 4}, Qt::Horizontal);
+    resizeDocks({m_treeDock, m_editorDock}, {width() * 3 / 8, width() * 3 / 8}, Qt::Horizontal);
 }
 
 void MainWindow::restoreSettings()
@@ -361,6 +389,67 @@ void MainWindow::reportError(const QString& title, const QString& message)
     statusBar()->showMessage(message, kStatusMessageMs);
     if (m_errorReporter)
         m_errorReporter(title, message);
+}
+
+void MainWindow::loadTreeForCurrentCard()
+{
+    const quint64 generation = ++m_treeGeneration;
+    m_treeModel->clear();
+    m_editorPane->clear();
+    const QString cardId = m_session->currentCardId();
+    if (cardId.isEmpty() || !m_session->hasProject())
+        return;
+    const std::filesystem::path file =
+        core::TreeStore::defaultPath(m_session->projectDir().toStdString(), cardId.toStdString());
+    QPointer<MainWindow> self(this);
+    QThreadPool::globalInstance()->start([self, file, generation]() {
+        std::error_code ec;
+        if (!std::filesystem::exists(file, ec))
+            return; // not searched yet: the tree pane stays empty
+        auto loaded = std::make_shared<core::Result<core::SearchTree>>(core::TreeStore(file).load());
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, loaded, generation]() {
+                if (!self || generation != self->m_treeGeneration)
+                    return; // the window is gone, or another card was selected meanwhile
+                if (!loaded->ok()) {
+                    self->reportError(tr("Open Search Tree"), fromStd(loaded->error().toString()));
+                    return;
+                }
+                self->m_treeModel->setTree(std::move(loaded->value()));
+                self->m_treeView->fitToView();
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void MainWindow::showCurrentNode()
+{
+    const QString id = m_session->currentNodeId();
+    const core::SearchNode* node = id.isEmpty() ? nullptr : m_treeModel->tree().find(id.toStdString());
+    if (!node) {
+        m_editorPane->clear();
+        return;
+    }
+    m_treeView->selectNode(id);
+    const QString source = fromStd(node->candidate.source);
+    m_editorPane->showNode(id, source, fromStd(node->candidate.launchPlan.dump(2)));
+    const core::SearchNode* parent = node->parentId ? m_treeModel->tree().find(*node->parentId) : nullptr;
+    if (parent)
+        m_editorPane->showDiff(tr("parent %1").arg(fromStd(parent->id)), fromStd(parent->candidate.source),
+                               tr("node %1").arg(id), source);
+    else
+        m_editorPane->showDiff(tr("(root: no parent)"), QString(), tr("node %1").arg(id), source);
+}
+
+void MainWindow::onBenchmarkRequested(const QString&, const QString&, const QString& parentNodeId)
+{
+    // Compiling, validating and timing an edit from the GUI (a manual-edit child node) is not wired
+    // yet (issue 6); say so instead of doing nothing.
+    statusBar()->showMessage(tr("Benchmarking an edit from the editor is not available yet: save the source and run "
+                                "'kforge bench %1 --card %2 --kernel FILE' (edit of node %3)")
+                                 .arg(m_session->projectDir(), m_session->currentCardId(), parentNodeId),
+                             kStatusMessageMs);
 }
 
 } // namespace kforge::app

@@ -23,6 +23,8 @@ class QMenu;
 namespace kforge::views {
 class CardDetailsPane;
 class CardsPane;
+class KernelEditorPane;
+class TreeGraphView;
 class JobStatusWidget;
 class ProjectSummaryPane;
 } // namespace kforge::views
@@ -31,6 +33,7 @@ namespace kforge::app {
 
 class CaptureJobRunner;
 class CardsTableModel;
+class SearchTreeModel;
 class Session;
 
 class MainWindow : public QMainWindow {
@@ -64,6 +67,9 @@ public:
     views::CardDetailsPane* cardDetailsPane() const { return m_detailsPane; }
     views::ProjectSummaryPane* projectSummaryPane() const { return m_summaryPane; }
     views::JobStatusWidget* jobStatus() const { return m_jobStatus; }
+    SearchTreeModel* searchTreeModel() const { return m_treeModel; }
+    views::TreeGraphView* treeView() const { return m_treeView; }
+    views::KernelEditorPane* kernelEditor() const { return m_editorPane; }
     const RecentProjects& recentProjects() const { return m_recent; }
     QMenu* recentProjectsMenu() const { return m_recentMenu; }
 
@@ -87,6 +93,12 @@ private:
     void onCaptureSucceeded(std::shared_ptr<const core::CaptureReport> report, const QString& outputDir);
     void onCaptureFailed(const QString& error, bool cancelled);
     void reportError(const QString& title, const QString& message);
+    /// Reads the current card's search tree (docs/search.md, tree file) on a pool thread and shows
+    /// it; a newer card selection supersedes a read still in flight.
+    void loadTreeForCurrentCard();
+    /// The current node's source and plan in the editor, and its diff against its parent.
+    void showCurrentNode();
+    void onBenchmarkRequested(const QString& source, const QString& planJson, const QString& parentNodeId);
 
     const SettingsMode m_settingsMode;
     Session* m_session;
@@ -101,6 +113,12 @@ private:
     views::CardDetailsPane* m_detailsPane = nullptr;
     QDockWidget* m_cardsDock = nullptr;
     QDockWidget* m_detailsDock = nullptr;
+    SearchTreeModel* m_treeModel = nullptr;
+    views::TreeGraphView* m_treeView = nullptr;
+    views::KernelEditorPane* m_editorPane = nullptr;
+    QDockWidget* m_treeDock = nullptr;
+    QDockWidget* m_editorDock = nullptr;
+    quint64 m_treeGeneration = 0; // bumped per tree read; an older read's result is dropped
     QMenu* m_recentMenu = nullptr;
     QAction* m_openModelAction = nullptr;
     QLabel* m_deviceLabel = nullptr;

@@ -43,8 +43,18 @@ void Session::setCurrentCardId(const QString& id)
     }
     if (next == m_currentCardId)
         return;
+    setCurrentNodeId(QString());
     m_currentCardId = next;
     Q_EMIT currentCardChanged(m_currentCardId);
+}
+
+void Session::setCurrentNodeId(const QString& id)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (id == m_currentNodeId)
+        return;
+    m_currentNodeId = id;
+    Q_EMIT currentNodeChanged(m_currentNodeId);
 }
 
 } // namespace kforge::app

@@ -36,14 +36,21 @@ public:
     /// Makes `id` current; an id not in the open project clears the selection instead.
     void setCurrentCardId(const QString& id);
 
+    /// Id of the current search-tree node of the current card ("n12"), empty when none. Cleared
+    /// whenever the current card changes; the tree pane checks ids against the card's tree.
+    const QString& currentNodeId() const { return m_currentNodeId; }
+    void setCurrentNodeId(const QString& id);
+
 Q_SIGNALS:
     void projectChanged();
     void currentCardChanged(const QString& id);
+    void currentNodeChanged(const QString& id);
 
 private:
     std::shared_ptr<const core::Project> m_project;
     QString m_projectDir;
     QString m_currentCardId;
+    QString m_currentNodeId;
 };
 
 } // namespace kforge::app

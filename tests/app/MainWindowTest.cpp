@@ -9,6 +9,12 @@
 #include "project/ProjectSummaryPane.h"
 #include "status/JobStatusWidget.h"
 #include "CardsTableModel.h"
+#include "SearchTreeModel.h"
+#include "SearchTreeTestSupport.h"
+#include "editor/KernelEditorPane.h"
+#include "editor/SideBySideDiffView.h"
+#include "search/TreeStore.h"
+#include "tree/TreeGraphView.h"
 #include "util/Version.h"
 
 #include <QAction>
@@ -106,6 +112,47 @@ private Q_SLOTS:
         const Qt::SortOrder order = header->sortIndicatorOrder();
         QCOMPARE(cell(order == Qt::AscendingOrder ? 11 : 0, CardsTableModel::CallsColumn), QStringLiteral("2"));
         QCOMPARE(cell(order == Qt::AscendingOrder ? 0 : 11, CardsTableModel::CallsColumn), QStringLiteral("1"));
+    }
+
+    void selectingACardLoadsItsTreeAndANodeShowsItsSourceAndDiff()
+    {
+        // A small tree for the softmax card, saved where the search keeps it.
+        const kforge::core::Project project = kforge::app::test::makeFixtureProject();
+        std::string softmaxId;
+        for (const kforge::core::OperatorCard& card : project.cards)
+            if (card.qualifiedName() == "aten::softmax.int")
+                softmaxId = card.id;
+        QVERIFY(!softmaxId.empty());
+        kforge::core::SearchTree tree(softmaxId, 1);
+        const std::string root = kforge::test::addRoot(tree, kforge::test::passed(20));
+        const std::string child = kforge::test::addChild(tree, root, "vector-width 4->8", kforge::test::passed(12));
+        kforge::test::addChild(tree, root, "threads-per-block 128->256",
+                               kforge::test::failed(kforge::core::NodeStatus::FailedValidation, "output 0 differs"));
+        const auto file = kforge::core::TreeStore::defaultPath(m_project.toStdString(), softmaxId);
+        QVERIFY(kforge::core::TreeStore(file).save(tree).ok());
+
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QVERIFY(window.openProject(m_project));
+        window.session()->setCurrentCardId(QString::fromStdString(softmaxId));
+        // Read on a pool thread, shown when it arrives.
+        QTRY_COMPARE(window.treeView()->nodeCount(), 3);
+        QCOMPARE(window.searchTreeModel()->cardId(), QString::fromStdString(softmaxId));
+
+        // Selecting a node (as a click in the graph does) fills the editor and the diff.
+        Q_EMIT window.treeView()->nodeSelected(QString::fromStdString(child));
+        QCOMPARE(window.session()->currentNodeId(), QString::fromStdString(child));
+        QCOMPARE(window.kernelEditor()->nodeId(), QString::fromStdString(child));
+        QCOMPARE(window.kernelEditor()->source(), QString::fromStdString(tree.find(child)->candidate.source));
+        QVERIFY2(window.kernelEditor()->diffView()->summary().contains(QStringLiteral("changed")),
+                 qPrintable(window.kernelEditor()->diffView()->summary())); // against the parent's source
+        QCOMPARE(window.treeView()->selectedNodeId(), QString::fromStdString(child));
+
+        // Another card: the tree and the editor follow (this card has no tree yet).
+        window.session()->setCurrentCardId(QString::fromStdString(project.cards.front().id));
+        QCOMPARE(window.searchTreeModel()->rowCount(), 0);
+        QVERIFY(window.kernelEditor()->nodeId().isEmpty());
+        QVERIFY(window.session()->currentNodeId().isEmpty());
+        QFile::remove(QString::fromStdString(file.string()));
     }
 
     void selectingARowShowsTheCardDetails()
