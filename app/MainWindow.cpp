@@ -2,12 +2,16 @@
 
 #include "CaptureJobRunner.h"
 #include "CardsTableModel.h"
+#include "ManualEditJob.h"
 #include "SearchTreeModel.h"
+#include "ValidationLogModel.h"
 #include "Session.h"
 #include "cards/CardDetailsPane.h"
 #include "cards/CardsPane.h"
 #include "capture/OpenModelDialog.h"
+#include "charts/LatencyChartsPane.h"
 #include "editor/KernelEditorPane.h"
+#include "log/ValidationLogPane.h"
 #include "project/ProjectStore.h"
 #include "project/ProjectSummaryPane.h"
 #include "search/TreeStore.h"
@@ -38,7 +42,7 @@ namespace kforge::app {
 namespace {
 
 // Bump when docks are added, removed or renamed: an old saved state is then ignored.
-constexpr int kLayoutVersion = 2;
+constexpr int kLayoutVersion = 3;
 constexpr int kStatusMessageMs = 8000;
 
 const QString kGeometryKey = QStringLiteral("mainWindow/geometry");
@@ -84,7 +88,36 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     connect(m_session, &Session::currentCardChanged, this, &MainWindow::loadTreeForCurrentCard);
     connect(m_session, &Session::currentNodeChanged, this, &MainWindow::showCurrentNode);
     connect(m_treeView, &views::TreeGraphView::nodeSelected, m_session, &Session::setCurrentNodeId);
+    m_manualEditJob = new ManualEditJob(this);
     connect(m_editorPane, &views::KernelEditorPane::benchmarkRequested, this, &MainWindow::onBenchmarkRequested);
+    connect(m_manualEditJob, &ManualEditJob::finished, this,
+            [this](std::shared_ptr<const core::SearchTree> tree, const QString& nodeId, const nlohmann::json& report) {
+                m_editorPane->setBusy(false);
+                if (m_treeModel->cardId() == QString::fromStdString(tree->cardId())) {
+                    m_treeModel->updateTree(tree);
+                    m_logModel->setEntries(ValidationLogModel::entriesFromTree(*tree));
+                    m_chartsPane->setTree(*tree);
+                }
+                m_session->setCurrentNodeId(nodeId);
+                // The new node's compiler messages on their lines (a broken edit shows where).
+                QList<views::EditorDiagnostic> diagnostics;
+                const nlohmann::json compile = report.value("compile", nlohmann::json::object());
+                for (const nlohmann::json& d : compile.value("diagnostics", nlohmann::json::array()))
+                    diagnostics.append({d.value("line", 0), d.value("column", 0),
+                                        QString::fromStdString(d.value("severity", std::string())),
+                                        QString::fromStdString(d.value("message", std::string()))});
+                m_editorPane->setDiagnostics(diagnostics);
+                const std::string status = report.value("status", std::string());
+                QString summary = tr("Edit benchmarked as node %1: %2").arg(nodeId, fromStd(status));
+                if (report.contains("reason"))
+                    summary += QStringLiteral(" (") + fromStd(report.value("reason", std::string())) + QStringLiteral(")");
+                statusBar()->showMessage(summary, kStatusMessageMs);
+            });
+    connect(m_manualEditJob, &ManualEditJob::failed, this, [this](const QString& error) {
+        m_editorPane->setBusy(false);
+        statusBar()->clearMessage();
+        reportError(tr("Benchmark Edit"), error);
+    });
     connect(m_jobStatus, &views::JobStatusWidget::cancelRequested, this, [this]() {
         m_captureRunner->cancel();
         m_jobStatus->setCancelling();
@@ -119,6 +152,18 @@ void MainWindow::createDocks()
     m_editorDock = new QDockWidget(tr("Kernel Editor"), this);
     m_editorDock->setObjectName(QStringLiteral("editorDock"));
     m_editorDock->setWidget(m_editorPane);
+
+    m_logModel = new ValidationLogModel(this);
+    m_logPane = new views::ValidationLogPane(this);
+    m_logPane->setModel(m_logModel);
+    m_logDock = new QDockWidget(tr("Validation Log"), this);
+    m_logDock->setObjectName(QStringLiteral("logDock"));
+    m_logDock->setWidget(m_logPane);
+
+    m_chartsPane = new views::LatencyChartsPane(this);
+    m_chartsDock = new QDockWidget(tr("Latency Charts"), this);
+    m_chartsDock->setObjectName(QStringLiteral("chartsDock"));
+    m_chartsDock->setWidget(m_chartsPane);
 
     setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
     setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
@@ -155,7 +200,7 @@ void MainWindow::createMenus()
     laterRelease(run, tr("&Re-benchmark Node"), QStringLiteral("actionRebenchmark"), later);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock}) {
+    for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock, m_logDock, m_chartsDock}) {
         QAction* toggle = dock->toggleViewAction();
         toggle->setObjectName(QStringLiteral("toggle_") + dock->objectName());
         view->addAction(toggle);
@@ -183,7 +228,7 @@ void MainWindow::createStatusBar()
 
 void MainWindow::resetLayout()
 {
-    for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock}) {
+    for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock, m_logDock, m_chartsDock}) {
         dock->setFloating(false);
         removeDockWidget(dock);
     }
@@ -192,8 +237,12 @@ void MainWindow::resetLayout()
     addDockWidget(Qt::BottomDockWidgetArea, m_treeDock);
     addDockWidget(Qt::BottomDockWidgetArea, m_editorDock);
     splitDockWidget(m_treeDock, m_editorDock, Qt::Horizontal);
-    for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock})
+    tabifyDockWidget(m_treeDock, m_logDock);
+    tabifyDockWidget(m_editorDock, m_chartsDock);
+    for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock, m_logDock, m_chartsDock})
         dock->show();
+    m_treeDock->raise(); // the tree in front of the log it is tabbed with
+    m_editorDock->raise();
     resizeDocks({m_cardsDock, m_treeDock}, {height() * 2 / 5, height() * 2 / 5}, Qt::Vertical);
     resizeDocks({m_detailsDock}, {width() / 4}, Qt::Horizontal);
     resizeDocks({m_treeDock, m_editorDock}, {width() * 3 / 8, width() * 3 / 8}, Qt::Horizontal);
@@ -396,6 +445,8 @@ void MainWindow::loadTreeForCurrentCard()
     const quint64 generation = ++m_treeGeneration;
     m_treeModel->clear();
     m_editorPane->clear();
+    m_logModel->clear();
+    m_chartsPane->clear();
     const QString cardId = m_session->currentCardId();
     if (cardId.isEmpty() || !m_session->hasProject())
         return;
@@ -407,9 +458,12 @@ void MainWindow::loadTreeForCurrentCard()
         if (!std::filesystem::exists(file, ec))
             return; // not searched yet: the tree pane stays empty
         auto loaded = std::make_shared<core::Result<core::SearchTree>>(core::TreeStore(file).load());
+        auto entries = std::make_shared<QList<LogEntry>>();
+        if (loaded->ok())
+            *entries = ValidationLogModel::entriesFromTree(loaded->value()); // pure: fine off the GUI thread
         QMetaObject::invokeMethod(
             qApp,
-            [self, loaded, generation]() {
+            [self, loaded, entries, generation]() {
                 if (!self || generation != self->m_treeGeneration)
                     return; // the window is gone, or another card was selected meanwhile
                 if (!loaded->ok()) {
@@ -418,6 +472,11 @@ void MainWindow::loadTreeForCurrentCard()
                 }
                 self->m_treeModel->setTree(std::move(loaded->value()));
                 self->m_treeView->fitToView();
+                self->m_logModel->setEntries(*entries);
+                self->m_chartsPane->setTree(self->m_treeModel->tree());
+                const core::OperatorCard* card = self->m_session->currentCard();
+                self->m_chartsPane->setEagerBaselineUs(card && card->eager ? std::optional<double>(card->eager->medianUs)
+                                                                           : std::nullopt);
             },
             Qt::QueuedConnection);
     });
@@ -426,6 +485,8 @@ void MainWindow::loadTreeForCurrentCard()
 void MainWindow::showCurrentNode()
 {
     const QString id = m_session->currentNodeId();
+    m_logPane->setNodeFilter(id, m_session->currentCardId());
+    m_chartsPane->showNode(id);
     const core::SearchNode* node = id.isEmpty() ? nullptr : m_treeModel->tree().find(id.toStdString());
     if (!node) {
         m_editorPane->clear();
@@ -442,14 +503,25 @@ void MainWindow::showCurrentNode()
         m_editorPane->showDiff(tr("(root: no parent)"), QString(), tr("node %1").arg(id), source);
 }
 
-void MainWindow::onBenchmarkRequested(const QString&, const QString&, const QString& parentNodeId)
+void MainWindow::onBenchmarkRequested(const QString& source, const QString& planJson, const QString& parentNodeId)
 {
-    // Compiling, validating and timing an edit from the GUI (a manual-edit child node) is not wired
-    // yet (issue 6); say so instead of doing nothing.
-    statusBar()->showMessage(tr("Benchmarking an edit from the editor is not available yet: save the source and run "
-                                "'kforge bench %1 --card %2 --kernel FILE' (edit of node %3)")
-                                 .arg(m_session->projectDir(), m_session->currentCardId(), parentNodeId),
-                             kStatusMessageMs);
+    const core::OperatorCard* card = m_session->currentCard();
+    if (!card || parentNodeId.isEmpty()) {
+        reportError(tr("Benchmark Edit"), tr("select a node of a card's tree first"));
+        return;
+    }
+    ManualEditRequest request;
+    request.projectDir = m_session->projectDir();
+    request.card = *card;
+    request.parentNodeId = parentNodeId;
+    request.source = source;
+    request.planJson = planJson;
+    if (!m_manualEditJob->start(std::move(request))) {
+        statusBar()->showMessage(tr("An edit is already being benchmarked"), kStatusMessageMs);
+        return;
+    }
+    m_editorPane->setBusy(true);
+    statusBar()->showMessage(tr("Benchmarking the edit of node %1 (compile, validate, time)...").arg(parentNodeId));
 }
 
 } // namespace kforge::app

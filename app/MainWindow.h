@@ -25,6 +25,8 @@ class CardDetailsPane;
 class CardsPane;
 class KernelEditorPane;
 class TreeGraphView;
+class ValidationLogPane;
+class LatencyChartsPane;
 class JobStatusWidget;
 class ProjectSummaryPane;
 } // namespace kforge::views
@@ -32,8 +34,10 @@ class ProjectSummaryPane;
 namespace kforge::app {
 
 class CaptureJobRunner;
+class ManualEditJob;
 class CardsTableModel;
 class SearchTreeModel;
+class ValidationLogModel;
 class Session;
 
 class MainWindow : public QMainWindow {
@@ -68,6 +72,10 @@ public:
     views::ProjectSummaryPane* projectSummaryPane() const { return m_summaryPane; }
     views::JobStatusWidget* jobStatus() const { return m_jobStatus; }
     SearchTreeModel* searchTreeModel() const { return m_treeModel; }
+    ManualEditJob* manualEditJob() const { return m_manualEditJob; }
+    ValidationLogModel* validationLogModel() const { return m_logModel; }
+    views::ValidationLogPane* validationLog() const { return m_logPane; }
+    views::LatencyChartsPane* latencyCharts() const { return m_chartsPane; }
     views::TreeGraphView* treeView() const { return m_treeView; }
     views::KernelEditorPane* kernelEditor() const { return m_editorPane; }
     const RecentProjects& recentProjects() const { return m_recent; }
@@ -118,6 +126,12 @@ private:
     views::KernelEditorPane* m_editorPane = nullptr;
     QDockWidget* m_treeDock = nullptr;
     QDockWidget* m_editorDock = nullptr;
+    ValidationLogModel* m_logModel = nullptr;
+    views::ValidationLogPane* m_logPane = nullptr;
+    QDockWidget* m_logDock = nullptr;
+    views::LatencyChartsPane* m_chartsPane = nullptr;
+    QDockWidget* m_chartsDock = nullptr;
+    ManualEditJob* m_manualEditJob = nullptr;
     quint64 m_treeGeneration = 0; // bumped per tree read; an older read's result is dropped
     QMenu* m_recentMenu = nullptr;
     QAction* m_openModelAction = nullptr;

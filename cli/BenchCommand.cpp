@@ -1,8 +1,8 @@
 #include "ArgParser.h"
 #include "Commands.h"
 #include "ProjectCard.h"
-#include "WorkerPath.h"
 
+#include "worker/WorkerPath.h"
 #include "eval/CandidateBench.h"
 #include "util/AtomicFile.h"
 #include "util/CacheDirectory.h"
@@ -83,7 +83,7 @@ int runBenchCommand(const std::vector<std::string>& args)
     }
 
     core::WorkerCommand command;
-    command.executable = workerPath(parser.value("--worker"));
+    command.executable = core::workerPath(parser.value("--worker"));
     core::WorkerClient worker(command);
     // --no-cache: an in-memory cache that each repetition starts empty, so every run compiles.
     const bool useDiskCache = !parser.has("--no-cache");

@@ -5,8 +5,8 @@
 
 #include "ArgParser.h"
 #include "Commands.h"
-#include "WorkerPath.h"
 
+#include "worker/WorkerPath.h"
 #include "cast/CastExport.h"
 #include "cast/CastReader.h"
 #include "cast/CastWriter.h"
@@ -289,7 +289,7 @@ int runExportCommand(const std::vector<std::string>& args)
             std::string(reinterpret_cast<const char*>(compiled->cubin.data()), compiled->cubin.size()), compiled->ptx};
     };
     core::WorkerCommand worker;
-    worker.executable = workerPath(parser.value("--worker"));
+    worker.executable = core::workerPath(parser.value("--worker"));
     SanitizerGate gate(mode, worker, fs::absolute(projectDir), compiler);
     if (mode != SanitizeMode::Off)
         options.sanitize = [&gate](const core::OperatorCard& card, const core::SearchNode& node) {

@@ -1,7 +1,7 @@
 #include "ArgParser.h"
 #include "Commands.h"
-#include "WorkerPath.h"
 
+#include "worker/WorkerPath.h"
 #include "eval/BenchEvaluator.h"
 #include "llm/LlmClientFactory.h"
 #include "llm/LlmConfig.h"
@@ -177,7 +177,7 @@ int runOptimizeCommand(const std::vector<std::string>& args)
         return fail(projectDir + (builtin ? ": no card the built-in proposer can search" : ": no card to search"));
 
     core::WorkerCommand worker;
-    worker.executable = workerPath(parser.value("--worker"));
+    worker.executable = core::workerPath(parser.value("--worker"));
     const bool showProgress = ::isatty(STDERR_FILENO);
     auto previousHandler = std::signal(SIGINT, requestStop);
     int exitCode = 0;

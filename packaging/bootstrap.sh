@@ -26,7 +26,7 @@ is_debian() { [ -r /etc/os-release ] && . /etc/os-release && [ "${ID:-}" = debia
 debian_packages=(
     build-essential cmake ninja-build ccache git pkg-config
     python3 python3-venv python3-pip
-    qt6-base-dev qt6-charts-dev libqscintilla2-qt6-dev libgl-dev
+    qt6-base-dev qt6-charts-dev libqt6opengl6-dev libxkbcommon-dev libqscintilla2-qt6-dev libgl-dev
     libcurl4-openssl-dev nlohmann-json3-dev libgtest-dev
 )
 

@@ -9,7 +9,11 @@
 #include "project/ProjectSummaryPane.h"
 #include "status/JobStatusWidget.h"
 #include "CardsTableModel.h"
+#include "LatencySeriesModel.h"
 #include "SearchTreeModel.h"
+#include "ValidationLogModel.h"
+#include "charts/LatencyChartsPane.h"
+#include "log/ValidationLogPane.h"
 #include "SearchTreeTestSupport.h"
 #include "editor/KernelEditorPane.h"
 #include "editor/SideBySideDiffView.h"
@@ -137,6 +141,10 @@ private Q_SLOTS:
         // Read on a pool thread, shown when it arrives.
         QTRY_COMPARE(window.treeView()->nodeCount(), 3);
         QCOMPARE(window.searchTreeModel()->cardId(), QString::fromStdString(softmaxId));
+        // The log and the charts follow the same tree.
+        const int logRows = window.validationLogModel()->rowCount();
+        QVERIFY(logRows > 0);
+        QCOMPARE(window.latencyCharts()->seriesModel()->series().size(), 1);
 
         // Selecting a node (as a click in the graph does) fills the editor and the diff.
         Q_EMIT window.treeView()->nodeSelected(QString::fromStdString(child));
@@ -146,12 +154,82 @@ private Q_SLOTS:
         QVERIFY2(window.kernelEditor()->diffView()->summary().contains(QStringLiteral("changed")),
                  qPrintable(window.kernelEditor()->diffView()->summary())); // against the parent's source
         QCOMPARE(window.treeView()->selectedNodeId(), QString::fromStdString(child));
+        // The log shows only the selected node's entries.
+        const int shown = window.validationLog()->proxyModel()->rowCount();
+        QVERIFY(shown > 0 && shown < logRows);
 
         // Another card: the tree and the editor follow (this card has no tree yet).
         window.session()->setCurrentCardId(QString::fromStdString(project.cards.front().id));
         QCOMPARE(window.searchTreeModel()->rowCount(), 0);
         QVERIFY(window.kernelEditor()->nodeId().isEmpty());
         QVERIFY(window.session()->currentNodeId().isEmpty());
+        QFile::remove(QString::fromStdString(file.string()));
+    }
+
+    void benchmarkingAnEditAddsAManualEditNodeWithDiagnostics()
+    {
+        // The softmax card's tree holds one node with a plain kernel; the edits are benchmarked
+        // for real: NVRTC compiles them, the worker (no GPU here) makes them compile-only.
+        const kforge::core::Project project = kforge::app::test::makeFixtureProject();
+        std::string softmaxId;
+        for (const kforge::core::OperatorCard& card : project.cards)
+            if (card.qualifiedName() == "aten::softmax.int")
+                softmaxId = card.id;
+        const std::string good = "extern \"C\" __global__ void k(const float* x, float* y)\n{\n    y[threadIdx.x] = x[threadIdx.x];\n}\n";
+        const std::string broken = "extern \"C\" __global__ void k(const float* x, float* y)\n{\n    y[threadIdx.x] = undefined_name;\n}\n";
+        const nlohmann::json plan = {{"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}},
+                                                    {"args", {"ptr:self", "ptr:out0"}}}}}};
+        kforge::core::SearchTree tree(softmaxId, 1);
+        kforge::core::Candidate rootCandidate{good, plan};
+        kforge::core::Provenance rootProvenance;
+        rootProvenance.kind = kforge::core::ProvenanceKind::Root;
+        const std::string root = tree.addRoot(rootCandidate, rootProvenance, 1700000000000).value();
+        QVERIFY(tree.recordEvaluation(root, kforge::test::compiledOnly()).ok());
+        const auto file = kforge::core::TreeStore::defaultPath(m_project.toStdString(), softmaxId);
+        QVERIFY(kforge::core::TreeStore(file).save(tree).ok());
+        qputenv("KFORGE_WORKER", QByteArray(KFORGE_WORKER_PATH));
+
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QStringList errors;
+        window.setErrorReporter([&](const QString&, const QString& message) { errors << message; });
+        QVERIFY(window.openProject(m_project));
+        window.session()->setCurrentCardId(QString::fromStdString(softmaxId));
+        QTRY_COMPARE(window.treeView()->nodeCount(), 1);
+        window.session()->setCurrentNodeId(QString::fromStdString(root));
+
+        // A broken edit: a failed-compile child, the error on line 3 of the editor.
+        Q_EMIT window.kernelEditor()->benchmarkRequested(QString::fromStdString(broken),
+                                                         QString::fromStdString(plan.dump(2)),
+                                                         QString::fromStdString(root));
+        QVERIFY(window.kernelEditor()->isBusy());
+        QTRY_COMPARE_WITH_TIMEOUT(window.treeView()->nodeCount(), 2, 120000);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QStringLiteral("; "))));
+        const QString brokenId = window.session()->currentNodeId();
+        const kforge::core::SearchNode* brokenNode = window.searchTreeModel()->tree().find(brokenId.toStdString());
+        QVERIFY(brokenNode);
+        QCOMPARE(brokenNode->status, kforge::core::NodeStatus::FailedCompile);
+        QCOMPARE(brokenNode->provenance.kind, kforge::core::ProvenanceKind::ManualEdit);
+        QCOMPARE(brokenNode->parentId.value_or(std::string()), root);
+        QVERIFY(!window.kernelEditor()->isBusy());
+        bool onLine3 = false;
+        for (const auto& d : window.kernelEditor()->diagnostics())
+            onLine3 = onLine3 || (d.line == 3 && d.message.contains(QStringLiteral("undefined_name")));
+        QVERIFY2(onLine3, "the compiler error is not on line 3");
+
+        // A good edit: compile-only on a machine without a GPU, saved in the tree file.
+        Q_EMIT window.kernelEditor()->benchmarkRequested(QString::fromStdString(good + "// edited\n"),
+                                                         QString::fromStdString(plan.dump(2)),
+                                                         QString::fromStdString(root));
+        QTRY_COMPARE_WITH_TIMEOUT(window.treeView()->nodeCount(), 3, 120000);
+        const kforge::core::SearchNode* goodNode =
+            window.searchTreeModel()->tree().find(window.session()->currentNodeId().toStdString());
+        QVERIFY(goodNode);
+        QVERIFY2(goodNode->status == kforge::core::NodeStatus::CompiledOnly ||
+                     goodNode->status == kforge::core::NodeStatus::Passed,
+                 kforge::core::nodeStatusName(goodNode->status));
+        auto reloaded = kforge::core::TreeStore(file).load();
+        QVERIFY(reloaded.ok());
+        QCOMPARE(reloaded->size(), std::size_t(3));
         QFile::remove(QString::fromStdString(file.string()));
     }
 

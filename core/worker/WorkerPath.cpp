@@ -1,9 +1,9 @@
-#include "WorkerPath.h"
+#include "worker/WorkerPath.h"
 
 #include <cstdlib>
 #include <filesystem>
 
-namespace kforge::cli {
+namespace kforge::core {
 
 std::string workerPath(const std::optional<std::string>& fromOption)
 {
@@ -23,4 +23,4 @@ std::string workerPath(const std::optional<std::string>& fromOption)
     return (self.parent_path() / "kforge-worker").string();
 }
 
-} // namespace kforge::cli
+} // namespace kforge::core

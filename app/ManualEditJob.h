@@ -1,0 +1,61 @@
+#pragma once
+// Benchmarks an edit made in the kernel editor: compiles, validates and times the edited source and
+// plan against the card (eval/CandidateBench: NVRTC here, the GPU worker for the rest; a machine
+// without a GPU gets a compile-only result), then records it in the card's tree as a child of the
+// node it was edited from, with provenance "manual-edit", and saves the tree.
+//
+// Contracts:
+// - Thread: create, call and destroy on the GUI thread (asserted). The work runs on a std::thread;
+//   its outcome comes back once, as an immutable value, through a queued call.
+// - One job at a time: start() refuses while one runs.
+// - The tree file is read, extended and saved on the job thread (docs/search.md: atomic save), so
+//   an optimize run must not be writing the same card's tree at the same time.
+// - Destruction while a job runs joins the thread (a bench ends at the worker's watchdog at worst);
+//   no signal is emitted after destruction.
+
+#include "capture/OperatorCard.h"
+#include "search/SearchTree.h"
+
+#include <QObject>
+#include <QString>
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+namespace kforge::app {
+
+struct ManualEditRequest {
+    QString projectDir;
+    core::OperatorCard card;
+    QString parentNodeId;
+    QString source;
+    QString planJson; // empty: the plan embedded in the source (/*kforge-plan ... */)
+    QString workerPath; // empty: core::workerPath's default
+};
+
+class ManualEditJob : public QObject {
+    Q_OBJECT
+public:
+    explicit ManualEditJob(QObject* parent = nullptr);
+    ~ManualEditJob() override;
+
+    /// False (nothing started) while a job runs.
+    bool start(ManualEditRequest request);
+    bool isRunning() const { return m_running; }
+
+Q_SIGNALS:
+    /// The edit is node `nodeId` of `tree` (saved); `report` is the bench report (status,
+    /// compile diagnostics, evaluation).
+    void finished(std::shared_ptr<const core::SearchTree> tree, const QString& nodeId, const nlohmann::json& report);
+    /// One line: the plan is not JSON, the tree cannot be read or saved, the worker cannot start.
+    void failed(const QString& error);
+
+private:
+    std::thread m_thread;
+    bool m_running = false;
+};
+
+} // namespace kforge::app
