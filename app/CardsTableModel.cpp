@@ -1,5 +1,7 @@
 #include "CardsTableModel.h"
 
+#include "ColumnAlignment.h"
+
 namespace kforge::app {
 namespace {
 
@@ -73,8 +75,7 @@ QVariant CardsTableModel::data(const QModelIndex& index, int role) const
     case Qt::ToolTipRole:
         return toolTipData(*card, index.column());
     case Qt::TextAlignmentRole:
-        return isNumericColumn(index.column()) ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
-                                               : QVariant(int(Qt::AlignLeft | Qt::AlignVCenter));
+        return columnAlignment(isNumericColumn(index.column()));
     default:
         return {};
     }
@@ -85,8 +86,7 @@ QVariant CardsTableModel::headerData(int section, Qt::Orientation orientation, i
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
         return QAbstractTableModel::headerData(section, orientation, role);
     if (role == Qt::TextAlignmentRole)
-        return isNumericColumn(section) ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
-                                        : QVariant(int(Qt::AlignLeft | Qt::AlignVCenter));
+        return columnAlignment(isNumericColumn(section));
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {

@@ -1,5 +1,7 @@
 #include "SearchTreeModel.h"
 
+#include "ColumnAlignment.h"
+
 #include <QStringList>
 #include <QThread>
 
@@ -307,8 +309,7 @@ QVariant SearchTreeModel::data(const QModelIndex& index, int role) const
     case Qt::ToolTipRole:
         return nodeDetails(*node, nodeIndex == m_best);
     case Qt::TextAlignmentRole:
-        return isNumericColumn(index.column()) ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
-                                               : QVariant(int(Qt::AlignLeft | Qt::AlignVCenter));
+        return columnAlignment(isNumericColumn(index.column()));
     case NodeIdRole:
         return fromStd(node->id);
     case StatusRole:
@@ -329,8 +330,7 @@ QVariant SearchTreeModel::headerData(int section, Qt::Orientation orientation, i
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
         return QAbstractItemModel::headerData(section, orientation, role);
     if (role == Qt::TextAlignmentRole)
-        return isNumericColumn(section) ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter))
-                                        : QVariant(int(Qt::AlignLeft | Qt::AlignVCenter));
+        return columnAlignment(isNumericColumn(section));
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {
