@@ -183,7 +183,7 @@ void MainWindow::createMenus()
     m_recentMenu->setObjectName(QStringLiteral("menuRecentProjects"));
     rebuildRecentMenu();
     file->addSeparator();
-    laterRelease(file, tr("&Export .cast..."), QStringLiteral("actionExportCast"), tr("available once .cast export lands"));
+    laterRelease(file, tr("&Export .cast..."), QStringLiteral("actionExportCast"), tr("not in the app yet: run kforge export PROJECT_DIR -o FILE.cast"));
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setObjectName(QStringLiteral("actionQuit"));
@@ -192,12 +192,13 @@ void MainWindow::createMenus()
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     run->setToolTipsVisible(true);
-    const QString later = tr("search arrives in a later release");
+    const QString later = tr("not in the app yet: run kforge optimize PROJECT_DIR");
     laterRelease(run, tr("Optimize &Selected Cards"), QStringLiteral("actionOptimizeSelected"), later);
     laterRelease(run, tr("Optimize &All"), QStringLiteral("actionOptimizeAll"), later);
     laterRelease(run, tr("S&top"), QStringLiteral("actionStop"), later);
     run->addSeparator();
-    laterRelease(run, tr("&Re-benchmark Node"), QStringLiteral("actionRebenchmark"), later);
+    laterRelease(run, tr("&Re-benchmark Node"), QStringLiteral("actionRebenchmark"),
+                 tr("not in the app yet: Benchmark in the Kernel Editor, or kforge bench"));
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock, m_logDock, m_chartsDock}) {
