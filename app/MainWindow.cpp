@@ -3,6 +3,7 @@
 #include "CaptureJobRunner.h"
 #include "CardsTableModel.h"
 #include "ManualEditJob.h"
+#include "OptimizeJob.h"
 #include "SearchTreeModel.h"
 #include "ValidationLogModel.h"
 #include "Session.h"
@@ -15,6 +16,7 @@
 #include "project/ProjectStore.h"
 #include "project/ProjectSummaryPane.h"
 #include "search/TreeStore.h"
+#include "search/builtin/BuiltinProposer.h"
 #include "status/JobStatusWidget.h"
 #include "tree/TreeGraphView.h"
 #include "util/Version.h"
@@ -35,6 +37,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QThreadPool>
+#include <QTimer>
 
 #include <filesystem>
 
@@ -88,6 +91,29 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     connect(m_session, &Session::currentCardChanged, this, &MainWindow::loadTreeForCurrentCard);
     connect(m_session, &Session::currentNodeChanged, this, &MainWindow::showCurrentNode);
     connect(m_treeView, &views::TreeGraphView::nodeSelected, m_session, &Session::setCurrentNodeId);
+    m_optimizeJob = new OptimizeJob(this);
+    m_optimizePoll = new QTimer(this);
+    m_optimizePoll->setInterval(250);
+    connect(m_optimizePoll, &QTimer::timeout, this, &MainWindow::pollOptimize);
+    connect(m_optimizeJob, &OptimizeJob::finished, this, [this](const QString& summary, bool stopped) {
+        m_optimizePoll->stop();
+        m_treeFileStamp = -1; // the last save may share a timestamp with the last read
+        refreshTreeFromFile();
+        m_jobStatus->endJob(stopped ? tr("Search stopped") : tr("Search finished"));
+        statusBar()->showMessage(summary.section(QLatin1Char('\n'), -1), kStatusMessageMs);
+        updateRunActions();
+    });
+    connect(m_optimizeJob, &OptimizeJob::failed, this, [this](const QString& error) {
+        m_optimizePoll->stop();
+        m_treeFileStamp = -1; // the last save may share a timestamp with the last read
+        refreshTreeFromFile();
+        m_jobStatus->endJob(tr("Search failed"));
+        updateRunActions();
+        reportError(tr("Optimize"), error);
+    });
+    connect(m_session, &Session::projectChanged, this, &MainWindow::updateRunActions);
+    connect(m_session, &Session::currentCardChanged, this, &MainWindow::updateRunActions);
+    updateRunActions();
     m_manualEditJob = new ManualEditJob(this);
     connect(m_editorPane, &views::KernelEditorPane::benchmarkRequested, this, &MainWindow::onBenchmarkRequested);
     connect(m_manualEditJob, &ManualEditJob::finished, this,
@@ -119,6 +145,11 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
         reportError(tr("Benchmark Edit"), error);
     });
     connect(m_jobStatus, &views::JobStatusWidget::cancelRequested, this, [this]() {
+        if (m_optimizeJob->isRunning()) {
+            m_optimizeJob->stop();
+            m_jobStatus->setCancelling();
+            return;
+        }
         m_captureRunner->cancel();
         m_jobStatus->setCancelling();
     });
@@ -192,10 +223,29 @@ void MainWindow::createMenus()
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     run->setToolTipsVisible(true);
-    const QString later = tr("not in the app yet: run kforge optimize PROJECT_DIR");
-    laterRelease(run, tr("Optimize &Selected Cards"), QStringLiteral("actionOptimizeSelected"), later);
-    laterRelease(run, tr("Optimize &All"), QStringLiteral("actionOptimizeAll"), later);
-    laterRelease(run, tr("S&top"), QStringLiteral("actionStop"), later);
+    m_optimizeSelectedAction = run->addAction(tr("Optimize &Selected Card"), this, [this]() {
+        startOptimize({m_session->currentCardId()});
+    });
+    m_optimizeSelectedAction->setObjectName(QStringLiteral("actionOptimizeSelected"));
+    m_optimizeSelectedAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    m_optimizeAllAction = run->addAction(tr("Optimize &All"), this, [this]() {
+        // Every card the built-in proposer covers, largest share of model time first.
+        std::vector<const core::OperatorCard*> cards;
+        if (m_session->hasProject())
+            for (const core::OperatorCard& card : m_session->project()->cards)
+                if (!card.vendorBacked && core::BuiltinProposer::supports(card))
+                    cards.push_back(&card);
+        std::stable_sort(cards.begin(), cards.end(),
+                         [](const core::OperatorCard* a, const core::OperatorCard* b) { return a->timeShare > b->timeShare; });
+        QStringList ids;
+        for (const core::OperatorCard* card : cards)
+            ids << fromStd(card->id);
+        startOptimize(ids);
+    });
+    m_optimizeAllAction->setObjectName(QStringLiteral("actionOptimizeAll"));
+    m_stopAction = run->addAction(tr("S&top"), this, [this]() { m_optimizeJob->stop(); });
+    m_stopAction->setObjectName(QStringLiteral("actionStop"));
+    m_stopAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
     run->addSeparator();
     laterRelease(run, tr("&Re-benchmark Node"), QStringLiteral("actionRebenchmark"),
                  tr("not in the app yet: Benchmark in the Kernel Editor, or kforge bench"));
@@ -444,6 +494,7 @@ void MainWindow::reportError(const QString& title, const QString& message)
 void MainWindow::loadTreeForCurrentCard()
 {
     const quint64 generation = ++m_treeGeneration;
+    m_treeFileStamp = -1;
     m_treeModel->clear();
     m_editorPane->clear();
     m_logModel->clear();
@@ -523,6 +574,100 @@ void MainWindow::onBenchmarkRequested(const QString& source, const QString& plan
     }
     m_editorPane->setBusy(true);
     statusBar()->showMessage(tr("Benchmarking the edit of node %1 (compile, validate, time)...").arg(parentNodeId));
+}
+
+void MainWindow::setOptimizeCustomizer(std::function<void(OptimizeJobRequest&)> customizer)
+{
+    m_optimizeCustomizer = std::move(customizer);
+}
+
+bool MainWindow::startOptimize(const QStringList& cardIds)
+{
+    if (!m_session->hasProject() || m_optimizeJob->isRunning() || m_captureRunner->isRunning())
+        return false;
+    OptimizeJobRequest request;
+    request.projectDir = m_session->projectDir();
+    for (const QString& id : cardIds)
+        for (const core::OperatorCard& card : m_session->project()->cards)
+            if (fromStd(card.id) == id)
+                request.cards.push_back(card);
+    if (request.cards.empty()) {
+        reportError(tr("Optimize"), tr("no card to search: select one the built-in proposer covers"));
+        return false;
+    }
+    if (m_optimizeCustomizer)
+        m_optimizeCustomizer(request);
+    if (!m_optimizeJob->start(std::move(request)))
+        return false;
+    m_jobStatus->beginJob(tr("Optimize"));
+    m_optimizePoll->start();
+    updateRunActions();
+    return true;
+}
+
+void MainWindow::pollOptimize()
+{
+    const OptimizeJob::Progress p = m_optimizeJob->progress();
+    if (!p.cardId.isEmpty()) {
+        QString phase = tr("card %1 of %2 (%3): iteration %4")
+                            .arg(p.cardIndex + 1)
+                            .arg(p.cardCount)
+                            .arg(p.cardId.left(8))
+                            .arg(p.iteration);
+        if (p.bestSpeedup > 0)
+            phase += tr(", best %1x").arg(p.bestSpeedup, 0, 'f', 2);
+        m_jobStatus->setProgress(phase, p.cardIndex, p.cardCount);
+    }
+    if (p.cardId == m_session->currentCardId())
+        refreshTreeFromFile();
+}
+
+void MainWindow::refreshTreeFromFile()
+{
+    const QString cardId = m_session->currentCardId();
+    if (cardId.isEmpty() || !m_session->hasProject())
+        return;
+    const std::filesystem::path file =
+        core::TreeStore::defaultPath(m_session->projectDir().toStdString(), cardId.toStdString());
+    const QFileInfo info(QString::fromStdString(file.string()));
+    if (!info.exists())
+        return;
+    // Modification time (ms) and size: the search rewrites the file after every node.
+    const qint64 stamp = info.lastModified().toMSecsSinceEpoch() * 1000 + info.size() % 1000;
+    if (stamp == m_treeFileStamp)
+        return;
+    m_treeFileStamp = stamp;
+    const quint64 generation = m_treeGeneration; // a card change in between drops the result
+    QPointer<MainWindow> self(this);
+    QThreadPool::globalInstance()->start([self, file, generation]() {
+        auto loaded = std::make_shared<core::Result<core::SearchTree>>(core::TreeStore(file).load());
+        if (!loaded->ok())
+            return; // a read racing a save of the same file: the next poll reads it again
+        auto entries = std::make_shared<QList<LogEntry>>(ValidationLogModel::entriesFromTree(loaded->value()));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, loaded, entries, generation]() {
+                if (!self || generation != self->m_treeGeneration)
+                    return;
+                auto tree = std::make_shared<const core::SearchTree>(std::move(loaded->value()));
+                if (self->m_treeModel->cardId().isEmpty())
+                    self->m_treeModel->setTree(tree);
+                else
+                    self->m_treeModel->updateTree(tree);
+                self->m_logModel->setEntries(*entries);
+                self->m_chartsPane->setTree(*tree);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void MainWindow::updateRunActions()
+{
+    const bool running = m_optimizeJob && m_optimizeJob->isRunning();
+    const bool open = m_session->hasProject();
+    m_optimizeSelectedAction->setEnabled(open && !running && !m_session->currentCardId().isEmpty());
+    m_optimizeAllAction->setEnabled(open && !running);
+    m_stopAction->setEnabled(running);
 }
 
 } // namespace kforge::app

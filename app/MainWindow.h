@@ -19,6 +19,7 @@ class QAction;
 class QDockWidget;
 class QLabel;
 class QMenu;
+class QTimer;
 
 namespace kforge::views {
 class CardDetailsPane;
@@ -35,6 +36,8 @@ namespace kforge::app {
 
 class CaptureJobRunner;
 class ManualEditJob;
+class OptimizeJob;
+struct OptimizeJobRequest;
 class CardsTableModel;
 class SearchTreeModel;
 class ValidationLogModel;
@@ -73,6 +76,12 @@ public:
     views::JobStatusWidget* jobStatus() const { return m_jobStatus; }
     SearchTreeModel* searchTreeModel() const { return m_treeModel; }
     ManualEditJob* manualEditJob() const { return m_manualEditJob; }
+    OptimizeJob* optimizeJob() const { return m_optimizeJob; }
+    /// Test seam: how Run > Optimize builds each card's proposer and evaluator (default: built-in
+    /// proposer, GPU worker). Called with the request before it starts.
+    void setOptimizeCustomizer(std::function<void(OptimizeJobRequest&)> customizer);
+    /// Run > Optimize for `cardIds` (the Run menu passes the current card, or every searchable card).
+    bool startOptimize(const QStringList& cardIds);
     ValidationLogModel* validationLogModel() const { return m_logModel; }
     views::ValidationLogPane* validationLog() const { return m_logPane; }
     views::LatencyChartsPane* latencyCharts() const { return m_chartsPane; }
@@ -107,6 +116,11 @@ private:
     /// The current node's source and plan in the editor, and its diff against its parent.
     void showCurrentNode();
     void onBenchmarkRequested(const QString& source, const QString& planJson, const QString& parentNodeId);
+    /// While a run goes: status line from the job's progress, and the current card's tree re-read
+    /// when its file changed (the search saves it after every node).
+    void pollOptimize();
+    void refreshTreeFromFile();
+    void updateRunActions();
 
     const SettingsMode m_settingsMode;
     Session* m_session;
@@ -132,6 +146,13 @@ private:
     views::LatencyChartsPane* m_chartsPane = nullptr;
     QDockWidget* m_chartsDock = nullptr;
     ManualEditJob* m_manualEditJob = nullptr;
+    OptimizeJob* m_optimizeJob = nullptr;
+    std::function<void(OptimizeJobRequest&)> m_optimizeCustomizer;
+    QTimer* m_optimizePoll = nullptr;
+    qint64 m_treeFileStamp = -1; // last-modified time (ms) of the tree file shown, -1 unknown
+    QAction* m_optimizeSelectedAction = nullptr;
+    QAction* m_optimizeAllAction = nullptr;
+    QAction* m_stopAction = nullptr;
     quint64 m_treeGeneration = 0; // bumped per tree read; an older read's result is dropped
     QMenu* m_recentMenu = nullptr;
     QAction* m_openModelAction = nullptr;

@@ -1,0 +1,131 @@
+#include "OptimizeJob.h"
+
+#include "eval/BenchEvaluator.h"
+#include "search/SearchRun.h"
+#include "search/TreeStore.h"
+#include "search/builtin/BuiltinProposer.h"
+#include "util/CacheDirectory.h"
+#include "worker/WorkerPath.h"
+
+#include <QThread>
+
+#include <chrono>
+
+namespace kforge::app {
+
+OptimizeJob::OptimizeJob(QObject* parent) : QObject(parent) {}
+
+OptimizeJob::~OptimizeJob()
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    stop();
+    if (m_thread.joinable())
+        m_thread.join();
+}
+
+bool OptimizeJob::start(OptimizeJobRequest request)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (m_running)
+        return false;
+    if (m_thread.joinable())
+        m_thread.join();
+    m_running = true;
+    m_stopRequested = false;
+    {
+        std::lock_guard lock(m_mutex);
+        m_progress = Progress{};
+        m_progress.cardCount = static_cast<int>(request.cards.size());
+    }
+    m_thread = std::thread([this, request = std::move(request)]() {
+        QStringList lines;
+        QString error;
+        const std::filesystem::path projectDir = request.projectDir.toStdString();
+        for (std::size_t i = 0; i < request.cards.size() && !m_stopRequested; ++i) {
+            const core::OperatorCard& card = request.cards[i];
+            const core::TreeStore store(core::TreeStore::defaultPath(projectDir, card.id));
+            auto tree = store.openForRun(card.id, request.seed, /*resume=*/true);
+            if (!tree) {
+                error = QString::fromStdString(tree.error().toString());
+                break;
+            }
+            std::unique_ptr<core::Proposer> proposer = request.makeProposer
+                                                           ? request.makeProposer(card)
+                                                           : std::make_unique<core::BuiltinProposer>(card);
+            std::unique_ptr<core::Evaluator> evaluator;
+            if (request.makeEvaluator) {
+                evaluator = request.makeEvaluator(card);
+            } else {
+                core::WorkerCommand worker;
+                worker.executable = core::workerPath(std::nullopt);
+                evaluator = std::make_unique<core::BenchEvaluator>(projectDir, card, worker,
+                                                                   core::userCacheDirectory() / "nvrtc",
+                                                                   std::chrono::milliseconds(60000));
+            }
+            core::SearchRun run(std::move(tree.value()), store, *proposer, *evaluator,
+                                core::SearchRunOptions{request.budget, {}, {}, {}});
+            {
+                std::lock_guard lock(m_mutex);
+                m_active = &run;
+                m_progress.cardId = QString::fromStdString(card.id);
+                m_progress.cardIndex = static_cast<int>(i);
+            }
+            if (m_stopRequested)
+                run.requestStop(); // a stop that came between the check above and m_active
+            auto outcome = run.run();
+            {
+                std::lock_guard lock(m_mutex);
+                m_active = nullptr;
+            }
+            const QString name = QString::fromStdString(card.id.substr(0, 8) + " " + card.qualifiedName());
+            if (!outcome) {
+                error = name + QStringLiteral(": ") + QString::fromStdString(outcome.error().toString());
+                break;
+            }
+            const core::SearchNode* best = run.tree().bestPassed();
+            lines << QStringLiteral("%1: %2 nodes, %3, best %4")
+                         .arg(name)
+                         .arg(run.tree().nodes().size())
+                         .arg(QString::fromLatin1(core::stopReasonName(outcome->reason)))
+                         .arg(best && best->speedup ? QString::number(*best->speedup, 'f', 2) + QStringLiteral("x")
+                                                    : QStringLiteral("-"));
+        }
+        const bool stopped = m_stopRequested;
+        QMetaObject::invokeMethod(
+            this,
+            [this, lines, error, stopped]() {
+                m_running = false;
+                {
+                    std::lock_guard lock(m_mutex);
+                    m_progress.cardId.clear();
+                }
+                if (error.isEmpty())
+                    Q_EMIT finished(lines.join(QLatin1Char('\n')), stopped);
+                else
+                    Q_EMIT failed(error);
+            },
+            Qt::QueuedConnection);
+    });
+    return true;
+}
+
+void OptimizeJob::stop()
+{
+    m_stopRequested = true;
+    std::lock_guard lock(m_mutex);
+    if (m_active)
+        m_active->requestStop();
+}
+
+OptimizeJob::Progress OptimizeJob::progress() const
+{
+    std::lock_guard lock(m_mutex);
+    Progress p = m_progress;
+    if (m_active) {
+        p.iteration = m_active->iteration();
+        p.bestSpeedup = m_active->bestSpeedup();
+    }
+    return p;
+}
+
+} // namespace kforge::app

@@ -1,0 +1,81 @@
+#pragma once
+// Runs the search (core::SearchRun) for a list of cards on a background std::thread, one card after
+// the other, continuing each card's saved tree (docs/search.md). The GUI follows a run by polling
+// progress() and by re-reading the tree file, which SearchRun saves after every node.
+//
+// Contracts:
+// - Thread: create, call and destroy on the GUI thread (asserted); signals are emitted there.
+// - One run at a time: start() refuses while one runs.
+// - stop(): the node in flight is dropped (SearchRun's stop flag) and no further card starts; the
+//   job then ends with finished(). Trees keep every node saved before the stop.
+// - Destruction while running stops and joins (at most the candidate in flight).
+// - The proposer and evaluator come from factories (defaults: the built-in proposer and a
+//   BenchEvaluator with the kforge-worker), so tests can drive the GUI with a synthetic search.
+
+#include "capture/OperatorCard.h"
+#include "search/Evaluator.h"
+#include "search/Proposer.h"
+#include "search/SearchBudget.h"
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kforge::core {
+class SearchRun;
+}
+
+namespace kforge::app {
+
+struct OptimizeJobRequest {
+    QString projectDir;
+    std::vector<core::OperatorCard> cards; // searched in this order
+    core::SearchBudget budget;
+    std::uint64_t seed = 1;
+    /// Null: core::BuiltinProposer.
+    std::function<std::unique_ptr<core::Proposer>(const core::OperatorCard&)> makeProposer;
+    /// Null: core::BenchEvaluator with the default worker and the user's compile cache.
+    std::function<std::unique_ptr<core::Evaluator>(const core::OperatorCard&)> makeEvaluator;
+};
+
+class OptimizeJob : public QObject {
+    Q_OBJECT
+public:
+    explicit OptimizeJob(QObject* parent = nullptr);
+    ~OptimizeJob() override;
+
+    bool start(OptimizeJobRequest request);
+    void stop();
+    bool isRunning() const { return m_running; }
+
+    struct Progress {
+        QString cardId; // empty between cards
+        int cardIndex = 0;
+        int cardCount = 0;
+        int iteration = 0;      // nodes in the current card's tree
+        double bestSpeedup = 0; // of the current card, 0 until one is measured
+    };
+    /// A consistent snapshot for the status bar (any time; cheap).
+    Progress progress() const;
+
+Q_SIGNALS:
+    /// `summary`: one line per card ("3f2a... aten::softmax.int: 50 nodes, iteration-limit, best 1.65x").
+    void finished(const QString& summary, bool stopped);
+    void failed(const QString& error);
+
+private:
+    std::thread m_thread;
+    bool m_running = false;
+    std::atomic<bool> m_stopRequested{false};
+    mutable std::mutex m_mutex;             // guards m_active and m_progress
+    core::SearchRun* m_active = nullptr;    // the card being searched, on the job thread
+    Progress m_progress;
+};
+
+} // namespace kforge::app
