@@ -16,7 +16,10 @@
 #include "project/ProjectStore.h"
 #include "project/ProjectSummaryPane.h"
 #include "search/TreeStore.h"
+#include "llm/LlmClientFactory.h"
+#include "llm/LlmConfig.h"
 #include "search/builtin/BuiltinProposer.h"
+#include "settings/SettingsDialog.h"
 #include "status/JobStatusWidget.h"
 #include "tree/TreeGraphView.h"
 #include "util/Version.h"
@@ -247,6 +250,14 @@ void MainWindow::createMenus()
     m_stopAction->setObjectName(QStringLiteral("actionStop"));
     m_stopAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
     run->addSeparator();
+    QAction* settings = run->addAction(tr("Se&ttings..."), this, [this]() {
+        views::SettingsDialog dialog(m_searchSettings, this);
+        if (dialog.exec() == QDialog::Accepted)
+            setSearchSettings(dialog.settings());
+    });
+    settings->setObjectName(QStringLiteral("actionSettings"));
+    settings->setMenuRole(QAction::PreferencesRole);
+    run->addSeparator();
     laterRelease(run, tr("&Re-benchmark Node"), QStringLiteral("actionRebenchmark"),
                  tr("not in the app yet: Benchmark in the Kernel Editor, or kforge bench"));
 
@@ -304,6 +315,7 @@ void MainWindow::restoreSettings()
     QSettings settings;
     restoreGeometry(settings.value(kGeometryKey).toByteArray());
     restoreState(settings.value(kStateKey).toByteArray(), kLayoutVersion);
+    m_searchSettings = SearchSettings::load(settings);
 }
 
 void MainWindow::saveSettings() const
@@ -595,6 +607,27 @@ bool MainWindow::startOptimize(const QStringList& cardIds)
         reportError(tr("Optimize"), tr("no card to search: select one the built-in proposer covers"));
         return false;
     }
+    request.budget.maxIterations = m_searchSettings.iterations;
+    request.budget.wallTimeLimitS = m_searchSettings.timeLimitS;
+    request.evaluateTimeoutS = m_searchSettings.evaluateTimeoutS;
+    if (m_searchSettings.usesLlm()) {
+        // The key is read from the named environment variable by the client; it is never stored.
+        auto provider = core::parseLlmProvider(m_searchSettings.proposer.toStdString());
+        core::LlmProviderConfig config = core::LlmProviderConfig::defaultsFor(provider.ok() ? provider.value()
+                                                                                             : core::LlmProvider::OpenAiCompatible);
+        if (!m_searchSettings.baseUrl.isEmpty())
+            config.baseUrl = m_searchSettings.baseUrl.toStdString();
+        config.model = m_searchSettings.model.toStdString();
+        if (!m_searchSettings.apiKeyEnv.isEmpty())
+            config.apiKeyEnv = m_searchSettings.apiKeyEnv.toStdString();
+        auto valid = config.validate();
+        auto client = valid.ok() ? core::createLlmClient(config) : core::Result<std::unique_ptr<core::LlmClient>>(valid.error());
+        if (!client) {
+            reportError(tr("Optimize"), fromStd(client.error().toString()));
+            return false;
+        }
+        request.llmClient = std::move(client.value());
+    }
     if (m_optimizeCustomizer)
         m_optimizeCustomizer(request);
     if (!m_optimizeJob->start(std::move(request)))
@@ -668,6 +701,15 @@ void MainWindow::updateRunActions()
     m_optimizeSelectedAction->setEnabled(open && !running && !m_session->currentCardId().isEmpty());
     m_optimizeAllAction->setEnabled(open && !running);
     m_stopAction->setEnabled(running);
+}
+
+void MainWindow::setSearchSettings(const SearchSettings& settings)
+{
+    m_searchSettings = settings;
+    if (m_settingsMode == SettingsMode::Persistent) {
+        QSettings store;
+        m_searchSettings.save(store);
+    }
 }
 
 } // namespace kforge::app

@@ -7,6 +7,7 @@
 // reads nor writes them.
 
 #include "RecentProjects.h"
+#include "SearchSettings.h"
 #include "capture/CaptureJob.h"
 #include "capture/CaptureRequest.h"
 
@@ -82,6 +83,9 @@ public:
     void setOptimizeCustomizer(std::function<void(OptimizeJobRequest&)> customizer);
     /// Run > Optimize for `cardIds` (the Run menu passes the current card, or every searchable card).
     bool startOptimize(const QStringList& cardIds);
+    /// Run > Settings: what Optimize uses (QSettings in Persistent windows).
+    const SearchSettings& searchSettings() const { return m_searchSettings; }
+    void setSearchSettings(const SearchSettings& settings);
     ValidationLogModel* validationLogModel() const { return m_logModel; }
     views::ValidationLogPane* validationLog() const { return m_logPane; }
     views::LatencyChartsPane* latencyCharts() const { return m_chartsPane; }
@@ -148,6 +152,7 @@ private:
     ManualEditJob* m_manualEditJob = nullptr;
     OptimizeJob* m_optimizeJob = nullptr;
     std::function<void(OptimizeJobRequest&)> m_optimizeCustomizer;
+    SearchSettings m_searchSettings;
     QTimer* m_optimizePoll = nullptr;
     qint64 m_treeFileStamp = -1; // last-modified time (ms) of the tree file shown, -1 unknown
     QAction* m_optimizeSelectedAction = nullptr;

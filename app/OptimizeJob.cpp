@@ -4,6 +4,7 @@
 #include "search/SearchRun.h"
 #include "search/TreeStore.h"
 #include "search/builtin/BuiltinProposer.h"
+#include "search/llm/LlmProposer.h"
 #include "util/CacheDirectory.h"
 #include "worker/WorkerPath.h"
 
@@ -49,18 +50,31 @@ bool OptimizeJob::start(OptimizeJobRequest request)
                 error = QString::fromStdString(tree.error().toString());
                 break;
             }
-            std::unique_ptr<core::Proposer> proposer = request.makeProposer
-                                                           ? request.makeProposer(card)
-                                                           : std::make_unique<core::BuiltinProposer>(card);
             std::unique_ptr<core::Evaluator> evaluator;
+            core::BenchEvaluator* bench = nullptr;
             if (request.makeEvaluator) {
                 evaluator = request.makeEvaluator(card);
             } else {
                 core::WorkerCommand worker;
                 worker.executable = core::workerPath(std::nullopt);
-                evaluator = std::make_unique<core::BenchEvaluator>(projectDir, card, worker,
-                                                                   core::userCacheDirectory() / "nvrtc",
-                                                                   std::chrono::milliseconds(60000));
+                auto owned = std::make_unique<core::BenchEvaluator>(
+                    projectDir, card, worker, core::userCacheDirectory() / "nvrtc",
+                    std::chrono::milliseconds(static_cast<long long>(request.evaluateTimeoutS * 1000)));
+                bench = owned.get();
+                evaluator = std::move(owned);
+            }
+            std::unique_ptr<core::Proposer> proposer;
+            if (request.makeProposer) {
+                proposer = request.makeProposer(card);
+            } else if (request.llmClient) {
+                // The worker describes its GPU after its first evaluation; the prompt asks again.
+                core::LlmProposerOptions options;
+                if (bench)
+                    options.hardwareSource = [bench] { return bench->gpu(); };
+                proposer = std::make_unique<core::LlmProposer>(card, request.llmClient,
+                                                               bench ? bench->gpu() : nlohmann::json(), options);
+            } else {
+                proposer = std::make_unique<core::BuiltinProposer>(card);
             }
             core::SearchRun run(std::move(tree.value()), store, *proposer, *evaluator,
                                 core::SearchRunOptions{request.budget, {}, {}, {}});

@@ -28,8 +28,9 @@
 #include <vector>
 
 namespace kforge::core {
+class LlmClient;
 class SearchRun;
-}
+} // namespace kforge::core
 
 namespace kforge::app {
 
@@ -38,6 +39,9 @@ struct OptimizeJobRequest {
     std::vector<core::OperatorCard> cards; // searched in this order
     core::SearchBudget budget;
     std::uint64_t seed = 1;
+    double evaluateTimeoutS = 60; // the worker's watchdog per candidate (default evaluator)
+    /// Set: the LLM proposer with this client (default proposer), else the built-in proposer.
+    std::shared_ptr<core::LlmClient> llmClient;
     /// Null: core::BuiltinProposer.
     std::function<std::unique_ptr<core::Proposer>(const core::OperatorCard&)> makeProposer;
     /// Null: core::BenchEvaluator with the default worker and the user's compile cache.

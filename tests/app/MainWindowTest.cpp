@@ -287,6 +287,35 @@ private Q_SLOTS:
         QFile::remove(QString::fromStdString(file.string()));
     }
 
+    void theSettingsBudgetReachesTheRun()
+    {
+        const kforge::core::Project project = kforge::app::test::makeFixtureProject();
+        const std::string cardId = project.cards.back().id;
+        const auto file = kforge::core::TreeStore::defaultPath(m_project.toStdString(), cardId);
+        QFile::remove(QString::fromStdString(file.string()));
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        kforge::app::SearchSettings settings;
+        settings.iterations = 7;
+        window.setSearchSettings(settings);
+        window.setOptimizeCustomizer([](kforge::app::OptimizeJobRequest& request) {
+            QCOMPARE(request.budget.maxIterations, 7);
+            QVERIFY(!request.llmClient); // built-in: no client
+            request.makeProposer = [](const kforge::core::OperatorCard&) {
+                return std::make_unique<kforge::core::test::SyntheticProposer>();
+            };
+            request.makeEvaluator = [](const kforge::core::OperatorCard&) {
+                return std::make_unique<kforge::core::test::SyntheticEvaluator>();
+            };
+        });
+        QVERIFY(window.openProject(m_project));
+        QVERIFY(window.startOptimize({QString::fromStdString(cardId)}));
+        QTRY_VERIFY_WITH_TIMEOUT(!window.optimizeJob()->isRunning(), 20000);
+        auto saved = kforge::core::TreeStore(file).load();
+        QVERIFY(saved.ok());
+        QCOMPARE(saved->size(), std::size_t(7));
+        QFile::remove(QString::fromStdString(file.string()));
+    }
+
     void selectingARowShowsTheCardDetails()
     {
         MainWindow window(MainWindow::SettingsMode::Ephemeral);
