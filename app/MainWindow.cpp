@@ -16,6 +16,7 @@
 #include "project/ProjectStore.h"
 #include "project/ProjectSummaryPane.h"
 #include "search/TreeStore.h"
+#include "kernel/NvrtcCompiler.h"
 #include "llm/LlmClientFactory.h"
 #include "llm/LlmConfig.h"
 #include "search/builtin/BuiltinProposer.h"
@@ -474,12 +475,13 @@ void MainWindow::onCaptureFailed(const QString& error, bool cancelled)
 
 QString MainWindow::aboutText() const
 {
-    QString text = tr("Kernel Forge %1\nQt %2 (built with %3)")
+    QString text = tr("Kernel Forge %1\nQt %2 (built with %3)\nCUDA %4 (NVRTC, compiles candidates)")
                        .arg(QString::fromLatin1(core::kKforgeVersion), QString::fromLatin1(qVersion()),
-                            QStringLiteral(QT_VERSION_STR));
+                            QStringLiteral(QT_VERSION_STR), fromStd(core::NvrtcCompiler().nvrtcVersion()));
     if (const auto& project = m_session->project()) {
-        text += QLatin1Char('\n') + tr("Open project captured with torch %1 (Kernel Forge %2)")
-                                        .arg(fromStd(project->capture.torchVersion), fromStd(project->capture.kforgeVersion));
+        text += QLatin1Char('\n') + tr("Open project captured with torch %1 (Kernel Forge %2) on %3 (%4)")
+                                        .arg(fromStd(project->capture.torchVersion), fromStd(project->capture.kforgeVersion),
+                                             fromStd(project->capture.deviceName), fromStd(project->capture.device));
     } else {
         text += QLatin1Char('\n') + tr("No project open");
     }

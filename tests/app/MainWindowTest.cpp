@@ -35,6 +35,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -481,9 +482,11 @@ private Q_SLOTS:
         QVERIFY(about.contains(QStringLiteral("Kernel Forge ") + QString::fromLatin1(kforge::core::kKforgeVersion)));
         QVERIFY(about.contains(QStringLiteral("Qt ") + QString::fromLatin1(qVersion())));
         QVERIFY(about.contains(QStringLiteral("No project open")));
+        QVERIFY2(about.contains(QRegularExpression(QStringLiteral("CUDA \\d+\\.\\d+ \\(NVRTC"))), qPrintable(about));
         QVERIFY(window.openProject(m_project));
         about = window.aboutText();
         QVERIFY2(about.contains(QStringLiteral("captured with torch 2.11.0+cu130")), qPrintable(about));
+        QVERIFY2(about.contains(QStringLiteral("on NVIDIA H200")), qPrintable(about)); // the fixture's GPU
     }
 
     void layoutAndRecentProjectsSurviveARestart()
