@@ -13,7 +13,8 @@ QString fromStd(const std::string& text)
 bool isNumericColumn(int column)
 {
     return column == CardsTableModel::CallsColumn || column == CardsTableModel::EagerColumn ||
-           column == CardsTableModel::ShareColumn;
+           column == CardsTableModel::ShareColumn || column == CardsTableModel::BestColumn ||
+           column == CardsTableModel::SpeedupColumn;
 }
 
 } // namespace
@@ -25,6 +26,33 @@ void CardsTableModel::setProject(std::shared_ptr<const core::Project> project)
     beginResetModel();
     m_project = std::move(project);
     endResetModel();
+}
+
+void CardsTableModel::setSearchSummaries(QHash<QString, CardSearchSummary> summaries)
+{
+    m_summaries = std::move(summaries);
+    if (rowCount() > 0)
+        Q_EMIT dataChanged(index(0, BestColumn), index(rowCount() - 1, StatusColumn));
+}
+
+void CardsTableModel::setSearchingCard(const QString& id)
+{
+    if (id == m_searchingCard)
+        return;
+    m_searchingCard = id;
+    if (rowCount() > 0)
+        Q_EMIT dataChanged(index(0, StatusColumn), index(rowCount() - 1, StatusColumn));
+}
+
+CardSearchSummary CardsTableModel::summaryOf(const core::OperatorCard& card) const
+{
+    const QString id = fromStd(card.id);
+    CardSearchSummary summary = m_summaries.value(id);
+    if (!m_summaries.contains(id) && card.vendorBacked)
+        summary.status = CardSearchStatus::VendorSkipped;
+    if (id == m_searchingCard)
+        summary.status = CardSearchStatus::Searching;
+    return summary;
 }
 
 const core::OperatorCard* CardsTableModel::cardAt(int row) const
@@ -96,6 +124,9 @@ QVariant CardsTableModel::headerData(int section, Qt::Orientation orientation, i
     case CallsColumn: return tr("Calls");
     case EagerColumn: return tr("Eager \u00b5s");
     case ShareColumn: return tr("Share %");
+    case BestColumn: return tr("Best \u00b5s");
+    case SpeedupColumn: return tr("Speedup");
+    case StatusColumn: return tr("Status");
     case NotesColumn: return tr("Notes");
     }
     return {};
@@ -132,6 +163,15 @@ QVariant CardsTableModel::displayData(const core::OperatorCard& card, int column
     case CallsColumn: return QString::number(card.callCount);
     case EagerColumn: return card.eager ? QString::number(card.eager->medianUs, 'f', 2) : QStringLiteral("-");
     case ShareColumn: return QString::number(card.timeShare * 100.0, 'f', 1);
+    case BestColumn: {
+        const CardSearchSummary s = summaryOf(card);
+        return s.bestUs ? QString::number(*s.bestUs, 'f', 2) : QStringLiteral("-");
+    }
+    case SpeedupColumn: {
+        const CardSearchSummary s = summaryOf(card);
+        return s.speedup ? QString::number(*s.speedup, 'f', 2) + QLatin1Char('x') : QStringLiteral("-");
+    }
+    case StatusColumn: return cardSearchStatusText(summaryOf(card).status);
     case NotesColumn: return notesText(card);
     }
     return {};
@@ -143,6 +183,8 @@ QVariant CardsTableModel::sortData(const core::OperatorCard& card, int column) c
     case CallsColumn: return QVariant::fromValue<qint64>(card.callCount);
     case EagerColumn: return card.eager ? card.eager->medianUs : -1.0;
     case ShareColumn: return card.timeShare;
+    case BestColumn: return summaryOf(card).bestUs.value_or(-1.0);
+    case SpeedupColumn: return summaryOf(card).speedup.value_or(-1.0);
     default: return displayData(card, column);
     }
 }

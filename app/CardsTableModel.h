@@ -4,6 +4,7 @@
 //
 // Thread: GUI thread only. The model holds the project value it was given; setProject() resets it.
 
+#include "CardSearchSummary.h"
 #include "project/Project.h"
 
 #include <QAbstractTableModel>
@@ -15,7 +16,19 @@ namespace kforge::app {
 class CardsTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { IdColumn, OpColumn, TensorsColumn, CallsColumn, EagerColumn, ShareColumn, NotesColumn, ColumnCount };
+    enum Column {
+        IdColumn,
+        OpColumn,
+        TensorsColumn,
+        CallsColumn,
+        EagerColumn,
+        ShareColumn,
+        BestColumn,    // the search's fastest passed node, us
+        SpeedupColumn, // its speedup over eager
+        StatusColumn,  // not started, searching, improved, no gain, skipped (vendor)
+        NotesColumn,
+        ColumnCount
+    };
     enum Role {
         /// Numbers for the numeric columns (calls: qint64, eager us and share: double; an untimed card
         /// sorts below every timed one as -1), the display text otherwise.
@@ -27,6 +40,10 @@ public:
     explicit CardsTableModel(QObject* parent = nullptr);
 
     void setProject(std::shared_ptr<const core::Project> project);
+    /// The search columns (best, speedup, status); cards without an entry show "not started".
+    void setSearchSummaries(QHash<QString, CardSearchSummary> summaries);
+    /// Marks the card a run is on ("searching"); empty clears the mark.
+    void setSearchingCard(const QString& id);
     const core::OperatorCard* cardAt(int row) const;
     /// The row of the card with this full id, or -1.
     int rowOfCard(const QString& id) const;
@@ -47,6 +64,9 @@ private:
     QVariant toolTipData(const core::OperatorCard& card, int column) const;
 
     std::shared_ptr<const core::Project> m_project;
+    QHash<QString, CardSearchSummary> m_summaries;
+    QString m_searchingCard;
+    CardSearchSummary summaryOf(const core::OperatorCard& card) const;
 };
 
 } // namespace kforge::app

@@ -104,6 +104,8 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
         m_treeFileStamp = -1; // the last save may share a timestamp with the last read
         refreshTreeFromFile();
         m_jobStatus->endJob(stopped ? tr("Search stopped") : tr("Search finished"));
+        m_cardsModel->setSearchingCard(QString());
+        refreshSearchSummaries();
         statusBar()->showMessage(summary.section(QLatin1Char('\n'), -1), kStatusMessageMs);
         updateRunActions();
     });
@@ -112,6 +114,8 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
         m_treeFileStamp = -1; // the last save may share a timestamp with the last read
         refreshTreeFromFile();
         m_jobStatus->endJob(tr("Search failed"));
+        m_cardsModel->setSearchingCard(QString());
+        refreshSearchSummaries();
         updateRunActions();
         reportError(tr("Optimize"), error);
     });
@@ -129,6 +133,7 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
                     m_chartsPane->setTree(*tree);
                 }
                 m_session->setCurrentNodeId(nodeId);
+                refreshSearchSummaries();
                 // The new node's compiler messages on their lines (a broken edit shows where).
                 QList<views::EditorDiagnostic> diagnostics;
                 const nlohmann::json compile = report.value("compile", nlohmann::json::object());
@@ -385,6 +390,36 @@ void MainWindow::showProject(std::shared_ptr<const core::Project> project, const
     m_recent.add(absolute);
     rebuildRecentMenu();
     updateProjectLabels();
+    refreshSearchSummaries();
+}
+
+void MainWindow::refreshSearchSummaries()
+{
+    const auto project = m_session->project();
+    if (!project)
+        return;
+    const quint64 generation = ++m_summaryGeneration;
+    const std::filesystem::path dir = m_session->projectDir().toStdString();
+    QPointer<MainWindow> self(this);
+    QThreadPool::globalInstance()->start([self, project, dir, generation]() {
+        auto summaries = std::make_shared<QHash<QString, CardSearchSummary>>(summarizeSearches(dir, *project));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, project, summaries, generation]() {
+                if (!self || generation != self->m_summaryGeneration || self->m_session->project() != project)
+                    return; // superseded, or another project opened meanwhile
+                self->m_cardsModel->setSearchSummaries(*summaries);
+                QList<QPair<QString, double>> speedups;
+                for (const core::OperatorCard& card : project->cards) {
+                    const CardSearchSummary s = summaries->value(fromStd(card.id));
+                    if (s.speedup)
+                        speedups.append({fromStd(card.qualifiedName()) + QLatin1Char(' ') + fromStd(card.id.substr(0, 8)),
+                                         *s.speedup});
+                }
+                self->m_chartsPane->setCardSpeedups(speedups);
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 void MainWindow::updateProjectLabels()
@@ -643,6 +678,7 @@ bool MainWindow::startOptimize(const QStringList& cardIds)
 void MainWindow::pollOptimize()
 {
     const OptimizeJob::Progress p = m_optimizeJob->progress();
+    m_cardsModel->setSearchingCard(p.cardId);
     if (!p.cardId.isEmpty()) {
         QString phase = tr("card %1 of %2 (%3): iteration %4")
                             .arg(p.cardIndex + 1)

@@ -125,6 +125,9 @@ private:
     void pollOptimize();
     void refreshTreeFromFile();
     void updateRunActions();
+    /// Re-reads every card's tree on a pool thread for the cards table's search columns and the
+    /// per-card speedup chart.
+    void refreshSearchSummaries();
 
     const SettingsMode m_settingsMode;
     Session* m_session;
@@ -158,7 +161,8 @@ private:
     QAction* m_optimizeSelectedAction = nullptr;
     QAction* m_optimizeAllAction = nullptr;
     QAction* m_stopAction = nullptr;
-    quint64 m_treeGeneration = 0; // bumped per tree read; an older read's result is dropped
+    quint64 m_treeGeneration = 0;
+    quint64 m_summaryGeneration = 0; // bumped per tree read; an older read's result is dropped
     QMenu* m_recentMenu = nullptr;
     QAction* m_openModelAction = nullptr;
     QLabel* m_deviceLabel = nullptr;

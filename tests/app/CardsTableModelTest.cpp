@@ -7,6 +7,9 @@
 #include <QSortFilterProxyModel>
 #include <QTest>
 
+using kforge::app::CardSearchStatus;
+using kforge::app::CardSearchSummary;
+
 using kforge::app::CardsTableModel;
 namespace core = kforge::core;
 
@@ -70,6 +73,41 @@ QString text(const QAbstractItemModel& model, int row, int column, int role = Qt
 class CardsTableModelTest : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void searchColumnsShowBestSpeedupAndStatus()
+    {
+        CardsTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const auto project = threeCards();
+        model.setProject(project);
+        // Before any summary: not started, except the vendor-backed card which the search skips.
+        QCOMPARE(text(model, 0, CardsTableModel::StatusColumn), QStringLiteral("not started"));
+        QCOMPARE(text(model, 1, CardsTableModel::StatusColumn), QStringLiteral("skipped (vendor)"));
+        QCOMPARE(text(model, 0, CardsTableModel::BestColumn), QStringLiteral("-"));
+
+        QHash<QString, CardSearchSummary> summaries;
+        CardSearchSummary improved;
+        improved.status = CardSearchStatus::Improved;
+        improved.bestUs = 1.25;
+        improved.speedup = 1.6;
+        summaries.insert(QString::fromStdString(project->cards[0].id), improved);
+        CardSearchSummary flat;
+        flat.status = CardSearchStatus::NoGain;
+        summaries.insert(QString::fromStdString(project->cards[2].id), flat);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        model.setSearchSummaries(summaries);
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(text(model, 0, CardsTableModel::BestColumn), QStringLiteral("1.25"));
+        QCOMPARE(text(model, 0, CardsTableModel::SpeedupColumn), QStringLiteral("1.60x"));
+        QCOMPARE(text(model, 0, CardsTableModel::StatusColumn), QStringLiteral("improved"));
+        QCOMPARE(text(model, 2, CardsTableModel::StatusColumn), QStringLiteral("no gain"));
+        QCOMPARE(model.data(model.index(2, CardsTableModel::SpeedupColumn), CardsTableModel::SortRole).toDouble(), -1.0);
+
+        model.setSearchingCard(QString::fromStdString(project->cards[2].id));
+        QCOMPARE(text(model, 2, CardsTableModel::StatusColumn), QStringLiteral("searching"));
+        model.setSearchingCard(QString());
+        QCOMPARE(text(model, 2, CardsTableModel::StatusColumn), QStringLiteral("no gain"));
+    }
+
     void emptyModelHasNoRows()
     {
         CardsTableModel model;

@@ -285,6 +285,13 @@ private Q_SLOTS:
         QVERIFY(saved.ok());
         QTRY_COMPARE(std::size_t(window.treeView()->nodeCount()), saved->size());
         QVERIFY(saved->size() >= 5);
+        // The cards table's search columns follow the run's result (the synthetic search beats eager).
+        const CardsTableModel* cards = window.findChild<CardsTableModel*>();
+        QVERIFY(cards);
+        const int row = cards->rowOfCard(QString::fromStdString(cardId));
+        QVERIFY(row >= 0);
+        QTRY_COMPARE(cards->index(row, CardsTableModel::StatusColumn).data().toString(), QStringLiteral("improved"));
+        QVERIFY(cards->index(row, CardsTableModel::SpeedupColumn).data().toString().endsWith(QLatin1Char('x')));
         QFile::remove(QString::fromStdString(file.string()));
     }
 

@@ -1,0 +1,49 @@
+#include "CardSearchSummary.h"
+
+#include "search/TreeStore.h"
+
+#include <QCoreApplication>
+
+namespace kforge::app {
+
+QString cardSearchStatusText(CardSearchStatus status)
+{
+    switch (status) {
+    case CardSearchStatus::NotStarted: return QCoreApplication::translate("CardSearchSummary", "not started");
+    case CardSearchStatus::Searching: return QCoreApplication::translate("CardSearchSummary", "searching");
+    case CardSearchStatus::Improved: return QCoreApplication::translate("CardSearchSummary", "improved");
+    case CardSearchStatus::NoGain: return QCoreApplication::translate("CardSearchSummary", "no gain");
+    case CardSearchStatus::VendorSkipped: return QCoreApplication::translate("CardSearchSummary", "skipped (vendor)");
+    }
+    return {};
+}
+
+QHash<QString, CardSearchSummary> summarizeSearches(const std::filesystem::path& projectDir, const core::Project& project)
+{
+    QHash<QString, CardSearchSummary> summaries;
+    for (const core::OperatorCard& card : project.cards) {
+        CardSearchSummary summary;
+        const std::filesystem::path file = core::TreeStore::defaultPath(projectDir, card.id);
+        std::error_code ec;
+        auto tree = std::filesystem::exists(file, ec) ? std::optional(core::TreeStore(file).load()) : std::nullopt;
+        if (tree && tree->ok()) {
+            summary.nodes = static_cast<int>(tree->value().size());
+            const core::SearchNode* fastest = nullptr;
+            for (const core::SearchNode& node : tree->value().nodes())
+                if (node.status == core::NodeStatus::Passed && node.latency &&
+                    (!fastest || node.latency->medianUs < fastest->latency->medianUs))
+                    fastest = &node;
+            if (fastest) {
+                summary.bestUs = fastest->latency->medianUs;
+                summary.speedup = fastest->speedup;
+            }
+            summary.status = summary.speedup && *summary.speedup > 1.0 ? CardSearchStatus::Improved : CardSearchStatus::NoGain;
+        } else if (card.vendorBacked) {
+            summary.status = CardSearchStatus::VendorSkipped;
+        }
+        summaries.insert(QString::fromStdString(card.id), summary);
+    }
+    return summaries;
+}
+
+} // namespace kforge::app
