@@ -150,7 +150,11 @@ public:
 
     explicit NodeItem(int node) : m_node(node)
     {
-        setCacheMode(DeviceCoordinateCache);
+        // No item cache: with DeviceCoordinateCache every zoom step re-rendered each visible item's
+        // pixmap (worst frame 25 ms on a 5,000-node tree); painting directly, with the text-free
+        // level of detail when zoomed out, keeps the worst frame at 12 ms
+        // (bench/results/2026-12-01-gui-scale.md).
+        setCacheMode(NoCache);
         setZValue(1);
     }
 
