@@ -2,6 +2,7 @@
 
 #include "CaptureJobRunner.h"
 #include "CardsTableModel.h"
+#include "ExportJob.h"
 #include "ManualEditJob.h"
 #include "OptimizeJob.h"
 #include "SearchTreeModel.h"
@@ -17,6 +18,9 @@
 #include "project/ProjectSummaryPane.h"
 #include "search/TreeStore.h"
 #include "kernel/NvrtcCompiler.h"
+#include "util/AtomicFile.h"
+#include "util/Hash.h"
+#include "worker/WorkerPath.h"
 #include "llm/LlmClientFactory.h"
 #include "llm/LlmConfig.h"
 #include "search/builtin/BuiltinProposer.h"
@@ -95,6 +99,19 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     connect(m_session, &Session::currentCardChanged, this, &MainWindow::loadTreeForCurrentCard);
     connect(m_session, &Session::currentNodeChanged, this, &MainWindow::showCurrentNode);
     connect(m_treeView, &views::TreeGraphView::nodeSelected, m_session, &Session::setCurrentNodeId);
+    m_exportJob = new ExportJob(this);
+    connect(m_exportJob, &ExportJob::finished, this, [this](const QString&, const QString& summary, const QString& audit) {
+        m_jobStatus->endJob(tr("Export finished"));
+        statusBar()->showMessage(summary, kStatusMessageMs);
+        m_logModel->appendEntries({LogEntry{QDateTime::currentDateTime(), LogLevel::Info, m_session->currentCardId(),
+                                            QString(), LogPhase::Search, summary + QLatin1Char('\n') + audit}});
+        updateRunActions();
+    });
+    connect(m_exportJob, &ExportJob::failed, this, [this](const QString& error) {
+        m_jobStatus->endJob(tr("Export failed"));
+        updateRunActions();
+        reportError(tr("Export .cast"), error);
+    });
     m_optimizeJob = new OptimizeJob(this);
     m_optimizePoll = new QTimer(this);
     m_optimizePoll->setInterval(250);
@@ -223,7 +240,15 @@ void MainWindow::createMenus()
     m_recentMenu->setObjectName(QStringLiteral("menuRecentProjects"));
     rebuildRecentMenu();
     file->addSeparator();
-    laterRelease(file, tr("&Export .cast..."), QStringLiteral("actionExportCast"), tr("not in the app yet: run kforge export PROJECT_DIR -o FILE.cast"));
+    m_exportAction = file->addAction(tr("&Export .cast..."), this, [this]() {
+        const QString suggested = m_session->projectDir() + QStringLiteral(".cast");
+        const QString chosen = QFileDialog::getSaveFileName(this, tr("Export .cast"), suggested,
+                                                            tr(".cast packages (*.cast)"));
+        if (!chosen.isEmpty())
+            startExport(chosen);
+    });
+    m_exportAction->setObjectName(QStringLiteral("actionExportCast"));
+    m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setObjectName(QStringLiteral("actionQuit"));
@@ -739,6 +764,7 @@ void MainWindow::updateRunActions()
     m_optimizeSelectedAction->setEnabled(open && !running && !m_session->currentCardId().isEmpty());
     m_optimizeAllAction->setEnabled(open && !running);
     m_stopAction->setEnabled(running);
+    m_exportAction->setEnabled(open && !running && !(m_exportJob && m_exportJob->isRunning()));
 }
 
 void MainWindow::setSearchSettings(const SearchSettings& settings)
@@ -748,6 +774,27 @@ void MainWindow::setSearchSettings(const SearchSettings& settings)
         QSettings store;
         m_searchSettings.save(store);
     }
+}
+
+bool MainWindow::startExport(const QString& file)
+{
+    if (!m_session->hasProject() || m_exportJob->isRunning() || m_optimizeJob->isRunning())
+        return false;
+    core::ExportRequest request;
+    request.projectDir = m_session->projectDir().toStdString();
+    request.output = file.toStdString();
+    request.workerPath = core::workerPath(std::nullopt);
+    // The model goes in when its file is still the one captured; otherwise a kernels-only package
+    // (the CLI asks for --no-model instead; here the result says which it is).
+    const core::CaptureInfo& capture = m_session->project()->capture;
+    auto model = capture.modelPath.empty() ? core::Result<std::string>(core::makeError(core::ErrorCode::NotFound, "none"))
+                                           : core::readWholeFile(capture.modelPath);
+    request.includeModel = model.ok() && (capture.modelSha.empty() || core::fnv1a64Hex(model.value()) == capture.modelSha);
+    if (!m_exportJob->start(std::move(request)))
+        return false;
+    m_jobStatus->beginJob(tr("Export .cast"));
+    updateRunActions();
+    return true;
 }
 
 } // namespace kforge::app

@@ -36,6 +36,7 @@ class ProjectSummaryPane;
 namespace kforge::app {
 
 class CaptureJobRunner;
+class ExportJob;
 class ManualEditJob;
 class OptimizeJob;
 struct OptimizeJobRequest;
@@ -78,6 +79,10 @@ public:
     SearchTreeModel* searchTreeModel() const { return m_treeModel; }
     ManualEditJob* manualEditJob() const { return m_manualEditJob; }
     OptimizeJob* optimizeJob() const { return m_optimizeJob; }
+    ExportJob* exportJob() const { return m_exportJob; }
+    /// File > Export .cast to `file` (the menu asks for it): the open project's best kernels, the
+    /// model when its file is still the captured one. False when nothing can start.
+    bool startExport(const QString& file);
     /// Test seam: how Run > Optimize builds each card's proposer and evaluator (default: built-in
     /// proposer, GPU worker). Called with the request before it starts.
     void setOptimizeCustomizer(std::function<void(OptimizeJobRequest&)> customizer);
@@ -154,6 +159,8 @@ private:
     QDockWidget* m_chartsDock = nullptr;
     ManualEditJob* m_manualEditJob = nullptr;
     OptimizeJob* m_optimizeJob = nullptr;
+    ExportJob* m_exportJob = nullptr;
+    QAction* m_exportAction = nullptr;
     std::function<void(OptimizeJobRequest&)> m_optimizeCustomizer;
     SearchSettings m_searchSettings;
     QTimer* m_optimizePoll = nullptr;

@@ -1,0 +1,277 @@
+#include "cast/ExportDriver.h"
+
+#include "cast/CastReader.h"
+#include "cast/CastWriter.h"
+#include "eval/CandidateBench.h"
+#include "kernel/CachingCompiler.h"
+#include "project/ProjectStore.h"
+#include "util/AtomicFile.h"
+#include "util/CacheDirectory.h"
+#include "util/Hash.h"
+#include "util/UtcTime.h"
+#include "util/Version.h"
+#include "worker/WorkerClient.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <memory>
+
+namespace kforge::core {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// "2.11.0+cu128" -> "2.11".
+std::string majorMinor(const std::string& version)
+{
+    const auto first = version.find('.');
+    if (first == std::string::npos)
+        return version;
+    const auto second = version.find_first_not_of("0123456789", first + 1);
+    return version.substr(0, second);
+}
+
+std::string firstCompileError(const CompiledKernel& kernel)
+{
+    for (const Diagnostic& d : kernel.diagnostics) {
+        if (d.severity == DiagnosticSeverity::Error)
+            return d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column) + ": " + d.message;
+    }
+    return "the source does not compile";
+}
+
+// The first finding of a compute-sanitizer log ("Invalid __global__ read of size 4 bytes"), or "".
+std::string firstFinding(const std::string& log)
+{
+    std::size_t start = 0;
+    while (start < log.size()) {
+        std::size_t end = log.find('\n', start);
+        if (end == std::string::npos)
+            end = log.size();
+        std::string line = log.substr(start, end - start);
+        start = end + 1;
+        if (!line.starts_with("========="))
+            continue;
+        line.erase(0, line.find_first_not_of("= "));
+        if (line.empty() || line.starts_with("COMPUTE-SANITIZER") || line.starts_with("ERROR SUMMARY") ||
+            line.starts_with("RACECHECK SUMMARY") || line.starts_with("at ") || line.starts_with("Saved host"))
+            continue;
+        return line;
+    }
+    return {};
+}
+
+// The sanitizer gate over 'kforge bench --sanitize': the kernel is validated again on the card's
+// captured samples and fresh inputs (no timing), then on the samples in workers started under each
+// compute-sanitizer tool. Whether the gate can run at all (compute-sanitizer installed, a worker
+// with a GPU) is found out at the first kernel, so an export without custom kernels starts nothing.
+class SanitizerGate {
+public:
+    SanitizerGate(SanitizeMode mode, WorkerCommand worker, fs::path projectDir, CachingCompiler& compiler)
+        : m_mode(mode), m_worker(std::move(worker)), m_projectDir(std::move(projectDir)), m_compiler(compiler)
+    {
+    }
+    ~SanitizerGate() { m_worker.shutdown(); }
+
+    Result<SanitizerVerdict> check(const OperatorCard& card, const SearchNode& node)
+    {
+        if (!m_probed)
+            probe();
+        if (!m_unavailable.empty()) {
+            if (m_mode == SanitizeMode::On)
+                return makeError(ErrorCode::Unsupported, m_unavailable + ": cannot run the sanitizer gate",
+                                       "--sanitize on");
+            return SanitizerVerdict{json{{"checked", false}, {"reason", m_unavailable + ": not sanitizer-checked"}},
+                                          {}};
+        }
+        if (::isatty(STDERR_FILENO))
+            std::fprintf(stderr, "kforge: sanitizer: %s %s (%s) ...\n", card.id.substr(0, 8).c_str(),
+                         card.qualifiedName().c_str(), node.id.c_str());
+        BenchRequest request;
+        request.projectDir = m_projectDir;
+        request.card = card;
+        request.source = node.candidate.source;
+        if (node.candidate.launchPlan.is_object() && !node.candidate.launchPlan.empty())
+            request.plan = node.candidate.launchPlan;
+        request.evaluationOptions = json{{"time", false}};
+        request.sanitize = true;
+        auto report = benchCandidate(request, m_compiler, m_worker);
+        if (!report)
+            return SanitizerVerdict{json{{"checked", false}, {"reason", report.error().toString()}},
+                                          "the gate could not run: " + report.error().toString()};
+        const std::string status = report->value("status", std::string());
+        json record = report->contains("sanitizer")
+                          ? (*report)["sanitizer"]
+                          : json{{"checked", false}, {"reason", "not reached: validation " + status}};
+        if (status == "passed")
+            return SanitizerVerdict{record, {}};
+        std::string finding = report->value("reason", std::string("validation ") + status);
+        if (record.contains("tools") && record["tools"].is_object()) {
+            for (const auto& [tool, result] : record["tools"].items()) {
+                const std::string line = firstFinding(result.value("log", std::string()));
+                if (!line.empty() && finding.find(tool) != std::string::npos) {
+                    finding += ": " + line;
+                    break;
+                }
+            }
+        } else {
+            finding = "validation " + status + ": " + finding;
+        }
+        return SanitizerVerdict{record, finding};
+    }
+
+private:
+    void probe()
+    {
+        m_probed = true;
+        if (m_mode == SanitizeMode::Off)
+            return;
+        if (findComputeSanitizer().empty()) {
+            m_unavailable = "compute-sanitizer not found";
+            return;
+        }
+        WorkerResponse hello = m_worker.start();
+        if (!hello.ok()) {
+            std::string why = hello.describe();
+            why = why.substr(0, why.find('\n'));
+            m_unavailable = "the GPU worker did not start (" + why + ")";
+            return;
+        }
+        const json gpu = hello.result.value("info", json());
+        if (!gpu.is_object() || !gpu.contains("architecture") || !gpu.at("architecture").is_string())
+            m_unavailable = "no GPU in the worker" + (gpu.is_object() && gpu.contains("reason") && gpu.at("reason").is_string()
+                                                           ? " (" + gpu.at("reason").get<std::string>() + ")"
+                                                           : std::string());
+    }
+
+    SanitizeMode m_mode;
+    WorkerClient m_worker;
+    fs::path m_projectDir;
+    CachingCompiler& m_compiler; // shared with the export's own compiles (same cache)
+    bool m_probed = false;
+    std::string m_unavailable; // why the gate cannot run; empty when it can
+};
+
+// Refuses an output that is a directory, an existing file that is not a .cast package, or a folder
+// that does not exist or cannot be written, before any work is done.
+std::optional<std::string> checkOutput(const fs::path& output)
+{
+    std::error_code ec;
+    const fs::file_status status = fs::status(output, ec);
+    if (fs::exists(status)) {
+        if (fs::is_directory(status))
+            return output.string() + ": is a directory";
+        if (!fs::is_regular_file(status))
+            return output.string() + ": not a regular file; refusing to overwrite it";
+        if (auto existing = openCast(output); !existing)
+            return output.string() + ": exists and is not a .cast package; refusing to overwrite it";
+    }
+    const fs::path parent = output.parent_path().empty() ? fs::path(".") : output.parent_path();
+    if (!fs::is_directory(parent, ec))
+        return output.string() + ": cannot write: no directory " + parent.string();
+    if (::access(parent.c_str(), W_OK | X_OK) != 0)
+        return output.string() + ": cannot write: the directory " + parent.string() + " is not writable";
+    return std::nullopt;
+}
+
+} // namespace
+
+const char* sanitizeModeName(SanitizeMode mode)
+{
+    switch (mode) {
+    case SanitizeMode::Auto: return "auto";
+    case SanitizeMode::On: return "on";
+    case SanitizeMode::Off: return "off";
+    }
+    return "auto";
+}
+
+std::optional<std::string> exportOutputProblem(const fs::path& output)
+{
+    return checkOutput(output);
+}
+
+Result<ExportOutcome> exportProject(const ExportRequest& request)
+{
+    const fs::path& projectDir = request.projectDir;
+    const fs::path& output = request.output;
+    auto project = openProject(projectDir);
+    if (!project)
+        return project.error();
+    if (project->cards.empty())
+        return makeError(ErrorCode::InvalidArgument, "the project has no cards", projectDir.string());
+    if (auto problem = checkOutput(output))
+        return makeError(ErrorCode::InvalidArgument, *problem, "export");
+
+    ExportOptions options;
+    options.minSpeedup = request.minSpeedup;
+    options.cardIds = request.cardIds;
+    options.architectures = request.architectures;
+    if (request.includeModel) {
+        const std::string& modelPath = project->capture.modelPath;
+        if (modelPath.empty())
+            return makeError(ErrorCode::NotFound, "no model_path recorded; pass --no-model for a kernels-only package",
+                             (projectDir / ProjectPaths::kProjectFile).string());
+        auto model = readWholeFile(modelPath);
+        if (!model)
+            return makeError(ErrorCode::NotFound,
+                             "the project's model cannot be read (" + model.error().message +
+                                 "); pass --no-model for a kernels-only package",
+                             modelPath);
+        if (!project->capture.modelSha.empty() && fnv1a64Hex(model.value()) != project->capture.modelSha)
+            return makeError(ErrorCode::InvalidArgument,
+                             "the model changed since it was captured (fnv1a64 " + fnv1a64Hex(model.value()) +
+                                 ", the project has " + project->capture.modelSha +
+                                 "); capture it again, or pass --no-model",
+                             modelPath);
+        options.model = std::move(model.value());
+    }
+
+    auto trees = loadProjectTrees(projectDir, project.value());
+    if (!trees)
+        return trees.error();
+
+    CachingCompiler compiler(userCacheDirectory() / "nvrtc");
+    options.compile = [&compiler](const std::string& source, const std::string& arch) -> Result<ExportCompiled> {
+        CompileOptions compileOptions;
+        compileOptions.architecture = arch; // the options the search compiled with: a cache hit
+        auto compiled = compiler.compile(source, compileOptions);
+        if (!compiled)
+            return compiled.error();
+        if (!compiled->ok)
+            return makeError(ErrorCode::InvalidArgument, firstCompileError(compiled.value()));
+        return ExportCompiled{std::string(reinterpret_cast<const char*>(compiled->cubin.data()), compiled->cubin.size()),
+                              compiled->ptx};
+    };
+    WorkerCommand worker;
+    worker.executable = request.workerPath;
+    SanitizerGate gate(request.sanitize, worker, fs::absolute(projectDir), compiler);
+    if (request.sanitize != SanitizeMode::Off)
+        options.sanitize = [&gate](const OperatorCard& card, const SearchNode& node) { return gate.check(card, node); };
+    options.producer = std::string("kforge ") + kKforgeVersion;
+    options.createdUtc = utcNowIso8601();
+    options.minTorchVersion = majorMinor(project->capture.torchVersion);
+    options.minCudaVersion = compiler.compiler().nvrtcVersion();
+
+    auto exported = buildCastExport(project.value(), trees.value(), options);
+    if (!exported)
+        return exported.error();
+    auto bytes = CastWriter::build(exported->package);
+    if (!bytes)
+        return makeError(bytes.error().code, bytes.error().toString(), output.string());
+    auto verified = readCast(bytes.value(), output.string());
+    if (!verified)
+        return makeError(ErrorCode::Internal, "the exported package does not verify: " + verified.error().toString(),
+                         "export");
+    if (auto written = writeFileAtomically(output, bytes.value()); !written)
+        return written.error();
+    ExportOutcome outcome;
+    outcome.exported = std::move(exported.value());
+    outcome.verified = std::move(verified.value());
+    outcome.bytes = bytes->size();
+    return outcome;
+}
+
+} // namespace kforge::core

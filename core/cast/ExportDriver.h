@@ -1,0 +1,47 @@
+#pragma once
+// `kforge export` as a library call, shared by the CLI and the desktop app: opens the project and
+// its trees, selects and compiles each card's kernel (core/cast/CastExport) with NVRTC through the
+// user's compile cache (the search's: a cache hit), runs the sanitizer gate in a kforge-worker
+// under compute-sanitizer (docs/validation.md), reads the model, and writes the package atomically
+// after reading it back with the strict reader (a package the reader would refuse is never
+// written). Torch-free.
+//
+// Thread: any; one call does all the work synchronously (seconds: compiles, sanitizer runs).
+
+#include "cast/CastExport.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kforge::core {
+
+enum class SanitizeMode { Auto, On, Off };
+const char* sanitizeModeName(SanitizeMode mode); // "auto", "on", "off"
+
+struct ExportRequest {
+    std::filesystem::path projectDir;
+    std::filesystem::path output;
+    double minSpeedup = kDefaultMinSpeedup;
+    std::vector<std::string> cardIds;       // full ids (resolve prefixes first); empty: every card
+    std::vector<std::string> architectures; // empty: each node's measured architecture
+    SanitizeMode sanitize = SanitizeMode::Auto;
+    bool includeModel = true;
+    std::string workerPath;                 // kforge-worker for the sanitizer gate
+};
+
+struct ExportOutcome {
+    ExportResult exported;  // decisions, the in-model check
+    CastPackage verified;   // the package as the strict reader read it back
+    std::size_t bytes = 0;
+};
+
+/// Errors are one line: the project, a missing/changed model (unless !includeModel), an output
+/// that exists and is not a .cast, a compile or sanitizer infrastructure failure, a write error.
+Result<ExportOutcome> exportProject(const ExportRequest& request);
+
+/// Why `output` may not be written (an existing file that is not a .cast package, a folder), or
+/// nullopt when it may.
+std::optional<std::string> exportOutputProblem(const std::filesystem::path& output);
+
+} // namespace kforge::core
