@@ -20,6 +20,7 @@
 #include "kernel/NvrtcCompiler.h"
 #include "util/AtomicFile.h"
 #include "util/Hash.h"
+#include "worker/WorkerClient.h"
 #include "worker/WorkerPath.h"
 #include "llm/LlmClientFactory.h"
 #include "llm/LlmConfig.h"
@@ -64,16 +65,6 @@ QString fromStd(const std::string& text)
     return QString::fromStdString(text);
 }
 
-QAction* laterRelease(QMenu* menu, const QString& text, const QString& objectName, const QString& why)
-{
-    QAction* action = menu->addAction(text);
-    action->setObjectName(objectName);
-    action->setEnabled(false);
-    action->setToolTip(why);
-    action->setStatusTip(why);
-    return action;
-}
-
 } // namespace
 
 MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
@@ -99,6 +90,8 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     connect(m_session, &Session::currentCardChanged, this, &MainWindow::loadTreeForCurrentCard);
     connect(m_session, &Session::currentNodeChanged, this, &MainWindow::showCurrentNode);
     connect(m_treeView, &views::TreeGraphView::nodeSelected, m_session, &Session::setCurrentNodeId);
+    updateProposerLabel();
+    probeGpu();
     m_exportJob = new ExportJob(this);
     connect(m_exportJob, &ExportJob::finished, this, [this](const QString&, const QString& summary, const QString& audit) {
         m_jobStatus->endJob(tr("Export finished"));
@@ -138,12 +131,14 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     });
     connect(m_session, &Session::projectChanged, this, &MainWindow::updateRunActions);
     connect(m_session, &Session::currentCardChanged, this, &MainWindow::updateRunActions);
+    connect(m_session, &Session::currentNodeChanged, this, &MainWindow::updateRunActions);
     updateRunActions();
     m_manualEditJob = new ManualEditJob(this);
     connect(m_editorPane, &views::KernelEditorPane::benchmarkRequested, this, &MainWindow::onBenchmarkRequested);
     connect(m_manualEditJob, &ManualEditJob::finished, this,
             [this](std::shared_ptr<const core::SearchTree> tree, const QString& nodeId, const nlohmann::json& report) {
                 m_editorPane->setBusy(false);
+                updateRunActions();
                 if (m_treeModel->cardId() == QString::fromStdString(tree->cardId())) {
                     m_treeModel->updateTree(tree);
                     m_logModel->setEntries(ValidationLogModel::entriesFromTree(*tree));
@@ -167,6 +162,7 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
             });
     connect(m_manualEditJob, &ManualEditJob::failed, this, [this](const QString& error) {
         m_editorPane->setBusy(false);
+        updateRunActions();
         statusBar()->clearMessage();
         reportError(tr("Benchmark Edit"), error);
     });
@@ -289,8 +285,15 @@ void MainWindow::createMenus()
     settings->setObjectName(QStringLiteral("actionSettings"));
     settings->setMenuRole(QAction::PreferencesRole);
     run->addSeparator();
-    laterRelease(run, tr("&Re-benchmark Node"), QStringLiteral("actionRebenchmark"),
-                 tr("not in the app yet: Benchmark in the Kernel Editor, or kforge bench"));
+    m_rebenchmarkAction = run->addAction(tr("&Re-benchmark Node"), this, [this]() {
+        const QString id = m_session->currentNodeId();
+        const core::SearchNode* node = id.isEmpty() ? nullptr : m_treeModel->tree().find(id.toStdString());
+        if (node)
+            benchmarkAsChild(fromStd(node->candidate.source), fromStd(node->candidate.launchPlan.dump(2)), id,
+                             QStringLiteral("re-benchmark"));
+    });
+    m_rebenchmarkAction->setObjectName(QStringLiteral("actionRebenchmark"));
+    m_rebenchmarkAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock, m_logDock, m_chartsDock}) {
@@ -317,6 +320,12 @@ void MainWindow::createStatusBar()
     m_jobStatus->setObjectName(QStringLiteral("jobStatus"));
     statusBar()->addPermanentWidget(m_jobStatus);
     statusBar()->addPermanentWidget(m_deviceLabel);
+    m_gpuLabel = new QLabel(tr("GPU: checking..."), this);
+    m_gpuLabel->setObjectName(QStringLiteral("gpuLabel"));
+    statusBar()->addPermanentWidget(m_gpuLabel);
+    m_proposerLabel = new QLabel(this);
+    m_proposerLabel->setObjectName(QStringLiteral("proposerLabel"));
+    statusBar()->addPermanentWidget(m_proposerLabel);
 }
 
 void MainWindow::resetLayout()
@@ -347,6 +356,7 @@ void MainWindow::restoreSettings()
     restoreGeometry(settings.value(kGeometryKey).toByteArray());
     restoreState(settings.value(kStateKey).toByteArray(), kLayoutVersion);
     m_searchSettings = SearchSettings::load(settings);
+    updateProposerLabel();
 }
 
 void MainWindow::saveSettings() const
@@ -631,6 +641,12 @@ void MainWindow::showCurrentNode()
 
 void MainWindow::onBenchmarkRequested(const QString& source, const QString& planJson, const QString& parentNodeId)
 {
+    benchmarkAsChild(source, planJson, parentNodeId, QStringLiteral("manual edit"));
+}
+
+void MainWindow::benchmarkAsChild(const QString& source, const QString& planJson, const QString& parentNodeId,
+                                  const QString& transformation)
+{
     const core::OperatorCard* card = m_session->currentCard();
     if (!card || parentNodeId.isEmpty()) {
         reportError(tr("Benchmark Edit"), tr("select a node of a card's tree first"));
@@ -642,11 +658,13 @@ void MainWindow::onBenchmarkRequested(const QString& source, const QString& plan
     request.parentNodeId = parentNodeId;
     request.source = source;
     request.planJson = planJson;
+    request.transformation = transformation;
     if (!m_manualEditJob->start(std::move(request))) {
         statusBar()->showMessage(tr("An edit is already being benchmarked"), kStatusMessageMs);
         return;
     }
     m_editorPane->setBusy(true);
+    updateRunActions();
     statusBar()->showMessage(tr("Benchmarking the edit of node %1 (compile, validate, time)...").arg(parentNodeId));
 }
 
@@ -765,11 +783,14 @@ void MainWindow::updateRunActions()
     m_optimizeAllAction->setEnabled(open && !running);
     m_stopAction->setEnabled(running);
     m_exportAction->setEnabled(open && !running && !(m_exportJob && m_exportJob->isRunning()));
+    m_rebenchmarkAction->setEnabled(open && !running && !m_session->currentNodeId().isEmpty() &&
+                                    !(m_manualEditJob && m_manualEditJob->isRunning()));
 }
 
 void MainWindow::setSearchSettings(const SearchSettings& settings)
 {
     m_searchSettings = settings;
+    updateProposerLabel();
     if (m_settingsMode == SettingsMode::Persistent) {
         QSettings store;
         m_searchSettings.save(store);
@@ -795,6 +816,50 @@ bool MainWindow::startExport(const QString& file)
     m_jobStatus->beginJob(tr("Export .cast"));
     updateRunActions();
     return true;
+}
+
+void MainWindow::updateProposerLabel()
+{
+    if (!m_proposerLabel)
+        return;
+    m_proposerLabel->setText(m_searchSettings.usesLlm()
+                                 ? tr("Proposer: %1 %2").arg(m_searchSettings.proposer, m_searchSettings.model)
+                                 : tr("Proposer: built-in"));
+}
+
+QString MainWindow::gpuStatusText() const
+{
+    return m_gpuLabel->text();
+}
+
+void MainWindow::probeGpu()
+{
+    QPointer<MainWindow> self(this);
+    QThreadPool::globalInstance()->start([self]() {
+        core::WorkerCommand command;
+        command.executable = core::workerPath(std::nullopt);
+        core::WorkerClient worker(command);
+        const core::WorkerResponse hello = worker.start();
+        QString text;
+        if (!hello.ok()) {
+            text = tr("no GPU worker: compile-only");
+        } else {
+            const nlohmann::json info = hello.result.value("info", nlohmann::json());
+            if (info.is_object() && info.contains("architecture") && info.value("gpu", nlohmann::json()).is_string())
+                text = tr("GPU: %1 (%2)").arg(QString::fromStdString(info.value("gpu", std::string())),
+                                              QString::fromStdString(info.value("architecture", std::string())));
+            else
+                text = tr("no GPU: compile-only");
+        }
+        worker.shutdown();
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, text]() {
+                if (self)
+                    self->m_gpuLabel->setText(text);
+            },
+            Qt::QueuedConnection);
+    });
 }
 
 } // namespace kforge::app

@@ -88,6 +88,7 @@ public:
     void setOptimizeCustomizer(std::function<void(OptimizeJobRequest&)> customizer);
     /// Run > Optimize for `cardIds` (the Run menu passes the current card, or every searchable card).
     bool startOptimize(const QStringList& cardIds);
+    QString gpuStatusText() const;
     /// Run > Settings: what Optimize uses (QSettings in Persistent windows).
     const SearchSettings& searchSettings() const { return m_searchSettings; }
     void setSearchSettings(const SearchSettings& settings);
@@ -125,6 +126,10 @@ private:
     /// The current node's source and plan in the editor, and its diff against its parent.
     void showCurrentNode();
     void onBenchmarkRequested(const QString& source, const QString& planJson, const QString& parentNodeId);
+    /// Benchmarks `source` + `planJson` as a new child of `parentNodeId` (the editor's Benchmark, or
+    /// Run > Re-benchmark Node with the node's own source).
+    void benchmarkAsChild(const QString& source, const QString& planJson, const QString& parentNodeId,
+                          const QString& transformation);
     /// While a run goes: status line from the job's progress, and the current card's tree re-read
     /// when its file changed (the search saves it after every node).
     void pollOptimize();
@@ -133,6 +138,10 @@ private:
     /// Re-reads every card's tree on a pool thread for the cards table's search columns and the
     /// per-card speedup chart.
     void refreshSearchSummaries();
+    /// Starts a kforge-worker on a pool thread and shows what it says about the GPU ("GPU: NVIDIA
+    /// H200 (sm_90)" or "no GPU: compile-only").
+    void probeGpu();
+    void updateProposerLabel();
 
     const SettingsMode m_settingsMode;
     Session* m_session;
@@ -168,11 +177,14 @@ private:
     QAction* m_optimizeSelectedAction = nullptr;
     QAction* m_optimizeAllAction = nullptr;
     QAction* m_stopAction = nullptr;
+    QAction* m_rebenchmarkAction = nullptr;
     quint64 m_treeGeneration = 0;
     quint64 m_summaryGeneration = 0; // bumped per tree read; an older read's result is dropped
     QMenu* m_recentMenu = nullptr;
     QAction* m_openModelAction = nullptr;
     QLabel* m_deviceLabel = nullptr;
+    QLabel* m_gpuLabel = nullptr;      // this workstation's GPU, as kforge-worker describes it
+    QLabel* m_proposerLabel = nullptr; // the proposer Optimize uses (Run > Settings)
     views::JobStatusWidget* m_jobStatus = nullptr;
 };
 

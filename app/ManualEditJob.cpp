@@ -70,7 +70,7 @@ Outcome run(const ManualEditRequest& request)
     candidate.launchPlan = report->value("plan", bench.plan.value_or(nlohmann::json::object()));
     core::Provenance provenance;
     provenance.kind = core::ProvenanceKind::ManualEdit;
-    provenance.transformation = "manual edit";
+    provenance.transformation = request.transformation.toStdString();
     provenance.details = {{"edited_from", request.parentNodeId.toStdString()}, {"tool", "kernelforge editor"}};
     auto id = tree->addChild(request.parentNodeId.toStdString(), candidate, provenance, nowUnixMs());
     if (!id) {

@@ -234,9 +234,20 @@ private Q_SLOTS:
         QVERIFY2(goodNode->status == kforge::core::NodeStatus::CompiledOnly ||
                      goodNode->status == kforge::core::NodeStatus::Passed,
                  kforge::core::nodeStatusName(goodNode->status));
+        // Run > Re-benchmark Node measures the selected node's own source again, as its child.
+        const std::string goodId = goodNode->id;
+        QTRY_VERIFY(action(window, "actionRebenchmark")->isEnabled());
+        action(window, "actionRebenchmark")->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(window.treeView()->nodeCount(), 4, 120000);
+        const kforge::core::SearchNode* again =
+            window.searchTreeModel()->tree().find(window.session()->currentNodeId().toStdString());
+        QVERIFY(again);
+        QCOMPARE(again->parentId.value_or(std::string()), goodId);
+        QCOMPARE(again->provenance.transformation, std::string("re-benchmark"));
+        QCOMPARE(again->candidate.source, window.searchTreeModel()->tree().find(goodId)->candidate.source);
         auto reloaded = kforge::core::TreeStore(file).load();
         QVERIFY(reloaded.ok());
-        QCOMPARE(reloaded->size(), std::size_t(3));
+        QCOMPARE(reloaded->size(), std::size_t(4));
         QFile::remove(QString::fromStdString(file.string()));
     }
 
@@ -537,6 +548,25 @@ private Q_SLOTS:
         QVERIFY(!cards->isFloating());
         QCOMPARE(window.dockWidgetArea(cards), Qt::TopDockWidgetArea);
         QCOMPARE(window.dockWidgetArea(details), Qt::RightDockWidgetArea);
+    }
+
+    void statusBarNamesTheGpuAndTheProposer()
+    {
+        qputenv("KFORGE_WORKER", QByteArray(KFORGE_WORKER_PATH));
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        auto* gpu = window.findChild<QLabel*>(QStringLiteral("gpuLabel"));
+        auto* proposer = window.findChild<QLabel*>(QStringLiteral("proposerLabel"));
+        QVERIFY(gpu && proposer);
+        // The worker is asked on a pool thread; this machine may or may not have a GPU.
+        QTRY_VERIFY_WITH_TIMEOUT(!gpu->text().contains(QStringLiteral("checking")), 60000);
+        QVERIFY2(gpu->text().startsWith(QStringLiteral("GPU: ")) || gpu->text().endsWith(QStringLiteral("compile-only")),
+                 qPrintable(gpu->text()));
+        QCOMPARE(proposer->text(), QStringLiteral("Proposer: built-in"));
+        kforge::app::SearchSettings settings;
+        settings.proposer = QStringLiteral("openai");
+        settings.model = QStringLiteral("qwen-coder");
+        window.setSearchSettings(settings);
+        QCOMPARE(proposer->text(), QStringLiteral("Proposer: openai qwen-coder"));
     }
 
     void aboutNamesEveryVersion()
