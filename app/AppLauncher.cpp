@@ -1,6 +1,7 @@
 #include "AppLauncher.h"
 
 #include "MainWindow.h"
+#include "Session.h"
 #include "cards/CardsPane.h"
 #include "util/Version.h"
 
@@ -39,8 +40,8 @@ QImage renderScreenshot(MainWindow& window)
     window.resize(kScreenshotWidth, kScreenshotHeight);
     window.resetLayout();
     QTableView* table = window.cardsPane()->tableView();
-    if (table->model()->rowCount() > 0)
-        table->selectRow(0);
+    if (table->model()->rowCount() > 0 && window.session()->currentCardId().isEmpty())
+        table->selectRow(0); // the top card, unless the caller chose one
     window.show();
     QApplication::processEvents();
     return window.grab().toImage();

@@ -13,6 +13,7 @@ QString cardSearchStatusText(CardSearchStatus status)
     case CardSearchStatus::Searching: return QCoreApplication::translate("CardSearchSummary", "searching");
     case CardSearchStatus::Improved: return QCoreApplication::translate("CardSearchSummary", "improved");
     case CardSearchStatus::NoGain: return QCoreApplication::translate("CardSearchSummary", "no gain");
+    case CardSearchStatus::CompiledOnly: return QCoreApplication::translate("CardSearchSummary", "compiled only");
     case CardSearchStatus::VendorSkipped: return QCoreApplication::translate("CardSearchSummary", "skipped (vendor)");
     }
     return {};
@@ -37,7 +38,12 @@ QHash<QString, CardSearchSummary> summarizeSearches(const std::filesystem::path&
                 summary.bestUs = fastest->latency->medianUs;
                 summary.speedup = fastest->speedup;
             }
-            summary.status = summary.speedup && *summary.speedup > 1.0 ? CardSearchStatus::Improved : CardSearchStatus::NoGain;
+            bool measured = false;
+            for (const core::SearchNode& node : tree->value().nodes())
+                measured = measured || node.latency.has_value();
+            summary.status = summary.speedup && *summary.speedup > 1.0 ? CardSearchStatus::Improved
+                             : measured                               ? CardSearchStatus::NoGain
+                                                                      : CardSearchStatus::CompiledOnly;
         } else if (card.vendorBacked) {
             summary.status = CardSearchStatus::VendorSkipped;
         }

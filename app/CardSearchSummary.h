@@ -17,7 +17,8 @@ enum class CardSearchStatus {
     NotStarted,   // no tree file
     Searching,    // a run is on this card now (set by the GUI, not read from files)
     Improved,     // a passed node beats eager
-    NoGain,       // searched, nothing faster than eager (or nothing measured)
+    NoGain,       // searched and measured, nothing faster than eager
+    CompiledOnly, // searched without a GPU: candidates compiled, none measured
     VendorSkipped // cuBLAS/cuDNN-backed: the search skips it
 };
 QString cardSearchStatusText(CardSearchStatus status); // "not started", "searching", ...

@@ -25,7 +25,7 @@ public:
         ShareColumn,
         BestColumn,    // the search's fastest passed node, us
         SpeedupColumn, // its speedup over eager
-        StatusColumn,  // not started, searching, improved, no gain, skipped (vendor)
+        StatusColumn,  // not started, searching, improved, no gain, compiled only, skipped (vendor)
         NotesColumn,
         ColumnCount
     };

@@ -38,6 +38,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
@@ -301,6 +302,25 @@ void MainWindow::createMenus()
         toggle->setObjectName(QStringLiteral("toggle_") + dock->objectName());
         view->addAction(toggle);
     }
+    view->addSeparator();
+    QAction* diffAgainst = view->addAction(tr("&Diff Against Node..."), this, [this]() {
+        QStringList ids;
+        for (const core::SearchNode& node : m_treeModel->tree().nodes())
+            if (fromStd(node.id) != m_session->currentNodeId())
+                ids << fromStd(node.id);
+        if (ids.isEmpty() || m_session->currentNodeId().isEmpty()) {
+            statusBar()->showMessage(tr("Select a node of a tree with more than one node first"), kStatusMessageMs);
+            return;
+        }
+        bool ok = false;
+        const QString other = QInputDialog::getItem(this, tr("Diff Against Node"),
+                                                    tr("Compare %1 with:").arg(m_session->currentNodeId()), ids, 0,
+                                                    false, &ok);
+        if (ok)
+            showDiffAgainst(other);
+    });
+    diffAgainst->setObjectName(QStringLiteral("actionDiffAgainst"));
+    diffAgainst->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
     view->addSeparator();
     QAction* reset = view->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
     reset->setObjectName(QStringLiteral("actionResetLayout"));
@@ -860,6 +880,19 @@ void MainWindow::probeGpu()
             },
             Qt::QueuedConnection);
     });
+}
+
+bool MainWindow::showDiffAgainst(const QString& otherId)
+{
+    const QString id = m_session->currentNodeId();
+    const core::SearchNode* node = id.isEmpty() ? nullptr : m_treeModel->tree().find(id.toStdString());
+    const core::SearchNode* other = m_treeModel->tree().find(otherId.toStdString());
+    if (!node || !other)
+        return false;
+    m_editorPane->showDiff(tr("node %1").arg(otherId), fromStd(other->candidate.source), tr("node %1").arg(id),
+                           fromStd(node->candidate.source));
+    m_editorPane->setCurrentTab(views::KernelEditorPane::Tab::Diff);
+    return true;
 }
 
 } // namespace kforge::app

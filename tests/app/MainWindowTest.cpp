@@ -161,6 +161,15 @@ private Q_SLOTS:
         QVERIFY2(window.kernelEditor()->diffView()->summary().contains(QStringLiteral("changed")),
                  qPrintable(window.kernelEditor()->diffView()->summary())); // against the parent's source
         QCOMPARE(window.treeView()->selectedNodeId(), QString::fromStdString(child));
+        // Diff against any other node (View > Diff Against Node...): here the failed sibling.
+        std::string sibling;
+        for (const auto& node : tree.nodes())
+            if (node.id != root && node.id != child)
+                sibling = node.id;
+        QVERIFY(window.showDiffAgainst(QString::fromStdString(sibling)));
+        QCOMPARE(window.kernelEditor()->currentTab(), kforge::views::KernelEditorPane::Tab::Diff);
+        QVERIFY(window.kernelEditor()->diffView()->summary().contains(QStringLiteral("changed")));
+        QVERIFY(!window.showDiffAgainst(QStringLiteral("no-such-node")));
         // The log shows only the selected node's entries.
         const int shown = window.validationLog()->proxyModel()->rowCount();
         QVERIFY(shown > 0 && shown < logRows);

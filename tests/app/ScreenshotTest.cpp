@@ -5,6 +5,10 @@
 #include "AppLauncher.h"
 #include "capture/CaptureJob.h"
 #include "MainWindow.h"
+#include "OptimizeJob.h"
+#include "SearchSettings.h"
+#include "editor/KernelEditorPane.h"
+#include "tree/TreeGraphView.h"
 #include "Session.h"
 #include "cards/CardDetailsPane.h"
 #include "cards/CardsPane.h"
@@ -51,8 +55,25 @@ private Q_SLOTS:
         QVERIFY2(captured.ok(), captured.ok() ? "" : captured.error().toString().c_str());
         const int cardCount = static_cast<int>(captured->project.cards.size());
 
+        qputenv("KFORGE_WORKER", QByteArray(KFORGE_WORKER_PATH)); // before the window probes the GPU
         MainWindow window(MainWindow::SettingsMode::Ephemeral);
         QVERIFY(window.openProject(project));
+        // A real search on the softmax card: the built-in proposer, NVRTC, and the worker, which
+        // on a machine without a GPU makes every node compile-only.
+        QString softmax;
+        for (const kforge::core::OperatorCard& card : captured->project.cards)
+            if (card.qualifiedName() == "aten::softmax.int")
+                softmax = QString::fromStdString(card.id);
+        QVERIFY(!softmax.isEmpty());
+        kforge::app::SearchSettings settings;
+        settings.iterations = 12;
+        window.setSearchSettings(settings);
+        window.session()->setCurrentCardId(softmax);
+        QVERIFY(window.startOptimize({softmax}));
+        QTRY_VERIFY_WITH_TIMEOUT(!window.optimizeJob()->isRunning(), 240000);
+        QTRY_COMPARE_WITH_TIMEOUT(window.treeView()->nodeCount(), 12, 30000);
+        window.session()->setCurrentNodeId(QStringLiteral("n3"));
+        QCOMPARE(window.kernelEditor()->nodeId(), QStringLiteral("n3"));
         const QImage image = kforge::app::renderScreenshot(window);
         QCOMPARE(image.size(), QSize(kforge::app::kScreenshotWidth, kforge::app::kScreenshotHeight));
 
@@ -61,7 +82,8 @@ private Q_SLOTS:
         QTableView* table = window.cardsPane()->tableView();
         QCOMPARE(table->model()->rowCount(), cardCount);
         QVERIFY(table->isVisible());
-        QVERIFY(!window.session()->currentCardId().isEmpty());
+        QCOMPARE(window.session()->currentCardId(), softmax);
+        QVERIFY(window.treeView()->isVisible());
         QVERIFY(window.cardDetailsPane()->plainText().contains(QStringLiteral("Schema")));
         QVERIFY(window.cardDetailsPane()->plainText().contains(QStringLiteral("cpu wall clock")));
         auto* details = window.findChild<QDockWidget*>(QStringLiteral("cardDetailsDock"));
