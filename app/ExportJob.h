@@ -2,16 +2,15 @@
 // File > Export .cast: core::exportProject (the same code as `kforge export`) on a background
 // std::thread. The outcome comes back once through a queued call.
 //
-// Contracts: create, call and destroy on the GUI thread (asserted); one export at a time;
-// destruction joins the thread (an export ends after its compiles and sanitizer runs).
+// Contracts: create, call and destroy on the GUI thread; one export at a time; destruction joins
+// the thread (an export ends after its compiles and sanitizer runs). See JobThread.
 
 #include "cast/ExportDriver.h"
 
 #include <QObject>
 #include <QString>
 
-#include <memory>
-#include <thread>
+#include "JobThread.h"
 
 namespace kforge::app {
 
@@ -22,7 +21,7 @@ public:
     ~ExportJob() override;
 
     bool start(core::ExportRequest request);
-    bool isRunning() const { return m_running; }
+    bool isRunning() const { return m_job.isRunning(); }
 
 Q_SIGNALS:
     /// The package was written; `summary` is one line, `audit` one line per card plus the notes.
@@ -30,8 +29,7 @@ Q_SIGNALS:
     void failed(const QString& error);
 
 private:
-    std::thread m_thread;
-    bool m_running = false;
+    JobThread m_job{this};
 };
 
 } // namespace kforge::app

@@ -95,35 +95,18 @@ Outcome run(const ManualEditRequest& request)
 
 ManualEditJob::ManualEditJob(QObject* parent) : QObject(parent) {}
 
-ManualEditJob::~ManualEditJob()
-{
-    Q_ASSERT(QThread::currentThread() == thread());
-    if (m_thread.joinable())
-        m_thread.join();
-}
+ManualEditJob::~ManualEditJob() = default;
 
 bool ManualEditJob::start(ManualEditRequest request)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    if (m_running)
-        return false;
-    if (m_thread.joinable())
-        m_thread.join();
-    m_running = true;
-    m_thread = std::thread([this, request = std::move(request)]() {
-        auto outcome = std::make_shared<Outcome>(run(request));
-        QMetaObject::invokeMethod(
-            this,
-            [this, outcome]() {
-                m_running = false;
-                if (outcome->error.isEmpty())
-                    Q_EMIT finished(outcome->tree, outcome->nodeId, outcome->report);
-                else
-                    Q_EMIT failed(outcome->error);
-            },
-            Qt::QueuedConnection);
-    });
-    return true;
+    return m_job.start([request = std::move(request)]() { return run(request); },
+                       [this](Outcome& outcome) {
+                           if (outcome.error.isEmpty())
+                               Q_EMIT finished(outcome.tree, outcome.nodeId, outcome.report);
+                           else
+                               Q_EMIT failed(outcome.error);
+                       });
 }
 
 } // namespace kforge::app

@@ -21,9 +21,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include <atomic>
+#include "JobThread.h"
+
 #include <memory>
-#include <thread>
 
 namespace kforge::app {
 
@@ -47,7 +47,7 @@ public:
 
     /// False (nothing started) while a job runs.
     bool start(ManualEditRequest request);
-    bool isRunning() const { return m_running; }
+    bool isRunning() const { return m_job.isRunning(); }
 
 Q_SIGNALS:
     /// The edit is node `nodeId` of `tree` (saved); `report` is the bench report (status,
@@ -57,8 +57,7 @@ Q_SIGNALS:
     void failed(const QString& error);
 
 private:
-    std::thread m_thread;
-    bool m_running = false;
+    JobThread m_job{this};
 };
 
 } // namespace kforge::app

@@ -19,28 +19,34 @@ OptimizeJob::OptimizeJob(QObject* parent) : QObject(parent) {}
 OptimizeJob::~OptimizeJob()
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    stop();
-    if (m_thread.joinable())
-        m_thread.join();
+    stop(); // m_job (declared last) then joins the run
 }
+
+namespace {
+
+struct RunOutcome {
+    QStringList lines;
+    QString error;
+    bool stopped = false;
+};
+
+} // namespace
 
 bool OptimizeJob::start(OptimizeJobRequest request)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    if (m_running)
+    if (m_job.isRunning())
         return false;
-    if (m_thread.joinable())
-        m_thread.join();
-    m_running = true;
     m_stopRequested = false;
     {
         std::lock_guard lock(m_mutex);
         m_progress = Progress{};
         m_progress.cardCount = static_cast<int>(request.cards.size());
     }
-    m_thread = std::thread([this, request = std::move(request)]() {
-        QStringList lines;
-        QString error;
+    return m_job.start([this, request = std::move(request)]() {
+        RunOutcome out;
+        QStringList& lines = out.lines;
+        QString& error = out.error;
         const std::filesystem::path projectDir = request.projectDir.toStdString();
         for (std::size_t i = 0; i < request.cards.size() && !m_stopRequested; ++i) {
             const core::OperatorCard& card = request.cards[i];
@@ -104,23 +110,19 @@ bool OptimizeJob::start(OptimizeJobRequest request)
                          .arg(best && best->speedup ? QString::number(*best->speedup, 'f', 2) + QStringLiteral("x")
                                                     : QStringLiteral("-"));
         }
-        const bool stopped = m_stopRequested;
-        QMetaObject::invokeMethod(
-            this,
-            [this, lines, error, stopped]() {
-                m_running = false;
-                {
-                    std::lock_guard lock(m_mutex);
-                    m_progress.cardId.clear();
-                }
-                if (error.isEmpty())
-                    Q_EMIT finished(lines.join(QLatin1Char('\n')), stopped);
-                else
-                    Q_EMIT failed(error);
-            },
-            Qt::QueuedConnection);
+        out.stopped = m_stopRequested;
+        return out;
+    },
+    [this](RunOutcome& out) {
+        {
+            std::lock_guard lock(m_mutex);
+            m_progress.cardId.clear();
+        }
+        if (out.error.isEmpty())
+            Q_EMIT finished(out.lines.join(QLatin1Char('\n')), out.stopped);
+        else
+            Q_EMIT failed(out.error);
     });
-    return true;
 }
 
 void OptimizeJob::stop()

@@ -17,6 +17,8 @@
 #include "search/Proposer.h"
 #include "search/SearchBudget.h"
 
+#include "JobThread.h"
+
 #include <QObject>
 #include <QString>
 
@@ -56,7 +58,7 @@ public:
 
     bool start(OptimizeJobRequest request);
     void stop();
-    bool isRunning() const { return m_running; }
+    bool isRunning() const { return m_job.isRunning(); }
 
     struct Progress {
         QString cardId; // empty between cards
@@ -74,12 +76,11 @@ Q_SIGNALS:
     void failed(const QString& error);
 
 private:
-    std::thread m_thread;
-    bool m_running = false;
     std::atomic<bool> m_stopRequested{false};
     mutable std::mutex m_mutex;             // guards m_active and m_progress
     core::SearchRun* m_active = nullptr;    // the card being searched, on the job thread
     Progress m_progress;
+    JobThread m_job{this}; // last: joined before the members the run uses are destroyed
 };
 
 } // namespace kforge::app
