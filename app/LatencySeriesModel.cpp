@@ -155,7 +155,7 @@ void LatencySeriesModel::recompute()
     m_rowCount = 0;
     QVector<double> eager;
     for (const NamedRun& run : std::as_const(m_runs)) {
-        m_series.append(computeSeries(run.name, run.tree));
+        m_series.append(computeSeries(run.name, run.tree, run.proposer));
         m_rowStart.append(m_rowCount);
         m_rowCount += static_cast<int>(m_series.last().points.size());
         for (const core::SearchNode& node : run.tree.nodes()) {
@@ -166,7 +166,8 @@ void LatencySeriesModel::recompute()
     m_nodesEagerUs = median(std::move(eager));
 }
 
-LatencySeries LatencySeriesModel::computeSeries(const QString& name, const core::SearchTree& tree)
+LatencySeries LatencySeriesModel::computeSeries(const QString& name, const core::SearchTree& tree,
+                                                const QString& proposer)
 {
     LatencySeries series;
     series.name = name;
@@ -175,7 +176,8 @@ LatencySeries LatencySeriesModel::computeSeries(const QString& name, const core:
     std::vector<const core::SearchNode*> nodes;
     nodes.reserve(tree.size());
     for (const core::SearchNode& node : tree.nodes())
-        nodes.push_back(&node);
+        if (proposer.isEmpty() || proposerOf(node) == proposer)
+            nodes.push_back(&node);
     // Creation order is iteration order in a well-formed tree; sort anyway (stable: ties keep it).
     std::stable_sort(nodes.begin(), nodes.end(),
                      [](const core::SearchNode* a, const core::SearchNode* b) { return a->iteration < b->iteration; });
@@ -183,8 +185,10 @@ LatencySeries LatencySeriesModel::computeSeries(const QString& name, const core:
     QVector<double> eager;
     LatencySeriesPoint state;
     series.points.reserve(static_cast<int>(nodes.size()));
+    int index = 0;
     for (const core::SearchNode* node : nodes) {
-        state.iteration = node->iteration;
+        // One proposer's nodes count their own candidates: 0, 1, 2, ...
+        state.iteration = proposer.isEmpty() ? node->iteration : index++;
         state.nodeId = QString::fromStdString(node->id);
         state.status = node->status;
         state.medianUs = kNaN;
@@ -201,7 +205,7 @@ LatencySeries LatencySeriesModel::computeSeries(const QString& name, const core:
         state.cumulativeCostUsd += usage.costUsd;
         state.costKnown = state.costKnown && usage.costKnown;
         if (core::isFailure(node->status))
-            series.failedIterations.append(node->iteration);
+            series.failedIterations.append(state.iteration);
         if (node->eagerUs && *node->eagerUs > 0)
             eager.append(*node->eagerUs);
         series.points.append(state);
@@ -320,6 +324,25 @@ QVariant LatencySeriesModel::headerData(int section, Qt::Orientation orientation
     default:
         return {};
     }
+}
+
+QString LatencySeriesModel::proposerOf(const core::SearchNode& node)
+{
+    if (node.provenance.kind != core::ProvenanceKind::Llm)
+        return QStringLiteral("built-in");
+    return QString::fromStdString(node.provenance.provider + " " + node.provenance.model).trimmed();
+}
+
+QList<NamedRun> LatencySeriesModel::runsByProposer(const core::SearchTree& tree)
+{
+    QList<NamedRun> runs;
+    for (const core::SearchNode& node : tree.nodes()) {
+        const QString proposer = proposerOf(node);
+        const bool known = std::any_of(runs.begin(), runs.end(), [&](const NamedRun& r) { return r.proposer == proposer; });
+        if (!known)
+            runs.append(NamedRun{proposer, tree, proposer});
+    }
+    return runs;
 }
 
 } // namespace kforge::app

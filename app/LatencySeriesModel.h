@@ -37,6 +37,9 @@ namespace kforge::app {
 struct NamedRun {
     QString name;
     core::SearchTree tree;
+    /// Non-empty: only the nodes this proposer produced (LatencySeriesModel::proposerOf), their
+    /// iterations renumbered from 0, so several proposers that grew one tree compare as runs.
+    QString proposer{};
 };
 
 /// What the latency charts put on the x axis.
@@ -140,7 +143,13 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     /// The series of one tree (see the file comment). Pure.
-    static LatencySeries computeSeries(const QString& name, const core::SearchTree& tree);
+    static LatencySeries computeSeries(const QString& name, const core::SearchTree& tree,
+                                       const QString& proposer = {});
+    /// "built-in" (root, built-in transformations, manual edits) or "PROVIDER MODEL" for an LLM node.
+    static QString proposerOf(const core::SearchNode& node);
+    /// One run per proposer that grew `tree` (NamedRun::proposer set), in order of first appearance,
+    /// so the charts compare proposers on the same card. A tree grown by one proposer gives one run.
+    static QList<NamedRun> runsByProposer(const core::SearchTree& tree);
     /// The median of `values` (mean of the middle two for an even count); NaN when empty.
     static double median(QVector<double> values);
 

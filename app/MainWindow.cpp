@@ -3,6 +3,7 @@
 #include "CaptureJobRunner.h"
 #include "CardsTableModel.h"
 #include "ExportJob.h"
+#include "LatencySeriesModel.h"
 #include "ManualEditJob.h"
 #include "OptimizeJob.h"
 #include "SearchTreeModel.h"
@@ -143,7 +144,7 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
                 if (m_treeModel->cardId() == QString::fromStdString(tree->cardId())) {
                     m_treeModel->updateTree(tree);
                     m_logModel->setEntries(ValidationLogModel::entriesFromTree(*tree));
-                    m_chartsPane->setTree(*tree);
+                    showInCharts(*tree);
                 }
                 m_session->setCurrentNodeId(nodeId);
                 refreshSearchSummaries();
@@ -629,7 +630,7 @@ void MainWindow::loadTreeForCurrentCard()
                 self->m_treeModel->setTree(std::move(loaded->value()));
                 self->m_treeView->fitToView();
                 self->m_logModel->setEntries(*entries);
-                self->m_chartsPane->setTree(self->m_treeModel->tree());
+                self->showInCharts(self->m_treeModel->tree());
                 const core::OperatorCard* card = self->m_session->currentCard();
                 self->m_chartsPane->setEagerBaselineUs(card && card->eager ? std::optional<double>(card->eager->medianUs)
                                                                            : std::nullopt);
@@ -789,7 +790,7 @@ void MainWindow::refreshTreeFromFile()
                 else
                     self->m_treeModel->updateTree(tree);
                 self->m_logModel->setEntries(*entries);
-                self->m_chartsPane->setTree(*tree);
+                self->showInCharts(*tree);
             },
             Qt::QueuedConnection);
     });
@@ -893,6 +894,16 @@ bool MainWindow::showDiffAgainst(const QString& otherId)
                            fromStd(node->candidate.source));
     m_editorPane->setCurrentTab(views::KernelEditorPane::Tab::Diff);
     return true;
+}
+
+void MainWindow::showInCharts(const core::SearchTree& tree)
+{
+    // One line per proposer that grew the card's tree (built-in, each LLM provider + model).
+    QList<NamedRun> runs = LatencySeriesModel::runsByProposer(tree);
+    if (runs.size() > 1)
+        m_chartsPane->setRuns(std::move(runs));
+    else
+        m_chartsPane->setTree(tree);
 }
 
 } // namespace kforge::app

@@ -22,6 +22,10 @@ class QLabel;
 class QMenu;
 class QTimer;
 
+namespace kforge::core {
+class SearchTree;
+} // namespace kforge::core
+
 namespace kforge::views {
 class CardDetailsPane;
 class CardsPane;
@@ -145,6 +149,7 @@ private:
     /// H200 (sm_90)" or "no GPU: compile-only").
     void probeGpu();
     void updateProposerLabel();
+    void showInCharts(const core::SearchTree& tree);
 
     const SettingsMode m_settingsMode;
     Session* m_session;

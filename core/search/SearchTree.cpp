@@ -72,8 +72,9 @@ Result<std::string> SearchTree::addChild(const std::string& parentId, Candidate 
     node.candidate = std::move(candidate);
     node.provenance = std::move(provenance);
     node.createdUnixMs = createdUnixMs;
+    const std::string parentKey = parentId; // `parentId` may refer into the node list appendNode grows
     std::string id = appendNode(std::move(node)); // invalidates `parent`
-    findMutable(parentId)->childIds.push_back(id);
+    findMutable(parentKey)->childIds.push_back(id);
     return id;
 }
 

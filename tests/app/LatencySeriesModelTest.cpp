@@ -76,6 +76,43 @@ QList<double> bests(const LatencySeries& s)
 class LatencySeriesModelTest : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void runsByProposerSplitsBuiltInFromEachLlm()
+    {
+        core::SearchTree tree("card", 1);
+        const std::string root = kforge::test::addRoot(tree, kforge::test::passed(40.0));
+        kforge::test::addChild(tree, root, "vector-width 4->8", kforge::test::passed(30.0));
+        core::Provenance llm;
+        llm.kind = core::ProvenanceKind::Llm;
+        llm.provider = "openai";
+        llm.model = "gpt-x";
+        std::string parent = root;
+        for (double us : {35.0, 20.0}) {
+            parent = tree.addChild(parent, kforge::test::candidate("llm" + std::to_string(us)), llm, 1).value();
+            QVERIFY(tree.recordEvaluation(parent, kforge::test::passed(us)).ok());
+        }
+        const std::string failed = tree.addChild(root, kforge::test::candidate("llm-bad"), llm, 1).value();
+        QVERIFY(tree.recordEvaluation(failed, kforge::test::failed(NodeStatus::FailedCompile, "x")).ok());
+
+        const QList<NamedRun> runs = LatencySeriesModel::runsByProposer(tree);
+        QCOMPARE(runs.size(), 2);
+        QCOMPARE(runs[0].name, QStringLiteral("built-in"));
+        QCOMPARE(runs[1].name, QStringLiteral("openai gpt-x"));
+        // Each run's own best-so-far over its own candidates: the LLM's ends at 20 us after 3,
+        // the built-in's at 30 us after 2.
+        const LatencySeries builtin = LatencySeriesModel::computeSeries(runs[0].name, runs[0].tree, runs[0].proposer);
+        const LatencySeries model = LatencySeriesModel::computeSeries(runs[1].name, runs[1].tree, runs[1].proposer);
+        QCOMPARE(builtin.points.size(), 2);
+        QCOMPARE(model.points.size(), 3);
+        QCOMPARE(model.points.last().iteration, 2);
+        QCOMPARE(builtin.points.last().bestUs, 30.0);
+        QCOMPARE(model.points.last().bestUs, 20.0);
+        QCOMPARE(model.points.last().status, NodeStatus::FailedCompile);
+
+        core::SearchTree single("card", 1);
+        kforge::test::addRoot(single, kforge::test::passed(40.0));
+        QCOMPARE(LatencySeriesModel::runsByProposer(single).size(), 1);
+    }
+
     void knownTreeMatchesHandComputation()
     {
         const LatencySeries s = LatencySeriesModel::computeSeries(QStringLiteral("llm"), knownTree());
