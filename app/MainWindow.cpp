@@ -114,7 +114,7 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     connect(m_optimizeJob, &OptimizeJob::finished, this, [this](const QString& summary, bool stopped) {
         m_optimizePoll->stop();
         m_treeFileStamp = -1; // the last save may share a timestamp with the last read
-        refreshTreeFromFile();
+        readTreeFile(/*reportErrors=*/false);
         m_jobStatus->endJob(stopped ? tr("Search stopped") : tr("Search finished"));
         m_cardsModel->setSearchingCard(QString());
         refreshSearchSummaries();
@@ -124,7 +124,7 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     connect(m_optimizeJob, &OptimizeJob::failed, this, [this](const QString& error) {
         m_optimizePoll->stop();
         m_treeFileStamp = -1; // the last save may share a timestamp with the last read
-        refreshTreeFromFile();
+        readTreeFile(/*reportErrors=*/false);
         m_jobStatus->endJob(tr("Search failed"));
         m_cardsModel->setSearchingCard(QString());
         refreshSearchSummaries();
@@ -141,11 +141,8 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
             [this](std::shared_ptr<const core::SearchTree> tree, const QString& nodeId, const nlohmann::json& report) {
                 m_editorPane->setBusy(false);
                 updateRunActions();
-                if (m_treeModel->cardId() == QString::fromStdString(tree->cardId())) {
-                    m_treeModel->updateTree(tree);
-                    m_logModel->setEntries(ValidationLogModel::entriesFromTree(*tree));
-                    showInCharts(*tree);
-                }
+                if (m_treeModel->cardId() == QString::fromStdString(tree->cardId()))
+                    showTree(tree, ValidationLogModel::entriesFromTree(*tree));
                 m_session->setCurrentNodeId(nodeId);
                 refreshSearchSummaries();
                 // The new node's compiler messages on their lines (a broken edit shows where).
@@ -598,45 +595,27 @@ void MainWindow::reportError(const QString& title, const QString& message)
 
 void MainWindow::loadTreeForCurrentCard()
 {
-    const quint64 generation = ++m_treeGeneration;
+    ++m_treeGeneration; // a read still in flight for the previous card is dropped
     m_treeFileStamp = -1;
     m_treeModel->clear();
     m_editorPane->clear();
     m_logModel->clear();
     m_chartsPane->clear();
-    const QString cardId = m_session->currentCardId();
-    if (cardId.isEmpty() || !m_session->hasProject())
-        return;
-    const std::filesystem::path file =
-        core::TreeStore::defaultPath(m_session->projectDir().toStdString(), cardId.toStdString());
-    QPointer<MainWindow> self(this);
-    QThreadPool::globalInstance()->start([self, file, generation]() {
-        std::error_code ec;
-        if (!std::filesystem::exists(file, ec))
-            return; // not searched yet: the tree pane stays empty
-        auto loaded = std::make_shared<core::Result<core::SearchTree>>(core::TreeStore(file).load());
-        auto entries = std::make_shared<QList<LogEntry>>();
-        if (loaded->ok())
-            *entries = ValidationLogModel::entriesFromTree(loaded->value()); // pure: fine off the GUI thread
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, loaded, entries, generation]() {
-                if (!self || generation != self->m_treeGeneration)
-                    return; // the window is gone, or another card was selected meanwhile
-                if (!loaded->ok()) {
-                    self->reportError(tr("Open Search Tree"), fromStd(loaded->error().toString()));
-                    return;
-                }
-                self->m_treeModel->setTree(std::move(loaded->value()));
-                self->m_treeView->fitToView();
-                self->m_logModel->setEntries(*entries);
-                self->showInCharts(self->m_treeModel->tree());
-                const core::OperatorCard* card = self->m_session->currentCard();
-                self->m_chartsPane->setEagerBaselineUs(card && card->eager ? std::optional<double>(card->eager->medianUs)
-                                                                           : std::nullopt);
-            },
-            Qt::QueuedConnection);
-    });
+    readTreeFile(/*reportErrors=*/true);
+}
+
+void MainWindow::showTree(std::shared_ptr<const core::SearchTree> tree, const QList<LogEntry>& entries)
+{
+    if (m_treeModel->cardId() == fromStd(tree->cardId())) {
+        m_treeModel->updateTree(tree); // the same card, grown: the views keep their state
+    } else {
+        m_treeModel->setTree(tree);
+        m_treeView->fitToView();
+    }
+    m_logModel->setEntries(entries);
+    showInCharts(*tree);
+    const core::OperatorCard* card = m_session->currentCard();
+    m_chartsPane->setEagerBaselineUs(card && card->eager ? std::optional<double>(card->eager->medianUs) : std::nullopt);
 }
 
 void MainWindow::showCurrentNode()
@@ -754,10 +733,10 @@ void MainWindow::pollOptimize()
         m_jobStatus->setProgress(phase, p.cardIndex, p.cardCount);
     }
     if (p.cardId == m_session->currentCardId())
-        refreshTreeFromFile();
+        readTreeFile(/*reportErrors=*/false);
 }
 
-void MainWindow::refreshTreeFromFile()
+void MainWindow::readTreeFile(bool reportErrors)
 {
     const QString cardId = m_session->currentCardId();
     if (cardId.isEmpty() || !m_session->hasProject())
@@ -766,7 +745,7 @@ void MainWindow::refreshTreeFromFile()
         core::TreeStore::defaultPath(m_session->projectDir().toStdString(), cardId.toStdString());
     const QFileInfo info(QString::fromStdString(file.string()));
     if (!info.exists())
-        return;
+        return; // not searched yet: the tree pane stays empty
     // Modification time (ms) and size: the search rewrites the file after every node.
     const qint64 stamp = info.lastModified().toMSecsSinceEpoch() * 1000 + info.size() % 1000;
     if (stamp == m_treeFileStamp)
@@ -774,23 +753,24 @@ void MainWindow::refreshTreeFromFile()
     m_treeFileStamp = stamp;
     const quint64 generation = m_treeGeneration; // a card change in between drops the result
     QPointer<MainWindow> self(this);
-    QThreadPool::globalInstance()->start([self, file, generation]() {
+    QThreadPool::globalInstance()->start([self, file, generation, reportErrors]() {
         auto loaded = std::make_shared<core::Result<core::SearchTree>>(core::TreeStore(file).load());
-        if (!loaded->ok())
-            return; // a read racing a save of the same file: the next poll reads it again
-        auto entries = std::make_shared<QList<LogEntry>>(ValidationLogModel::entriesFromTree(loaded->value()));
+        auto entries = std::make_shared<QList<LogEntry>>();
+        if (loaded->ok())
+            *entries = ValidationLogModel::entriesFromTree(loaded->value()); // pure: fine off the GUI thread
         QMetaObject::invokeMethod(
             qApp,
-            [self, loaded, entries, generation]() {
+            [self, loaded, entries, generation, reportErrors]() {
                 if (!self || generation != self->m_treeGeneration)
+                    return; // the window is gone, or another card was selected meanwhile
+                if (!loaded->ok()) {
+                    if (reportErrors)
+                        self->reportError(tr("Open Search Tree"), fromStd(loaded->error().toString()));
+                    else
+                        self->m_treeFileStamp = -1; // a read racing a save: the next poll reads again
                     return;
-                auto tree = std::make_shared<const core::SearchTree>(std::move(loaded->value()));
-                if (self->m_treeModel->cardId().isEmpty())
-                    self->m_treeModel->setTree(tree);
-                else
-                    self->m_treeModel->updateTree(tree);
-                self->m_logModel->setEntries(*entries);
-                self->showInCharts(*tree);
+                }
+                self->showTree(std::make_shared<const core::SearchTree>(std::move(loaded->value())), *entries);
             },
             Qt::QueuedConnection);
     });

@@ -47,6 +47,7 @@ struct OptimizeJobRequest;
 class CardsTableModel;
 class SearchTreeModel;
 class ValidationLogModel;
+struct LogEntry;
 class Session;
 
 class MainWindow : public QMainWindow {
@@ -127,9 +128,16 @@ private:
     void onCaptureSucceeded(std::shared_ptr<const core::CaptureReport> report, const QString& outputDir);
     void onCaptureFailed(const QString& error, bool cancelled);
     void reportError(const QString& title, const QString& message);
-    /// Reads the current card's search tree (docs/search.md, tree file) on a pool thread and shows
-    /// it; a newer card selection supersedes a read still in flight.
+    /// Clears the tree, editor, log and charts and reads the new current card's tree.
     void loadTreeForCurrentCard();
+    /// Reads the current card's search tree file (docs/search.md) on a pool thread when it changed
+    /// since the last read, and shows it; a newer card selection supersedes a read in flight.
+    /// `reportErrors`: a damaged file is a dialog (opening a card) or retried at the next poll (a
+    /// run saving it meanwhile).
+    void readTreeFile(bool reportErrors);
+    /// The tree in the tree pane (reset for a new card, updated for the same card grown), the log
+    /// `entries` and the charts.
+    void showTree(std::shared_ptr<const core::SearchTree> tree, const QList<LogEntry>& entries);
     /// The current node's source and plan in the editor, and its diff against its parent.
     void showCurrentNode();
     void onBenchmarkRequested(const QString& source, const QString& planJson, const QString& parentNodeId);
@@ -140,7 +148,6 @@ private:
     /// While a run goes: status line from the job's progress, and the current card's tree re-read
     /// when its file changed (the search saves it after every node).
     void pollOptimize();
-    void refreshTreeFromFile();
     void updateRunActions();
     /// Re-reads every card's tree on a pool thread for the cards table's search columns and the
     /// per-card speedup chart.
