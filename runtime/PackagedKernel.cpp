@@ -1,5 +1,6 @@
 #include "PackagedKernel.h"
 
+#include "capture/TorchInterop.h"
 #include "cast/GuardMatch.h"
 #include "project/ProjectJson.h"
 
@@ -10,7 +11,6 @@
 #include <c10/core/ScalarType.h>
 
 #include <cmath>
-#include <map>
 
 namespace kforge::runtime {
 
@@ -51,42 +51,6 @@ core::Result<core::OperatorCard> cardOf(const core::CastKernel& kernel)
     parsed->key = core::variantKey(parsed->op, parsed->overload, parsed->args);
     parsed->id = kernel.cardId;
     return parsed;
-}
-
-std::string dtypeName(at::ScalarType type)
-{
-    switch (type) {
-    case at::kFloat: return "float32";
-    case at::kHalf: return "float16";
-    case at::kBFloat16: return "bfloat16";
-    case at::kDouble: return "float64";
-    case at::kLong: return "int64";
-    case at::kInt: return "int32";
-    case at::kShort: return "int16";
-    case at::kChar: return "int8";
-    case at::kByte: return "uint8";
-    case at::kBool: return "bool";
-    default: return c10::toString(type);
-    }
-}
-
-std::optional<at::ScalarType> scalarTypeOf(const std::string& name)
-{
-    static const std::map<std::string, at::ScalarType> types = {
-        {"float32", at::kFloat}, {"float16", at::kHalf}, {"bfloat16", at::kBFloat16}, {"float64", at::kDouble},
-        {"int64", at::kLong},    {"int32", at::kInt},    {"int16", at::kShort},       {"int8", at::kChar},
-        {"uint8", at::kByte},    {"bool", at::kBool}};
-    auto found = types.find(name);
-    if (found == types.end())
-        return std::nullopt;
-    return found->second;
-}
-
-// Compute capability of `device`, read once (a call must not query the driver).
-std::pair<int, int> capabilityOf(int device)
-{
-    const cudaDeviceProp* props = at::cuda::getDeviceProperties(device);
-    return {props->major, props->minor};
 }
 
 } // namespace
@@ -187,18 +151,16 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
         if (g.arg == "self" || g.arg == "input")
             rank = t->dim();
         core::CallTensor c;
-        c.dtype = dtypeName(t->scalar_type());
+        c.dtype = core::torchinterop::dtypeName(t->scalar_type()); // as cards name it
         c.sizes = t->sizes().vec();
         c.strides = t->strides().vec();
         c.dataPtr = reinterpret_cast<std::uintptr_t>(t->data_ptr());
         spec.tensors.push_back(std::move(c));
     }
-    static thread_local std::map<int, std::pair<int, int>> capabilities;
-    auto cap = capabilities.find(m_device);
-    if (cap == capabilities.end())
-        cap = capabilities.emplace(m_device, capabilityOf(m_device)).first;
-    spec.capabilityMajor = cap->second.first;
-    spec.capabilityMinor = cap->second.second;
+    // PyTorch reads each device's properties once and keeps them: no driver call per dispatch.
+    const cudaDeviceProp* props = at::cuda::getDeviceProperties(m_device);
+    spec.capabilityMajor = props->major;
+    spec.capabilityMinor = props->minor;
     if (auto matched = core::matchGuard(m_guard, spec); !matched.matched())
         return matched.reason;
     // The non-tensor arguments the kernel baked in (dim, eps, alpha, approximate, keepdim, ...).
@@ -239,11 +201,11 @@ core::Result<std::vector<at::Tensor>> PackagedKernel::launch(const HookCall& cal
                 return makeError(ErrorCode::Internal, "in-place argument missing", "kernel " + m_id);
             continue;
         }
-        const auto dtype = scalarTypeOf(spec.dtype);
-        if (!dtype)
+        c10::ScalarType dtype;
+        if (!core::torchinterop::scalarTypeFromName(spec.dtype, dtype))
             return makeError(ErrorCode::Unsupported, "output dtype " + spec.dtype, "kernel " + m_id);
         outputs.push_back(at::empty_strided(spec.sizes, spec.strides,
-                                            at::TensorOptions().dtype(*dtype).device(at::kCUDA, m_device)));
+                                            at::TensorOptions().dtype(dtype).device(at::kCUDA, m_device)));
     }
     for (const at::Tensor& out : outputs)
         bindings.outputs.push_back(reinterpret_cast<CUdeviceptr>(out.data_ptr()));
