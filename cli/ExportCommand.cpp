@@ -11,6 +11,7 @@
 #include "cast/ExportDriver.h"
 #include "kernel/NvrtcCompiler.h"
 #include "project/ProjectStore.h"
+#include "util/ChildProcess.h"
 #include "worker/WorkerPath.h"
 
 #include <nlohmann/json.hpp>
@@ -44,13 +45,60 @@ json decisionJson(const core::ExportDecision& d)
                 {"sanitizer", d.sanitizer.is_null() ? json() : d.sanitizer}};
 }
 
+// The in-model check in kforge-cast-run (CUDA builds): its JSON verdict, or "not run" with the
+// reason it could not give one. A helper killed by a signal ran our kernels and crashed: that
+// fails the check and drops every custom kernel.
+core::InModelCheck runInModelCheckTool(const fs::path& package, const core::CaptureInfo& capture)
+{
+    const std::string tool = castRunToolPath();
+    if (::access(tool.c_str(), X_OK) != 0)
+        return {false, false, "this build has no CUDA runtime (kforge-cast-run not found)", {}};
+    if (::isatty(STDERR_FILENO))
+        std::fprintf(stderr, "kforge: in-model check ...\n");
+    auto child = core::runChildProcess(
+        tool, {"check", package.string(), "--recorded-inputs", capture.inputs, "--seed", std::to_string(capture.inputSeed)});
+    if (!child)
+        return {false, false, child.error().toString(), {}};
+    if (child->signal != 0) {
+        core::InModelCheck crashed{true, false, "kforge-cast-run crashed (signal " + std::to_string(child->signal) + ")", {}};
+        if (auto opened = core::openCast(package))
+            for (const core::CastKernel& k : opened->kernels)
+                if (k.kind == core::KernelKind::Custom)
+                    crashed.dropped.push_back({k.id, "in-model check: the model run crashed"});
+        return crashed;
+    }
+    std::string firstErrorLine = child->err.substr(0, child->err.find('\n'));
+    if (firstErrorLine.starts_with("kforge: error: "))
+        firstErrorLine.erase(0, 15);
+    if (child->exitCode != 0)
+        return {false, false, firstErrorLine.empty() ? "kforge-cast-run failed" : firstErrorLine, {}};
+    try {
+        const json verdict = json::parse(child->out);
+        core::InModelCheck check{verdict.at("run").get<bool>(), verdict.at("passed").get<bool>(),
+                                 verdict.at("reason").get<std::string>(), {}};
+        for (const json& d : verdict.at("dropped"))
+            check.dropped.push_back({d.at("kernel").get<std::string>(), d.at("reason").get<std::string>()});
+        return check;
+    } catch (const json::exception&) {
+        return {false, false, "kforge-cast-run printed no verdict", {}};
+    }
+}
+
+json inModelCheckJson(const core::InModelCheck& check)
+{
+    json dropped = json::array();
+    for (const core::DroppedKernel& d : check.dropped)
+        dropped.push_back({{"kernel", d.kernelId}, {"reason", d.reason}});
+    return {{"run", check.run}, {"passed", check.passed}, {"reason", check.reason}, {"dropped", dropped}};
+}
+
 } // namespace
 
 int runExportCommand(const std::vector<std::string>& args)
 {
     ArgParser parser;
     parser.option("--output").alias("-o", "--output").option("--min-speedup").multiOption("--cards")
-        .multiOption("--arch").option("--sanitize").option("--worker").flag("--no-model").flag("--json");
+        .multiOption("--arch").option("--sanitize").option("--worker").flag("--no-model").flag("--no-model-check").flag("--json");
     if (auto error = parser.parse(args))
         return fail("export: " + *error + " (see 'kforge export --help')", 2);
     if (parser.positionals().size() != 1)
@@ -95,6 +143,12 @@ int runExportCommand(const std::vector<std::string>& args)
     request.output = output;
     request.includeModel = !parser.has("--no-model");
     request.workerPath = core::workerPath(parser.value("--worker"));
+    if (parser.has("--no-model-check"))
+        request.inModelCheck = [](const fs::path&, const core::CaptureInfo&) {
+            return core::InModelCheck{false, false, "skipped (--no-model-check)", {}};
+        };
+    else
+        request.inModelCheck = runInModelCheckTool;
     auto outcome = core::exportProject(request);
     if (!outcome)
         return fail(outcome.error().toString());
@@ -121,7 +175,7 @@ int runExportCommand(const std::vector<std::string>& args)
             {"sanitize", core::sanitizeModeName(mode)},
             {"cards", cards},
             {"notes", verified->auditNotes},
-            {"in_model_check", {{"run", exported->inModelCheck.run}, {"reason", exported->inModelCheck.reason}}},
+            {"in_model_check", inModelCheckJson(exported->inModelCheck)},
             {"bytes", byteCount}};
         std::cout << report.dump(2) << "\n";
         return 0;

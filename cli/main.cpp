@@ -27,6 +27,8 @@ Commands:
                       print a card's search tree: status, latency, speedup, what produced each node
   export PROJECT_DIR -o FILE.cast [--min-speedup X] [--cards ID...] [--arch sm_NN...] [options]
                       package the best proven kernel of every card into a .cast file, with an audit
+  run FILE.cast --inputs SPEC... [--runs N] [--no-kernels] [--json]
+                      run a package's model end to end, eager and with its kernels (CUDA builds)
   verify FILE.cast [--arch sm_NN] [--json]
                       check a .cast package (checksums, format, manifest, compatibility); print its audit
   help [COMMAND]      show help for a command
@@ -150,8 +152,11 @@ every architecture, and the sanitizer gate finds nothing. Every other card is li
 source, launch plan, speedup, timing spread, validation record and a guard (the card's exact
 dtypes, sizes and strides, 16-byte alignment, the compute capability). Prints the audit of every
 card; the package is written atomically and read back with the strict reader before it replaces
-FILE.cast. The in-model check (the whole model through the runtime) is not run yet: the package's
-audit notes say so.
+FILE.cast. Then the in-model check (CUDA builds with a GPU): the package's model runs through the
+runtime on the captured inputs; its outputs must match eager within the reduction tolerance of
+their dtype (a kernel that alone breaks that is dropped), and a kernel whose removal makes the
+model more than 1% faster is dropped too. Dropped kernels become fallbacks with the reason; the
+audit notes say whether the check ran and what it found.
 
   -o, --output FILE.cast  the package to write (an existing file is replaced only if it is a .cast)
   --min-speedup X         minimum speedup over eager for a custom kernel (default 1.05)
@@ -167,7 +172,28 @@ audit notes say so.
   --no-model              a kernels-only package (default: include the project's TorchScript model,
                           which must be the file that was captured)
   --worker PATH           the kforge-worker executable (default: next to kforge; or $KFORGE_WORKER)
+  --no-model-check        skip the in-model check (the audit notes say it was not run)
   --json                  print a JSON report instead of the audit table
+)";
+
+constexpr const char* kRunHelp = R"(usage: kforge run FILE.cast --inputs SPEC... [options]
+
+Runs the package's TorchScript model end to end on the GPU (cuda:0): eager, then with the package
+loaded through libkforge_runtime, then eager again. Prints the median latency of each (wall time of
+forward plus a device synchronize; eager over both of its halves), the largest output difference
+against eager and whether it is within the reduction tolerance of the output dtype, and every
+custom kernel's hit and fallback counts with the last reason a call fell back. Exits 1 when the
+outputs differ beyond tolerance. Only builds with the CUDA runtime (-DKFORGE_TORCH_CUDA=ON) have it.
+
+  --inputs SPEC...        the model inputs, as for capture: a torch.save file, or shape specs
+                          such as 32x3x224x224:float16 (synthesized, seeded)
+  --runs N                timed forward passes per configuration (default 20)
+  --warmup N              untimed passes before each timed block (default 3)
+  --seed S                seed for synthesized inputs (default 0)
+  --model MODEL.pt        run this TorchScript file instead of the package's model (required for a
+                          kernels-only package)
+  --no-kernels            eager only
+  --json                  machine-readable report (docs/runtime.md, "kforge run")
 )";
 
 const char* helpFor(const std::string& command)
@@ -186,6 +212,8 @@ const char* helpFor(const std::string& command)
         return kVerifyHelp;
     if (command == "export")
         return kExportHelp;
+    if (command == "run")
+        return kRunHelp;
     return nullptr;
 }
 
@@ -239,6 +267,8 @@ int dispatch(const std::vector<std::string>& words)
         return runVerifyCommand(rest);
     if (command == "export")
         return runExportCommand(rest);
+    if (command == "run")
+        return runRunCommand(rest);
     return fail("unknown command '" + command + "' (see 'kforge --help')", 2);
 }
 

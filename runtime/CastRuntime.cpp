@@ -90,6 +90,16 @@ core::Result<void> unloadPackage(int handle)
     return {};
 }
 
+core::Result<void> setKernelEnabled(const std::string& id, bool enabled)
+{
+    std::lock_guard lock(g_mutex);
+    if (!g_loaded)
+        return makeError(ErrorCode::NotFound, "no package is loaded", "kernel " + id);
+    if (!setRegistryKernelEnabled(id, enabled) && !id.empty())
+        return makeError(ErrorCode::NotFound, "the loaded package has no custom kernel " + id, g_loaded->path);
+    return {};
+}
+
 nlohmann::json runtimeStats()
 {
     std::lock_guard lock(g_mutex);

@@ -25,7 +25,12 @@ core::Result<int> loadPackage(const std::string& path);
 /// Unregisters every hook of the package and frees its modules. NotFound for an unknown handle.
 core::Result<void> unloadPackage(int handle);
 
-/// {"package": path or null, "kernels": [{"id", "card", "op", "hook", "hits", "fallbacks"}, ...],
+/// Lets kernel `id` of the loaded package serve calls again (true) or sends every call of its
+/// operator to the original (false); an empty id means every kernel. NotFound for an unknown id.
+/// Counters keep counting (a disabled kernel's calls are fallbacks with reason "disabled").
+core::Result<void> setKernelEnabled(const std::string& id, bool enabled);
+
+/// {"package": path or null, "kernels": [{"id", "card", "op", "hook", "hits", "fallbacks", "enabled"}, ...],
 ///  "fallback_reasons": {"<kernel id>": "last mismatch", ...}}
 nlohmann::json runtimeStats();
 

@@ -1,5 +1,7 @@
 #include "OpHooks.h"
 
+#include "CompositeHooks.h"
+
 #include <ATen/ops/_log_softmax_cuda_dispatch.h>
 #include <ATen/ops/_softmax_cuda_dispatch.h>
 #include <ATen/ops/add_cuda_dispatch.h>
@@ -18,6 +20,9 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string_view>
+
+#include <c10/util/bit_cast.h>
 
 namespace kforge::runtime {
 
@@ -26,10 +31,13 @@ namespace {
 struct Entry {
     std::string hook; // "aten::add.Tensor"
     std::unique_ptr<PackagedKernel> kernel;
+    // The signature of the last fallback whose reason is recorded (0: none yet); the reason is
+    // formatted again only when it changes, so a stream of identical misses stays cheap.
+    std::atomic<std::uint64_t> lastFallbackSignature{0};
 };
 
 struct Registry {
-    std::map<std::string, std::vector<std::shared_ptr<Entry>>> byHook;
+    std::map<std::string, std::vector<std::shared_ptr<Entry>>, std::less<>> byHook; // string_view lookup
 };
 
 // Replaced whole on load and unload; hooks take a snapshot (shared ownership) per call.
@@ -44,33 +52,65 @@ std::string hookKey(const core::RuntimeHook& hook)
     return hook.op + (hook.overload.empty() ? "" : "." + hook.overload);
 }
 
-// The packaged kernel's outputs for `call`, or nullopt: run the original.
-std::optional<std::vector<at::Tensor>> serve(const char* hook, const HookCall& call)
+// What distinguishes one fallback from another: the call's tensor metadata and plain values, and
+// the kind of fallback (`salt`). Never 0.
+std::uint64_t fallbackSignature(const HookCall* call, std::uint64_t salt)
 {
-    const std::shared_ptr<const Registry> registry = g_registry.load();
-    auto found = registry->byHook.find(hook);
-    if (found == registry->byHook.end())
-        return std::nullopt;
-    std::string reason;
-    for (const std::shared_ptr<Entry>& entry : found->second) {
-        const std::string mismatch = entry->kernel->mismatch(call);
-        if (!mismatch.empty()) {
-            reason = mismatch;
-            continue;
+    std::uint64_t h = 1469598103934665603ull ^ salt;
+    auto mix = [&h](std::uint64_t v) {
+        h ^= v;
+        h *= 1099511628211ull;
+    };
+    if (call) {
+        for (const auto& [name, t] : call->tensors) {
+            if (!t->defined()) {
+                mix(0);
+                continue;
+            }
+            mix(static_cast<std::uint64_t>(t->scalar_type()) + 1);
+            mix(static_cast<std::uint64_t>(t->get_device()) + 2);
+            for (std::int64_t size : t->sizes())
+                mix(static_cast<std::uint64_t>(size));
+            mix(~0ull);
+            for (std::int64_t stride : t->strides())
+                mix(static_cast<std::uint64_t>(stride));
+            mix(reinterpret_cast<std::uintptr_t>(t->data_ptr()) & 4095);
         }
-        auto outputs = entry->kernel->launch(call);
-        if (outputs) {
-            entry->kernel->hits.fetch_add(1, std::memory_order_relaxed);
-            return std::move(outputs.value());
+        for (const auto& [name, v] : call->values) {
+            if (v.isInt())
+                mix(static_cast<std::uint64_t>(v.toInt()));
+            else if (v.isBool())
+                mix(v.toBool() ? 3 : 5);
+            else if (v.isDouble())
+                mix(c10::bit_cast<std::uint64_t>(v.toDouble()));
+            else if (v.isIntList())
+                for (std::int64_t x : v.toIntList())
+                    mix(static_cast<std::uint64_t>(x));
+            else
+                mix(static_cast<std::uint64_t>(v.isNone() ? 7 : 11));
         }
-        reason = "launch refused: " + outputs.error().message;
     }
-    std::lock_guard lock(g_reasonsMutex);
-    for (const std::shared_ptr<Entry>& entry : found->second) {
+    return h | 1;
+}
+
+// Counts a fallback for every kernel of the hook and records its reason when the signature differs
+// from the last recorded one (`reason` is only called then).
+template <class Reason>
+void recordFallbacks(const std::vector<std::shared_ptr<Entry>>& entries, std::uint64_t signature, Reason reason)
+{
+    bool changed = false;
+    for (const std::shared_ptr<Entry>& entry : entries) {
         entry->kernel->fallbacks.fetch_add(1, std::memory_order_relaxed);
-        g_lastReason[entry->kernel->id()] = reason;
+        changed = changed || entry->lastFallbackSignature.load(std::memory_order_relaxed) != signature;
     }
-    return std::nullopt;
+    if (!changed)
+        return;
+    const std::string text = reason();
+    std::lock_guard lock(g_reasonsMutex);
+    for (const std::shared_ptr<Entry>& entry : entries) {
+        g_lastReason[entry->kernel->id()] = text;
+        entry->lastFallbackSignature.store(signature, std::memory_order_relaxed);
+    }
 }
 
 HookCall selfOnly(const at::Tensor& self)
@@ -81,7 +121,7 @@ HookCall selfOnly(const at::Tensor& self)
 at::Tensor softmaxHook(const at::Tensor& self, int64_t dim, bool halfToFloat)
 {
     HookCall call{{{"self", &self}}, {{"dim", dim}, {"half_to_float", halfToFloat}}};
-    if (auto out = serve("aten::_softmax", call))
+    if (auto out = serveCall("aten::_softmax", call))
         return out->front();
     return at::cuda::_softmax(self, dim, halfToFloat);
 }
@@ -89,14 +129,14 @@ at::Tensor softmaxHook(const at::Tensor& self, int64_t dim, bool halfToFloat)
 at::Tensor logSoftmaxHook(const at::Tensor& self, int64_t dim, bool halfToFloat)
 {
     HookCall call{{{"self", &self}}, {{"dim", dim}, {"half_to_float", halfToFloat}}};
-    if (auto out = serve("aten::_log_softmax", call))
+    if (auto out = serveCall("aten::_log_softmax", call))
         return out->front();
     return at::cuda::_log_softmax(self, dim, halfToFloat);
 }
 
 at::Tensor reluHook(const at::Tensor& self)
 {
-    if (auto out = serve("aten::relu", selfOnly(self)))
+    if (auto out = serveCall("aten::relu", selfOnly(self)))
         return out->front();
     return at::cuda::relu(self);
 }
@@ -104,28 +144,28 @@ at::Tensor reluHook(const at::Tensor& self)
 at::Tensor geluHook(const at::Tensor& self, c10::string_view approximate)
 {
     HookCall call{{{"self", &self}}, {{"approximate", std::string(approximate)}}};
-    if (auto out = serve("aten::gelu", call))
+    if (auto out = serveCall("aten::gelu", call))
         return out->front();
     return at::cuda::gelu(self, approximate);
 }
 
 at::Tensor siluHook(const at::Tensor& self)
 {
-    if (auto out = serve("aten::silu", selfOnly(self)))
+    if (auto out = serveCall("aten::silu", selfOnly(self)))
         return out->front();
     return at::cuda::silu(self);
 }
 
 at::Tensor sigmoidHook(const at::Tensor& self)
 {
-    if (auto out = serve("aten::sigmoid", selfOnly(self)))
+    if (auto out = serveCall("aten::sigmoid", selfOnly(self)))
         return out->front();
     return at::cuda::sigmoid(self);
 }
 
 at::Tensor tanhHook(const at::Tensor& self)
 {
-    if (auto out = serve("aten::tanh", selfOnly(self)))
+    if (auto out = serveCall("aten::tanh", selfOnly(self)))
         return out->front();
     return at::cuda::tanh(self);
 }
@@ -140,28 +180,28 @@ HookCall binaryCall(const at::Tensor& self, const at::Tensor& other, const at::S
 
 at::Tensor addHook(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha)
 {
-    if (auto out = serve("aten::add.Tensor", binaryCall(self, other, &alpha)))
+    if (auto out = serveCall("aten::add.Tensor", binaryCall(self, other, &alpha)))
         return out->front();
     return at::cuda::add(self, other, alpha);
 }
 
 at::Tensor subHook(const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha)
 {
-    if (auto out = serve("aten::sub.Tensor", binaryCall(self, other, &alpha)))
+    if (auto out = serveCall("aten::sub.Tensor", binaryCall(self, other, &alpha)))
         return out->front();
     return at::cuda::sub(self, other, alpha);
 }
 
 at::Tensor mulHook(const at::Tensor& self, const at::Tensor& other)
 {
-    if (auto out = serve("aten::mul.Tensor", binaryCall(self, other, nullptr)))
+    if (auto out = serveCall("aten::mul.Tensor", binaryCall(self, other, nullptr)))
         return out->front();
     return at::cuda::mul(self, other);
 }
 
 at::Tensor divHook(const at::Tensor& self, const at::Tensor& other)
 {
-    if (auto out = serve("aten::div.Tensor", binaryCall(self, other, nullptr)))
+    if (auto out = serveCall("aten::div.Tensor", binaryCall(self, other, nullptr)))
         return out->front();
     return at::cuda::div(self, other);
 }
@@ -169,28 +209,28 @@ at::Tensor divHook(const at::Tensor& self, const at::Tensor& other)
 // In place: the kernel writes through `self` (output 0 is self); the hook returns self.
 at::Tensor& addInPlaceHook(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha)
 {
-    if (serve("aten::add_.Tensor", binaryCall(self, other, &alpha)))
+    if (serveCall("aten::add_.Tensor", binaryCall(self, other, &alpha)))
         return self;
     return at::cuda::add_(self, other, alpha);
 }
 
 at::Tensor& subInPlaceHook(at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha)
 {
-    if (serve("aten::sub_.Tensor", binaryCall(self, other, &alpha)))
+    if (serveCall("aten::sub_.Tensor", binaryCall(self, other, &alpha)))
         return self;
     return at::cuda::sub_(self, other, alpha);
 }
 
 at::Tensor& mulInPlaceHook(at::Tensor& self, const at::Tensor& other)
 {
-    if (serve("aten::mul_.Tensor", binaryCall(self, other, nullptr)))
+    if (serveCall("aten::mul_.Tensor", binaryCall(self, other, nullptr)))
         return self;
     return at::cuda::mul_(self, other);
 }
 
 at::Tensor& divInPlaceHook(at::Tensor& self, const at::Tensor& other)
 {
-    if (serve("aten::div_.Tensor", binaryCall(self, other, nullptr)))
+    if (serveCall("aten::div_.Tensor", binaryCall(self, other, nullptr)))
         return self;
     return at::cuda::div_(self, other);
 }
@@ -208,7 +248,7 @@ HookCall reductionCall(const at::Tensor& self, at::OptionalIntArrayRef dim, bool
 at::Tensor meanHook(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype)
 {
-    if (auto out = serve("aten::mean.dim", reductionCall(self, dim, keepdim, dtype)))
+    if (auto out = serveCall("aten::mean.dim", reductionCall(self, dim, keepdim, dtype)))
         return out->front();
     return at::cuda::mean(self, dim, keepdim, dtype);
 }
@@ -216,7 +256,7 @@ at::Tensor meanHook(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
 at::Tensor sumHook(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype)
 {
-    if (auto out = serve("aten::sum.dim_IntList", reductionCall(self, dim, keepdim, dtype)))
+    if (auto out = serveCall("aten::sum.dim_IntList", reductionCall(self, dim, keepdim, dtype)))
         return out->front();
     return at::cuda::sum(self, dim, keepdim, dtype);
 }
@@ -254,33 +294,93 @@ const char* const kHooked[] = {"aten::_softmax",    "aten::_log_softmax", "aten:
 
 } // namespace
 
+std::optional<std::vector<at::Tensor>> serveCall(const char* hook, const HookCall& call)
+{
+    const std::shared_ptr<const Registry> registry = g_registry.load();
+    auto found = registry->byHook.find(std::string_view(hook));
+    if (found == registry->byHook.end())
+        return std::nullopt;
+    const PackagedKernel* firstMismatch = nullptr;
+    std::string refused;
+    for (const std::shared_ptr<Entry>& entry : found->second) {
+        if (!entry->kernel->enabled.load(std::memory_order_relaxed))
+            continue;
+        if (!entry->kernel->matches(call)) {
+            if (!firstMismatch)
+                firstMismatch = entry->kernel.get();
+            continue;
+        }
+        auto outputs = entry->kernel->launch(call);
+        if (outputs) {
+            entry->kernel->hits.fetch_add(1, std::memory_order_relaxed);
+            return std::move(outputs.value());
+        }
+        refused = "launch refused: " + outputs.error().message;
+    }
+    // A refused launch is rare and always recorded (signature 0 never matches a recorded one).
+    const std::uint64_t signature = !refused.empty() ? 0 : fallbackSignature(&call, firstMismatch ? 2 : 1);
+    recordFallbacks(found->second, signature, [&]() -> std::string {
+        if (!refused.empty())
+            return refused;
+        return firstMismatch ? firstMismatch->mismatch(call) : std::string("disabled");
+    });
+    return std::nullopt;
+}
+
+void countFallback(const char* hook, const std::string& reason)
+{
+    const std::shared_ptr<const Registry> registry = g_registry.load();
+    if (auto found = registry->byHook.find(std::string_view(hook)); found != registry->byHook.end())
+        recordFallbacks(found->second, fallbackSignature(nullptr, std::hash<std::string>{}(reason)),
+                        [&reason] { return reason; });
+}
+
 bool hookSupported(const core::RuntimeHook& hook)
 {
     const std::string key = hookKey(hook);
     for (const char* name : kHooked)
         if (key == name)
             return true;
-    return false;
+    return compositeHookKnown(key);
 }
 
 void addToRegistry(const core::RuntimeHook& hook, std::unique_ptr<PackagedKernel> kernel)
 {
     const std::string key = hookKey(hook);
-    g_building.byHook[key].push_back(std::make_shared<Entry>(Entry{key, std::move(kernel)}));
+    auto entry = std::make_shared<Entry>();
+    entry->hook = key;
+    entry->kernel = std::move(kernel);
+    g_building.byHook[key].push_back(std::move(entry));
 }
 
 std::vector<std::unique_ptr<torch::Library>> registerHooks()
 {
     auto library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten",
                                                     std::make_optional(c10::DispatchKey::CUDA), __FILE__, __LINE__);
+    auto autograd = std::make_unique<torch::Library>(
+        torch::Library::IMPL, "aten", std::make_optional(c10::DispatchKey::AutogradCUDA), __FILE__, __LINE__);
     for (const auto& [key, entries] : g_building.byHook)
-        if (!entries.empty())
-            registerOne(*library, key);
+        if (!entries.empty() && !registerOne(*library, key))
+            registerComposite(*library, *autograd, key);
     g_registry.store(std::make_shared<const Registry>(std::move(g_building)));
     g_building = Registry{};
     std::vector<std::unique_ptr<torch::Library>> libraries;
     libraries.push_back(std::move(library));
+    libraries.push_back(std::move(autograd));
     return libraries;
+}
+
+bool setRegistryKernelEnabled(const std::string& id, bool enabled)
+{
+    const std::shared_ptr<const Registry> registry = g_registry.load();
+    bool found = false;
+    for (const auto& [key, entries] : registry->byHook)
+        for (const std::shared_ptr<Entry>& entry : entries)
+            if (id.empty() || entry->kernel->id() == id) {
+                entry->kernel->enabled.store(enabled, std::memory_order_relaxed);
+                found = true;
+            }
+    return found;
 }
 
 void clearRegistry()
@@ -302,7 +402,8 @@ nlohmann::json registryStats()
                                {"op", entry->kernel->card().qualifiedName()},
                                {"hook", key},
                                {"hits", entry->kernel->hits.load()},
-                               {"fallbacks", entry->kernel->fallbacks.load()}});
+                               {"fallbacks", entry->kernel->fallbacks.load()},
+                               {"enabled", entry->kernel->enabled.load()}});
     nlohmann::json reasons = nlohmann::json::object();
     std::lock_guard lock(g_reasonsMutex);
     for (const auto& [id, reason] : g_lastReason)

@@ -74,6 +74,21 @@ core::Result<std::unique_ptr<PackagedKernel>> PackagedKernel::load(const core::C
     loaded->m_plan = std::move(plan.value());
     if (loaded->m_card.op.ends_with("_") && loaded->m_card.findArg("self"))
         loaded->m_writtenArg = "self";
+    for (const core::TensorGuard& g : loaded->m_guard.tensors) {
+        c10::ScalarType type;
+        if (!core::torchinterop::scalarTypeFromName(g.dtype, type))
+            return makeError(ErrorCode::Unsupported, "guard dtype " + g.dtype + " of " + g.arg, "kernel " + kernel.id);
+        loaded->m_guardTypes.push_back(type);
+    }
+    // The kernel serves one device, whose capability cannot change: checked once, here.
+    const cudaDeviceProp* props = at::cuda::getDeviceProperties(device);
+    core::CallSpec capability;
+    capability.capabilityMajor = props->major;
+    capability.capabilityMinor = props->minor;
+    core::KernelGuard capabilityOnly = loaded->m_guard;
+    capabilityOnly.tensors.clear();
+    if (auto matched = core::matchGuard(capabilityOnly, capability); !matched.matched())
+        loaded->m_capabilityMismatch = matched.reason;
 
     std::vector<std::uint8_t> image;
     if (auto cubin = kernel.cubins.find(arch); cubin != kernel.cubins.end()) {
@@ -110,23 +125,25 @@ bool PackagedKernel::valueMatches(const core::ArgSpec& expected, const c10::IVal
     if (v.is_number()) {
         if (actual.isScalar())
             return actual.toScalar().toDouble() == v.get<double>();
-        if (actual.isDouble() || actual.isInt())
+        if (actual.isDouble())
             return actual.toDouble() == v.get<double>();
+        if (actual.isInt())
+            return static_cast<double>(actual.toInt()) == v.get<double>();
         return false;
     }
     if (v.is_string())
-        return actual.isString() && actual.toStringRef() == v.get<std::string>();
+        return actual.isString() && actual.toStringRef() == v.get_ref<const std::string&>();
     if (v.is_array()) {
         if (!actual.isIntList())
             return false;
-        const auto list = actual.toIntVector();
+        const c10::List<std::int64_t> list = actual.toIntList(); // shares the list: no copy
         if (list.size() != v.size())
             return false;
         for (size_t i = 0; i < list.size(); ++i) {
             if (!v[i].is_number_integer())
                 return false;
             const std::int64_t e = v[i].get<std::int64_t>();
-            if (expected.name == "dim" ? wrap(list[i]) != wrap(e) : list[i] != e)
+            if (expected.name == "dim" ? wrap(list.get(i)) != wrap(e) : list.get(i) != e)
                 return false;
         }
         return true;
@@ -134,9 +151,73 @@ bool PackagedKernel::valueMatches(const core::ArgSpec& expected, const c10::IVal
     return false;
 }
 
+const core::ArgSpec* PackagedKernel::findArg(const char* name) const
+{
+    for (const core::ArgSpec& arg : m_card.args)
+        if (arg.name == name)
+            return &arg;
+    return nullptr;
+}
+
+bool PackagedKernel::valuesMatch(const HookCall& call, std::int64_t rank, std::string* why) const
+{
+    // The non-tensor arguments the kernel baked in (dim, eps, alpha, approximate, keepdim, ...).
+    for (const auto& [name, value] : call.values) {
+        const core::ArgSpec* expected = findArg(name);
+        if (!expected) {
+            // An argument of the hooked operator the card's operator does not have: only its
+            // neutral value is what the card computed (_softmax's half_to_float false).
+            if (value.isBool() && !value.toBool())
+                continue;
+            if (why)
+                *why = std::string(name) + ": not what the kernel computes";
+            return false;
+        }
+        if (expected->kind == ArgKind::Tensor || expected->kind == ArgKind::TensorList)
+            continue;
+        if (!valueMatches(*expected, value, rank)) {
+            if (why)
+                *why = std::string(name) + ": differs from the packaged call";
+            return false;
+        }
+    }
+    return true;
+}
+
+bool PackagedKernel::matches(const HookCall& call) const
+{
+    if (!m_capabilityMismatch.empty() || call.tensors.size() != m_guard.tensors.size())
+        return false; // a tensor missing, or one where the card had none
+    std::int64_t rank = 0;
+    for (std::size_t i = 0; i < m_guard.tensors.size(); ++i) {
+        const core::TensorGuard& g = m_guard.tensors[i];
+        const at::Tensor* t = nullptr;
+        for (const auto& [name, tensor] : call.tensors)
+            if (g.arg == name)
+                t = tensor;
+        if (!t || !t->defined() || !t->is_cuda() || t->get_device() != m_device || t->scalar_type() != m_guardTypes[i] ||
+            t->sizes() != c10::IntArrayRef(g.sizes) || t->strides() != c10::IntArrayRef(g.strides) ||
+            reinterpret_cast<std::uintptr_t>(t->data_ptr()) % static_cast<std::uintptr_t>(g.alignmentBytes) != 0)
+            return false;
+        if (g.arg == "self" || g.arg == "input")
+            rank = t->dim();
+    }
+    return valuesMatch(call, rank, nullptr);
+}
+
 std::string PackagedKernel::mismatch(const HookCall& call) const
 {
-    // Every tensor on this kernel's device, then the guard (dtype, sizes, strides, alignment, GPU).
+    if (!m_capabilityMismatch.empty())
+        return m_capabilityMismatch;
+    // A tensor where the card had none (an optional weight the kernel was proven without).
+    for (const auto& [name, tensor] : call.tensors) {
+        bool guarded = false;
+        for (const core::TensorGuard& g : m_guard.tensors)
+            guarded = guarded || g.arg == name;
+        if (!guarded)
+            return std::string(name) + ": a tensor where the kernel was proven without one";
+    }
+    // Every tensor on this kernel's device, then the guard (dtype, sizes, strides, alignment).
     core::CallSpec spec;
     std::int64_t rank = 0;
     for (const core::TensorGuard& g : m_guard.tensors) {
@@ -157,35 +238,20 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
         c.dataPtr = reinterpret_cast<std::uintptr_t>(t->data_ptr());
         spec.tensors.push_back(std::move(c));
     }
-    // PyTorch reads each device's properties once and keeps them: no driver call per dispatch.
-    const cudaDeviceProp* props = at::cuda::getDeviceProperties(m_device);
-    spec.capabilityMajor = props->major;
-    spec.capabilityMinor = props->minor;
+    spec.capabilityMajor = m_guard.capabilityMajor; // checked at load
+    spec.capabilityMinor = m_guard.capabilityMinor;
     if (auto matched = core::matchGuard(m_guard, spec); !matched.matched())
         return matched.reason;
-    // The non-tensor arguments the kernel baked in (dim, eps, alpha, approximate, keepdim, ...).
-    for (const auto& [name, value] : call.values) {
-        const core::ArgSpec* expected = m_card.findArg(name);
-        if (!expected) {
-            // An argument of the hooked operator the card's operator does not have: only its
-            // neutral value is what the card computed (_softmax's half_to_float false).
-            if (!(value.isBool() && !value.toBool()))
-                return name + ": not what the kernel computes";
-            continue;
-        }
-        if (expected->kind == ArgKind::Tensor || expected->kind == ArgKind::TensorList)
-            continue;
-        if (!valueMatches(*expected, value, rank))
-            return name + ": differs from the packaged call";
-    }
-    return {};
+    std::string why;
+    valuesMatch(call, rank, &why);
+    return why;
 }
 
 core::Result<std::vector<at::Tensor>> PackagedKernel::launch(const HookCall& call) const
 {
     core::LaunchBindings bindings;
     for (const auto& [name, tensor] : call.tensors)
-        bindings.tensorArgs[name] = reinterpret_cast<CUdeviceptr>(tensor->data_ptr());
+        bindings.tensorArgs[std::string(name)] = reinterpret_cast<CUdeviceptr>(tensor->data_ptr());
     for (const core::ArgSpec& arg : m_card.args)
         if (arg.kind == ArgKind::Value && (arg.value.is_number() || arg.value.is_boolean()))
             bindings.cardValues[arg.name] =

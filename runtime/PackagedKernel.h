@@ -14,6 +14,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
+#include <c10/util/SmallVector.h>
 
 #include <atomic>
 #include <memory>
@@ -24,10 +25,11 @@
 
 namespace kforge::runtime {
 
-/// A call as the hook sees it: tensor arguments and the other arguments, by schema name.
+/// A call as the hook sees it: tensor arguments and the other arguments, by schema name (string
+/// literals). Inline storage: building one allocates nothing (the fallback path is timed per call).
 struct HookCall {
-    std::vector<std::pair<std::string, const at::Tensor*>> tensors;
-    std::vector<std::pair<std::string, c10::IValue>> values;
+    c10::SmallVector<std::pair<const char*, const at::Tensor*>, 6> tensors;
+    c10::SmallVector<std::pair<const char*, c10::IValue>, 6> values;
 };
 
 class PackagedKernel {
@@ -40,7 +42,10 @@ public:
     const std::string& id() const { return m_id; }
     const core::OperatorCard& card() const { return m_card; }
 
-    /// Empty when the call is exactly what the kernel was proven on; else the first difference.
+    /// Whether the call is exactly what the kernel was proven on (guard and baked-in arguments).
+    /// Allocation-free: it runs on every call of the hooked operator.
+    bool matches(const HookCall& call) const;
+    /// Empty when matches(call); else the first difference, as one line (for the stats).
     std::string mismatch(const HookCall& call) const;
     /// Launches on PyTorch's current stream and returns the outputs (for an in-place card, the
     /// written tensor itself). An error (a launch the driver refuses) means: fall back.
@@ -48,10 +53,14 @@ public:
 
     std::atomic<std::uint64_t> hits{0};
     std::atomic<std::uint64_t> fallbacks{0};
+    /// False: every call of this kernel's operator runs the original (the in-model check's ablation).
+    std::atomic<bool> enabled{true};
 
 private:
     PackagedKernel() = default;
     bool valueMatches(const core::ArgSpec& expected, const c10::IValue& actual, std::int64_t rank) const;
+    const core::ArgSpec* findArg(const char* name) const;
+    bool valuesMatch(const HookCall& call, std::int64_t rank, std::string* why) const;
 
     std::string m_id;
     core::OperatorCard m_card;
@@ -60,6 +69,8 @@ private:
     std::unique_ptr<core::CubinModule> m_module;
     int m_device = 0;
     std::string m_writtenArg; // in-place cards: the argument output 0 is ("self" of add_)
+    std::vector<c10::ScalarType> m_guardTypes; // per guard tensor, parsed once at load
+    std::string m_capabilityMismatch;          // why this device can never match; empty when it can
 };
 
 } // namespace kforge::runtime

@@ -3,6 +3,7 @@
 //   torch.ops.load_library("libkforge_runtime.so")
 //   handle = torch.ops.kforge.load_cast("model.cast")   # verifies, then registers the kernels
 //   json.loads(torch.ops.kforge.cast_stats())           # per-kernel hits and fallbacks
+//   torch.ops.kforge.set_kernel_enabled(id, False)      # one kernel ("" = all) off / on again
 //   torch.ops.kforge.unload_cast(handle)                # original kernels again
 //
 // Errors raise RuntimeError with the loader's one-line message; nothing is registered then.
@@ -26,6 +27,12 @@ void unloadCast(int64_t handle)
     TORCH_CHECK(unloaded.ok(), "kforge: ", unloaded.ok() ? std::string() : unloaded.error().toString());
 }
 
+void setKernelEnabled(c10::string_view id, bool enabled)
+{
+    auto set = kforge::runtime::setKernelEnabled(std::string(id), enabled);
+    TORCH_CHECK(set.ok(), "kforge: ", set.ok() ? std::string() : set.error().toString());
+}
+
 std::string castStats()
 {
     return kforge::runtime::runtimeStats().dump();
@@ -38,4 +45,5 @@ TORCH_LIBRARY(kforge, m)
     m.def("load_cast(str path) -> int", &loadCast);
     m.def("unload_cast(int handle) -> ()", &unloadCast);
     m.def("cast_stats() -> str", &castStats);
+    m.def("set_kernel_enabled(str id, bool enabled) -> ()", &setKernelEnabled);
 }

@@ -249,7 +249,11 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
     CaptureInfo& info = project.capture;
     info.modelPath = fs::absolute(options.modelPath, ec).string();
     info.modelSha = fnv1a64Hex(modelBytes.value());
-    info.inputs = inputSpec->toString();
+    InputSpec recordedInputs = inputSpec.value();
+    if (recordedInputs.file) // so that export's in-model check finds it from any directory
+        recordedInputs.file = fs::absolute(*recordedInputs.file, ec).string();
+    info.inputs = recordedInputs.toString();
+    info.inputSeed = options.seed;
     info.device = device->str();
     info.deviceName = deviceDisplayName(device.value());
     info.torchVersion = TORCH_VERSION;

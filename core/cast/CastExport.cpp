@@ -205,14 +205,35 @@ KernelGuard guardForCard(const OperatorCard& card, const std::string& arch, std:
     return guard;
 }
 
-InModelCheck runInModelCheck(const CastPackage&)
+void applyInModelCheck(ExportResult& result, InModelCheck check)
 {
-    // Plugs in here once libkforge_runtime exists: load the package into a process, run the model
-    // on the captured inputs with the custom kernels dispatched, compare with eager.
-    InModelCheck check;
-    check.run = false;
-    check.reason = "runtime not available in this build";
-    return check;
+    CastPackage& package = result.package;
+    for (const DroppedKernel& dropped : check.dropped) {
+        for (std::size_t i = 0; i < package.kernels.size(); ++i) {
+            CastKernel& kernel = package.kernels[i];
+            if (kernel.id != dropped.kernelId || kernel.kind != KernelKind::Custom)
+                continue;
+            for (ExportDecision& decision : result.decisions)
+                if (decision.kernelId == kernel.id) {
+                    makeFallback(kernel, decision, decision.reason + "; dropped: " + dropped.reason);
+                    for (AuditEntry& entry : package.audit)
+                        if (entry.cardId == decision.cardId) {
+                            entry.decision = "fallback";
+                            entry.reason = decision.reason;
+                        }
+                }
+        }
+    }
+    std::set<std::string> archs;
+    for (const CastKernel& kernel : package.kernels)
+        for (const auto& [arch, cubin] : kernel.cubins)
+            archs.insert(arch);
+    if (!check.dropped.empty())
+        package.header.architectures.assign(archs.begin(), archs.end());
+    package.auditNotes.push_back(std::string("in-model check: ") +
+                                 (check.run ? (check.passed ? "passed" : "failed") : "not run") + " (" + check.reason +
+                                 ")");
+    result.inModelCheck = std::move(check);
 }
 
 Result<ExportResult> buildCastExport(const Project& project, const std::map<std::string, SearchTree>& trees,
@@ -390,11 +411,6 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
             why.resize(why.size() - suffix.size());
         package.auditNotes.push_back("not sanitizer-checked: " + list + " (" + why + ")");
     }
-    result.inModelCheck = runInModelCheck(package);
-    package.auditNotes.push_back(std::string("in-model check: ") +
-                                 (result.inModelCheck.run ? (result.inModelCheck.passed ? "passed" : "failed")
-                                                          : "not run") +
-                                 " (" + result.inModelCheck.reason + ")");
     return result;
 }
 

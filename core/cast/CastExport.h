@@ -89,12 +89,21 @@ struct ExportDecision {
     nlohmann::json sanitizer;               // the gate's record (custom, or a sanitizer fallback)
 };
 
-/// The in-model check (the whole model run through the runtime with the chosen kernels, outputs
-/// compared with eager). Not run in this build: see runInModelCheck().
+/// A custom kernel the in-model check took out of the package, and why.
+struct DroppedKernel {
+    std::string kernelId;
+    std::string reason; // "in-model check: the model ran 2.1% faster without it"
+};
+
+/// The in-model check: the whole model run through libkforge_runtime with the chosen kernels on the
+/// captured inputs, outputs compared with eager, each kernel's removal timed (docs/cast-format.md,
+/// "In-model check"). Run by `kforge export` in builds with the runtime; `reason` says why not
+/// otherwise, or summarizes the result.
 struct InModelCheck {
     bool run = false;
     bool passed = false;
     std::string reason;
+    std::vector<DroppedKernel> dropped;
 };
 
 struct ExportResult {
@@ -122,10 +131,10 @@ const SearchNode* bestExportableNode(const SearchTree& tree);
 /// every one, and the compute capability of `arch` (sm_90 -> 9.0, sm_100 -> 10.0).
 KernelGuard guardForCard(const OperatorCard& card, const std::string& arch, std::int64_t alignmentBytes);
 
-/// Would run the exported model through the runtime with the packaged kernels and compare its
-/// outputs with eager PyTorch. The runtime library is not part of this build yet, so it returns
-/// run=false with the reason; export records that in the package's audit notes.
-InModelCheck runInModelCheck(const CastPackage& package);
+/// Records the in-model check in `result`: each dropped kernel becomes a fallback with its reason
+/// (package entry, decision and audit line), the header's architectures shrink to those of the
+/// remaining custom kernels, and one "in-model check: ..." audit note summarizes it.
+void applyInModelCheck(ExportResult& result, InModelCheck check);
 
 /// Selects, compiles and gates every card and assembles the package (header fields from
 /// `options`; counts and checksums are the writer's). Errors: a --cards id that is not in the

@@ -176,6 +176,31 @@ std::optional<std::string> checkOutput(const fs::path& output)
     return std::nullopt;
 }
 
+// The in-model check on a private copy of the package (in the user's cache, removed afterwards),
+// or why it is not run: no checker in this build, a kernels-only package, no custom kernel.
+Result<InModelCheck> runInModelCheck(const ExportRequest& request, const CastPackage& package,
+                                     const std::string& bytes, const CaptureInfo& capture)
+{
+    const bool anyCustom = std::any_of(package.kernels.begin(), package.kernels.end(),
+                                       [](const CastKernel& k) { return k.kind == KernelKind::Custom; });
+    if (!package.model)
+        return InModelCheck{false, false, "kernels-only package: no model to run", {}};
+    if (!anyCustom)
+        return InModelCheck{false, false, "no custom kernel to check", {}};
+    if (!request.inModelCheck)
+        return InModelCheck{false, false, "this build has no CUDA runtime (libkforge_runtime)", {}};
+    const fs::path dir = userCacheDirectory() / "export-check";
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    const fs::path copy = dir / (std::to_string(::getpid()) + "-" + fnv1a64Hex(bytes) + ".cast");
+    if (auto written = writeFileAtomically(copy, bytes); !written)
+        return makeError(written.error().code, "cannot write the package for the in-model check: " + written.error().message,
+                         copy.string());
+    InModelCheck check = request.inModelCheck(copy, capture);
+    fs::remove(copy, ec);
+    return check;
+}
+
 } // namespace
 
 const char* sanitizeModeName(SanitizeMode mode)
@@ -259,6 +284,14 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
     if (!exported)
         return exported.error();
     auto bytes = CastWriter::build(exported->package);
+    if (!bytes)
+        return makeError(bytes.error().code, bytes.error().toString(), output.string());
+    auto check = runInModelCheck(request, exported->package, bytes.value(), project->capture);
+    if (!check)
+        return check.error();
+    applyInModelCheck(exported.value(), std::move(check.value()));
+    // Rebuilt in every case: the check's audit note is part of the package.
+    bytes = CastWriter::build(exported->package);
     if (!bytes)
         return makeError(bytes.error().code, bytes.error().toString(), output.string());
     auto verified = readCast(bytes.value(), output.string());

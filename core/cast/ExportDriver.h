@@ -2,15 +2,19 @@
 // `kforge export` as a library call, shared by the CLI and the desktop app: opens the project and
 // its trees, selects and compiles each card's kernel (core/cast/CastExport) with NVRTC through the
 // user's compile cache (the search's: a cache hit), runs the sanitizer gate in a kforge-worker
-// under compute-sanitizer (docs/validation.md), reads the model, and writes the package atomically
-// after reading it back with the strict reader (a package the reader would refuse is never
-// written). Torch-free.
+// under compute-sanitizer (docs/validation.md), reads the model, runs the in-model check (when the
+// caller provides one) on a private copy of the package, and writes the package atomically after
+// reading it back with the strict reader (a package the reader would refuse is never written).
+// Torch-free.
 //
 // Thread: any; one call does all the work synchronously (seconds: compiles, sanitizer runs).
 
 #include "cast/CastExport.h"
 
+#include "project/Project.h"
+
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +22,10 @@ namespace kforge::core {
 
 enum class SanitizeMode { Auto, On, Off };
 const char* sanitizeModeName(SanitizeMode mode); // "auto", "on", "off"
+
+/// Runs the in-model check on a written package (the model is in it) with the project's captured
+/// inputs. Provided by builds that have libkforge_runtime (runtime/run/InModelCheck.h).
+using InModelChecker = std::function<InModelCheck(const std::filesystem::path& package, const CaptureInfo& capture)>;
 
 struct ExportRequest {
     std::filesystem::path projectDir;
@@ -28,6 +36,7 @@ struct ExportRequest {
     SanitizeMode sanitize = SanitizeMode::Auto;
     bool includeModel = true;
     std::string workerPath;                 // kforge-worker for the sanitizer gate
+    InModelChecker inModelCheck;            // empty: the check is not run (said in the audit)
 };
 
 struct ExportOutcome {

@@ -28,17 +28,17 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
         {"aten::div_.Tensor", {"aten::div_", "Tensor"}},
         {"aten::mean.dim", {"aten::mean", "dim"}},
         {"aten::sum.dim_IntList", {"aten::sum", "dim_IntList"}},
+        // Composite operators: overridden as themselves (at the CUDA key, and for the
+        // CompositeImplicitAutograd ones also at AutogradCUDA; see runtime/CompositeHooks.h).
+        {"aten::layer_norm", {"aten::layer_norm", ""}},
+        {"aten::group_norm", {"aten::group_norm", ""}},
+        {"aten::batch_norm", {"aten::batch_norm", ""}},
+        {"aten::rms_norm", {"aten::rms_norm", ""}},
+        {"aten::adaptive_avg_pool2d", {"aten::adaptive_avg_pool2d", ""}},
+        {"aten::embedding", {"aten::embedding", ""}},
     };
     if (auto found = hooks.find(qualifiedOp); found != hooks.end())
         return found->second;
-    static const char* const composite[] = {"aten::layer_norm",    "aten::group_norm",          "aten::batch_norm",
-                                            "aten::rms_norm",      "aten::adaptive_avg_pool2d", "aten::embedding"};
-    for (const char* name : composite) {
-        if (qualifiedOp == name) {
-            why = "composite operator: the runtime cannot dispatch it yet (no CUDA kernel of its own to override)";
-            return std::nullopt;
-        }
-    }
     why = "the runtime has no dispatch hook for " + qualifiedOp;
     return std::nullopt;
 }

@@ -6,8 +6,8 @@
 // The runtime overrides an operator's CUDA kernel at the dispatcher; the original stays callable
 // through its per-backend function (at::cuda::<op>), which is where a call goes whenever a guard
 // does not hold. Composite operators (layer_norm, group_norm, batch_norm, rms_norm,
-// adaptive_avg_pool2d, embedding) have no CUDA kernel of their own to override: they are not
-// dispatchable yet and their cards are exported as fallbacks with that reason.
+// adaptive_avg_pool2d, embedding) are overridden as themselves, so one packaged kernel replaces
+// the whole decomposition; their original is the composite implementation (runtime/CompositeHooks.h).
 
 #include <optional>
 #include <string>

@@ -13,7 +13,8 @@ namespace kforge::core {
 struct CaptureInfo {
     std::string modelPath;       // absolute path of the TorchScript file at capture time
     std::string modelSha;        // fnv1a64 of the model file bytes (detects a changed model)
-    std::string inputs;          // the --inputs spec as given
+    std::string inputs;          // the --inputs spec (an inputs file as an absolute path)
+    std::uint64_t inputSeed = 0; // the seed synthesized inputs were made with (--seed)
     std::string device;          // "cuda:0" or "cpu"
     std::string deviceName;      // "NVIDIA H200" or "cpu"
     std::string torchVersion;

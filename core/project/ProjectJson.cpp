@@ -157,6 +157,7 @@ json toJson(const CaptureInfo& info)
     return json{{"model_path", info.modelPath},
                 {"model_sha", info.modelSha},
                 {"inputs", info.inputs},
+                {"input_seed", info.inputSeed},
                 {"device", info.device},
                 {"device_name", info.deviceName},
                 {"torch_version", info.torchVersion},
@@ -239,6 +240,8 @@ Result<CaptureInfo> captureInfoFromJson(const json& j, const std::string& where)
     r.get("model_path", info.modelPath);
     r.get("model_sha", info.modelSha);
     r.get("inputs", info.inputs);
+    if (j.contains("input_seed")) // absent in projects written before it was recorded: seed 0
+        r.get("input_seed", info.inputSeed);
     r.get("device", info.device);
     r.get("device_name", info.deviceName);
     r.get("torch_version", info.torchVersion);

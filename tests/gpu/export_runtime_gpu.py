@@ -2,11 +2,19 @@
 """End to end on the GPU: capture -> optimize -> kforge export -> kforge verify -> load the package
 into python3's torch and run the *eager* nn.Module (no TorchScript).
 
-Model: tanh(softmax(x, -1)) on float32 [256, 1000]. Checks: the package verifies; both cards are
-custom kernels (exported with --min-speedup 0.01: this tests the pipeline, not the speed); with the
-package loaded the module's output matches eager within the evaluator's fp32 tolerance and every
-custom kernel records hits; a batch of 128 falls back (counted) and equals eager bit for bit;
-unloading restores eager. Exit 77 without a GPU.
+Model 1: tanh(softmax(x, -1)) on float32 [256, 1000]. Checks: the package verifies; both cards are
+custom kernels (exported with --min-speedup 0.01 --no-model-check: this tests the pipeline, not the
+speed); with the package loaded the module's output matches eager within the evaluator's fp32
+tolerance and every custom kernel records hits; a batch of 128 falls back (counted) and equals eager
+bit for bit; unloading restores eager.
+
+Model 2 (composite operators): batch_norm (eval), group_norm, silu, adaptive_avg_pool2d, embedding,
+mean, add, rms_norm, layer_norm. Checks: every composite card exported as a custom kernel hits under
+torch.no_grad() (AutogradCUDA hook) and under torch.inference_mode() (CUDA hook) with outputs within
+tolerance; with grad enabled and an input that requires grad the composite kernels fall back (reason
+"autograd") and the gradients match eager's; a second export with the in-model check runs it and
+passes; `kforge run --json` of that package reports outputs within tolerance and kernel hits.
+Exit 77 without a GPU.
 
 Usage: export_runtime_gpu.py --kforge build/cli/kforge --library build/runtime/libkforge_runtime.so
 """
@@ -27,6 +35,32 @@ class TanhSoftmax(torch.nn.Module):
         return torch.tanh(torch.softmax(x, dim=-1))
 
 
+class NormBlock(torch.nn.Module):
+    """The composite operators the runtime hooks as themselves, in one small model."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm2d(64)
+        self.gn = torch.nn.GroupNorm(8, 64)
+        self.emb = torch.nn.Embedding(100, 64)
+        self.ln = torch.nn.LayerNorm(64)
+        self.rms_weight = torch.nn.Parameter(torch.randn(64))
+        with torch.no_grad():
+            self.bn.running_mean.normal_()
+            self.bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x, ids):
+        h = torch.nn.functional.silu(self.gn(self.bn(x)))
+        pooled = torch.nn.functional.adaptive_avg_pool2d(h, 1).flatten(1)
+        e = self.emb(ids).mean(dim=1)
+        y = torch.nn.functional.rms_norm(pooled + e, (64,), self.rms_weight, 1e-6)
+        return self.ln(y)
+
+
+COMPOSITE = {"aten::batch_norm", "aten::group_norm", "aten::adaptive_avg_pool2d", "aten::embedding",
+             "aten::rms_norm", "aten::layer_norm"}
+
+
 def run(cmd, what):
     result = subprocess.run(cmd, capture_output=True, text=True)
     if result.returncode != 0:
@@ -34,17 +68,7 @@ def run(cmd, what):
     return result.stdout
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--kforge", required=True)
-    parser.add_argument("--library", required=True)
-    args = parser.parse_args()
-    if not torch.cuda.is_available():
-        print("skipped: no CUDA device")
-        return 77
-    sys.path.insert(0, os.path.join(ROOT, "tools"))
-    from kforge_export import export_for_kforge
-
+def check_tanh_softmax(args, export_for_kforge):
     torch.manual_seed(0)
     model = TanhSoftmax().cuda().eval()
     x = torch.randn(256, 1000, device="cuda")
@@ -61,8 +85,8 @@ def main():
              "--quiet"], "capture")
         run([args.kforge, "optimize", project, "--iterations", "6", "--seed", "1"], "optimize")
         cast = os.path.join(work, "model.cast")
-        report = json.loads(run([args.kforge, "export", project, "-o", cast, "--min-speedup", "0.01", "--json"],
-                                "export"))
+        report = json.loads(run([args.kforge, "export", project, "-o", cast, "--min-speedup", "0.01", "--json",
+                                 "--no-model-check"], "export"))
         print("export:", json.dumps(report)[:1500])
         print(run([args.kforge, "verify", cast], "verify"))
 
@@ -94,9 +118,112 @@ def main():
     if not torch.equal(after, expected):
         failures.append("after unload the output differs from eager")
     if failures:
-        sys.exit("FAILED: " + "; ".join(failures))
+        sys.exit("FAILED (tanh softmax): " + "; ".join(failures))
     print(f"ok: {len(stats['kernels'])} custom kernels hit, batch 128 fell back, unload restored eager; "
           f"max abs error {(got - expected).abs().max().item():.3g}")
+
+
+def check_composites(args, export_for_kforge):
+    torch.manual_seed(0)
+    model = NormBlock().cuda().eval()
+    x = torch.randn(8, 64, 16, 16, device="cuda")
+    ids = torch.randint(0, 100, (8, 16), device="cuda")
+    with torch.no_grad():
+        expected = model(x, ids)
+    x_grad = x.clone().requires_grad_(True)
+    model(x_grad, ids).square().sum().backward()
+    expected_grad = x_grad.grad.clone()
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="kforge-composite-") as work:
+        model_path = os.path.join(work, "model.pt")
+        inputs_path = os.path.join(work, "inputs.pt")
+        export_for_kforge(model, (x, ids), model_path, inputs_path)
+        project = os.path.join(work, "project")
+        run([args.kforge, "capture", model_path, "--inputs", inputs_path, "-o", project, "--samples", "1",
+             "--quiet"], "capture")
+        run([args.kforge, "optimize", project, "--iterations", "4", "--seed", "1"], "optimize")
+        cast = os.path.join(work, "pipeline.cast")
+        report = json.loads(run([args.kforge, "export", project, "-o", cast, "--min-speedup", "0.01", "--json",
+                                 "--no-model-check"], "export"))
+        custom = {c["op"] for c in report["cards"] if c["decision"] == "custom"}
+        print("composite export:", {c["op"]: c["decision"] + ": " + c["reason"] for c in report["cards"]})
+        missing = COMPOSITE - custom
+        if missing:
+            failures.append(f"composite cards not exported as custom kernels: {sorted(missing)}")
+
+        torch.ops.load_library(args.library)
+        handle = torch.ops.kforge.load_cast(cast)
+        try:
+            with torch.no_grad():
+                got_no_grad = model(x, ids)
+            no_grad_stats = json.loads(torch.ops.kforge.cast_stats())
+            with torch.inference_mode():
+                got_inference = model(x, ids)
+            inference_stats = json.loads(torch.ops.kforge.cast_stats())
+            x_grad = x.clone().requires_grad_(True)
+            model(x_grad, ids).square().sum().backward()
+            grad_stats = json.loads(torch.ops.kforge.cast_stats())
+        finally:
+            torch.ops.kforge.unload_cast(handle)
+        hits = lambda stats: {k["op"]: k["hits"] for k in stats["kernels"]}
+        falls = lambda stats: {k["op"]: k["fallbacks"] for k in stats["kernels"]}
+        for op in sorted(custom & COMPOSITE):
+            if hits(no_grad_stats).get(op, 0) < 1:
+                failures.append(f"{op}: no hit under no_grad")
+            if hits(inference_stats).get(op, 0) <= hits(no_grad_stats).get(op, 0):
+                failures.append(f"{op}: no hit under inference_mode")
+            # Under grad, every composite whose inputs require grad falls back (embedding's hook
+            # sits below autograd and serves; its backward does not read the forward's output).
+            if op != "aten::embedding" and falls(grad_stats).get(op, 0) <= falls(inference_stats).get(op, 0):
+                failures.append(f"{op}: did not fall back with grad enabled")
+        reasons = grad_stats["fallback_reasons"]
+        if not any("autograd" in r for r in reasons.values()):
+            failures.append(f"no fallback reason names autograd: {reasons}")
+        for name, got in (("no_grad", got_no_grad), ("inference_mode", got_inference)):
+            if not torch.allclose(got, expected, atol=1e-4, rtol=1e-3):
+                failures.append(f"{name}: max abs error {(got - expected).abs().max().item()}")
+        if not torch.allclose(x_grad.grad, expected_grad, atol=1e-4, rtol=1e-3):
+            failures.append(f"gradients differ: max {(x_grad.grad - expected_grad).abs().max().item()}")
+
+        checked = os.path.join(work, "checked.cast")
+        report = json.loads(run([args.kforge, "export", project, "-o", checked, "--min-speedup", "0.01", "--json"],
+                                "export with the in-model check"))
+        check = report["in_model_check"]
+        print("in-model check:", json.dumps(check))
+        if not check["run"] or not check["passed"]:
+            failures.append(f"in-model check did not run and pass: {check}")
+        for dropped in check["dropped"]:
+            if not dropped["reason"].startswith("in-model check: "):
+                failures.append(f"dropped kernel without a reason: {dropped}")
+        result = json.loads(run([args.kforge, "run", checked, "--inputs", inputs_path, "--runs", "5", "--json"],
+                                "kforge run"))
+        print("kforge run:", json.dumps(result)[:1500])
+        if not result["output"] or not result["output"]["within_tolerance"]:
+            failures.append(f"kforge run: outputs not within tolerance: {result['output']}")
+        if result["cast_ms"] is None or result["eager_ms"]["median"] <= 0:
+            failures.append("kforge run: no latencies")
+        kept = [k for k in result["kernels"]]
+        if kept and not any(k["hits"] > 0 for k in kept):
+            failures.append("kforge run: no kernel hit")
+    if failures:
+        sys.exit("FAILED (composites): " + "; ".join(failures))
+    print(f"ok: composite kernels {sorted(custom & COMPOSITE)} hit under no_grad and inference_mode, fell back "
+          f"under autograd with eager's gradients; in-model check passed; kforge run within tolerance")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kforge", required=True)
+    parser.add_argument("--library", required=True)
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("skipped: no CUDA device")
+        return 77
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    from kforge_export import export_for_kforge
+
+    check_tanh_softmax(args, export_for_kforge)
+    check_composites(args, export_for_kforge)
     return 0
 
 

@@ -1,4 +1,5 @@
 #include "search/builtin/BuiltinProposer.h"
+#include "search/builtin/UnaryFamily.h"
 
 #include "kernel/CachingCompiler.h"
 #include "kernel/LaunchPlan.h"
@@ -216,6 +217,31 @@ TEST(BuiltinProposer, GeluExactUsesErfAndTanhFormUsesTanh)
     EXPECT_EQ(exact->candidate.source.find("tanhf("), std::string::npos);
     EXPECT_NE(tanhForm->candidate.source.find("tanhf("), std::string::npos);
     EXPECT_EQ(tanhForm->candidate.source.find("erff("), std::string::npos);
+}
+
+TEST(BuiltinProposer, FastGeluUsesTheShortFitOnlyFor16BitOutputsAndPairsConvert)
+{
+    // fast_math gelu: float32 keeps the ten-term erfc fit (its tolerance is tighter than the short
+    // fit's tail error); float16 / bfloat16 use the five-term fit. 16-bit dtypes convert in pairs.
+    for (const std::string& dtype : kDtypes) {
+        SCOPED_TRACE(dtype);
+        const OperatorCard card = unaryCard("aten::gelu", dtype, 4097, "none");
+        auto family = UnaryFamily::create(card);
+        ASSERT_TRUE(family.ok()) << family.error().toString();
+        json params = family.value()->rootParams();
+        auto accurate = family.value()->generate(params);
+        params["fast_math"] = true;
+        auto fast = family.value()->generate(params);
+        ASSERT_TRUE(accurate.ok());
+        ASSERT_TRUE(fast.ok());
+        const bool half = dtype != "float32";
+        EXPECT_EQ(accurate->source.find("kfLoad2(") != std::string::npos, half);
+        EXPECT_NE(accurate->source.find("erff("), std::string::npos);
+        EXPECT_EQ(fast->source.find("kfGeluShortErfc(x)") != std::string::npos, half);
+        EXPECT_EQ(fast->source.find("kfGeluErfc(x)") != std::string::npos, !half);
+        expectGoodCandidate(card, accurate.value(), "accurate");
+        expectGoodCandidate(card, fast.value(), "fast");
+    }
 }
 
 TEST(BuiltinProposer, VectorWidthOnlyWhenTheRowLengthAllowsIt)

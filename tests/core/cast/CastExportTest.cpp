@@ -229,21 +229,57 @@ TEST_F(CastExportTest, BelowMinSpeedupFallsBack)
 TEST_F(CastExportTest, OperatorTheRuntimeCannotDispatchFallsBackWithItsReason)
 {
     Project project;
-    const OperatorCard layerNorm = makeCard("aten::layer_norm", "");
     const OperatorCard cumsum = makeCard("aten::cumsum", "");
-    project.cards = {layerNorm, cumsum};
-    const ExportResult result = exportOk(project, {{layerNorm.id, makeTree(layerNorm, {{NodeStatus::Passed, 5, 10, 2.0}})},
-                                                   {cumsum.id, makeTree(cumsum, {{NodeStatus::Passed, 5, 10, 2.0}})}});
-    for (std::size_t i = 0; i < 2; ++i) {
-        std::string why;
-        ASSERT_FALSE(runtimeHookFor(project.cards[i].qualifiedName(), why).has_value());
-        ASSERT_FALSE(why.empty());
-        EXPECT_FALSE(result.decisions[i].custom);
-        EXPECT_EQ(result.decisions[i].reason, "best 2.000x (n0); " + why);
-    }
-    EXPECT_NE(result.decisions[0].reason.find("composite operator"), std::string::npos);
-    EXPECT_NE(result.decisions[1].reason.find("no dispatch hook for aten::cumsum"), std::string::npos);
+    project.cards = {cumsum};
+    const ExportResult result = exportOk(project, {{cumsum.id, makeTree(cumsum, {{NodeStatus::Passed, 5, 10, 2.0}})}});
+    std::string why;
+    ASSERT_FALSE(runtimeHookFor(cumsum.qualifiedName(), why).has_value());
+    EXPECT_FALSE(result.decisions[0].custom);
+    EXPECT_EQ(result.decisions[0].reason, "best 2.000x (n0); " + why);
+    EXPECT_NE(result.decisions[0].reason.find("no dispatch hook for aten::cumsum"), std::string::npos);
     EXPECT_TRUE(compiles.empty());
+}
+
+TEST_F(CastExportTest, CompositeOperatorsAreDispatchedAsThemselves)
+{
+    for (const char* op : {"aten::layer_norm", "aten::group_norm", "aten::batch_norm", "aten::rms_norm",
+                           "aten::adaptive_avg_pool2d", "aten::embedding"}) {
+        std::string why;
+        const auto hook = runtimeHookFor(op, why);
+        ASSERT_TRUE(hook.has_value()) << op << ": " << why;
+        EXPECT_EQ(hook->op, op);
+        EXPECT_EQ(hook->overload, "");
+    }
+}
+
+TEST_F(CastExportTest, InModelCheckDropsKernelsIntoFallbacksWithTheirReason)
+{
+    Project project;
+    const OperatorCard softmax = makeCard("aten::softmax", "int");
+    const OperatorCard relu = makeCard("aten::relu", "");
+    project.cards = {softmax, relu};
+    ExportResult result = exportOk(project, {{softmax.id, makeTree(softmax, {{NodeStatus::Passed, 5, 10, 2.0}})},
+                                             {relu.id, makeTree(relu, {{NodeStatus::Passed, 5, 10, 1.5}})}});
+    ASSERT_TRUE(result.decisions[0].custom);
+    ASSERT_TRUE(result.decisions[1].custom);
+    const std::string kept = result.decisions[1].reason;
+
+    applyInModelCheck(result, InModelCheck{true, true, "outputs within tolerance; 1 kernel dropped",
+                                           {{result.decisions[0].kernelId, "the model ran 2.0% faster without it"}}});
+
+    EXPECT_FALSE(result.decisions[0].custom);
+    EXPECT_EQ(result.package.kernels[0].kind, KernelKind::Fallback);
+    EXPECT_TRUE(result.package.kernels[0].cubins.empty());
+    EXPECT_EQ(result.package.audit[0].decision, "fallback");
+    EXPECT_NE(result.package.audit[0].reason.find("dropped: the model ran 2.0% faster without it"), std::string::npos);
+    EXPECT_EQ(result.package.kernels[1].kind, KernelKind::Custom);
+    EXPECT_EQ(result.package.audit[1].reason, kept);
+    EXPECT_EQ(result.package.header.architectures, std::vector<std::string>(result.decisions[1].architectures));
+    EXPECT_EQ(result.package.auditNotes.back(), "in-model check: passed (outputs within tolerance; 1 kernel dropped)");
+    // Still a package the writer and the strict reader accept.
+    auto bytes = CastWriter::build(result.package);
+    ASSERT_TRUE(bytes.ok()) << bytes.error().toString();
+    EXPECT_TRUE(readCast(bytes.value(), "dropped.cast").ok());
 }
 
 TEST_F(CastExportTest, CompileFailureFallsBackWithTheCompilerLine)
@@ -364,7 +400,7 @@ TEST_F(CastExportTest, EveryCardIsAuditedAndThePackageReadsBack)
         {sigmoid.id, makeTree(sigmoid, {{NodeStatus::Passed, 5, 10, 1.5}})}};
     options.cardIds = {softmax.id, relu.id, linear.id, add.id, sigmoid.id}; // gelu is not selected
     options.model = std::string("PK model bytes");
-    const ExportResult result = exportOk(project, trees);
+    ExportResult result = exportOk(project, trees);
 
     ASSERT_EQ(result.package.audit.size(), project.cards.size());
     ASSERT_EQ(result.package.kernels.size(), project.cards.size());
@@ -384,8 +420,9 @@ TEST_F(CastExportTest, EveryCardIsAuditedAndThePackageReadsBack)
                            "custom: 1.500x (n0), not sanitizer-checked",
                        }));
     EXPECT_EQ(result.package.auditNotes,
-              (std::vector<std::string>{"not sanitizer-checked: k0, k5 (--sanitize off)",
-                                        "in-model check: not run (runtime not available in this build)"}));
+              (std::vector<std::string>{"not sanitizer-checked: k0, k5 (--sanitize off)"}));
+    applyInModelCheck(result, InModelCheck{false, false, "this build has no CUDA runtime", {}});
+    EXPECT_EQ(result.package.auditNotes.back(), "in-model check: not run (this build has no CUDA runtime)");
     EXPECT_FALSE(result.inModelCheck.run);
 
     // The writer accepts it and the strict reader gives back the same package, notes included.

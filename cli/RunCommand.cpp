@@ -1,0 +1,39 @@
+// kforge run: checks the usage here, then hands the whole command to kforge-cast-run, the helper
+// that links libkforge_runtime and the CUDA driver (runtime/run/CastRunTool.cpp). The CLI itself
+// stays free of the driver, so it starts on machines without one; only CUDA builds have the helper.
+
+#include "Commands.h"
+#include "RunOptions.h"
+
+#include "util/ChildProcess.h"
+
+#include <cerrno>
+#include <cstring>
+#include <unistd.h>
+
+namespace kforge::cli {
+
+std::string castRunToolPath()
+{
+    return core::siblingExecutablePath("kforge-cast-run", "runtime", "KFORGE_CAST_RUN");
+}
+
+int runRunCommand(const std::vector<std::string>& args)
+{
+    RunOptions options;
+    if (auto error = parseRunOptions(args, options))
+        return fail(*error, 2);
+    const std::string tool = castRunToolPath();
+    if (::access(tool.c_str(), X_OK) != 0)
+        return fail("run: this build has no CUDA runtime (" + tool + " not found; build with -DKFORGE_TORCH_CUDA=ON)");
+    std::vector<std::string> words{tool, "run"};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& word : words)
+        argv.push_back(word.data());
+    argv.push_back(nullptr);
+    ::execv(tool.c_str(), argv.data()); // returns only on failure
+    return fail("run: cannot start " + tool + ": " + std::strerror(errno));
+}
+
+} // namespace kforge::cli

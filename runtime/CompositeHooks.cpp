@@ -1,0 +1,185 @@
+#include "CompositeHooks.h"
+
+#include "OpHooks.h"
+
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/adaptive_avg_pool2d_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/batch_norm_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/embedding_compositeexplicitautograd_dispatch.h>
+#include <ATen/ops/group_norm_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/layer_norm_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/rms_norm_compositeimplicitautograd_dispatch.h>
+
+#include <initializer_list>
+
+namespace kforge::runtime {
+
+namespace {
+
+using OptionalTensor = std::optional<at::Tensor>;
+
+// Whether autograd must see this call: grad mode on and an input that requires a gradient (or
+// carries a forward-mode tangent).
+bool needsAutograd(std::initializer_list<const at::Tensor*> tensors)
+{
+    if (!at::GradMode::is_enabled())
+        return false;
+    for (const at::Tensor* t : tensors)
+        if (t && t->defined() && (t->requires_grad() || t->_fw_grad(/*level=*/0).defined()))
+            return true;
+    return false;
+}
+
+const at::Tensor* present(const OptionalTensor& t)
+{
+    return t && t->defined() ? &*t : nullptr;
+}
+
+// An optional tensor argument: a tensor the guard checks, or None among the values.
+void addOptional(HookCall& call, const char* name, const OptionalTensor& t)
+{
+    if (const at::Tensor* tensor = present(t))
+        call.tensors.emplace_back(name, tensor);
+    else
+        call.values.emplace_back(name, c10::IValue());
+}
+
+c10::IValue intList(c10::SymIntArrayRef values)
+{
+    return c10::IValue(C10_AS_INTARRAYREF_SLOW(values).vec());
+}
+
+// Serves `call` through the packaged kernels unless autograd needs the original (AtAutograd hooks
+// only: at the CUDA key autograd is already behind us).
+template <bool AtAutograd>
+std::optional<at::Tensor> serveComposite(const char* hook, const HookCall& call,
+                                         std::initializer_list<const at::Tensor*> inputs)
+{
+    if (AtAutograd && needsAutograd(inputs)) {
+        countFallback(hook, "autograd: an input requires a gradient");
+        return std::nullopt;
+    }
+    if (auto out = serveCall(hook, call))
+        return out->front();
+    return std::nullopt;
+}
+
+template <bool AtAutograd>
+at::Tensor layerNormHook(const at::Tensor& input, c10::SymIntArrayRef normalizedShape, const OptionalTensor& weight,
+                         const OptionalTensor& bias, double eps, bool cudnnEnable)
+{
+    HookCall call{{{"input", &input}},
+                  {{"normalized_shape", intList(normalizedShape)}, {"eps", eps}, {"cudnn_enable", cudnnEnable}}};
+    addOptional(call, "weight", weight);
+    addOptional(call, "bias", bias);
+    if (auto out = serveComposite<AtAutograd>("aten::layer_norm", call, {&input, present(weight), present(bias)}))
+        return *out;
+    return at::compositeimplicitautograd::layer_norm_symint(input, normalizedShape, weight, bias, eps, cudnnEnable);
+}
+
+template <bool AtAutograd>
+at::Tensor groupNormHook(const at::Tensor& input, int64_t numGroups, const OptionalTensor& weight,
+                         const OptionalTensor& bias, double eps, bool cudnnEnabled)
+{
+    HookCall call{{{"input", &input}}, {{"num_groups", numGroups}, {"eps", eps}, {"cudnn_enabled", cudnnEnabled}}};
+    addOptional(call, "weight", weight);
+    addOptional(call, "bias", bias);
+    if (auto out = serveComposite<AtAutograd>("aten::group_norm", call, {&input, present(weight), present(bias)}))
+        return *out;
+    return at::compositeimplicitautograd::group_norm(input, numGroups, weight, bias, eps, cudnnEnabled);
+}
+
+template <bool AtAutograd>
+at::Tensor batchNormHook(const at::Tensor& input, const OptionalTensor& weight, const OptionalTensor& bias,
+                         const OptionalTensor& runningMean, const OptionalTensor& runningVar, bool training,
+                         double momentum, double eps, bool cudnnEnabled)
+{
+    HookCall call{{{"input", &input}},
+                  {{"training", training}, {"momentum", momentum}, {"eps", eps}, {"cudnn_enabled", cudnnEnabled}}};
+    addOptional(call, "weight", weight);
+    addOptional(call, "bias", bias);
+    addOptional(call, "running_mean", runningMean);
+    addOptional(call, "running_var", runningVar);
+    if (auto out = serveComposite<AtAutograd>("aten::batch_norm", call,
+                                              {&input, present(weight), present(bias)}))
+        return *out;
+    return at::compositeimplicitautograd::batch_norm(input, weight, bias, runningMean, runningVar, training, momentum, eps,
+                                  cudnnEnabled);
+}
+
+template <bool AtAutograd>
+at::Tensor rmsNormHook(const at::Tensor& input, c10::SymIntArrayRef normalizedShape, const OptionalTensor& weight,
+                       std::optional<double> eps)
+{
+    HookCall call{{{"input", &input}},
+                  {{"normalized_shape", intList(normalizedShape)}, {"eps", eps ? c10::IValue(*eps) : c10::IValue()}}};
+    addOptional(call, "weight", weight);
+    if (auto out = serveComposite<AtAutograd>("aten::rms_norm", call, {&input, present(weight)}))
+        return *out;
+    return at::compositeimplicitautograd::rms_norm_symint(input, normalizedShape, weight, eps);
+}
+
+template <bool AtAutograd>
+at::Tensor adaptiveAvgPool2dHook(const at::Tensor& self, c10::SymIntArrayRef outputSize)
+{
+    HookCall call{{{"self", &self}}, {{"output_size", intList(outputSize)}}};
+    if (auto out = serveComposite<AtAutograd>("aten::adaptive_avg_pool2d", call, {&self}))
+        return *out;
+    return at::compositeimplicitautograd::adaptive_avg_pool2d_symint(self, outputSize);
+}
+
+// CUDA key only: embedding's autograd formula runs above it.
+at::Tensor embeddingHook(const at::Tensor& weight, const at::Tensor& indices, c10::SymInt paddingIdx,
+                         bool scaleGradByFreq, bool sparse)
+{
+    HookCall call{{{"weight", &weight}, {"indices", &indices}},
+                  {{"padding_idx", paddingIdx.guard_int(__FILE__, __LINE__)},
+                   {"scale_grad_by_freq", scaleGradByFreq},
+                   {"sparse", sparse}}};
+    if (auto out = serveCall("aten::embedding", call))
+        return out->front();
+    return at::compositeexplicitautograd::embedding_symint(weight, indices, std::move(paddingIdx), scaleGradByFreq, sparse);
+}
+
+const char* const kComposite[] = {"aten::layer_norm", "aten::group_norm", "aten::batch_norm",
+                                  "aten::rms_norm", "aten::adaptive_avg_pool2d", "aten::embedding"};
+
+template <class CudaHook, class AutogradHook>
+void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
+                  AutogradHook atAutograd)
+{
+    cuda.impl(name, atCuda);
+    autogradCuda.impl(name, atAutograd);
+}
+
+} // namespace
+
+bool compositeHookKnown(const std::string& key)
+{
+    for (const char* name : kComposite)
+        if (key == name)
+            return true;
+    return false;
+}
+
+bool registerComposite(torch::Library& cuda, torch::Library& autogradCuda, const std::string& key)
+{
+    if (key == "aten::layer_norm")
+        registerBoth(cuda, autogradCuda, "layer_norm", TORCH_FN(layerNormHook<false>), TORCH_FN(layerNormHook<true>));
+    else if (key == "aten::group_norm")
+        registerBoth(cuda, autogradCuda, "group_norm", TORCH_FN(groupNormHook<false>), TORCH_FN(groupNormHook<true>));
+    else if (key == "aten::batch_norm")
+        registerBoth(cuda, autogradCuda, "batch_norm", TORCH_FN(batchNormHook<false>), TORCH_FN(batchNormHook<true>));
+    else if (key == "aten::rms_norm")
+        registerBoth(cuda, autogradCuda, "rms_norm", TORCH_FN(rmsNormHook<false>), TORCH_FN(rmsNormHook<true>));
+    else if (key == "aten::adaptive_avg_pool2d")
+        registerBoth(cuda, autogradCuda, "adaptive_avg_pool2d", TORCH_FN(adaptiveAvgPool2dHook<false>),
+                     TORCH_FN(adaptiveAvgPool2dHook<true>));
+    else if (key == "aten::embedding")
+        cuda.impl("embedding", TORCH_FN(embeddingHook));
+    else
+        return false;
+    return true;
+}
+
+} // namespace kforge::runtime

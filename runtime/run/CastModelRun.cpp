@@ -1,0 +1,127 @@
+#include "CastModelRun.h"
+
+#include "CastRuntime.h"
+#include "ModelHarness.h"
+#include "cast/CastReader.h"
+#include "util/AtomicFile.h"
+
+#include <ATen/cuda/CUDAContext.h>
+
+namespace kforge::runtime {
+
+using core::ErrorCode;
+using core::makeError;
+using nlohmann::json;
+
+namespace {
+
+core::Result<std::vector<double>> timeRuns(ModelHarness& harness, int warmup, int runs)
+{
+    for (int i = 0; i < warmup; ++i)
+        if (auto pass = runTimedForward(harness); !pass)
+            return pass.error();
+    std::vector<double> times;
+    for (int i = 0; i < runs; ++i) {
+        auto pass = runTimedForward(harness);
+        if (!pass)
+            return pass.error();
+        times.push_back(pass->milliseconds);
+    }
+    return times;
+}
+
+json latencyJson(const LatencySummary& s)
+{
+    return {{"median", s.medianMs}, {"min", s.minMs}, {"max", s.maxMs}};
+}
+
+// The kernels of the runtime's stats with the last fallback reason folded into each.
+json kernelsWithReasons(const json& stats)
+{
+    json kernels = json::array();
+    for (json kernel : stats.value("kernels", json::array())) {
+        const json& reasons = stats.value("fallback_reasons", json::object());
+        kernel["last_fallback_reason"] = reasons.value(kernel.value("id", std::string()), std::string());
+        kernels.push_back(std::move(kernel));
+    }
+    return kernels;
+}
+
+} // namespace
+
+core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
+{
+    if (options.runs < 1 || options.warmup < 0)
+        return makeError(ErrorCode::InvalidArgument, "runs must be at least 1", "kforge run");
+    auto package = core::openCast(options.castFile);
+    if (!package)
+        return package.error();
+    CastRunReport report;
+    std::string modelBytes;
+    if (options.modelFile) {
+        auto bytes = core::readWholeFile(*options.modelFile);
+        if (!bytes)
+            return bytes.error();
+        modelBytes = std::move(bytes.value());
+        report.model = options.modelFile->string();
+    } else {
+        if (!package->model)
+            return makeError(ErrorCode::InvalidArgument,
+                             "kernels-only package (exported with --no-model): pass the model with --model",
+                             options.castFile.string());
+        modelBytes = *package->model;
+        report.model = options.castFile.string() + " (model.pt)";
+    }
+    auto harness = openHarness(modelBytes, report.model, options.inputs, options.seed);
+    if (!harness)
+        return harness.error();
+    report.device = harness->device.str() + " " + at::cuda::getDeviceProperties(harness->device.index())->name;
+    report.runs = options.runs;
+
+    auto reference = runTimedForward(harness.value());
+    if (!reference)
+        return reference.error();
+    const int firstHalf = (options.runs + 1) / 2;
+    auto eager = timeRuns(harness.value(), options.warmup, options.kernels ? firstHalf : options.runs);
+    if (!eager)
+        return eager.error();
+    if (options.kernels) {
+        auto handle = loadPackage(options.castFile.string());
+        if (!handle)
+            return handle.error();
+        auto withKernels = runTimedForward(harness.value());
+        core::Result<std::vector<double>> castTimes =
+            withKernels ? timeRuns(harness.value(), options.warmup, options.runs) : core::Result<std::vector<double>>(withKernels.error());
+        report.kernels = kernelsWithReasons(runtimeStats());
+        (void)unloadPackage(handle.value());
+        if (!castTimes)
+            return castTimes.error();
+        report.output = compareModelOutputs(withKernels->outputs, reference->outputs);
+        report.cast = summarizeLatency(castTimes.value());
+        auto eagerAgain = timeRuns(harness.value(), options.warmup, options.runs - firstHalf);
+        if (!eagerAgain)
+            return eagerAgain.error();
+        eager->insert(eager->end(), eagerAgain->begin(), eagerAgain->end());
+    }
+    report.eager = summarizeLatency(eager.value());
+    return report;
+}
+
+json toJson(const CastRunReport& report)
+{
+    json j{{"model", report.model}, {"device", report.device}, {"runs", report.runs},
+           {"eager_ms", latencyJson(report.eager)}, {"cast_ms", nullptr}, {"speedup", nullptr},
+           {"output", nullptr}, {"kernels", report.kernels}};
+    if (report.cast) {
+        j["cast_ms"] = latencyJson(*report.cast);
+        j["speedup"] = report.cast->medianMs > 0 ? report.eager.medianMs / report.cast->medianMs : 0.0;
+    }
+    if (report.output)
+        j["output"] = {{"max_abs_diff", report.output->maxAbsDiff},
+                       {"within_tolerance", report.output->withinTolerance},
+                       {"tolerance", report.output->tolerance},
+                       {"detail", report.output->detail}};
+    return j;
+}
+
+} // namespace kforge::runtime

@@ -1,0 +1,49 @@
+#pragma once
+// `kforge run`: the model of a .cast package (or a given TorchScript file) run end to end on the
+// GPU, eager and with the package's kernels loaded through libkforge_runtime: latency of each,
+// the output difference, and every kernel's hit and fallback counts.
+//
+// Timing: wall time of forward + device synchronize, median of `runs` per configuration after
+// `warmup` passes. Eager is measured before loading the package and again after unloading it
+// (half the runs each, so clock drift does not favour either side); with kernels in between.
+
+#include "RunSummary.h"
+#include "util/Result.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kforge::runtime {
+
+struct CastRunOptions {
+    std::filesystem::path castFile;
+    std::optional<std::filesystem::path> modelFile; // instead of the package's model
+    std::vector<std::string> inputs;                // --inputs values
+    std::uint64_t seed = 0;
+    int runs = 20;
+    int warmup = 3;
+    bool kernels = true; // false: eager only (--no-kernels)
+};
+
+struct CastRunReport {
+    std::string model;  // where the model came from
+    std::string device; // "cuda:0 NVIDIA H200"
+    int runs = 0;
+    LatencySummary eager;
+    std::optional<LatencySummary> cast;
+    std::optional<OutputDifference> output;
+    nlohmann::json kernels = nlohmann::json::array(); // runtime stats, with last_fallback_reason
+};
+
+/// Errors: an unreadable or unverifiable package, no model (kernels-only package and no
+/// modelFile), bad inputs, no GPU, a package the runtime refuses.
+core::Result<CastRunReport> runCastModel(const CastRunOptions& options);
+
+/// The --json form (docs/cli.md, `kforge run`).
+nlohmann::json toJson(const CastRunReport& report);
+
+} // namespace kforge::runtime

@@ -1,0 +1,180 @@
+#include "InModelCheckRun.h"
+
+#include "CastRuntime.h"
+#include "ModelHarness.h"
+#include "cast/CastReader.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace kforge::runtime {
+
+namespace {
+
+std::string formatPercent(double fraction)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f%%", fraction * 100.0);
+    return text;
+}
+
+std::string formatMs(double ms)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f ms", ms);
+    return text;
+}
+
+// Enables exactly the kernels in `on`.
+void enableOnly(const std::vector<std::string>& all, const std::set<std::string>& on)
+{
+    for (const std::string& id : all)
+        (void)setKernelEnabled(id, on.count(id) > 0);
+}
+
+core::Result<double> medianForwardMs(ModelHarness& harness, int passes)
+{
+    std::vector<double> times;
+    for (int i = 0; i < passes; ++i) {
+        auto pass = runTimedForward(harness);
+        if (!pass)
+            return pass.error();
+        times.push_back(pass->milliseconds);
+    }
+    return summarizeLatency(times).medianMs;
+}
+
+struct Unloader {
+    int handle;
+    ~Unloader() { (void)unloadPackage(handle); }
+};
+
+} // namespace
+
+core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath, const core::CaptureInfo& capture,
+                                       const InModelCheckOptions& options)
+{
+    core::InModelCheck check;
+    auto notRun = [&check](std::string why) {
+        check.run = false;
+        check.reason = std::move(why);
+        return check;
+    };
+    auto package = core::openCast(packagePath);
+    if (!package)
+        return notRun("the package does not open: " + package.error().toString());
+    if (!package->model)
+        return notRun("kernels-only package: no model to run");
+    std::vector<std::string> custom;
+    for (const core::CastKernel& kernel : package->kernels)
+        if (kernel.kind == core::KernelKind::Custom)
+            custom.push_back(kernel.id);
+    if (custom.empty())
+        return notRun("no custom kernel to check");
+    auto harness = openHarness(*package->model, "model.pt", splitInputSpec(capture.inputs), capture.inputSeed);
+    if (!harness)
+        return notRun("cannot run the model on the captured inputs: " + harness.error().toString());
+
+    auto reference = runTimedForward(harness.value());
+    if (!reference)
+        return notRun(reference.error().toString());
+    auto handle = loadPackage(packagePath.string());
+    if (!handle) {
+        check.run = true;
+        check.passed = false;
+        check.reason = "the runtime refused the package: " + handle.error().toString();
+        for (const std::string& id : custom)
+            check.dropped.push_back({id, "in-model check: the runtime refused the package"});
+        return check;
+    }
+    Unloader unloader{handle.value()};
+    check.run = true;
+
+    // Correctness: every kernel together, then (on failure) one at a time.
+    auto outputsWith = [&](const std::set<std::string>& on) -> core::Result<OutputDifference> {
+        enableOnly(custom, on);
+        auto pass = runTimedForward(harness.value());
+        if (!pass)
+            return pass.error();
+        return compareModelOutputs(pass->outputs, reference->outputs);
+    };
+    std::set<std::string> kept(custom.begin(), custom.end());
+    auto together = outputsWith(kept);
+    if (!together) {
+        check.passed = false;
+        check.reason = "the model failed with the kernels: " + together.error().toString();
+        for (const std::string& id : custom)
+            check.dropped.push_back({id, "in-model check: the model failed with the kernels loaded"});
+        return check;
+    }
+    OutputDifference finalDifference = together.value();
+    if (!together->withinTolerance) {
+        for (const std::string& id : custom) {
+            auto alone = outputsWith({id});
+            if (!alone || !alone->withinTolerance) {
+                kept.erase(id);
+                check.dropped.push_back({id, "in-model check: the model's outputs differ from eager with it (" +
+                                                 (alone ? alone->detail : alone.error().toString()) + ")"});
+            }
+        }
+        auto rest = outputsWith(kept);
+        if (!rest || !rest->withinTolerance) {
+            for (const std::string& id : kept)
+                check.dropped.push_back({id, "in-model check: the outputs differ from eager with the kernels together"});
+            kept.clear();
+        } else {
+            finalDifference = rest.value();
+        }
+    }
+
+    // Speed: each kept kernel's removal, interleaved with the full set.
+    std::map<std::string, std::vector<double>> ratios; // full-set time / time without the kernel
+    double fullMs = 0;
+    if (!kept.empty()) {
+        enableOnly(custom, kept);
+        (void)medianForwardMs(harness.value(), 2); // warm the kernels and the allocator
+        std::vector<double> fullTimes;
+        for (int round = 0; round < options.rounds; ++round) {
+            enableOnly(custom, kept);
+            auto full = medianForwardMs(harness.value(), options.passesPerMeasure);
+            if (!full)
+                return notRun(full.error().toString());
+            fullTimes.push_back(full.value());
+            for (const std::string& id : kept) {
+                std::set<std::string> without = kept;
+                without.erase(id);
+                enableOnly(custom, without);
+                auto ms = medianForwardMs(harness.value(), options.passesPerMeasure);
+                if (!ms)
+                    return notRun(ms.error().toString());
+                ratios[id].push_back(full.value() / ms.value());
+            }
+        }
+        fullMs = summarizeLatency(fullTimes).medianMs;
+        for (const auto& [id, values] : ratios) {
+            const double ratio = summarizeLatency(values).medianMs;
+            if (ratio > 1.0 + options.dropThreshold) {
+                kept.erase(id);
+                check.dropped.push_back({id, "in-model check: the model ran " + formatPercent(ratio - 1.0) +
+                                                 " faster without it"});
+            }
+        }
+    }
+    enableOnly(custom, {});
+    auto eagerMs = medianForwardMs(harness.value(), options.rounds * options.passesPerMeasure);
+
+    check.passed = !kept.empty() || custom.empty();
+    check.reason = "outputs with " + std::to_string(kept.size()) + " of " + std::to_string(custom.size()) +
+                   " custom kernels within " + finalDifference.tolerance + " of eager (max abs diff " +
+                   std::to_string(finalDifference.maxAbsDiff) + ")";
+    if (kept.empty())
+        check.reason = "no custom kernel kept: " + std::to_string(check.dropped.size()) + " dropped";
+    if (fullMs > 0 && eagerMs)
+        check.reason += "; model " + formatMs(eagerMs.value()) + " with the runtime's kernels off, " + formatMs(fullMs) +
+                        " with them";
+    return check;
+}
+
+} // namespace kforge::runtime

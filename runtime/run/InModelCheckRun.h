@@ -1,0 +1,30 @@
+#pragma once
+// Export's in-model check (docs/cast-format.md, "In-model check"), run in the exporting process
+// through libkforge_runtime on the current CUDA device:
+// 1. The package's model on the project's captured inputs, eager, gives the reference.
+// 2. With every custom kernel loaded, the outputs must be within the reduction tolerance of their
+//    dtype. If they are not, each kernel is tried alone; a kernel that alone puts the outputs out
+//    of tolerance is dropped; if none does alone, all are dropped (they fail only together).
+// 3. Each remaining kernel's removal is timed against the full set, interleaved over `rounds`
+//    rounds; a kernel whose removal makes the model faster by more than `dropThreshold` (median of
+//    the per-round ratios) is dropped.
+// Anything that stops the check from running (no GPU, inputs file gone) is a "not run" result
+// with the reason, not an error: export still writes the package and says so in its audit.
+
+#include "cast/CastExport.h"
+#include "project/Project.h"
+
+#include <filesystem>
+
+namespace kforge::runtime {
+
+struct InModelCheckOptions {
+    int rounds = 5;             // interleaved timing rounds
+    int passesPerMeasure = 3;   // forward passes per configuration per round (median)
+    double dropThreshold = 0.01; // 1%: below the run-to-run noise of a whole model, above none
+};
+
+core::InModelCheck checkPackageInModel(const std::filesystem::path& package, const core::CaptureInfo& capture,
+                                       const InModelCheckOptions& options = {});
+
+} // namespace kforge::runtime

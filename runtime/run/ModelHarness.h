@@ -1,0 +1,48 @@
+#pragma once
+// Running a whole TorchScript model for `kforge run` and export's in-model check: load it (from a
+// package's bytes or a file) on the current CUDA device, build its inputs, run and time forward
+// passes, and compare outputs with a reference. LibTorch inside; used only by CUDA builds.
+
+#include "RunSummary.h"
+#include "util/Result.h"
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/jit/api/module.h>
+
+#include <string>
+#include <vector>
+
+namespace kforge::runtime {
+
+struct ModelHarness {
+    torch::jit::Module module;
+    std::vector<c10::IValue> inputs;
+    c10::Device device{c10::kCUDA, 0};
+};
+
+/// The model (TorchScript bytes, `name` for errors) and its inputs (`inputSpec`: the --inputs
+/// values, an inputs file or shape specs synthesized with `seed`) on cuda:0. Errors: no CUDA
+/// device, a bad model, bad inputs.
+core::Result<ModelHarness> openHarness(const std::string& modelBytes, const std::string& name,
+                                       const std::vector<std::string>& inputSpec, std::uint64_t seed);
+
+/// One forward pass (InferenceMode) and a device synchronize: the outputs flattened to tensors
+/// (a tensor, or the tensors of nested tuples, lists and dict values in order) and the wall time.
+struct ForwardResult {
+    std::vector<at::Tensor> outputs;
+    double milliseconds = 0;
+};
+core::Result<ForwardResult> runTimedForward(ModelHarness& harness);
+
+LatencySummary summarizeLatency(std::vector<double> milliseconds);
+
+/// How far `got` is from `expected` (same structure): the largest absolute difference, and whether
+/// every element is within the tolerance of a reduction in its dtype (core/eval/Tolerance.h; a whole
+/// model is a chain of reductions), integers exactly.
+OutputDifference compareModelOutputs(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& expected);
+
+/// Splits a capture's recorded inputs ("8x3x224x224:float16 8x10:int64") into --inputs values.
+std::vector<std::string> splitInputSpec(const std::string& recorded);
+
+} // namespace kforge::runtime

@@ -1,0 +1,20 @@
+#pragma once
+// Plain results of whole-model runs (runtime/run/), torch-free so that the CLI can include them.
+
+#include <string>
+
+namespace kforge::runtime {
+
+struct LatencySummary {
+    double medianMs = 0, minMs = 0, maxMs = 0;
+};
+
+/// How far a run's outputs are from eager's (ModelHarness.h, compareModelOutputs).
+struct OutputDifference {
+    bool withinTolerance = true;
+    double maxAbsDiff = 0;
+    std::string tolerance; // "atol 1e-05, rtol 0.0001" (of the first floating output)
+    std::string detail;    // the first failure, as the evaluator describes it; empty when within
+};
+
+} // namespace kforge::runtime
