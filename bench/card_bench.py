@@ -1,0 +1,380 @@
+"""One operator card timed by one independent timer, shared by the benchmark scripts.
+
+The timer is triton.testing.do_bench (CUDA events around each call, the L2 cache flushed by
+zeroing a 256 MiB buffer before every repetition, median). For a card of a kforge project it
+times, on the same inputs (the card's captured sample, else inputs synthesized from its sizes,
+strides and dtypes):
+  - eager: the card's ATen operator called directly (torch.ops.aten.OP.OVERLOAD);
+  - the best node of its search tree: the node's cubin (`kforge bench --emit-cubin`) launched
+    with bench/cubin_launch.py, after checking that its outputs match eager;
+  - torch.compile(mode="max-autotune-no-cudagraphs", fullgraph=True) of a one-op function that
+    calls the operator with the card's non-tensor arguments baked in.
+
+Needs a CUDA device, triton and cuda-python (cubin_launch). Callers add ROOT/tools and ROOT/bench
+to sys.path (kforge_samples, cubin_launch).
+"""
+import json
+import os
+import subprocess
+import time
+
+import torch
+
+COMPILE_MODE = "max-autotune-no-cudagraphs"
+DISAGREEMENT_LIMIT = 0.10  # evaluator vs do_bench beyond this is flagged in the report
+
+
+def run(cmd, timeout, env):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, 124, "", f"timed out after {timeout:.0f} s")
+
+
+def one_line(text, limit=400):
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def qualified(card):
+    return card["op"] + ("." + card["overload"] if card.get("overload") else "")
+
+
+def to_cuda(value):
+    if isinstance(value, torch.Tensor):
+        return value.cuda()
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_cuda(v) for v in value)
+    return value
+
+
+def aten_op(card):
+    packet = getattr(torch.ops.aten, card["op"].split("::", 1)[1])
+    return getattr(packet, card.get("overload") or "default")
+
+
+def flatten(value):
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in flatten(v)]
+    return []
+
+
+def do_bench_us(fn, warmup=25, rep=200):
+    import triton.testing
+    return triton.testing.do_bench(fn, warmup=warmup, rep=rep, return_mode="median") * 1000.0
+
+
+def split_call(op, inputs):
+    """The arguments in schema order as (positional, keywords): keyword-only schema arguments
+    (gelu's `approximate`) must go by name."""
+    schema_args = op._schema.arguments
+    positional = [v for a, v in zip(schema_args, inputs) if not a.kwarg_only]
+    keywords = {a.name: v for a, v in zip(schema_args, inputs) if a.kwarg_only}
+    return positional, keywords
+
+
+def best_exportable(nodes):
+    """The node `kforge export` packages (core/cast/CastExport.cpp, bestExportableNode): passed
+    with a positive median, highest paired speedup (else speedup of medians), ties: lower median."""
+    best, best_speedup = None, 0.0
+    for node in nodes:
+        latency = node.get("latency") or {}
+        if node["status"] != "passed" or not latency.get("median_us") or latency["median_us"] <= 0:
+            continue
+        speedup = export_speedup(node)
+        if speedup is None:
+            continue
+        if best is None or speedup > best_speedup or (
+                speedup == best_speedup and latency["median_us"] < best["latency"]["median_us"]):
+            best, best_speedup = node, speedup
+    return best
+
+
+def export_speedup(node):
+    timing = (node.get("evaluation_details") or {}).get("evaluation", {}).get("timing", {})
+    paired = timing.get("speedup")
+    if isinstance(paired, (int, float)) and paired > 0:
+        return float(paired)
+    return node.get("speedup")
+
+
+# ScalarType and MemoryFormat arguments are stored as their integer codes (c10 enums).
+_SCALAR_TYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 5: torch.float16,
+                 6: torch.float32, 7: torch.float64, 11: torch.bool, 15: torch.bfloat16}
+_MEMORY_FORMATS = {0: torch.contiguous_format, 1: torch.preserve_format, 2: torch.channels_last,
+                   3: torch.channels_last_3d}
+
+
+def _enum_arg(arg, value):
+    if isinstance(value, int) and not isinstance(value, bool):
+        if "ScalarType" in arg["type"]:
+            return _SCALAR_TYPES.get(value, value)
+        if "MemoryFormat" in arg["type"]:
+            return _MEMORY_FORMATS.get(value, value)
+    return value
+
+
+def _synthesize_tensor(spec, generator):
+    sizes, strides = spec["sizes"], spec["strides"]
+    extent = 0 if 0 in sizes else 1 + sum((s - 1) * st for s, st in zip(sizes, strides))
+    dtype = getattr(torch, spec["dtype"])
+    if dtype.is_floating_point:
+        storage = torch.randn(extent, generator=generator).to(dtype)
+    elif dtype == torch.bool:
+        storage = torch.rand(extent, generator=generator) > 0.5
+    else:
+        storage = torch.randint(0, 2, (extent,), generator=generator).to(dtype)
+    return storage.cuda().as_strided(sizes, strides)
+
+
+def card_inputs(project, card):
+    """(inputs in schema order on the GPU, eager outputs or None, where they came from).
+
+    The card's first sample when it has one (its real activations); otherwise tensors of the
+    card's dtypes, sizes and strides (normal random floats) and the card's non-tensor values."""
+    from kforge_samples import load_sample
+    if card.get("samples"):
+        inputs, outputs = load_sample(os.path.join(project, card["samples"][0]["file"]))
+        inputs = [_enum_arg(arg, value) for arg, value in zip(card["args"], to_cuda(list(inputs)))]
+        return inputs, [t.cuda() for t in flatten(outputs)], "sample"
+    generator = torch.Generator().manual_seed(0)
+    inputs = []
+    for arg in card["args"]:
+        if arg["kind"] == "tensor":
+            inputs.append(_synthesize_tensor(arg["tensors"][0], generator))
+        elif arg["kind"] == "tensor-list":
+            inputs.append([_synthesize_tensor(spec, generator) for spec in arg["tensors"]])
+        elif arg["kind"] == "none":
+            inputs.append(None)
+        elif arg["kind"] == "value":
+            inputs.append(_enum_arg(arg, arg["value"]))
+        else:
+            raise ValueError(f"argument '{arg['name']}' is opaque: the card cannot be replayed")
+    return inputs, None, "synthesized (" + (card.get("samples_note") or "no sample") + ")"
+
+
+def clone_inputs(inputs):
+    """Fresh copies (same sizes and strides) so that in-place ops and timing loops never touch
+    the inputs another measurement uses."""
+    def clone(value):
+        if isinstance(value, torch.Tensor):
+            return torch.empty_strided(value.size(), value.stride(), dtype=value.dtype,
+                                       device=value.device).copy_(value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(clone(v) for v in value)
+        return value
+    return [clone(v) for v in inputs]
+
+
+def card_bytes(card):
+    """Bytes read + written by one call: the storage extent of every tensor argument and output."""
+    def extent(spec):
+        if 0 in spec["sizes"]:
+            return 0
+        elements = 1 + sum((s - 1) * st for s, st in zip(spec["sizes"], spec["strides"]))
+        return elements * torch.empty(0, dtype=getattr(torch, spec["dtype"])).element_size()
+    specs = [spec for arg in card["args"] for spec in arg.get("tensors", [])] + card.get("outputs", [])
+    return sum(extent(spec) for spec in specs)
+
+
+def copy_bandwidth_gbps(gib=1):
+    """Device-to-device copy of a large buffer with do_bench: (read + write bytes) / time."""
+    buffers = [torch.empty(gib << 30, dtype=torch.uint8, device="cuda").fill_(1)]
+    buffers.append(torch.empty_like(buffers[0]))
+    us = do_bench_us(lambda: buffers[1].copy_(buffers[0]), warmup=50, rep=500)
+    buffers.clear()
+    torch.cuda.empty_cache()
+    return 2 * (gib << 30) / (us * 1e-6) / 1e9
+
+
+def one_op_function(op, inputs):
+    """A function of the card's tensors alone (tensor-list elements flattened) that calls `op`
+    with every other argument as a constant: what torch.compile gets for the card."""
+    template, tensors = [], []
+    for value in inputs:
+        if isinstance(value, torch.Tensor):
+            template.append(("tensor", len(tensors)))
+            tensors.append(value)
+        elif isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
+            template.append(("list", list(range(len(tensors), len(tensors) + len(value)))))
+            tensors.extend(value)
+        else:
+            template.append(("value", value))
+    schema_args = op._schema.arguments
+
+    def one_op(*ts):
+        positional, keywords = [], {}
+        for arg, (kind, what) in zip(schema_args, template):
+            value = ts[what] if kind == "tensor" else [ts[i] for i in what] if kind == "list" else what
+            if arg.kwarg_only:
+                keywords[arg.name] = value
+            else:
+                positional.append(value)
+        return op(*positional, **keywords)
+
+    return one_op, tensors
+
+
+def _matches(got, expected):
+    if len(got) != len(expected):
+        return False, None
+    errors = [(g.float() - e.float()).abs().max().item() if g.numel() else 0.0 for g, e in zip(got, expected)]
+    ok = all(g.shape == e.shape and torch.allclose(g.float(), e.float(), atol=5e-2, rtol=2e-2, equal_nan=True)
+             for g, e in zip(got, expected))
+    return ok, max(errors, default=0.0)
+
+
+def time_candidate(card, project, best, kforge, env, workdir, inputs, expected):
+    """`kforge bench` of the best node (one more evaluator measurement, and its cubin), then the
+    cubin launched from Python and timed with do_bench. Returns a dict; raises on failure."""
+    from cubin_launch import PlanLauncher, card_bindings
+    source_path, plan_path = os.path.join(workdir, "best.cu"), os.path.join(workdir, "best_plan.json")
+    cubin_path = os.path.join(workdir, "best.cubin")
+    with open(source_path, "w") as f:
+        f.write(best["candidate"]["source"])
+    with open(plan_path, "w") as f:
+        json.dump(best["candidate"]["launch_plan"], f, indent=1)
+    cmd = [kforge, "bench", project, "--card", card["id"], "--kernel", source_path, "--plan", plan_path,
+           "--emit-cubin", cubin_path]
+    bench = run(cmd, 600, env)
+    try:
+        report = json.loads(bench.stdout)
+    except json.JSONDecodeError:
+        raise RuntimeError(f"kforge bench gave no report (exit {bench.returncode}): {one_line(bench.stderr)}")
+    if report.get("status") != "passed":
+        raise RuntimeError(f"kforge bench of {best['id']}: {report.get('status')}: {one_line(report.get('reason'))}")
+    timing = report["evaluation"]["timing"]
+    result = {"bench_rerun": {"median_us": timing["candidate"]["median_us"], "eager_us": timing["eager"]["median_us"],
+                              "paired_speedup": timing["speedup"]}}
+    try:
+        own = clone_inputs(inputs)
+        tensors, values = card_bindings(card, own)
+        with open(cubin_path, "rb") as f:
+            launcher = PlanLauncher(f.read(), report["plan"], tensors, values)
+        with torch.no_grad():
+            launcher()
+            torch.cuda.synchronize()
+            got = [t for t in launcher.outputs] or flatten(own[0])
+            result["matches_eager"], result["max_abs_error"] = _matches(got, expected)
+            result["us"] = do_bench_us(launcher)
+        launcher.unload()
+    finally:
+        if os.path.exists(cubin_path):  # cubins are build products, not results
+            os.remove(cubin_path)
+    return result
+
+
+def time_compiled(op, inputs, expected):
+    """torch.compile of the one-op function: compile seconds, a check against eager, do_bench."""
+    one_op, tensors = one_op_function(op, clone_inputs(inputs))
+    torch._dynamo.reset()  # every card compiles the same code object: no recompile limit, no stale guards
+    compiled = torch.compile(one_op, mode=COMPILE_MODE, fullgraph=True, dynamic=False)
+    with torch.no_grad():
+        started = time.monotonic()
+        got = flatten(compiled(*tensors))
+        torch.cuda.synchronize()
+        compile_s = time.monotonic() - started
+        matches, error = _matches(got, expected)
+        us = do_bench_us(lambda: compiled(*tensors))
+    return {"us": us, "compile_s": compile_s, "matches_eager": matches, "max_abs_error": error}
+
+
+def evaluator_summary(card, nodes):
+    """What the search itself measured for a card: its tree's node counts, the node `kforge export`
+    would package (the evaluator's CUPTI timing, L2 flushed, paired against eager) and the root."""
+    statuses = {}
+    for node in nodes:
+        statuses[node["status"]] = statuses.get(node["status"], 0) + 1
+    result = {"id": card["id"], "op": qualified(card), "key": card["key"], "time_share": card.get("time_share"),
+              "call_count": card.get("call_count"), "capture_eager_us": (card.get("eager") or {}).get("median_us"),
+              "nodes": len(nodes), "node_statuses": statuses}
+    best = best_exportable(nodes)
+    if best is None:
+        failed = [n for n in nodes if n["status"] not in ("passed", "compiled-only")]
+        result["no_best_reason"] = "no passed node with a measured speedup" + (
+            ": " + one_line(failed[0].get("failure_reason", ""), 200) if failed else "")
+    else:
+        evaluation = (best.get("evaluation_details") or {}).get("evaluation", {})
+        bandwidth = evaluation.get("bandwidth", {})
+        result["evaluator"] = {
+            "best_id": best["id"], "iteration": best["iteration"],
+            "transformation": best["provenance"].get("transformation"),
+            "params": best["provenance"].get("details", {}).get("params"),
+            "median_us": best["latency"]["median_us"], "eager_us": best.get("eager_us"),
+            "paired_speedup": evaluation.get("timing", {}).get("speedup"), "speedup_of_medians": best.get("speedup"),
+            "speedup": export_speedup(best), "method": evaluation.get("timing", {}).get("method"),
+            "bytes": bandwidth.get("bytes"), "fraction_of_copy": bandwidth.get("fraction_of_copy"),
+            "device_copy_gb_per_s": bandwidth.get("device_copy_gb_per_s"),
+        }
+    root = nodes[0] if nodes else None
+    if root and root["status"] == "passed" and root.get("latency"):
+        result["root"] = {"median_us": root["latency"]["median_us"], "speedup": export_speedup(root)}
+    return result, best
+
+
+def measure_card(card, project, nodes, kforge, env, workdir, copy_gbps, with_compile=True):
+    """Every number of one searched card: the evaluator's (from its tree's nodes) and do_bench's of
+    eager, the best node and torch.compile; speedups, bandwidth, disagreement flags."""
+    result, best = evaluator_summary(card, nodes)
+    op = aten_op(card)
+    inputs, expected, source = card_inputs(project, card)
+    result["inputs"] = source
+    db = result["do_bench"] = {}
+    with torch.no_grad():
+        if expected is None:  # synthesized inputs: eager on a copy is the reference
+            positional, keywords = split_call(op, clone_inputs(inputs))
+            expected = [t.clone() for t in flatten(op(*positional, **keywords))]
+        own = clone_inputs(inputs)
+        positional, keywords = split_call(op, own)
+        db["eager_us"] = do_bench_us(lambda: op(*positional, **keywords))
+        del own
+    if best is not None:
+        try:
+            db["candidate"] = time_candidate(card, project, best, kforge, env, workdir, inputs, expected)
+        except Exception as e:  # noqa: BLE001 - recorded; the card still appears
+            db["candidate"] = {"error": one_line(f"{type(e).__name__}: {e}")}
+    if with_compile:
+        try:
+            db["compile"] = time_compiled(op, inputs, expected)
+        except Exception as e:  # noqa: BLE001 - an op inductor cannot compile is a result too
+            db["compile"] = {"error": one_line(f"{type(e).__name__}: {e}")}
+    del inputs, expected
+    torch.cuda.empty_cache()
+
+    derive(result, card, copy_gbps)
+    return result
+
+
+def derive(result, card, copy_gbps):
+    """Speedups, achieved bandwidth and evaluator-vs-do_bench disagreement from the raw numbers."""
+    ev, db = result.get("evaluator") or {}, result["do_bench"]
+    cand, comp = db.get("candidate") or {}, db.get("compile") or {}
+    moved = ev.get("bytes") or card_bytes(card)
+    result["bytes"] = moved
+    result["copy_gb_per_s"] = copy_gbps
+    bw = result["bandwidth"] = {}
+    for name, us in (("eager", db.get("eager_us")), ("candidate", cand.get("us")), ("compile", comp.get("us"))):
+        if us:
+            gbps = moved / (us * 1e-6) / 1e9
+            bw[name] = {"gb_per_s": gbps, "fraction_of_copy": gbps / copy_gbps if copy_gbps else None}
+    sp = result["speedups"] = {}
+    if cand.get("us") and db.get("eager_us"):
+        sp["candidate_vs_eager"] = db["eager_us"] / cand["us"]
+    if comp.get("us") and db.get("eager_us"):
+        sp["compile_vs_eager"] = db["eager_us"] / comp["us"]
+    if cand.get("us") and comp.get("us"):
+        sp["candidate_vs_compile"] = comp["us"] / cand["us"]
+    if ev.get("speedup"):
+        sp["evaluator_candidate_vs_eager"] = ev["speedup"]
+    dis = result["disagreement"] = {}
+    if ev and cand.get("us"):
+        dis["candidate"] = ev["median_us"] / cand["us"] - 1
+        if ev.get("eager_us"):
+            dis["eager"] = ev["eager_us"] / db["eager_us"] - 1
+        if sp.get("candidate_vs_eager"):
+            dis["speedup"] = ev["speedup"] / sp["candidate_vs_eager"] - 1
+    result["flagged"] = sorted(k for k, v in dis.items() if abs(v) > DISAGREEMENT_LIMIT)
+    if cand.get("matches_eager") is False:
+        result["flagged"].append("cubin-output")

@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""Turns the issue-7 suite's results (bench/suite.py: OUT/MODEL/result.json, or the copies that
+--publish wrote as MODEL.json) into a dated markdown report, two CSV files and a PNG chart.
+
+Written to --out-dir (bench/results/ by default):
+  DATE-suite-GPU.md            machine, versions, exact commands, per-model summary, the paper's
+                               headline per-op speedups next to ours, every searched card, flags
+  DATE-suite-GPU-cards.csv     one row per searched card (every card that was searched)
+  DATE-suite-GPU-models.csv    one row per model
+  DATE-suite-GPU-speedups.png  per-card speedups over eager (Kernel Forge and torch.compile, both
+                               by do_bench); needs matplotlib, otherwise skipped with a message
+
+Plain Python (no torch, no GPU): runs wherever the JSON files are.
+
+Usage: report.py RESULT.json|DIR ... [--out-dir bench/results] [--date YYYY-MM-DD]
+"""
+import argparse
+import csv
+import glob
+import json
+import os
+import re
+import sys
+
+FORMAT = "kforge-suite-result"
+LIMIT = 0.10  # evaluator vs do_bench disagreement flagged beyond this (as in card_bench.py)
+
+# The Kernel Forge paper's headline per-op speedups over eager (GB10 GPU, LLM proposer, 50
+# iterations per op), and the suite models of the same family.
+PAPER = [
+    ("adaptive_avg_pool2d", ("aten::adaptive_avg_pool2d",), 1.52, "ResNet-50", ("resnet50_",)),
+    ("group_norm", ("aten::group_norm",), 1.70, "Stable Diffusion 3.5 Medium", ("sd_",)),
+    ("softmax", ("aten::softmax.int", "aten::_softmax"), 2.83, "Gemma 4 E2B", ("gemma_",)),
+    ("softmax", ("aten::softmax.int", "aten::_softmax"), 1.54, "Qwen 3.5 35B-A3B", ("qwen_",)),
+]
+_DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int64": "i64", "int32": "i32",
+           "bool": "bool", "uint8": "u8"}
+
+
+def load_results(paths):
+    results = {}
+    for path in paths:
+        if not os.path.exists(path):
+            raise ValueError(f"{path}: no such file or folder")
+        files = sorted(glob.glob(os.path.join(path, "*.json")) + glob.glob(os.path.join(path, "*", "result.json"))) \
+            if os.path.isdir(path) else [path]
+        for file in files:
+            try:
+                with open(file) as f:
+                    data = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{file}: not valid JSON ({e})")
+            if isinstance(data, dict) and data.get("format") == FORMAT:
+                results[data["model"]] = data
+    return dict(sorted(results.items(), key=lambda kv: (kv[1].get("order", 99), kv[0])))
+
+
+def short_key(key):
+    """'softmax.int bf16[4,8,512,512]' from a card key; '(strided)' when the first tensor is not
+    contiguous."""
+    op = key.split("(", 1)[0].replace("aten::", "")
+    m = re.search(r"tensor(?:-list)?:\(([a-z0-9]+)\[([\d,]*)\]\{([\d,]*)\}", key)
+    if not m:
+        return op
+    sizes = [int(s) for s in m[2].split(",") if s]
+    strides = [int(s) for s in m[3].split(",") if s]
+    expected, contiguous = 1, True
+    for size, stride in reversed(list(zip(sizes, strides))):
+        if size != 1 and stride != expected:
+            contiguous = False
+        expected *= size
+    return f"{op} {_DTYPES.get(m[1], m[1])}[{m[2]}]" + ("" if contiguous else " (strided)")
+
+
+def fmt(value, pattern="{:.2f}", missing="-"):
+    return missing if value is None else pattern.format(value)
+
+
+def pct(value, digits=0):
+    return "-" if value is None else f"{value * 100:.{digits}f}%"
+
+
+def card_numbers(card):
+    """The numbers of one searched card that the tables and CSV show, None where absent."""
+    ev = card.get("evaluator") or {}
+    db = card.get("do_bench") or {}
+    cand = db.get("candidate") or {}
+    comp = db.get("compile") or {}
+    bw = card.get("bandwidth") or {}
+    sp = card.get("speedups") or {}
+    dis = card.get("disagreement") or {}
+    exp = card.get("export") or {}
+    return {
+        "card": card["id"], "op": card.get("op"), "shape": short_key(card.get("key", card.get("op", ""))),
+        "time_share": card.get("time_share"), "calls": card.get("call_count"),
+        "eager_us": db.get("eager_us"), "compile_us": comp.get("us"), "kf_us": cand.get("us"),
+        "kf_vs_eager": sp.get("candidate_vs_eager"), "compile_vs_eager": sp.get("compile_vs_eager"),
+        "kf_vs_compile": sp.get("candidate_vs_compile"),
+        "evaluator_kf_us": ev.get("median_us"), "evaluator_eager_us": ev.get("eager_us"),
+        "evaluator_speedup": ev.get("speedup"),
+        "disagreement_kf": dis.get("candidate"), "disagreement_eager": dis.get("eager"),
+        "disagreement_speedup": dis.get("speedup"),
+        "kf_gb_per_s": (bw.get("candidate") or {}).get("gb_per_s"),
+        "kf_fraction_of_copy": (bw.get("candidate") or {}).get("fraction_of_copy"),
+        "eager_fraction_of_copy": (bw.get("eager") or {}).get("fraction_of_copy"),
+        "best_node": ev.get("best_id"), "best_iteration": ev.get("iteration"), "nodes": card.get("nodes"),
+        "optimize_wall_s": (card.get("optimize") or {}).get("wall_s"),
+        "export": exp.get("decision"), "export_reason": exp.get("reason"),
+        "compile_s": comp.get("compile_s"),
+        "flags": ",".join(card.get("flagged") or []),
+        "errors": "; ".join(e for e in (card.get("error"), cand.get("error"), comp.get("error")) if e),
+        "no_kernel": card.get("no_best_reason"),
+        "inputs": card.get("inputs"), "measured": card.get("measured", True),
+    }
+
+
+def model_numbers(result):
+    s = result["summary"]
+    e2e = s.get("end_to_end", {})
+    return {
+        "model": result["model"], "cards": s["cards_total"], "vendor_backed": s["cards_vendor_backed"],
+        "searched": s["cards_searched"], "faster_evaluator": s["faster_than_eager"]["evaluator"],
+        "faster_do_bench": s["faster_than_eager"]["do_bench"], "exported": s["faster_than_eager"]["exported"],
+        "share_searched": s["time_share"]["searched"], "share_exported": s["time_share"]["exported"],
+        "predicted_speedup": s.get("predicted_speedup_from_shares"),
+        "eager_ms": e2e.get("eager_ms"), "cast_ms": e2e.get("cast_runtime_ms"),
+        "cast_speedup": e2e.get("cast_runtime_speedup_vs_eager"), "compile_ms": e2e.get("compile_ms"),
+        "compile_speedup": e2e.get("compile_speedup_vs_eager"),
+        "kforge_run_eager_ms": e2e.get("kforge_run_eager_ms"), "kforge_run_cast_ms": e2e.get("kforge_run_cast_ms"),
+        "kforge_run_speedup": e2e.get("kforge_run_speedup"), "optimization_wall_s": s.get("optimization_wall_s"),
+        "flagged_cards": s.get("flagged_cards"), "missing": "; ".join(result.get("missing") or []),
+    }
+
+
+def headline_rows(results):
+    rows = []
+    for op_name, ops, paper, paper_model, prefixes in PAPER:
+        models = [m for m in results if m.startswith(prefixes)]
+        if not models:
+            rows.append((op_name, paper_model, paper, "(not run)", "-", "-", "-", "-", "-"))
+        for model in models:
+            result = results[model]
+            cards = [c for c in result["cards"] if c.get("op") in ops]
+            if not cards:
+                skipped = [c for c in result.get("not_searched", []) if c.get("op") in ops]
+                why = f"not searched: {skipped[0]['reason']}" if skipped else "no such card captured"
+                rows.append((op_name, paper_model, paper, model, why, "-", "-", "-", "-"))
+                continue
+            for card in sorted(cards, key=lambda c: -(c.get("time_share") or 0)):
+                n = card_numbers(card)
+                rows.append((op_name, paper_model, paper, model, n["shape"], fmt(n["evaluator_speedup"], "{:.2f}x"),
+                             fmt(n["kf_vs_eager"], "{:.2f}x"), fmt(n["kf_vs_compile"], "{:.2f}x"), n["export"] or "-"))
+    return rows
+
+
+def environment_lines(results):
+    envs = [r["environment"] for r in results.values() if r.get("environment")]
+    env = max(envs, key=lambda e: e.get("date", "")) if envs else {}
+    lines = [
+        f"- GPU: {env.get('gpu')} ({env.get('capability')}), driver {env.get('driver')}, {env.get('cpus')} CPU cores",
+        f"- Versions: torch {env.get('torch')}, CUDA {env.get('cuda')}, cuDNN {env.get('cudnn')}, triton "
+        f"{env.get('triton')}, torchvision {env.get('torchvision')}, transformers {env.get('transformers')}, "
+        f"Python {env.get('python')}, {env.get('kforge')}",
+        f"- Commit: {env.get('commit')}" + (" (with uncommitted changes)" if env.get("uncommitted_changes") else ""),
+    ]
+    dates = sorted({e.get("date") for e in envs if e.get("date")})
+    if len(dates) > 1:
+        lines.append(f"- Results of invocations between {dates[0]} and {dates[-1]} (UTC)")
+    settings = next((r["settings"] for r in results.values() if r.get("settings")), {})
+    lines.append("- Settings: " + ", ".join(f"{k} {v}" for k, v in settings.items()))
+    return lines
+
+
+def command_lines(results):
+    lines, seen = [], set()
+    for model, result in results.items():
+        commands = [i["command"] for i in result.get("invocations", [])]
+        commands.append((result.get("capture") or {}).get("command"))
+        commands.extend(run["command"] for run in (result.get("optimize") or {}).get("runs", []))
+        commands.append((result.get("export") or {}).get("command"))
+        commands.append(((result.get("end_to_end") or {}).get("kforge_run") or {}).get("command"))
+        for command in commands:
+            if command and command not in seen:
+                seen.add(command)
+                lines.append(f"  `{command}`")
+    return lines
+
+
+def model_table(results):
+    lines = ["| model | cards (searched / vendor / all) | faster than eager: evaluator / do_bench | exported kernels | "
+             "model time searched / exported | eager ms | .cast ms (speedup) | kforge run eager -> .cast ms | "
+             "torch.compile ms (speedup) | optimize wall s | flagged cards |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    totals = [0, 0, 0]
+    for result in results.values():
+        n = model_numbers(result)
+        totals = [totals[0] + n["faster_evaluator"], totals[1] + n["faster_do_bench"], totals[2] + n["exported"]]
+        lines.append(
+            f"| {n['model']} | {n['searched']} / {n['vendor_backed']} / {n['cards']} | {n['faster_evaluator']} / "
+            f"{n['faster_do_bench']} | {n['exported']} | {pct(n['share_searched'])} / {pct(n['share_exported'])} | "
+            f"{fmt(n['eager_ms'])} | {fmt(n['cast_ms'])} ({fmt(n['cast_speedup'], '{:.2f}x')}) | "
+            f"{fmt(n['kforge_run_eager_ms'])} -> {fmt(n['kforge_run_cast_ms'])} | {fmt(n['compile_ms'])} "
+            f"({fmt(n['compile_speedup'], '{:.2f}x')}) | {fmt(n['optimization_wall_s'], '{:.0f}')} | "
+            f"{n['flagged_cards']} |")
+    lines.append(f"| **all** | | **{totals[0]} / {totals[1]}** | **{totals[2]}** | | | | | | | |")
+    return lines
+
+
+def card_table(result):
+    lines = ["| card | share | calls | eager us | torch.compile us | KF best kernel us | KF vs eager | compile vs eager | "
+             "KF vs compile | evaluator KF / eager us (speedup) | disagreement KF / eager | KF GB/s (of copy) | "
+             "best at iteration | optimize s | export | flags |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for card in result["cards"]:
+        n = card_numbers(card)
+        flags = n["flags"] + (" not measured" if not n["measured"] else "")
+        if n["no_kernel"]:
+            flags = (flags + " " if flags else "") + "no kernel: " + n["no_kernel"][:120]
+        if n["errors"]:
+            flags = (flags + " " if flags else "") + "error: " + n["errors"][:120]
+        lines.append(
+            f"| {n['shape']} | {pct(n['time_share'], 1)} | {n['calls'] or '-'} | {fmt(n['eager_us'], '{:.1f}')} | "
+            f"{fmt(n['compile_us'], '{:.1f}')} | {fmt(n['kf_us'], '{:.1f}')} | {fmt(n['kf_vs_eager'], '{:.2f}x')} | "
+            f"{fmt(n['compile_vs_eager'], '{:.2f}x')} | {fmt(n['kf_vs_compile'], '{:.2f}x')} | "
+            f"{fmt(n['evaluator_kf_us'], '{:.1f}')} / {fmt(n['evaluator_eager_us'], '{:.1f}')} "
+            f"({fmt(n['evaluator_speedup'], '{:.2f}x')}) | {pct(n['disagreement_kf'])} / {pct(n['disagreement_eager'])} "
+            f"| {fmt(n['kf_gb_per_s'], '{:.0f}')} ({pct(n['kf_fraction_of_copy'])}) | "
+            f"{fmt(n['best_iteration'], '{}')} | {fmt(n['optimize_wall_s'], '{:.1f}')} | {n['export'] or '-'} | "
+            f"{flags or '-'} |")
+    return lines
+
+
+def not_searched_lines(result):
+    groups = {}
+    for card in result.get("not_searched", []):
+        key = (card["op"], card["reason"])
+        count, share = groups.get(key, (0, 0.0))
+        groups[key] = (count + 1, share + (card.get("time_share") or 0))
+    return [f"- {op} x{count} ({pct(share, 1)} of model time): {reason}"
+            for (op, reason), (count, share) in sorted(groups.items(), key=lambda kv: -kv[1][1])]
+
+
+def end_to_end_lines(result):
+    """Notes under a model's heading: optimize's note, each end-to-end measurement's output check,
+    the runtime's kernel hits, and every error."""
+    lines = []
+    note = (result.get("optimize") or {}).get("note")
+    if note:
+        lines.append(f"- optimize: {note}")
+    e2e = result.get("end_to_end") or {}
+    for name, label in (("eager", "eager"), ("cast_runtime", ".cast in Python (libkforge_runtime)"),
+                        ("kforge_run", "kforge run"), ("compile", "torch.compile")):
+        piece = e2e.get(name)
+        if not piece:
+            continue
+        if piece.get("error"):
+            lines.append(f"- {label}: error: {piece['error']}")
+            continue
+        output = piece.get("output") or (piece.get("report") or {}).get("output")
+        kernels = (piece.get("stats") or {}).get("kernels") or (piece.get("report") or {}).get("kernels")
+        parts = []
+        if output:
+            parts.append(f"max abs diff vs eager {fmt(output.get('max_abs_diff'), '{:.3g}')}" +
+                         (f" (outputs up to {fmt(output.get('reference_max_abs'), '{:.3g}')})"
+                          if output.get("reference_max_abs") is not None else "") +
+                         (f", within tolerance {output.get('within_tolerance')} ({output.get('tolerance')})"
+                          if "within_tolerance" in output else ""))
+        if kernels is not None:
+            parts.append(f"{len(kernels)} kernels, {sum(k.get('hits') or 0 for k in kernels)} hits, "
+                         f"{sum(k.get('fallbacks') or 0 for k in kernels)} fallbacks")
+        if piece.get("compile_s") is not None:
+            parts.append(f"first call (compile) {piece['compile_s']:.0f} s")
+        if parts:
+            lines.append(f"- {label}: " + "; ".join(parts))
+    return lines + ([""] if lines else [])
+
+
+def flagged_lines(results):
+    lines = []
+    for model, result in results.items():
+        for card in result["cards"]:
+            n = card_numbers(card)
+            if n["flags"]:
+                lines.append(f"- {model} {n['shape']}: {n['flags']}; evaluator KF {fmt(n['evaluator_kf_us'], '{:.1f}')} "
+                             f"us vs do_bench {fmt(n['kf_us'], '{:.1f}')} us ({pct(n['disagreement_kf'], 1)}), eager "
+                             f"{fmt(n['evaluator_eager_us'], '{:.1f}')} vs {fmt(n['eager_us'], '{:.1f}')} us "
+                             f"({pct(n['disagreement_eager'], 1)}), speedup {pct(n['disagreement_speedup'], 1)}")
+    return lines or ["- none"]
+
+
+def write_markdown(path, results, date, gpu, files, argv):
+    out = [f"# Kernel Forge on real models vs eager and torch.compile, {gpu} ({date})", ""]
+    out += environment_lines(results)
+    out += ["- Commands (suite invocations, then the kforge commands they ran; bench/suite.py):"]
+    out += command_lines(results)
+    out += [f"  report: `{argv}`", ""]
+    out += ["## Per model", ""] + model_table(results) + [""]
+    out += ["Faster than eager: the best node's speedup > 1.0 by the evaluator (paired, CUPTI) / by do_bench "
+            "(the same cubin vs the eager ATen op). Exported: custom kernels in the .cast (speedup >= "
+            "--min-speedup 1.05 and every export gate passed). Model time: the cards' share of the sum of per-card "
+            "eager times at capture (each timed alone, L2 flushed), not a profile of the model. End to end: do_bench "
+            "median of the eager nn.Module, of the same module with the .cast loaded through libkforge_runtime, and "
+            "of torch.compile(mode='max-autotune-no-cudagraphs'); `kforge run` times the TorchScript model (wall "
+            "clock + synchronize).", ""]
+    out += ["## The paper's headline per-op speedups next to ours", "",
+            "| op | paper model | paper speedup (GB10, LLM proposer) | our model | our card | evaluator | do_bench | "
+            "vs torch.compile | exported |", "|---|---|---|---|---|---|---|---|---|"]
+    out += [f"| {r[0]} | {r[1]} | {r[2]:.2f}x | " + " | ".join(str(x) for x in r[3:]) + " |"
+            for r in headline_rows(results)]
+    out += ["", "Ours: built-in proposer (no LLM), on the H200; the paper's: an LLM proposer on a GB10. Different "
+            "GPUs and proposers: the comparison is of magnitude, not a like-for-like rerun.", ""]
+    out += ["## Evaluator and do_bench disagreements over 10% (flagged, not hidden)", ""] + flagged_lines(results)
+    out += ["", "do_bench times each launch with CUDA events, which add about 2 us per launch that the evaluator's "
+            "kernel activity records do not contain: short kernels disagree most.", ""]
+    for model, result in results.items():
+        out += [f"## {model}", "", result.get("description", ""), ""]
+        if result.get("missing"):
+            out += [f"**Incomplete**: missing {'; '.join(result['missing'])}", ""]
+        out += end_to_end_lines(result)
+        check = (result.get("export") or {}).get("in_model_check")
+        if check:
+            out += [f"Export in-model check: run {check.get('run')}, passed {check.get('passed')}: "
+                    f"{check.get('reason')}" + (f"; dropped {check.get('dropped')}" if check.get("dropped") else ""), ""]
+        out += [f"Every searched card ({len(result['cards'])}), by share of model time:", ""] + card_table(result)
+        out += ["", "Not searched:"] + (not_searched_lines(result) or ["- none"]) + [""]
+    out += ["## Files", ""] + [f"- {os.path.basename(f)}" for f in files if f]
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def write_csv(path, rows):
+    if not rows:
+        return
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def write_chart(path, results):
+    """Horizontal bars: per searched card, Kernel Forge and torch.compile speedup over eager."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"report: matplotlib is not installed: {os.path.basename(path)} not written", file=sys.stderr)
+        return None
+    labels, kf, compiled = [], [], []
+    for model, result in results.items():
+        for card in result["cards"]:
+            n = card_numbers(card)
+            if n["kf_vs_eager"] is None and n["compile_vs_eager"] is None:
+                continue
+            labels.append(f"{model}: {n['shape']}" + (" (no kernel)" if n["kf_vs_eager"] is None else ""))
+            kf.append(n["kf_vs_eager"] or 0)
+            compiled.append(n["compile_vs_eager"] or 0)
+    if not labels:
+        print(f"report: no measured card: {os.path.basename(path)} not written", file=sys.stderr)
+        return None
+    fig, ax = plt.subplots(figsize=(11, 1.4 + 0.28 * len(labels)))
+    y = list(range(len(labels)))
+    ax.barh([i - 0.2 for i in y], kf, height=0.4, label="Kernel Forge best kernel", color="#1f77b4")
+    ax.barh([i + 0.2 for i in y], compiled, height=0.4, label="torch.compile max-autotune", color="#ff7f0e")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("speedup over eager (triton do_bench, L2 flushed, median)")
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=2, fontsize=8, frameon=False)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("inputs", nargs="+", help="result JSON files or folders holding them")
+    parser.add_argument("--out-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    parser.add_argument("--date", help="date in the file names (default: the latest result's)")
+    args = parser.parse_args()
+    try:
+        results = load_results(args.inputs)
+    except ValueError as e:
+        print(f"report: error: {e}", file=sys.stderr)
+        return 1
+    if not results:
+        print(f"report: error: no suite result (format {FORMAT}) in {', '.join(args.inputs)}", file=sys.stderr)
+        return 1
+    dates = sorted((r.get("environment") or {}).get("date", "") for r in results.values())
+    date = args.date or (dates[-1][:10] if dates and dates[-1] else "undated")
+    gpu_name = next(((r.get("environment") or {}).get("gpu") for r in results.values()), None) or "unknown GPU"
+    slug = re.sub(r"[^a-z0-9]+", "-", gpu_name.lower().replace("nvidia", "")).strip("-") or "gpu"
+    os.makedirs(args.out_dir, exist_ok=True)
+    base = os.path.join(args.out_dir, f"{date}-suite-{slug}")
+    cards = [dict(model=m, **card_numbers(c)) for m, r in results.items() for c in r["cards"]]
+    write_csv(base + "-cards.csv", cards)
+    write_csv(base + "-models.csv", [model_numbers(r) for r in results.values()])
+    chart = write_chart(base + "-speedups.png", results)
+    argv = " ".join(["python3", "bench/report.py"] + sys.argv[1:])
+    write_markdown(base + ".md", results, date, gpu_name, [base + "-cards.csv", base + "-models.csv", chart], argv)
+    for path in (base + ".md", base + "-cards.csv", base + "-models.csv", chart):
+        if path:
+            print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

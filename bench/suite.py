@@ -1,0 +1,594 @@
+#!/usr/bin/env python3
+"""Issue 7: Kernel Forge on real models, against eager PyTorch and torch.compile, on the GPU machine.
+
+For each model of bench/models (random weights, no downloads), four stages:
+  capture   TorchScript + inputs (tools/kforge_export.py), `kforge capture --samples 1`
+  optimize  `kforge optimize --proposer builtin --iterations N --time-limit S --seed 1 --resume`
+            over every card kforge chooses (vendor-backed and uncovered cards are skipped by kforge)
+  export    `kforge export PROJECT -o model.cast --json`
+  measure   every searched card (bench/card_bench.py): eager, best kernel and torch.compile by
+            triton.testing.do_bench next to the evaluator's numbers; end to end: the eager module,
+            the same module with the .cast loaded through libkforge_runtime and torch.compile
+            (all do_bench), and `kforge run model.cast --json`.
+
+Resumable, so that every invocation fits the GPU machine's 10-minute limit: what a stage produced
+stays in OUT/MODEL/ (see bench/suite_results.py) and is not redone; a failure is recorded and not
+retried without --retry. An invocation starts no work it cannot finish within --budget seconds
+(default 540), stops at that deadline and exits 3: run the same command again to continue. OUT
+must survive between invocations (on the GPU machine an ignored path such as build/suite, not
+$OUT, which is emptied before every command); --publish DIR copies each model's result.json to
+DIR/MODEL.json (one small file per model, for $OUT). bench/report.py turns those into markdown.
+
+Usage: suite.py --kforge build/cli/kforge --out build/suite [--models resnet50_fp32,...]
+                [--stage all|capture|optimize|export|measure] [--iterations 50]
+                [--time-limit-per-card 30] [--budget 540] [--no-compile | --no-card-compile]
+                [--publish DIR] [--retry]
+Exit: 0 every requested stage done; 1 done, but a stage or measurement failed (recorded in the
+results); 3 the budget ran out first (rerun to continue); 2 bad arguments or no GPU.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import models  # noqa: E402
+import torch  # noqa: E402
+import triton  # noqa: E402
+from card_bench import (COMPILE_MODE, copy_bandwidth_gbps, do_bench_us, flatten, measure_card, one_line,  # noqa: E402
+                        run)
+from kforge_export import export_for_kforge  # noqa: E402
+from suite_results import assemble, load_cards, read_json, searched_ids, write_json  # noqa: E402
+
+STAGES = ("capture", "optimize", "export", "measure")
+CAST_PIECES = ("cast_runtime", "kforge_run")  # end-to-end measurements that need the .cast
+SEED = 1
+
+
+class OutOfBudget(BaseException):
+    """The invocation's budget is spent. A BaseException, like KeyboardInterrupt, so that no
+    `except Exception` (here, in torch or in inductor's autotuner) swallows it."""
+
+
+class Budget:
+    """The invocation's deadline. `need` refuses to start work that would not fit; the alarm
+    raises OutOfBudget at the deadline itself, inside whatever runs (a compile, a do_bench)."""
+
+    def __init__(self, seconds):
+        self.deadline = time.monotonic() + seconds
+
+    def left(self):
+        return self.deadline - time.monotonic()
+
+    def need(self, seconds, what):
+        if self.left() < seconds:
+            raise OutOfBudget(f"{what} needs about {seconds:.0f} s, {max(0.0, self.left()):.0f} s left")
+
+    def arm(self):
+        def ring(signum, frame):
+            raise OutOfBudget("the deadline passed during a measurement")
+        signal.signal(signal.SIGALRM, ring)
+        signal.setitimer(signal.ITIMER_REAL, max(1.0, self.left()))
+
+    def disarm(self):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def shell_line(cmd):
+    """The command as one copy-pastable line, paths under the repository relative to it."""
+    words = []
+    for word in cmd:
+        word = str(word)
+        if os.path.isabs(word) and word.startswith(ROOT + os.sep):
+            word = os.path.relpath(word, ROOT)
+        words.append(shlex.quote(word))
+    return " ".join(words)
+
+
+def say(text):
+    print(f"suite: {text}", file=sys.stderr, flush=True)
+
+
+def environment(kforge):
+    env = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "gpu": torch.cuda.get_device_name(0),
+        "capability": "sm_%d%d" % torch.cuda.get_device_capability(0),
+        "torch": torch.__version__, "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
+        "triton": triton.__version__, "python": platform.python_version(), "cpus": os.cpu_count(),
+    }
+    for module in ("torchvision", "transformers"):
+        try:
+            env[module] = __import__(module).__version__
+        except ImportError:
+            env[module] = None
+
+    def output(cmd):
+        try:
+            result = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=ROOT)
+            return result.stdout.strip() if result.returncode == 0 else None
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    env["driver"] = output(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+    env["kforge"] = output([kforge, "--version"])
+    env["commit"] = output(["git", "log", "-1", "--format=%H %s"])
+    status = output(["git", "status", "--porcelain", "--untracked-files=no"])
+    env["uncommitted_changes"] = None if status is None else bool(status)
+    return env
+
+
+# `kforge optimize` prints one line per card:
+#   "9996df1b  aten::softmax.int   nodes  50  iteration-limit  best n12 18.00 us, 1.650x eager (iteration 20)  3.1 s"
+# and on stderr "kforge: skip ID8 OP: reason" for every card it does not search.
+_CARD_LINE = re.compile(r"^([0-9a-f]{8})\s+(\S+)\s+nodes\s+(\d+)\s+(\S+)\s+best\s.*?\s([0-9.]+) s\b")
+_SKIP_LINE = re.compile(r"^kforge: skip ([0-9a-f]{8}) (\S+): (.*)$")
+_ERROR_LINE = re.compile(r"^kforge: error: ([0-9a-f]{8}) (\S+): (.*)$")
+_NOTHING_TO_SEARCH = "no card the built-in proposer can search"
+
+
+def parse_optimize(stdout, stderr):
+    cards, skipped, errors = [], [], []
+    for line in stdout.splitlines():
+        m = _CARD_LINE.match(line)
+        if m:
+            cards.append({"id8": m[1], "op": m[2], "nodes": int(m[3]), "stop": m[4], "seconds": float(m[5])})
+    for line in stderr.splitlines():
+        if m := _SKIP_LINE.match(line):
+            skipped.append({"id8": m[1], "op": m[2], "reason": m[3]})
+        elif m := _ERROR_LINE.match(line):
+            errors.append({"id8": m[1], "op": m[2], "error": m[3]})
+    return cards, skipped, errors
+
+
+class ModelRun:
+    """One model's stages in OUT/MODEL/. The module itself is built only when a stage needs it."""
+
+    def __init__(self, name, args, budget, env):
+        self.name, self.args, self.budget, self.env = name, args, budget, env
+        self.description = models.MODELS[name].description
+        self.dir = os.path.join(args.out, name)
+        self.project = self.path("project")
+        self.model_pt, self.inputs_pt, self.cast = self.path("model.pt"), self.path("inputs.pt"), self.path("model.cast")
+        self._built = None
+        self.failed = False
+        os.makedirs(self.dir, exist_ok=True)
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def built(self):
+        if self._built is None:
+            self._built = models.build(self.name, "cuda")
+        return self._built
+
+    def release(self):
+        self._built = None
+        torch.cuda.empty_cache()
+
+    def pending(self, record):
+        """Whether a stage or piece with this stored record still has to run."""
+        if record is None:
+            return True
+        if record.get("error"):
+            self.failed = True
+            return self.args.retry
+        return False
+
+    def run_kforge(self, cmd, what, reserve=10):
+        self.budget.need(reserve + 5, what)
+        return run(cmd, self.budget.left() - reserve, self.env)
+
+    # --- capture ---------------------------------------------------------------------------
+    def capture(self):
+        record_path = self.path("capture.json")
+        if not self.pending(read_json(record_path)):
+            return
+        self.budget.need(60, f"{self.name} capture")
+        say(f"{self.name}: export to TorchScript and capture")
+        record = {}
+        try:
+            if not (os.path.exists(self.model_pt) and os.path.exists(self.inputs_pt)):
+                record["model_export"] = self.export_torchscript()
+            for stale in os.listdir(self.dir):  # a capture killed at the deadline leaves its staging folder
+                if ".kforge-staging-" in stale:
+                    shutil.rmtree(self.path(stale), ignore_errors=True)
+            cmd = [self.args.kforge, "capture", self.model_pt, "--inputs", self.inputs_pt, "-o", self.project,
+                   "--samples", "1", "--sample-budget-mb", str(self.args.sample_budget_mb), "--json", "--quiet"]
+            record["command"] = shell_line(cmd)
+            if os.path.exists(os.path.join(self.project, "project.json")):
+                # Captured, but the invocation ended before the record was written: keep the project.
+                captured = {"cards": read_json(os.path.join(self.project, "cards.json"))["cards"],
+                            "capture": read_json(os.path.join(self.project, "project.json")).get("capture")}
+            else:
+                started = time.monotonic()
+                result = self.run_kforge(cmd, f"{self.name} capture")
+                record["wall_s"] = time.monotonic() - started
+                if result.returncode == 124:
+                    raise OutOfBudget(f"{self.name}: kforge capture did not finish within the budget")
+                if result.returncode != 0:
+                    raise RuntimeError(f"kforge capture failed (exit {result.returncode}): {result.stderr.strip()}")
+                captured = json.loads(result.stdout)
+            cards = captured["cards"]
+            record.update({"cards": len(cards), "vendor_backed": sum(1 for c in cards if c.get("vendor_backed")),
+                           "capture": captured.get("capture"), "phase_ms": captured.get("phase_ms")})
+        except OutOfBudget:
+            raise
+        except Exception as e:  # noqa: BLE001 - recorded, later stages of this model are skipped
+            record["error"] = one_line(f"{type(e).__name__}: {e}")
+            self.failed = True
+            say(f"{self.name}: capture failed: {record['error']}")
+        write_json(record_path, record)
+
+    def export_torchscript(self):
+        started = time.monotonic()
+        module, inputs = self.built()
+        tmp_model, tmp_inputs = self.model_pt + ".tmp", self.inputs_pt + ".tmp"
+        export_for_kforge(module, inputs, tmp_model, tmp_inputs, atol=1e-2, rtol=1e-2)
+        os.replace(tmp_inputs, self.inputs_pt)
+        os.replace(tmp_model, self.model_pt)
+        torch.cuda.empty_cache()
+        return {"seconds": time.monotonic() - started, "parameter_bytes": models.parameter_bytes(module),
+                "file_bytes": os.path.getsize(self.model_pt),
+                "inputs": [{"dtype": str(t.dtype).replace("torch.", ""), "sizes": list(t.shape),
+                            "strides": list(t.stride())} for t in inputs]}
+
+    def captured(self):
+        record = read_json(self.path("capture.json"))
+        return record is not None and not record.get("error")
+
+    # --- optimize --------------------------------------------------------------------------
+    def optimize(self):
+        state_path = self.path("optimize.json")
+        state = read_json(state_path) or {"runs": [], "done": False}
+        if state["done"] and not (state.get("error") and self.args.retry):
+            self.failed |= bool(state.get("error"))
+            return
+        if not self.captured():
+            say(f"{self.name}: optimize waits for a successful capture")
+            return
+        self.budget.need(45, f"{self.name} optimize")
+        cmd = [self.args.kforge, "optimize", self.project, "--proposer", "builtin", "--iterations",
+               str(self.args.iterations), "--time-limit", str(self.args.time_limit_per_card), "--seed", str(SEED),
+               "--resume"]
+        remaining = self.unfinished_cards(state["runs"])
+        if remaining == []:
+            state["done"] = True
+            write_json(state_path, state)
+            return
+        if remaining:
+            cmd += ["--cards"] + remaining
+        say(f"{self.name}: {shell_line(cmd)}")
+        started = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        interrupted = False
+        try:
+            try:
+                stdout, stderr = proc.communicate(timeout=max(1.0, self.budget.left() - 40))
+            except subprocess.TimeoutExpired:
+                # SIGINT: kforge stops after the candidate in flight and saves the tree; --resume
+                # continues it next time.
+                interrupted = True
+                proc.send_signal(signal.SIGINT)
+                try:
+                    stdout, stderr = proc.communicate(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    stdout, stderr = proc.communicate()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        cards, skipped, errors = parse_optimize(stdout, stderr)
+        record = {"command": shell_line(cmd), "wall_s": time.monotonic() - started, "exit": proc.returncode,
+                  "interrupted": interrupted, "cards": cards, "skipped": skipped, "errors": errors}
+        state["runs"].append(record)
+        state["done"] = not interrupted
+        lines = [line for line in stderr.splitlines() if not _SKIP_LINE.match(line)]
+        if not interrupted and proc.returncode != 0 and lines and _NOTHING_TO_SEARCH in lines[-1]:
+            # A result, not a failure: the export holds only fallbacks, end to end is still measured.
+            state["note"] = lines[-1]
+        elif not interrupted and proc.returncode != 0:
+            state["error"] = (lines[-1] if lines else f"exit {proc.returncode}")
+            self.failed = True
+        else:
+            state.pop("error", None)
+        write_json(state_path, state)
+        say(f"{self.name}: optimize {len(cards)} card(s) in {record['wall_s']:.0f} s" +
+            (" (interrupted at the budget)" if interrupted else "") + (f"; {len(errors)} error(s)" if errors else ""))
+        if interrupted:
+            raise OutOfBudget(f"{self.name}: optimize interrupted at the budget (rerun to resume it)")
+
+    def unfinished_cards(self, runs):
+        """After an interrupted optimize: the cards kforge chose that no run finished, largest share
+        first (None: let kforge choose). Naming them keeps a card that stopped at its time limit
+        from getting a fresh time limit on every resume; --resume continues the one cut off."""
+        first = next((prior for prior in runs if prior["skipped"] or prior["cards"]), None)
+        if first is None:
+            return None
+        skipped = {s["id8"] for s in first["skipped"]}
+        finished = {c["id8"] for prior in runs for c in prior["cards"] if c["stop"] != "requested"}
+        cards = sorted(load_cards(self.project), key=lambda c: -(c.get("time_share") or 0))
+        return [c["id"] for c in cards if c["id"][:8] not in skipped | finished]
+
+    def optimized(self):
+        state = read_json(self.path("optimize.json"))
+        if not (state and state.get("done")):  # done with a recorded error still exports what was found
+            say(f"{self.name}: waits for optimize to finish")
+            return False
+        return True
+
+    # --- export ----------------------------------------------------------------------------
+    def export(self):
+        record_path = self.path("export.json")
+        if not self.pending(read_json(record_path)) or not self.optimized():
+            return
+        cmd = [self.args.kforge, "export", self.project, "-o", self.cast, "--sanitize", self.args.sanitize, "--json"]
+        say(f"{self.name}: {shell_line(cmd)}")
+        started = time.monotonic()
+        result = self.run_kforge(cmd, f"{self.name} export", reserve=15)
+        if result.returncode == 124:
+            raise OutOfBudget(f"{self.name}: kforge export did not finish within the budget (rerun with the whole "
+                              "budget; --sanitize off skips the compute-sanitizer gate)")
+        record = {"command": shell_line(cmd), "wall_s": time.monotonic() - started}
+        try:
+            record["report"] = json.loads(result.stdout)
+        except json.JSONDecodeError:
+            record["error"] = one_line(f"kforge export failed (exit {result.returncode}): {result.stderr}")
+            self.failed = True
+        write_json(record_path, record)
+
+    def exported(self):
+        record = read_json(self.path("export.json"))
+        return bool(record and record.get("report") and os.path.exists(self.cast))
+
+    # --- measure ---------------------------------------------------------------------------
+    def measure(self):
+        if not self.optimized():
+            return
+        copy_path = self.path("measure", "copy.json")
+        if read_json(copy_path) is None:
+            write_json(copy_path, {"gb_per_s": copy_bandwidth_gbps(), "method": "do_bench of a 1 GiB device copy, "
+                                   "(read + write bytes) / median time"})
+        copy_gbps = read_json(copy_path)["gb_per_s"]
+        self.measure_cards(copy_gbps)
+        self.measure_end_to_end()
+        torch._dynamo.reset()
+        self.release()
+
+    def measure_cards(self, copy_gbps):
+        searched = searched_ids(self.project)
+        cards = sorted((c for c in load_cards(self.project) if c["id"] in searched),
+                       key=lambda c: -(c.get("time_share") or 0))
+        workdir = self.path("measure", "work")
+        os.makedirs(workdir, exist_ok=True)
+        for i, card in enumerate(cards):
+            piece = self.path("measure", "cards", card["id"] + ".json")
+            if not self.pending(read_json(piece)):
+                continue
+            self.budget.need(30, f"{self.name} card {card['id'][:8]}")
+            say(f"{self.name}: card {i + 1}/{len(cards)} {card['id'][:8]} {card['op']}")
+            cmd = [self.args.kforge, "tree", self.project, "--card", card["id"], "--json"]
+            result = self.run_kforge(cmd, f"{self.name} tree {card['id'][:8]}")
+            try:
+                if result.returncode != 0:
+                    raise RuntimeError(f"kforge tree failed (exit {result.returncode}): {result.stderr.strip()}")
+                row = measure_card(card, self.project, json.loads(result.stdout)["nodes"], self.args.kforge,
+                                   self.env, workdir, copy_gbps,
+                                   with_compile=not (self.args.no_compile or self.args.no_card_compile))
+            except OutOfBudget:
+                raise
+            except Exception as e:  # noqa: BLE001 - recorded; the card still appears in the report
+                traceback.print_exc()
+                row = {"id": card["id"], "error": one_line(f"{type(e).__name__}: {e}")}
+                self.failed = True
+            write_json(piece, row)
+
+    def measure_end_to_end(self):
+        pieces = [("eager", self.e2e_eager), ("cast_runtime", self.e2e_cast_runtime),
+                  ("kforge_run", self.e2e_kforge_run)]
+        if not self.args.no_compile:
+            pieces.append(("compile", self.e2e_compile))
+        export_attempted = read_json(self.path("export.json")) is not None
+        for name, fn in pieces:
+            piece = self.path("measure", f"e2e_{name}.json")
+            if not self.pending(read_json(piece)) or (name in CAST_PIECES and not export_attempted):
+                continue
+            self.budget.need(120 if name == "compile" else 30, f"{self.name} end-to-end {name}")
+            say(f"{self.name}: end to end: {name}")
+            self.record_piece(piece, fn)
+
+    def record_piece(self, piece, fn):
+        try:
+            data = fn()
+        except OutOfBudget:
+            raise
+        except Exception as e:  # noqa: BLE001 - recorded as this measurement's result
+            traceback.print_exc()
+            data = {"error": one_line(f"{type(e).__name__}: {e}")}
+        self.failed |= bool(data.get("error"))
+        write_json(piece, data)
+
+    def reference(self):
+        module, inputs = self.built()
+        with torch.no_grad():
+            return [t.clone() for t in flatten(module(*inputs))]
+
+    @staticmethod
+    def difference(got, expected):
+        return {"max_abs_diff": max(((g.float() - e.float()).abs().max().item() for g, e in zip(got, expected)),
+                                    default=0.0),
+                "reference_max_abs": max((e.float().abs().max().item() for e in expected), default=0.0)}
+
+    def e2e_eager(self):
+        module, inputs = self.built()
+        with torch.no_grad():
+            us = do_bench_us(lambda: module(*inputs), warmup=100, rep=1000)
+        return {"ms": us / 1000, "method": "do_bench (L2 flushed, median) of the eager nn.Module, no_grad"}
+
+    def runtime_library(self):
+        if self.args.runtime:
+            return os.path.abspath(self.args.runtime)
+        return os.path.join(os.path.dirname(os.path.dirname(self.args.kforge)), "runtime", "libkforge_runtime.so")
+
+    def e2e_cast_runtime(self):
+        if not self.exported():
+            return {"error": "no .cast (export failed or has not run)"}
+        library = self.runtime_library()
+        if not os.path.exists(library):
+            return {"error": f"{library} does not exist (build the runtime, or pass --runtime)"}
+        expected = self.reference()
+        module, inputs = self.built()
+        if not hasattr(torch.ops, "kforge") or not hasattr(torch.ops.kforge, "load_cast"):
+            torch.ops.load_library(library)
+        handle = torch.ops.kforge.load_cast(self.cast)
+        try:
+            with torch.no_grad():
+                got = flatten(module(*inputs))
+                us = do_bench_us(lambda: module(*inputs), warmup=100, rep=1000)
+            stats = json.loads(torch.ops.kforge.cast_stats())
+        finally:
+            torch.ops.kforge.unload_cast(handle)
+        return {"ms": us / 1000, "output": self.difference(got, expected), "stats": stats,
+                "method": "do_bench (L2 flushed, median) of the eager nn.Module with the .cast loaded "
+                          "(torch.ops.kforge.load_cast), no_grad"}
+
+    def e2e_kforge_run(self):
+        if not self.exported():
+            return {"error": "no .cast (export failed or has not run)"}
+        cmd = [self.args.kforge, "run", self.cast, "--inputs", self.inputs_pt, "--runs", str(self.args.runs), "--json"]
+        result = self.run_kforge(cmd, f"{self.name} kforge run")
+        record = {"command": shell_line(cmd), "exit": result.returncode}
+        try:  # exit 1 with a report: outputs beyond tolerance, which the report shows
+            record["report"] = json.loads(result.stdout)
+        except json.JSONDecodeError:
+            record["error"] = one_line(f"kforge run failed (exit {result.returncode}): {result.stderr}")
+        return record
+
+    def e2e_compile(self):
+        expected = self.reference()
+        module, inputs = self.built()
+        torch._dynamo.reset()
+        compiled = torch.compile(module, mode=COMPILE_MODE)
+        with torch.no_grad():
+            started = time.monotonic()
+            got = flatten(compiled(*inputs))
+            torch.cuda.synchronize()
+            compile_s = time.monotonic() - started
+            us = do_bench_us(lambda: compiled(*inputs), warmup=100, rep=1000)
+        return {"ms": us / 1000, "compile_s": compile_s, "output": self.difference(got, expected),
+                "method": f"do_bench (L2 flushed, median) of torch.compile(mode={COMPILE_MODE!r}), no_grad"}
+
+
+def print_summary(name, result):
+    summary, e2e = result["summary"], result["summary"]["end_to_end"]
+    faster = summary["faster_than_eager"]
+    ms = {k: "-" if e2e.get(k + "_ms") is None else f"{e2e[k + '_ms']:.2f}" for k in ("eager", "cast_runtime", "compile")}
+    print(f"{name}: cards {summary['cards_total']} (searched {summary['cards_searched']}), faster than eager "
+          f"{faster['evaluator']} by the evaluator / {faster['do_bench']} by do_bench, exported {faster['exported']}; "
+          f"end to end ms: eager {ms['eager']}, .cast {ms['cast_runtime']}, torch.compile {ms['compile']}; "
+          f"missing: {', '.join(result['missing']) or 'nothing'}")
+
+
+def settings_of(args):
+    return {"iterations": args.iterations, "time_limit_per_card_s": args.time_limit_per_card, "seed": SEED,
+            "proposer": "builtin", "samples": 1, "sample_budget_mb": args.sample_budget_mb,
+            "sanitize": args.sanitize, "kforge_run_runs": args.runs, "torch_compile": not args.no_compile,
+            "card_torch_compile": not (args.no_compile or args.no_card_compile)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kforge", required=True, help="the kforge executable (build/cli/kforge)")
+    parser.add_argument("--out", required=True, help="results folder; must survive between invocations")
+    parser.add_argument("--models", default=",".join(models.MODELS), help="comma-separated: " + ", ".join(models.MODELS))
+    parser.add_argument("--stage", default="all", choices=("all",) + STAGES)
+    parser.add_argument("--iterations", type=int, default=50, help="nodes per card (kforge optimize --iterations)")
+    parser.add_argument("--time-limit-per-card", type=float, default=30, help="kforge optimize --time-limit (s)")
+    parser.add_argument("--budget", type=float, default=540, help="seconds this invocation may run (default 540)")
+    parser.add_argument("--sample-budget-mb", type=int, default=4096, help="kforge capture --sample-budget-mb")
+    parser.add_argument("--sanitize", default="auto", choices=("auto", "on", "off"), help="kforge export --sanitize")
+    parser.add_argument("--runs", type=int, default=30, help="kforge run --runs")
+    parser.add_argument("--no-compile", action="store_true", help="skip every torch.compile measurement")
+    parser.add_argument("--no-card-compile", action="store_true",
+                        help="skip torch.compile of each card (keep the end-to-end one)")
+    parser.add_argument("--runtime", help="libkforge_runtime.so (default: build/runtime/ beside the kforge build)")
+    parser.add_argument("--worker", help="kforge-worker to use (sets KFORGE_WORKER)")
+    parser.add_argument("--publish", help="copy each model's result.json to DIR/MODEL.json")
+    parser.add_argument("--retry", action="store_true", help="run again the stages and measurements that failed")
+    args = parser.parse_args()
+    started = time.monotonic()
+    budget = Budget(args.budget)
+
+    names = [n.strip() for n in args.models.split(",") if n.strip()]
+    unknown = [n for n in names if n not in models.MODELS]
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)} (known: {', '.join(models.MODELS)})")
+    args.kforge = os.path.abspath(args.kforge)
+    if not os.access(args.kforge, os.X_OK):
+        print(f"suite: error: {args.kforge} is not an executable kforge (build it first)", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("suite: error: no CUDA device (the suite runs on the GPU machine)", file=sys.stderr)
+        return 2
+    args.out = os.path.abspath(args.out)
+    os.makedirs(args.out, exist_ok=True)
+    # Inductor's caches under OUT: a compile cut off at the deadline is mostly cached for the rerun.
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(args.out, "inductor-cache"))
+    env = dict(os.environ)
+    if args.worker:
+        env["KFORGE_WORKER"] = os.path.abspath(args.worker)
+
+    environment_now = environment(args.kforge)
+    invocation = {"command": shell_line([sys.executable.rsplit("/", 1)[-1], os.path.abspath(__file__)] + sys.argv[1:]),
+                  "date": environment_now["date"]}
+    stages = STAGES if args.stage == "all" else (args.stage,)
+    runs, complete, reason = [], True, None
+    budget.arm()
+    try:
+        for name in names:
+            runs.append(ModelRun(name, args, budget, env))
+            log_path = runs[-1].path("invocations.json")
+            write_json(log_path, (read_json(log_path) or []) + [invocation])
+            for stage in stages:
+                getattr(runs[-1], stage)()
+            runs[-1].release()
+    except OutOfBudget as e:
+        complete, reason = False, str(e)
+    finally:
+        budget.disarm()
+
+    published = []
+    for model_run in runs:
+        result = assemble(model_run.dir, model_run.name, model_run.description, environment_now, settings_of(args),
+                          read_json(model_run.path("invocations.json")) or [])
+        result["order"] = list(models.MODELS).index(model_run.name)  # the report lists models in the suite's order
+        write_json(model_run.path("result.json"), result)
+        if args.publish:
+            os.makedirs(args.publish, exist_ok=True)
+            shutil.copyfile(model_run.path("result.json"), os.path.join(args.publish, model_run.name + ".json"))
+            published.append(model_run.name + ".json")
+        print_summary(model_run.name, result)
+    if published:
+        say(f"published {', '.join(published)} to {args.publish}")
+    say(f"{time.monotonic() - started:.0f} s" + ("" if complete else f"; stopped: {reason}; rerun the same command "
+                                                   "to continue"))
+    if not complete:
+        return 3
+    return 1 if any(model_run.failed for model_run in runs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
