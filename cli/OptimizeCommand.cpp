@@ -1,11 +1,13 @@
 #include "ArgParser.h"
 #include "Commands.h"
 
+#include "worker/GpuSelection.h"
 #include "worker/WorkerPath.h"
 #include "eval/BenchEvaluator.h"
 #include "llm/LlmClientFactory.h"
 #include "llm/LlmConfig.h"
 #include "project/ProjectStore.h"
+#include "search/ExclusiveDeviceEvaluator.h"
 #include "search/SearchRun.h"
 #include "search/TreeStore.h"
 #include "search/builtin/BuiltinProposer.h"
@@ -19,7 +21,9 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -128,7 +132,7 @@ int runOptimizeCommand(const std::vector<std::string>& args)
     ArgParser parser;
     parser.multiOption("--cards").option("--iterations").option("--time-limit").option("--proposer").option("--seed")
         .option("--timeout").option("--worker").option("--llm-config").option("--model").option("--base-url")
-        .option("--api-key-env").flag("--resume");
+        .option("--api-key-env").option("--gpus").flag("--resume");
     if (auto error = parser.parse(args))
         return fail("optimize: " + *error + " (see 'kforge optimize --help')", 2);
     if (parser.positionals().size() != 1)
@@ -178,6 +182,16 @@ int runOptimizeCommand(const std::vector<std::string>& args)
 
     core::WorkerCommand worker;
     worker.executable = core::workerPath(parser.value("--worker"));
+    // One worker per GPU (docs/search.md, "Parallel search"); none visible: one worker as is.
+    auto gpus = core::chooseGpus(parser.value("--gpus"), core::visibleGpus());
+    if (!gpus)
+        return fail(gpus.error().toString(), 2);
+    std::map<std::string, std::shared_ptr<std::mutex>> deviceLocks; // timing isolation per GPU
+    for (const core::GpuSlot& slot : gpus.value()) {
+        deviceLocks.emplace(slot.visibleId, std::make_shared<std::mutex>());
+        if (auto busy = core::gpuBusyWarning(slot))
+            std::cerr << "kforge: warning: " << *busy << "\n";
+    }
     const bool showProgress = ::isatty(STDERR_FILENO);
     auto previousHandler = std::signal(SIGINT, requestStop);
     int exitCode = 0;
@@ -189,8 +203,27 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             std::signal(SIGINT, previousHandler);
             return fail(tree.error().toString());
         }
-        core::BenchEvaluator evaluator(projectDir, *card, worker, core::userCacheDirectory() / "nvrtc",
-                                       std::chrono::milliseconds(static_cast<long long>(timeoutS * 1000)));
+        // One evaluator (and worker) per GPU slot; slots sharing a GPU take turns on it.
+        std::vector<std::unique_ptr<core::BenchEvaluator>> benchEvaluators;
+        std::vector<std::unique_ptr<core::ExclusiveDeviceEvaluator>> exclusive;
+        std::vector<core::Evaluator*> evaluators;
+        const std::size_t workerCount = std::max<std::size_t>(1, gpus->size());
+        for (std::size_t i = 0; i < workerCount; ++i) {
+            core::WorkerCommand command = worker;
+            if (!gpus->empty())
+                command.environment.emplace_back("CUDA_VISIBLE_DEVICES", (*gpus)[i].visibleId);
+            benchEvaluators.push_back(std::make_unique<core::BenchEvaluator>(
+                projectDir, *card, command, core::userCacheDirectory() / "nvrtc",
+                std::chrono::milliseconds(static_cast<long long>(timeoutS * 1000))));
+            if (workerCount > 1) {
+                exclusive.push_back(std::make_unique<core::ExclusiveDeviceEvaluator>(
+                    *benchEvaluators.back(), deviceLocks.at((*gpus)[i].visibleId)));
+                evaluators.push_back(exclusive.back().get());
+            } else {
+                evaluators.push_back(benchEvaluators.back().get());
+            }
+        }
+        core::BenchEvaluator& evaluator = *benchEvaluators.front();
         std::unique_ptr<core::Proposer> proposer;
         if (builtin) {
             proposer = std::make_unique<core::BuiltinProposer>(*card);
@@ -201,7 +234,7 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             options.hardwareSource = [&evaluator] { return evaluator.gpu(); };
             proposer = std::make_unique<core::LlmProposer>(*card, llmClient, evaluator.gpu(), options);
         }
-        core::SearchRun run(std::move(tree.value()), store, *proposer, evaluator, core::SearchRunOptions{budget, {}, {}, {}});
+        core::SearchRun run(std::move(tree.value()), store, *proposer, evaluators, core::SearchRunOptions{budget, {}, {}, {}});
         g_activeRun = &run;
         std::optional<core::Result<core::SearchOutcome>> outcome;
         std::atomic<bool> finished{false};
@@ -242,6 +275,18 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             std::printf("  %s", usage.summary().c_str());
         }
         std::printf("\n");
+        if (workerCount > 1) {
+            // Throughput per GPU (docs/search.md): candidates each worker evaluated, and in all.
+            const std::vector<int> counts = run.evaluationsPerEvaluator();
+            int total = 0;
+            std::printf("          workers:");
+            for (std::size_t i = 0; i < counts.size(); ++i) {
+                std::printf(" GPU %d %d", (*gpus)[i].ordinal, counts[i]);
+                total += counts[i];
+            }
+            std::printf(" candidates; %d in %.1f s = %.1f per minute\n", total, seconds,
+                        seconds > 0 ? total * 60.0 / seconds : 0.0);
+        }
         if (!best) {
             const nlohmann::json gpu = evaluator.gpu();
             if (!gpu.is_object() || !gpu.contains("architecture"))

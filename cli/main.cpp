@@ -104,7 +104,7 @@ LLM (docs/llm-proposer.md; OpenAI-compatible Chat Completions or Anthropic Messa
 candidate is compiled, validated and timed as by 'kforge bench'; each card's tree is saved after
 every node in PROJECT_DIR/search/<card id>/tree.json, LLM prompts, replies, tokens and cost
 included (never the API key). Without a GPU, candidates are generated and compiled only.
-Ctrl-C stops after the candidate in flight; --resume continues.
+Ctrl-C stops after the candidates in flight; --resume continues.
 
   --cards ID...       the cards to search (default: all, largest share of model time first;
                       vendor-backed cards are skipped, and with --proposer builtin the cards it
@@ -116,6 +116,10 @@ Ctrl-C stops after the candidate in flight; --resume continues.
   --resume            continue existing trees instead of refusing to overwrite them
   --timeout S         watchdog per candidate evaluation (default 60)
   --worker PATH       the kforge-worker executable
+  --gpus LIST         the GPUs to run workers on, one worker each, as numbered among the visible
+                      GPUs (e.g. 0,2; default: every visible GPU). With more than one, candidates
+                      are evaluated in parallel (docs/search.md, "Parallel search"); a GPU listed
+                      twice gets two workers that take turns on it
 
 LLM proposers (openai, anthropic); the settings are the provider's defaults, then the file, then
 the flags (docs/llm-providers.md):

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 #include <vector>
 
 namespace kforge::core {
@@ -53,6 +54,18 @@ double Mcts::uct(const SearchNode& parent, const SearchNode& child) const
     return mean + m_params.explorationC * std::sqrt(std::log(parentVisits) / child.visits);
 }
 
+double Mcts::uctWithLoad(const SearchNode& parent, int parentPending, const SearchNode& child, int childPending) const
+{
+    if (parentPending == 0 && childPending == 0)
+        return uct(parent, child);
+    const int visits = child.visits + childPending;
+    if (visits <= 0)
+        return std::numeric_limits<double>::infinity();
+    const double mean = (child.valueSum - m_params.virtualLoss * childPending) / visits;
+    const double parentVisits = std::max(parent.visits + parentPending, 1);
+    return mean + m_params.explorationC * std::sqrt(std::log(parentVisits) / visits);
+}
+
 Result<std::string> Mcts::select(const SearchTree& tree, SearchRng& rng) const
 {
     const SearchNode* node = tree.root();
@@ -62,6 +75,18 @@ Result<std::string> Mcts::select(const SearchTree& tree, SearchRng& rng) const
         return makeError(ErrorCode::NotFound,
                          std::string("nothing can be revised: the root is ") + nodeStatusName(node->status),
                          tree.cardId());
+    // In-flight nodes at or below each node (the virtual loss); empty in a sequential search.
+    std::unordered_map<std::string, int> pending;
+    for (const SearchNode& n : tree.nodes()) {
+        if (!isInFlight(n.status))
+            continue;
+        for (const SearchNode* ancestor : tree.lineage(n.id))
+            ++pending[ancestor->id];
+    }
+    auto pendingAt = [&pending](const std::string& id) {
+        auto found = pending.find(id);
+        return found == pending.end() ? 0 : found->second;
+    };
     for (;;) {
         if (mayWiden(*node))
             return node->id;
@@ -71,7 +96,7 @@ Result<std::string> Mcts::select(const SearchTree& tree, SearchRng& rng) const
             const SearchNode* child = tree.find(childId);
             if (!child || !isRevisable(child->status))
                 continue;
-            double score = uct(*node, *child);
+            double score = uctWithLoad(*node, pendingAt(node->id), *child, pendingAt(child->id));
             if (best.empty() || (!sameScore(score, bestScore) && score > bestScore)) {
                 best.assign(1, child);
                 bestScore = score;

@@ -15,6 +15,13 @@
 //         UCT(c) = Q(c) + explorationC * sqrt(ln N(v) / N(c)),   Q(c) = valueSum(c) / N(c),
 //     with N(c) = 0 scoring +infinity; exact ties are broken by the seeded RNG;
 //   - if v has no revisable child, v is selected regardless of the widening limit.
+// Parallel search (several candidates in flight, each already a node of status Pending): every
+// in-flight node adds a virtual visit worth -virtualLoss to each of its ancestors during selection,
+//     N'(c) = N(c) + P(c),   Q'(c) = (valueSum(c) - virtualLoss * P(c)) / N'(c),
+// with P(c) the in-flight nodes at or below c, so that concurrent selections spread over the tree
+// instead of piling into the branch that looked best before their results came back. In-flight
+// nodes are never selected and count as children for the widening limit. With nothing in flight
+// (the sequential search) P = 0 and selection is exactly the rule above.
 // Backpropagation adds one visit and the reward to every node on the path root -> n. For a failed
 // node n the path stops at its parent p, and the value added is r(p): the failed revision is worth
 // what its parent already achieves, so it costs the branch exploration (more visits, smaller
@@ -37,6 +44,7 @@ struct MctsParams {
     double widenK = 1.0;       // progressive widening: children allowed while C < k * N^alpha
     double widenAlpha = 0.5;
     double rewardClip = 3.0;   // |reward| <= clip (e^3 ~ 20x speedup or slowdown)
+    double virtualLoss = 0.5;  // per in-flight descendant, in units of log-speedup (parallel search)
 };
 
 class Mcts {
@@ -64,6 +72,8 @@ public:
     Result<void> backpropagate(SearchTree& tree, const std::string& nodeId) const;
 
 private:
+    double uctWithLoad(const SearchNode& parent, int parentPending, const SearchNode& child, int childPending) const;
+
     MctsParams m_params;
 };
 

@@ -6,7 +6,7 @@
 namespace kforge::core {
 namespace {
 
-constexpr std::array<std::pair<NodeStatus, const char*>, 10> kStatusNames{{
+constexpr std::array<std::pair<NodeStatus, const char*>, 11> kStatusNames{{
     {NodeStatus::Pending, "pending"},
     {NodeStatus::Compiling, "compiling"},
     {NodeStatus::Evaluating, "evaluating"},
@@ -17,6 +17,7 @@ constexpr std::array<std::pair<NodeStatus, const char*>, 10> kStatusNames{{
     {NodeStatus::FailedValidation, "failed-validation"},
     {NodeStatus::Crashed, "crashed"},
     {NodeStatus::TimedOut, "timed-out"},
+    {NodeStatus::Abandoned, "abandoned"},
 }};
 
 constexpr std::array<std::pair<ProvenanceKind, const char*>, 4> kProvenanceNames{{

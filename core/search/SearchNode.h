@@ -26,6 +26,7 @@ enum class NodeStatus {
     FailedValidation, // wrong result
     Crashed,          // the worker died running it
     TimedOut,
+    Abandoned,        // never evaluated: the search stopped (or was killed) while it was in flight
 };
 
 const char* nodeStatusName(NodeStatus status); // "passed", "failed-compile", ...

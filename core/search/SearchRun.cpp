@@ -1,5 +1,10 @@
 #include "search/SearchRun.h"
 
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
 namespace kforge::core {
 namespace {
 
@@ -23,10 +28,17 @@ private:
 
 SearchRun::SearchRun(SearchTree tree, TreeStore store, Proposer& proposer, Evaluator& evaluator,
                      SearchRunOptions options)
+    : SearchRun(std::move(tree), std::move(store), proposer, std::vector<Evaluator*>{&evaluator}, std::move(options))
+{
+}
+
+SearchRun::SearchRun(SearchTree tree, TreeStore store, Proposer& proposer, std::vector<Evaluator*> evaluators,
+                     SearchRunOptions options)
     : m_tree(std::move(tree)),
       m_store(std::move(store)),
       m_proposer(proposer),
-      m_evaluator(evaluator),
+      m_evaluators(std::move(evaluators)),
+      m_evaluationCounts(m_evaluators.size()),
       m_options(std::move(options)),
       m_mcts(m_options.mcts)
 {
@@ -49,6 +61,14 @@ void SearchRun::publishProgress()
     m_bestSpeedup.store(best && best->speedup ? *best->speedup : 0.0);
 }
 
+std::vector<int> SearchRun::evaluationsPerEvaluator() const
+{
+    std::vector<int> counts;
+    for (const std::atomic<int>& count : m_evaluationCounts)
+        counts.push_back(count.load());
+    return counts;
+}
+
 Result<std::string> SearchRun::addNode(const std::optional<std::string>& parentId, Proposal proposal,
                                        const Evaluation& evaluation)
 {
@@ -58,16 +78,31 @@ Result<std::string> SearchRun::addNode(const std::optional<std::string>& parentI
         : m_tree.addRoot(std::move(proposal.candidate), std::move(proposal.provenance), now);
     if (!id)
         return id;
-    if (auto recorded = m_tree.recordEvaluation(*id, evaluation); !recorded) {
+    if (auto recorded = recordOn(*id, evaluation); !recorded)
+        return recorded.error();
+    return id;
+}
+
+Result<void> SearchRun::recordOn(const std::string& id, const Evaluation& evaluation)
+{
+    if (auto recorded = m_tree.recordEvaluation(id, evaluation); !recorded) {
         // A broken evaluation is the candidate's failure, not the run's: keep the node, say why.
         Evaluation invalid;
         invalid.status = NodeStatus::Crashed;
         invalid.failureReason = "the evaluator returned an invalid result: " + recorded.error().message;
         invalid.details = evaluation.details;
-        if (auto fallback = m_tree.recordEvaluation(*id, invalid); !fallback)
+        if (auto fallback = m_tree.recordEvaluation(id, invalid); !fallback)
             return fallback.error();
     }
-    return id;
+    return {};
+}
+
+void SearchRun::finishOutcome(SearchOutcome& outcome) const
+{
+    if (const SearchNode* best = m_tree.bestPassed()) {
+        outcome.bestNodeId = best->id;
+        outcome.bestSpeedup = best->speedup;
+    }
 }
 
 Result<SearchOutcome> SearchRun::run()
@@ -75,7 +110,14 @@ Result<SearchOutcome> SearchRun::run()
     if (m_running.exchange(true))
         return makeError(ErrorCode::Internal, "this search is already running", m_tree.cardId());
     RunningGuard guard(m_running);
+    if (m_evaluators.empty())
+        return makeError(ErrorCode::InvalidArgument, "a search needs at least one evaluator", m_tree.cardId());
+    return m_evaluators.size() == 1 ? runSequential() : runParallel();
+}
 
+Result<SearchOutcome> SearchRun::runSequential()
+{
+    Evaluator& evaluator = *m_evaluators.front();
     const auto start = m_options.steadyNow();
     SearchRng rng(m_tree.seed(), m_tree.rngDraws());
     SearchOutcome outcome;
@@ -116,8 +158,9 @@ Result<SearchOutcome> SearchRun::run()
         } else {
             // While this candidate compiles and runs on the GPU, the ones likely to follow compile
             // on other threads (docs/search.md, "Compiling ahead").
-            m_evaluator.prepareAhead(m_proposer.likelyNext(m_tree, proposal.value(), kCompileAheadCandidates));
-            auto evaluated = m_evaluator.evaluate(proposal->candidate, m_stop);
+            evaluator.prepareAhead(m_proposer.likelyNext(m_tree, proposal.value(), kCompileAheadCandidates));
+            auto evaluated = evaluator.evaluate(proposal->candidate, m_stop);
+            m_evaluationCounts[0].fetch_add(1);
             if (!evaluated) {
                 if (evaluated.error().code == ErrorCode::Cancelled) {
                     outcome.reason = StopReason::Requested;
@@ -140,10 +183,165 @@ Result<SearchOutcome> SearchRun::run()
         publishProgress();
     }
 
-    if (const SearchNode* best = m_tree.bestPassed()) {
-        outcome.bestNodeId = best->id;
-        outcome.bestSpeedup = best->speedup;
+    finishOutcome(outcome);
+    return outcome;
+}
+
+Result<SearchOutcome> SearchRun::runParallel()
+{
+    struct Finished {
+        std::size_t slot;
+        std::string nodeId;
+        Result<Evaluation> result;
+    };
+    std::mutex mutex;
+    std::condition_variable arrived;
+    std::deque<Finished> finished;
+    const std::size_t slots = m_evaluators.size();
+    std::vector<std::thread> threads(slots);
+    std::vector<bool> busy(slots, false);
+    std::size_t inFlight = 0;
+
+    const auto start = m_options.steadyNow();
+    SearchRng rng(m_tree.seed(), m_tree.rngDraws());
+    SearchOutcome outcome;
+    std::optional<Error> failure; // ends the run once nothing is in flight
+    bool dispatching = true;
+
+    // The bookkeeping after a node's final status is known: backpropagate (not for abandoned
+    // candidates, which were never judged), remember the RNG, save, publish.
+    auto complete = [&](const std::string& id, bool judged) -> Result<void> {
+        if (judged)
+            if (auto propagated = m_mcts.backpropagate(m_tree, id); !propagated)
+                return propagated.error();
+        m_tree.setRngDraws(rng.draws());
+        if (auto saved = m_store.save(m_tree); !saved)
+            return saved.error();
+        ++outcome.nodesAdded;
+        publishProgress();
+        return {};
+    };
+    auto stopDispatching = [&](std::optional<StopReason> reason, std::optional<Error> error = std::nullopt) {
+        if (!dispatching)
+            return;
+        dispatching = false;
+        if (reason)
+            outcome.reason = *reason;
+        if (error)
+            failure = std::move(error);
+    };
+
+    for (;;) {
+        while (dispatching && inFlight < slots) {
+            const double elapsedS = std::chrono::duration<double>(m_options.steadyNow() - start).count();
+            if (auto reason = m_options.budget.shouldStop(m_tree, elapsedS, m_stop.load())) {
+                stopDispatching(*reason);
+                break;
+            }
+            const SearchNode* root = m_tree.root();
+            if (root && isInFlight(root->status))
+                break; // the root is evaluated alone
+            std::optional<std::string> parentId;
+            Result<Proposal> proposal = makeError(ErrorCode::Internal, "no proposal");
+            if (!root) {
+                proposal = m_proposer.proposeRoot(m_tree, m_stop);
+            } else {
+                auto selected = m_mcts.select(m_tree, rng);
+                if (!selected) {
+                    if (inFlight > 0)
+                        break; // results still to come may make something revisable
+                    outcome.note = selected.error().message;
+                    stopDispatching(StopReason::NothingToRevise);
+                    break;
+                }
+                parentId = selected.value();
+                proposal = m_proposer.propose(m_tree, *m_tree.find(*parentId), m_stop);
+            }
+            if (!proposal) {
+                if (proposal.error().code == ErrorCode::Cancelled)
+                    stopDispatching(StopReason::Requested);
+                else
+                    stopDispatching(std::nullopt, proposal.error());
+                break;
+            }
+            if (!proposal->failureReason.empty()) {
+                Evaluation failed;
+                failed.status = NodeStatus::FailedProposal;
+                failed.failureReason = proposal->failureReason;
+                auto id = addNode(parentId, std::move(proposal.value()), failed);
+                if (!id) {
+                    stopDispatching(std::nullopt, id.error());
+                    break;
+                }
+                if (auto done = complete(*id, true); !done) {
+                    stopDispatching(std::nullopt, done.error());
+                    break;
+                }
+                continue;
+            }
+            std::size_t slot = 0;
+            while (busy[slot])
+                ++slot;
+            m_evaluators[slot]->prepareAhead(m_proposer.likelyNext(m_tree, proposal.value(), kCompileAheadCandidates));
+            Candidate candidate = proposal->candidate;
+            const std::int64_t now = m_options.nowUnixMs();
+            Result<std::string> id = parentId
+                ? m_tree.addChild(*parentId, std::move(proposal->candidate), std::move(proposal->provenance), now)
+                : m_tree.addRoot(std::move(proposal->candidate), std::move(proposal->provenance), now);
+            if (!id) {
+                stopDispatching(std::nullopt, id.error());
+                break;
+            }
+            busy[slot] = true;
+            ++inFlight;
+            publishProgress();
+            threads[slot] = std::thread([this, slot, nodeId = *id, candidate = std::move(candidate), &mutex, &arrived,
+                                         &finished]() {
+                Result<Evaluation> result = m_evaluators[slot]->evaluate(candidate, m_stop);
+                m_evaluationCounts[slot].fetch_add(1);
+                std::lock_guard lock(mutex);
+                finished.push_back(Finished{slot, nodeId, std::move(result)});
+                arrived.notify_one();
+            });
+        }
+        if (inFlight == 0)
+            break;
+
+        std::unique_lock lock(mutex);
+        arrived.wait(lock, [&] { return !finished.empty(); });
+        Finished done = std::move(finished.front());
+        finished.pop_front();
+        lock.unlock();
+        threads[done.slot].join();
+        busy[done.slot] = false;
+        --inFlight;
+
+        Evaluation evaluation;
+        bool judged = true;
+        if (done.result) {
+            evaluation = std::move(done.result.value());
+        } else {
+            // Not judged: stopped mid-evaluation, or the evaluator could not run it.
+            judged = false;
+            evaluation.status = NodeStatus::Abandoned;
+            evaluation.failureReason = done.result.error().code == ErrorCode::Cancelled
+                                           ? "not evaluated: the search was stopped while it was in flight"
+                                           : "not evaluated: " + done.result.error().toString();
+            if (done.result.error().code == ErrorCode::Cancelled)
+                stopDispatching(StopReason::Requested);
+            else
+                stopDispatching(std::nullopt, done.result.error());
+        }
+        if (auto recorded = recordOn(done.nodeId, evaluation); !recorded) {
+            stopDispatching(std::nullopt, recorded.error());
+            continue;
+        }
+        if (auto completed = complete(done.nodeId, judged); !completed)
+            stopDispatching(std::nullopt, completed.error());
     }
+    if (failure)
+        return *failure;
+    finishOutcome(outcome);
     return outcome;
 }
 

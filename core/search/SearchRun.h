@@ -14,6 +14,16 @@
 // flight; load the file again (TreeStore::openForRun with resume) and run() continues with the
 // same RNG state, so a resumed run with a deterministic proposer and evaluator ends with the same
 // tree as an uninterrupted one.
+//
+// Parallel search (more than one evaluator, e.g. one per GPU; docs/search.md, "Parallel search"):
+// up to one candidate per evaluator is in flight. Selection and proposals stay on the run() thread;
+// each dispatched candidate is added to the tree at once as a Pending node (so the proposer sees
+// it and never proposes it twice, and selection puts a virtual loss on its branch, see Mcts.h), and
+// evaluated on a thread of its own with an evaluator nobody else is using. Results are recorded,
+// backpropagated and saved in the order they arrive. A candidate still in flight when the run
+// stops (or is killed: TreeStore::openForRun on resume) stays in the tree as Abandoned. The root is
+// evaluated alone. Arrival order depends on timing, so a parallel run is not reproducible from its
+// seed; a run with one evaluator is.
 
 #include "search/Evaluator.h"
 #include "search/Mcts.h"
@@ -29,6 +39,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kforge::core {
 
@@ -55,6 +66,9 @@ public:
     /// `evaluator` must outlive the SearchRun.
     SearchRun(SearchTree tree, TreeStore store, Proposer& proposer, Evaluator& evaluator,
               SearchRunOptions options = {});
+    /// Parallel search over `evaluators` (at least one; each used by one candidate at a time).
+    SearchRun(SearchTree tree, TreeStore store, Proposer& proposer, std::vector<Evaluator*> evaluators,
+              SearchRunOptions options = {});
 
     /// Runs until the budget, the stop flag or an error ends it. Errors: a proposer/evaluator error
     /// other than Cancelled, or a failed save (the file keeps the last good tree).
@@ -66,18 +80,26 @@ public:
     int iteration() const { return m_iteration.load(); }
     /// Best measured speedup so far; 0 until a passed node has one.
     double bestSpeedup() const { return m_bestSpeedup.load(); }
+    /// Candidates evaluated by each evaluator so far (index as given to the constructor).
+    std::vector<int> evaluationsPerEvaluator() const;
 
     const SearchTree& tree() const { return m_tree; }
 
 private:
+    Result<SearchOutcome> runSequential();
+    Result<SearchOutcome> runParallel();
     Result<std::string> addNode(const std::optional<std::string>& parentId, Proposal proposal,
                                 const Evaluation& evaluation);
+    /// Records `evaluation` on the node (a broken one becomes Crashed with the reason).
+    Result<void> recordOn(const std::string& id, const Evaluation& evaluation);
     void publishProgress();
+    void finishOutcome(SearchOutcome& outcome) const;
 
     SearchTree m_tree;
     TreeStore m_store;
     Proposer& m_proposer;
-    Evaluator& m_evaluator;
+    std::vector<Evaluator*> m_evaluators; // [0] is the sequential search's
+    std::vector<std::atomic<int>> m_evaluationCounts;
     SearchRunOptions m_options;
     Mcts m_mcts;
 

@@ -86,6 +86,16 @@ Result<SearchTree> TreeStore::openForRun(const std::string& cardId, std::uint64_
         return makeError(ErrorCode::InvalidArgument,
                          "the search tree belongs to card '" + tree->cardId() + "', not '" + cardId + "'",
                          m_file.string());
+    // Candidates a parallel search had in flight when it was killed: never evaluated, kept as such.
+    for (const SearchNode& node : std::vector<SearchNode>(tree->nodes())) {
+        if (!isInFlight(node.status))
+            continue;
+        Evaluation abandoned;
+        abandoned.status = NodeStatus::Abandoned;
+        abandoned.failureReason = "interrupted: the search ended before this candidate was evaluated";
+        if (auto recorded = tree->recordEvaluation(node.id, abandoned); !recorded)
+            return recorded.error();
+    }
     return tree;
 }
 

@@ -182,6 +182,27 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
         tree = json.loads(kforge("tree", project, "--card", card, "--json").stdout)
         self.assertEqual(len(tree["nodes"]), 6)
 
+    def test_optimize_with_two_workers_runs_candidates_in_parallel(self):
+        # Two visible "GPUs" (names only: the workers find no device here and compile only); the
+        # search keeps one candidate in flight per worker and reports each worker's share.
+        project, card = self.softmax_project()
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="0,1")
+        result = kforge("optimize", project, "--iterations", "7", "--gpus", "0,1", env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stdout, r"workers: GPU 0 \d+ GPU 1 \d+ candidates; 7 in [0-9.]+ s")
+        tree = json.loads(kforge("tree", project, "--card", card, "--json").stdout)
+        self.assertEqual(len(tree["nodes"]), 7)
+        sources = [node["candidate"]["source"] for node in tree["nodes"]]
+        self.assertEqual(len(set(sources)), 7, "a candidate was proposed twice")
+        self.assertTrue({node["status"] for node in tree["nodes"]} <= {"compiled-only", "passed"})
+
+    def test_optimize_bad_gpus(self):
+        project, _ = self.softmax_project()
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="0")
+        self.assert_one_error_line(kforge("optimize", project, "--gpus", "zero", env=env), "--gpus", "zero", code=2)
+        self.assert_one_error_line(kforge("optimize", project, "--gpus", "0,3", env=env), "GPU 3 is not visible",
+                                   code=2)
+
     def test_optimize_bad_inputs(self):
         project, _ = self.softmax_project()
         self.assert_one_error_line(kforge("optimize", project, "--proposer", "magic"), "magic", code=2)
