@@ -8,7 +8,9 @@
 #include <ATen/ops/embedding_compositeexplicitautograd_dispatch.h>
 #include <ATen/ops/group_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/layer_norm_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/log_softmax_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/rms_norm_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/softmax_compositeimplicitautograd_dispatch.h>
 
 #include <initializer_list>
 
@@ -128,6 +130,31 @@ at::Tensor adaptiveAvgPool2dHook(const at::Tensor& self, c10::SymIntArrayRef out
     return at::compositeimplicitautograd::adaptive_avg_pool2d_symint(self, outputSize);
 }
 
+// softmax.int / log_softmax.int as a whole: with dtype=float32 on a 16-bit input eager converts
+// the input in a kernel of its own before _softmax; a packaged kernel reads the 16-bit input and
+// writes float32 in one pass.
+HookCall softmaxCall(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype)
+{
+    return HookCall{{{"self", &self}},
+                    {{"dim", dim}, {"dtype", dtype ? c10::IValue(static_cast<int64_t>(*dtype)) : c10::IValue()}}};
+}
+
+template <bool AtAutograd>
+at::Tensor softmaxIntHook(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype)
+{
+    if (auto out = serveComposite<AtAutograd>("aten::softmax.int", softmaxCall(self, dim, dtype), {&self}))
+        return *out;
+    return at::compositeimplicitautograd::softmax(self, dim, dtype);
+}
+
+template <bool AtAutograd>
+at::Tensor logSoftmaxIntHook(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype)
+{
+    if (auto out = serveComposite<AtAutograd>("aten::log_softmax.int", softmaxCall(self, dim, dtype), {&self}))
+        return *out;
+    return at::compositeimplicitautograd::log_softmax(self, dim, dtype);
+}
+
 // CUDA key only: embedding's autograd formula runs above it.
 at::Tensor embeddingHook(const at::Tensor& weight, const at::Tensor& indices, c10::SymInt paddingIdx,
                          bool scaleGradByFreq, bool sparse)
@@ -141,8 +168,9 @@ at::Tensor embeddingHook(const at::Tensor& weight, const at::Tensor& indices, c1
     return at::compositeexplicitautograd::embedding_symint(weight, indices, std::move(paddingIdx), scaleGradByFreq, sparse);
 }
 
-const char* const kComposite[] = {"aten::layer_norm", "aten::group_norm", "aten::batch_norm",
-                                  "aten::rms_norm", "aten::adaptive_avg_pool2d", "aten::embedding"};
+const char* const kComposite[] = {"aten::layer_norm",   "aten::group_norm",          "aten::batch_norm",
+                                  "aten::rms_norm",     "aten::adaptive_avg_pool2d", "aten::embedding",
+                                  "aten::softmax.int", "aten::log_softmax.int"};
 
 template <class CudaHook, class AutogradHook>
 void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
@@ -175,6 +203,11 @@ bool registerComposite(torch::Library& cuda, torch::Library& autogradCuda, const
     else if (key == "aten::adaptive_avg_pool2d")
         registerBoth(cuda, autogradCuda, "adaptive_avg_pool2d", TORCH_FN(adaptiveAvgPool2dHook<false>),
                      TORCH_FN(adaptiveAvgPool2dHook<true>));
+    else if (key == "aten::softmax.int")
+        registerBoth(cuda, autogradCuda, "softmax.int", TORCH_FN(softmaxIntHook<false>), TORCH_FN(softmaxIntHook<true>));
+    else if (key == "aten::log_softmax.int")
+        registerBoth(cuda, autogradCuda, "log_softmax.int", TORCH_FN(logSoftmaxIntHook<false>),
+                     TORCH_FN(logSoftmaxIntHook<true>));
     else if (key == "aten::embedding")
         cuda.impl("embedding", TORCH_FN(embeddingHook));
     else

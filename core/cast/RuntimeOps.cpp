@@ -6,12 +6,13 @@ namespace kforge::core {
 
 std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::string& why)
 {
-    // softmax.int / log_softmax.int (dtype None) reach the CUDA backend as _softmax / _log_softmax
-    // with half_to_float false; the runtime checks the call's dim and half_to_float against the card.
+    // softmax.int / log_softmax.int are composite (a dtype conversion, then _softmax): they are
+    // hooked as themselves, so a kernel that converts while it reads replaces both steps. Cards of
+    // _softmax / _log_softmax (called directly) are hooked at those.
     static const std::map<std::string, RuntimeHook> hooks = {
-        {"aten::softmax.int", {"aten::_softmax", ""}},
+        {"aten::softmax.int", {"aten::softmax", "int"}},
         {"aten::_softmax", {"aten::_softmax", ""}},
-        {"aten::log_softmax.int", {"aten::_log_softmax", ""}},
+        {"aten::log_softmax.int", {"aten::log_softmax", "int"}},
         {"aten::_log_softmax", {"aten::_log_softmax", ""}},
         {"aten::relu", {"aten::relu", ""}},
         {"aten::gelu", {"aten::gelu", ""}},

@@ -57,6 +57,13 @@ class NormBlock(torch.nn.Module):
         return self.ln(y)
 
 
+class AttentionSoftmax(torch.nn.Module):
+    """transformers' eager attention: softmax of bfloat16 scores computed in float32, cast back."""
+
+    def forward(self, scores):
+        return torch.nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)
+
+
 COMPOSITE = {"aten::batch_norm", "aten::group_norm", "aten::adaptive_avg_pool2d", "aten::embedding",
              "aten::rms_norm", "aten::layer_norm"}
 
@@ -211,6 +218,43 @@ def check_composites(args, export_for_kforge):
           f"under autograd with eager's gradients; in-model check passed; kforge run within tolerance")
 
 
+def check_softmax_dtype(args, export_for_kforge):
+    torch.manual_seed(0)
+    model = AttentionSoftmax().cuda().eval()
+    scores = torch.randn(4, 8, 128, 128, device="cuda", dtype=torch.bfloat16)
+    with torch.no_grad():
+        expected = torch.nn.functional.softmax(scores, dim=-1, dtype=torch.float32)
+    with tempfile.TemporaryDirectory(prefix="kforge-softmax-dtype-") as work:
+        model_path = os.path.join(work, "model.pt")
+        inputs_path = os.path.join(work, "inputs.pt")
+        export_for_kforge(model, (scores,), model_path, inputs_path)
+        project = os.path.join(work, "project")
+        run([args.kforge, "capture", model_path, "--inputs", inputs_path, "-o", project, "--samples", "1",
+             "--quiet"], "capture")
+        run([args.kforge, "optimize", project, "--iterations", "4", "--seed", "1"], "optimize")
+        cast = os.path.join(work, "softmax.cast")
+        report = json.loads(run([args.kforge, "export", project, "-o", cast, "--min-speedup", "0.01", "--json",
+                                 "--no-model-check"], "export"))
+        softmax = [c for c in report["cards"] if c["op"] == "aten::softmax.int"]
+        if not softmax or softmax[0]["decision"] != "custom":
+            sys.exit(f"FAILED (softmax dtype): the softmax card is not custom: {softmax}")
+        torch.ops.load_library(args.library)
+        handle = torch.ops.kforge.load_cast(cast)
+        try:
+            with torch.no_grad():
+                got = torch.nn.functional.softmax(scores, dim=-1, dtype=torch.float32)
+            stats = json.loads(torch.ops.kforge.cast_stats())
+        finally:
+            torch.ops.kforge.unload_cast(handle)
+    hits = {k["op"]: k["hits"] for k in stats["kernels"]}
+    if hits.get("aten::softmax.int", 0) < 1:
+        sys.exit(f"FAILED (softmax dtype): no hit: {stats}")
+    if got.dtype != torch.float32 or not torch.allclose(got, expected, atol=1e-5, rtol=1e-4):
+        sys.exit(f"FAILED (softmax dtype): max abs error {(got.float() - expected).abs().max().item()}")
+    print(f"ok: softmax(bf16, dtype=float32) served by one kernel ({softmax[0]['reason']}); "
+          f"max abs error {(got - expected).abs().max().item():.3g}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kforge", required=True)
@@ -224,6 +268,7 @@ def main():
 
     check_tanh_softmax(args, export_for_kforge)
     check_composites(args, export_for_kforge)
+    check_softmax_dtype(args, export_for_kforge)
     return 0
 
 

@@ -39,12 +39,21 @@ Result<std::unique_ptr<SoftmaxFamily>> SoftmaxFamily::create(const OperatorCard&
         return unsupportedCard(card, "softmax over dim " + std::to_string(d) + " of a rank-" + std::to_string(rank) +
                                      " tensor: only the last dimension is covered");
 
-    if (const ArgSpec* dtype = card.findArg("dtype"); dtype && dtype->kind != ArgKind::None)
-        return unsupportedCard(card, "dtype argument " + dtype->value.dump() + ": only dtype=None is covered");
-
     if (card.outputs.size() != 1)
         return unsupportedCard(card, "expected exactly one output");
     const TensorSpec& out = card.outputs[0];
+    // dtype=D: eager converts the input to D, then softmax in D. Covered for D float32 (the
+    // conversion from float16 / bfloat16 / float32 is exact, so reading the input as it is and
+    // computing in fp32 gives eager's values) and for D the input's own dtype (no conversion): the
+    // kernel reads the input dtype and writes D in one pass (transformers' eager attention calls
+    // softmax(bf16, dtype=float32)).
+    if (const ArgSpec* dtype = card.findArg("dtype"); dtype && dtype->kind != ArgKind::None) {
+        if (dtype->kind != ArgKind::Value || !dtype->value.is_number_integer())
+            return unsupportedCard(card, "dtype argument " + dtype->value.dump() + " not understood");
+        if (!(out.dtype == "float32" || out.dtype == in.dtype))
+            return unsupportedCard(card, "dtype argument converting " + in.dtype + " to " + out.dtype +
+                                             ": only to float32 or to the input's own dtype is covered");
+    }
     // _softmax(half_to_float=True) yields float32 from float16: allowed, the output dtype comes from the card.
     if (!isBuiltinFloatDtype(out.dtype))
         return unsupportedCard(card, "output dtype " + out.dtype + " not covered");

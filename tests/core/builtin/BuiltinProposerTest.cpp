@@ -139,6 +139,29 @@ TEST(BuiltinProposer, SoftmaxFamiliesCompileForEveryDtypeAndRowLength)
     growChain(softmaxCard("aten::_log_softmax", "", "float16", {2, 3, 1000}), 2, true);
 }
 
+TEST(BuiltinProposer, SoftmaxWithDtypeFloat32ReadsTheInputAndWritesFloat32)
+{
+    // transformers' eager attention: softmax(bf16, dim=-1, dtype=torch.float32). ScalarType 6 is
+    // float32, 5 float16.
+    for (const std::string& in : {std::string("bfloat16"), std::string("float16")}) {
+        SCOPED_TRACE(in);
+        OperatorCard card = softmaxCard("aten::softmax", "int", in, {64, 512});
+        card.args[2] = ArgSpec{"dtype", "ScalarType?", ArgKind::Value, {}, 6};
+        card.outputs[0].dtype = "float32";
+        ASSERT_TRUE(BuiltinProposer::supports(card).ok());
+        const SearchTree tree = growChain(card, 4, true);
+        EXPECT_EQ(tree.size(), 5u);
+        EXPECT_NE(tree.root()->candidate.source.find("typedef float out_t;"), std::string::npos);
+    }
+    // A conversion that rounds (bfloat16 to float16) is not what the kernel computes.
+    OperatorCard rounding = softmaxCard("aten::softmax", "int", "bfloat16", {64, 512});
+    rounding.args[2] = ArgSpec{"dtype", "ScalarType?", ArgKind::Value, {}, 5};
+    rounding.outputs[0].dtype = "float16";
+    auto refused = BuiltinProposer::supports(rounding);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("only to float32"), std::string::npos);
+}
+
 TEST(BuiltinProposer, SoftmaxRowsPerWarpAndFastMathVariantsCompile)
 {
     // A warp holding two rows of 7 x 64 values (the last warp's second row is past the end) and
