@@ -390,6 +390,7 @@ QString SearchTreeModel::statusText(core::NodeStatus status)
     case NodeStatus::FailedValidation: return tr("wrong result");
     case NodeStatus::Crashed: return tr("crashed");
     case NodeStatus::TimedOut: return tr("timed out");
+    case NodeStatus::Abandoned: return tr("abandoned");
     }
     return QString::fromLatin1(core::nodeStatusName(status));
 }

@@ -157,9 +157,10 @@ source, launch plan, speedup, timing spread, validation record and a guard (the 
 dtypes, sizes and strides, 16-byte alignment, the compute capability). Prints the audit of every
 card; the package is written atomically and read back with the strict reader before it replaces
 FILE.cast. Then the in-model check (CUDA builds with a GPU): the package's model runs through the
-runtime on the captured inputs; its outputs must match eager within the reduction tolerance of
-their dtype (a kernel that alone breaks that is dropped), and a kernel whose removal makes the
-model more than 1% faster is dropped too. Dropped kernels become fallbacks with the reason; the
+runtime on the captured inputs; its outputs must be as accurate as eager's against the model run
+in float64 (at most twice eager's relative RMSE plus one rounding; element-wise tolerances when the
+model does not run in float64), a kernel that alone breaks that is dropped, and so is a kernel
+whose removal makes the model more than 1% faster. Dropped kernels become fallbacks with the reason; the
 audit notes say whether the check ran and what it found.
 
   -o, --output FILE.cast  the package to write (an existing file is replaced only if it is a .cast)
@@ -185,9 +186,9 @@ constexpr const char* kRunHelp = R"(usage: kforge run FILE.cast --inputs SPEC...
 Runs the package's TorchScript model end to end on the GPU (cuda:0): eager, then with the package
 loaded through libkforge_runtime, then eager again. Prints the median latency of each (wall time of
 forward plus a device synchronize; eager over both of its halves), the largest output difference
-against eager and whether it is within the reduction tolerance of the output dtype, and every
-custom kernel's hit and fallback counts with the last reason a call fell back. Exits 1 when the
-outputs differ beyond tolerance. Only builds with the CUDA runtime (-DKFORGE_TORCH_CUDA=ON) have it.
+against eager and whether the outputs are as accurate as eager's (the in-model check's criterion,
+see 'kforge export --help'), and every custom kernel's hit and fallback counts with the last reason
+a call fell back. Exits 1 when they are not. Only builds with the CUDA runtime (-DKFORGE_TORCH_CUDA=ON) have it.
 
   --inputs SPEC...        the model inputs, as for capture: a torch.save file, or shape specs
                           such as 32x3x224x224:float16 (synthesized, seeded)

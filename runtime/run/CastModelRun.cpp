@@ -96,7 +96,9 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
         (void)unloadPackage(handle.value());
         if (!castTimes)
             return castTimes.error();
-        report.output = compareModelOutputs(withKernels->outputs, reference->outputs);
+        auto golden = runGoldenForward(harness.value());
+        report.output = golden ? compareWithGolden(withKernels->outputs, reference->outputs, golden.value())
+                               : compareModelOutputs(withKernels->outputs, reference->outputs);
         report.cast = summarizeLatency(castTimes.value());
         auto eagerAgain = timeRuns(harness.value(), options.warmup, options.runs - firstHalf);
         if (!eagerAgain)
@@ -120,6 +122,8 @@ json toJson(const CastRunReport& report)
         j["output"] = {{"max_abs_diff", report.output->maxAbsDiff},
                        {"within_tolerance", report.output->withinTolerance},
                        {"tolerance", report.output->tolerance},
+                       {"against_float64", report.output->againstFloat64},
+                       {"worst_error_ratio", report.output->worstErrorRatio},
                        {"detail", report.output->detail}};
     return j;
 }

@@ -80,6 +80,13 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     auto reference = runTimedForward(harness.value());
     if (!reference)
         return notRun(reference.error().toString());
+    // The float64 run that both eager and the kernels are judged against; element-wise
+    // tolerances when the model does not run in float64.
+    auto golden = runGoldenForward(harness.value());
+    auto judge = [&](const std::vector<at::Tensor>& outputs) {
+        return golden ? compareWithGolden(outputs, reference->outputs, golden.value())
+                      : compareModelOutputs(outputs, reference->outputs);
+    };
     auto handle = loadPackage(packagePath.string());
     if (!handle) {
         check.run = true;
@@ -98,7 +105,7 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
         auto pass = runTimedForward(harness.value());
         if (!pass)
             return pass.error();
-        return compareModelOutputs(pass->outputs, reference->outputs);
+        return judge(pass->outputs);
     };
     std::set<std::string> kept(custom.begin(), custom.end());
     auto together = outputsWith(kept);
@@ -166,9 +173,14 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     auto eagerMs = medianForwardMs(harness.value(), options.rounds * options.passesPerMeasure);
 
     check.passed = !kept.empty() || custom.empty();
+    char worst[64];
+    std::snprintf(worst, sizeof worst, "%.3g", finalDifference.worstErrorRatio);
     check.reason = "outputs with " + std::to_string(kept.size()) + " of " + std::to_string(custom.size()) +
-                   " custom kernels within " + finalDifference.tolerance + " of eager (max abs diff " +
-                   std::to_string(finalDifference.maxAbsDiff) + ")";
+                   " custom kernels " +
+                   (finalDifference.againstFloat64
+                        ? "within " + finalDifference.tolerance + " (worst ratio " + worst + ")"
+                        : "within " + finalDifference.tolerance + " of eager (the model does not run in float64)") +
+                   "; max abs diff vs eager " + std::to_string(finalDifference.maxAbsDiff);
     if (kept.empty())
         check.reason = "no custom kernel kept: " + std::to_string(check.dropped.size()) + " dropped";
     if (fullMs > 0 && eagerMs)

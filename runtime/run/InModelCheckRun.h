@@ -2,9 +2,11 @@
 // Export's in-model check (docs/cast-format.md, "In-model check"), run in the exporting process
 // through libkforge_runtime on the current CUDA device:
 // 1. The package's model on the project's captured inputs, eager, gives the reference.
-// 2. With every custom kernel loaded, the outputs must be within the reduction tolerance of their
-//    dtype. If they are not, each kernel is tried alone; a kernel that alone puts the outputs out
-//    of tolerance is dropped; if none does alone, all are dropped (they fail only together).
+// 2. With every custom kernel loaded, the outputs must be as accurate as eager's: judged against
+//    the model run in float64, at most twice eager's relative RMSE plus one rounding
+//    (core/eval/ModelAccuracy.h); element-wise within the reduction tolerance of their dtype when
+//    the model does not run in float64. If they are not, each kernel is tried alone; a kernel
+//    that alone fails is dropped; if none does alone, all are dropped (they fail only together).
 // 3. Each remaining kernel's removal is timed against the full set, interleaved over `rounds`
 //    rounds; a kernel whose removal makes the model faster by more than `dropThreshold` (median of
 //    the per-round ratios) is dropped.

@@ -3,6 +3,7 @@
 #include "capture/InputSpec.h"
 #include "capture/TorchInterop.h"
 #include "capture/TorchModel.h"
+#include "eval/ModelAccuracy.h"
 #include "eval/OutputComparison.h"
 #include "eval/Tolerance.h"
 
@@ -12,6 +13,8 @@
 #include <torch/cuda.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <chrono>
 #include <filesystem>
 #include <sstream>
@@ -123,6 +126,87 @@ OutputDifference compareModelOutputs(const std::vector<at::Tensor>& got, const s
         if (!result.passed && difference.withinTolerance) {
             difference.withinTolerance = false;
             difference.detail = "output " + std::to_string(i) + ": " + result.describe(tolerance);
+        }
+    }
+    return difference;
+}
+
+core::Result<std::vector<at::Tensor>> runGoldenForward(ModelHarness& harness)
+{
+    try {
+        c10::InferenceMode inferenceMode;
+        torch::jit::Module module = harness.module.clone();
+        module.to(at::kDouble);
+        std::vector<c10::IValue> inputs;
+        for (const c10::IValue& input : harness.inputs)
+            inputs.push_back(input.isTensor() && input.toTensor().is_floating_point()
+                                 ? c10::IValue(input.toTensor().to(at::kDouble))
+                                 : input);
+        std::vector<at::Tensor> outputs;
+        flatten(module.forward(inputs), outputs);
+        core::synchronizeDevice(harness.device);
+        for (at::Tensor& output : outputs)
+            if (output.is_floating_point())
+                output = output.to(at::kDouble);
+        return outputs;
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::BadModel, "the model does not run in float64: " + core::torchinterop::oneLineError(e),
+                         "in-model check");
+    }
+}
+
+OutputDifference compareWithGolden(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& eager,
+                                   const std::vector<at::Tensor>& golden)
+{
+    OutputDifference difference;
+    difference.againstFloat64 = true;
+    difference.tolerance = "at most " + std::to_string(static_cast<int>(core::kGoldenMultiplier)) +
+                           "x eager's relative RMSE vs float64, plus one rounding";
+    if (got.size() != eager.size() || golden.size() != eager.size()) {
+        difference.withinTolerance = false;
+        difference.detail = std::to_string(got.size()) + " outputs, eager gave " + std::to_string(eager.size());
+        return difference;
+    }
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const at::Tensor& g = got[i];
+        const at::Tensor& e = eager[i];
+        if (g.sizes() != e.sizes() || g.scalar_type() != e.scalar_type() || golden[i].sizes() != e.sizes()) {
+            difference.withinTolerance = false;
+            difference.detail = "output " + std::to_string(i) + " has another shape or dtype than eager's";
+            return difference;
+        }
+        const at::Tensor gd = g.detach().to(at::kDouble).contiguous().cpu();
+        const at::Tensor ed = e.detach().to(at::kDouble).contiguous().cpu();
+        const double* gp = gd.data_ptr<double>();
+        const double* ep = ed.data_ptr<double>();
+        bool equal = true;
+        for (std::int64_t k = 0; k < ed.numel(); ++k) {
+            if (std::isfinite(gp[k]) && std::isfinite(ep[k]))
+                difference.maxAbsDiff = std::max(difference.maxAbsDiff, std::abs(gp[k] - ep[k]));
+            equal = equal && (gp[k] == ep[k] || (std::isnan(gp[k]) && std::isnan(ep[k])));
+        }
+        if (!e.is_floating_point()) {
+            if (!equal && difference.withinTolerance) {
+                difference.withinTolerance = false;
+                difference.detail = "output " + std::to_string(i) + " (not floating) differs from eager's";
+            }
+            continue;
+        }
+        const at::Tensor golden64 = golden[i].detach().to(at::kDouble).contiguous().cpu();
+        const std::int64_t n = golden64.numel();
+        const double candidateError = core::relativeRmse(gp, golden64.data_ptr<double>(), n);
+        const double eagerError = core::relativeRmse(ep, golden64.data_ptr<double>(), n);
+        const core::GoldenVerdict verdict =
+            core::judgeAgainstGolden(candidateError, eagerError, core::torchinterop::dtypeName(e.scalar_type()));
+        if (eagerError > 0)
+            difference.worstErrorRatio = std::max(difference.worstErrorRatio, candidateError / eagerError);
+        if (!verdict.passed && difference.withinTolerance) {
+            difference.withinTolerance = false;
+            char text[256];
+            std::snprintf(text, sizeof text,
+                          "output %zu: relative RMSE vs float64 %.3g with the kernels, %.3g eager (bound %.3g)", i,
+                          candidateError, eagerError, verdict.bound);
+            difference.detail = text;
         }
     }
     return difference;
