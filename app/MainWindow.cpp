@@ -690,6 +690,7 @@ bool MainWindow::startOptimize(const QStringList& cardIds)
     request.budget.maxIterations = m_searchSettings.iterations;
     request.budget.wallTimeLimitS = m_searchSettings.timeLimitS;
     request.evaluateTimeoutS = m_searchSettings.evaluateTimeoutS;
+    request.gpus = m_searchSettings.gpus;
     if (m_searchSettings.usesLlm()) {
         // The key is read from the named environment variable by the client; it is never stored.
         auto provider = core::parseLlmProvider(m_searchSettings.proposer.toStdString());

@@ -1,6 +1,6 @@
 #include "OptimizeJob.h"
 
-#include "eval/BenchEvaluator.h"
+#include "eval/SearchWorkers.h"
 #include "search/SearchRun.h"
 #include "search/TreeStore.h"
 #include "search/builtin/BuiltinProposer.h"
@@ -57,17 +57,28 @@ bool OptimizeJob::start(OptimizeJobRequest request)
                 break;
             }
             std::unique_ptr<core::Evaluator> evaluator;
+            std::unique_ptr<core::SearchWorkers> workers;
             core::BenchEvaluator* bench = nullptr;
+            std::vector<core::Evaluator*> evaluators;
             if (request.makeEvaluator) {
                 evaluator = request.makeEvaluator(card);
+                evaluators.push_back(evaluator.get());
             } else {
+                // One worker per GPU, as kforge optimize does (docs/search.md, "Parallel search").
+                const QString spec = request.gpus.trimmed();
+                auto gpus = core::chooseGpus(spec.isEmpty() ? std::nullopt : std::optional(spec.toStdString()),
+                                             core::visibleGpus());
+                if (!gpus) {
+                    error = QString::fromStdString(gpus.error().toString());
+                    break;
+                }
                 core::WorkerCommand worker;
                 worker.executable = core::workerPath(std::nullopt);
-                auto owned = std::make_unique<core::BenchEvaluator>(
-                    projectDir, card, worker, core::userCacheDirectory() / "nvrtc",
+                workers = std::make_unique<core::SearchWorkers>(
+                    projectDir, card, worker, gpus.value(), core::userCacheDirectory() / "nvrtc",
                     std::chrono::milliseconds(static_cast<long long>(request.evaluateTimeoutS * 1000)));
-                bench = owned.get();
-                evaluator = std::move(owned);
+                bench = &workers->first();
+                evaluators = workers->evaluators();
             }
             std::unique_ptr<core::Proposer> proposer;
             if (request.makeProposer) {
@@ -82,7 +93,7 @@ bool OptimizeJob::start(OptimizeJobRequest request)
             } else {
                 proposer = std::make_unique<core::BuiltinProposer>(card);
             }
-            core::SearchRun run(std::move(tree.value()), store, *proposer, *evaluator,
+            core::SearchRun run(std::move(tree.value()), store, *proposer, evaluators,
                                 core::SearchRunOptions{request.budget, {}, {}, {}});
             {
                 std::lock_guard lock(m_mutex);

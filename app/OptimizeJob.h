@@ -42,6 +42,9 @@ struct OptimizeJobRequest {
     core::SearchBudget budget;
     std::uint64_t seed = 1;
     double evaluateTimeoutS = 60; // the worker's watchdog per candidate (default evaluator)
+    /// The GPUs of the default evaluators, as kforge optimize --gpus ("0,2"); empty: every visible
+    /// GPU, one worker each (candidates evaluated in parallel when more than one).
+    QString gpus;
     /// Set: the LLM proposer with this client (default proposer), else the built-in proposer.
     std::shared_ptr<core::LlmClient> llmClient;
     /// Null: core::BuiltinProposer.

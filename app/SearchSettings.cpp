@@ -21,6 +21,9 @@ QString SearchSettings::validate() const
         return QStringLiteral("time limit: seconds >= 0 (0: none)");
     if (evaluateTimeoutS <= 0)
         return QStringLiteral("evaluation timeout: seconds > 0");
+    static const QRegularExpression gpuList(QStringLiteral("^\\s*\\d+\\s*(,\\s*\\d+\\s*)*$"));
+    if (!gpus.trimmed().isEmpty() && !gpuList.match(gpus).hasMatch())
+        return QStringLiteral("GPUs: numbers separated by commas (e.g. 0,2), or empty for every visible GPU");
     if (!usesLlm())
         return {};
     if (model.trimmed().isEmpty())
@@ -45,6 +48,7 @@ SearchSettings SearchSettings::load(const QSettings& settings)
     s.iterations = settings.value(kGroup + QStringLiteral("iterations"), s.iterations).toInt();
     s.timeLimitS = settings.value(kGroup + QStringLiteral("timeLimitS"), s.timeLimitS).toDouble();
     s.evaluateTimeoutS = settings.value(kGroup + QStringLiteral("evaluateTimeoutS"), s.evaluateTimeoutS).toDouble();
+    s.gpus = settings.value(kGroup + QStringLiteral("gpus"), s.gpus).toString();
     return s;
 }
 
@@ -57,6 +61,7 @@ void SearchSettings::save(QSettings& settings) const
     settings.setValue(kGroup + QStringLiteral("iterations"), iterations);
     settings.setValue(kGroup + QStringLiteral("timeLimitS"), timeLimitS);
     settings.setValue(kGroup + QStringLiteral("evaluateTimeoutS"), evaluateTimeoutS);
+    settings.setValue(kGroup + QStringLiteral("gpus"), gpus);
 }
 
 } // namespace kforge::app

@@ -19,6 +19,7 @@ struct SearchSettings {
     int iterations = 50;                            // nodes per card, root included
     double timeLimitS = 0;                          // per card; 0: none
     double evaluateTimeoutS = 60;                   // worker watchdog per candidate
+    QString gpus;                                   // "0,2" as kforge optimize --gpus; empty: every visible GPU
 
     bool usesLlm() const { return proposer != QStringLiteral("builtin"); }
     /// Empty when usable; else one line naming the field ("model: required for openai").

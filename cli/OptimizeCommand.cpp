@@ -3,11 +3,10 @@
 
 #include "worker/GpuSelection.h"
 #include "worker/WorkerPath.h"
-#include "eval/BenchEvaluator.h"
+#include "eval/SearchWorkers.h"
 #include "llm/LlmClientFactory.h"
 #include "llm/LlmConfig.h"
 #include "project/ProjectStore.h"
-#include "search/ExclusiveDeviceEvaluator.h"
 #include "search/SearchRun.h"
 #include "search/TreeStore.h"
 #include "search/builtin/BuiltinProposer.h"
@@ -186,9 +185,7 @@ int runOptimizeCommand(const std::vector<std::string>& args)
     auto gpus = core::chooseGpus(parser.value("--gpus"), core::visibleGpus());
     if (!gpus)
         return fail(gpus.error().toString(), 2);
-    std::map<std::string, std::shared_ptr<std::mutex>> deviceLocks; // timing isolation per GPU
     for (const core::GpuSlot& slot : gpus.value()) {
-        deviceLocks.emplace(slot.visibleId, std::make_shared<std::mutex>());
         if (auto busy = core::gpuBusyWarning(slot))
             std::cerr << "kforge: warning: " << *busy << "\n";
     }
@@ -204,26 +201,10 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             return fail(tree.error().toString());
         }
         // One evaluator (and worker) per GPU slot; slots sharing a GPU take turns on it.
-        std::vector<std::unique_ptr<core::BenchEvaluator>> benchEvaluators;
-        std::vector<std::unique_ptr<core::ExclusiveDeviceEvaluator>> exclusive;
-        std::vector<core::Evaluator*> evaluators;
-        const std::size_t workerCount = std::max<std::size_t>(1, gpus->size());
-        for (std::size_t i = 0; i < workerCount; ++i) {
-            core::WorkerCommand command = worker;
-            if (!gpus->empty())
-                command.environment.emplace_back("CUDA_VISIBLE_DEVICES", (*gpus)[i].visibleId);
-            benchEvaluators.push_back(std::make_unique<core::BenchEvaluator>(
-                projectDir, *card, command, core::userCacheDirectory() / "nvrtc",
-                std::chrono::milliseconds(static_cast<long long>(timeoutS * 1000))));
-            if (workerCount > 1) {
-                exclusive.push_back(std::make_unique<core::ExclusiveDeviceEvaluator>(
-                    *benchEvaluators.back(), deviceLocks.at((*gpus)[i].visibleId)));
-                evaluators.push_back(exclusive.back().get());
-            } else {
-                evaluators.push_back(benchEvaluators.back().get());
-            }
-        }
-        core::BenchEvaluator& evaluator = *benchEvaluators.front();
+        core::SearchWorkers workers(projectDir, *card, worker, gpus.value(), core::userCacheDirectory() / "nvrtc",
+                                    std::chrono::milliseconds(static_cast<long long>(timeoutS * 1000)));
+        const std::size_t workerCount = workers.evaluators().size();
+        core::BenchEvaluator& evaluator = workers.first();
         std::unique_ptr<core::Proposer> proposer;
         if (builtin) {
             proposer = std::make_unique<core::BuiltinProposer>(*card);
@@ -234,7 +215,8 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             options.hardwareSource = [&evaluator] { return evaluator.gpu(); };
             proposer = std::make_unique<core::LlmProposer>(*card, llmClient, evaluator.gpu(), options);
         }
-        core::SearchRun run(std::move(tree.value()), store, *proposer, evaluators, core::SearchRunOptions{budget, {}, {}, {}});
+        core::SearchRun run(std::move(tree.value()), store, *proposer, workers.evaluators(),
+                            core::SearchRunOptions{budget, {}, {}, {}});
         g_activeRun = &run;
         std::optional<core::Result<core::SearchOutcome>> outcome;
         std::atomic<bool> finished{false};

@@ -41,6 +41,24 @@ private Q_SLOTS:
         QVERIFY(s.validate().startsWith(QStringLiteral("proposer:")));
     }
 
+    void gpusAreACommaListOrEmpty()
+    {
+        SearchSettings s;
+        for (const char* ok : {"", "0", "0,2", " 1 , 3 ", "0,0"}) {
+            s.gpus = QString::fromLatin1(ok);
+            QVERIFY2(s.validate().isEmpty(), ok);
+        }
+        for (const char* bad : {"all", "0;1", "1,", "-1"}) {
+            s.gpus = QString::fromLatin1(bad);
+            QVERIFY2(s.validate().startsWith(QStringLiteral("GPUs:")), bad);
+        }
+        SettingsDialog dialog(s);
+        auto* gpus = dialog.findChild<QLineEdit*>(QStringLiteral("settingsGpus"));
+        QVERIFY(gpus);
+        gpus->setText(QStringLiteral("0,2"));
+        QCOMPARE(dialog.settings().gpus, QStringLiteral("0,2"));
+    }
+
     void roundTripsThroughQSettingsAndStoresNoKey()
     {
         QTemporaryDir dir;
@@ -52,6 +70,7 @@ private Q_SLOTS:
         s.apiKeyEnv = QStringLiteral("KFORGE_SETTINGS_TEST_KEY");
         s.iterations = 120;
         s.timeLimitS = 600;
+        s.gpus = QStringLiteral("0,2");
         {
             QSettings settings(file, QSettings::IniFormat);
             s.save(settings);

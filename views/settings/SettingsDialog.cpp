@@ -58,6 +58,11 @@ SettingsDialog::SettingsDialog(const app::SearchSettings& settings, QWidget* par
     m_timeout->setRange(1, 3600);
     m_timeout->setSuffix(tr(" s"));
     m_timeout->setValue(settings.evaluateTimeoutS);
+    m_gpus = new QLineEdit(settings.gpus, this);
+    m_gpus->setObjectName(QStringLiteral("settingsGpus"));
+    m_gpus->setPlaceholderText(tr("every visible GPU"));
+    m_gpus->setToolTip(tr("One worker per GPU, numbered among the visible GPUs (e.g. 0,2); with more than one, "
+                          "candidates are evaluated in parallel."));
     m_problem = new QLabel(this);
     m_problem->setObjectName(QStringLiteral("settingsProblem"));
     m_problem->setWordWrap(true);
@@ -72,6 +77,7 @@ SettingsDialog::SettingsDialog(const app::SearchSettings& settings, QWidget* par
     form->addRow(tr("Iterations per card"), m_iterations);
     form->addRow(tr("Time limit per card"), m_timeLimit);
     form->addRow(tr("Evaluation timeout"), m_timeout);
+    form->addRow(tr("GPUs"), m_gpus);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(form);
     layout->addWidget(m_problem);
@@ -95,6 +101,7 @@ app::SearchSettings SettingsDialog::settings() const
     s.iterations = m_iterations->value();
     s.timeLimitS = m_timeLimit->value();
     s.evaluateTimeoutS = m_timeout->value();
+    s.gpus = m_gpus->text().trimmed();
     return s;
 }
 

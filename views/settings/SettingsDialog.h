@@ -39,6 +39,7 @@ private:
     QSpinBox* m_iterations;
     QDoubleSpinBox* m_timeLimit;
     QDoubleSpinBox* m_timeout;
+    QLineEdit* m_gpus;
     QLabel* m_problem;
     QDialogButtonBox* m_buttons;
 };
