@@ -6,6 +6,15 @@ namespace kforge::core {
 
 namespace {
 
+// Strides of a 4-D [N, C, H, W] tensor stored channels-last (NHWC), as PyTorch gives them.
+bool isChannelsLast(const TensorSpec& t)
+{
+    if (t.sizes.size() != 4 || t.strides.size() != 4)
+        return false;
+    const std::int64_t c = t.sizes[1], h = t.sizes[2], w = t.sizes[3];
+    return t.strides[1] == 1 && t.strides[3] == c && t.strides[2] == w * c && t.strides[0] == h * w * c;
+}
+
 const std::vector<Knob> kKnobs = {{"threads", "threads-per-block", "", ""},
                                   {"vector_width", "vector-width", "", ""},
                                   {"items_per_thread", "items-per-thread", "", ""},
@@ -29,12 +38,14 @@ Result<std::unique_ptr<BatchNormFamily>> BatchNormFamily::create(const OperatorC
     const TensorSpec& in = input->tensors[0];
     if (!isBuiltinFloatDtype(in.dtype))
         return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
-    if (!in.isContiguous())
-        return unsupportedCard(card, "non-contiguous input " + in.toShortString() + " (only NCHW contiguous)");
+    const bool channelsLast = !in.isContiguous() && isChannelsLast(in);
+    if (!in.isContiguous() && !channelsLast)
+        return unsupportedCard(card, "input layout " + in.toShortString() + " (NCHW contiguous or channels-last only)");
     if (in.sizes.size() < 2 || in.numel() == 0)
         return unsupportedCard(card, "input " + in.toShortString() + ": expected a non-empty [N, C, *] tensor");
     std::unique_ptr<BatchNormFamily> f(new BatchNormFamily());
     f->m_inDtype = in.dtype;
+    f->m_channelsLast = channelsLast;
     f->m_numel = in.numel();
     f->m_channels = in.sizes[1];
     f->m_spatial = in.numel() / (in.sizes[0] * in.sizes[1]);
@@ -64,8 +75,8 @@ Result<std::unique_ptr<BatchNormFamily>> BatchNormFamily::create(const OperatorC
         return unsupportedCard(card, "the card has no numeric argument 'eps'");
     f->m_eps = eps->value.get<double>();
     if (card.outputs.size() != 1 || !isBuiltinFloatDtype(card.outputs[0].dtype) || card.outputs[0].sizes != in.sizes ||
-        !card.outputs[0].isContiguous())
-        return unsupportedCard(card, "expected one contiguous float output of the input's sizes");
+        (channelsLast ? card.outputs[0].strides != in.strides : !card.outputs[0].isContiguous()))
+        return unsupportedCard(card, "expected one float output of the input's sizes and layout");
     f->m_outDtype = card.outputs[0].dtype;
     return f;
 }
@@ -79,10 +90,14 @@ Result<void> BatchNormFamily::check(const nlohmann::json& p) const
     const int v = p["vector_width"].get<int>();
     if (threads < 64 || threads > 1024)
         return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
-    if (v > 8 || v * dtypeBytes(m_inDtype) > 16 || v * dtypeBytes(m_outDtype) > 16 || m_spatial % v != 0)
+    // A vector never straddles channels (NCHW: V divides the spatial size) or wraps past the last
+    // channel (channels-last: V divides C).
+    const std::int64_t unit = m_channelsLast ? m_channels : m_spatial;
+    if (v > 8 || v * dtypeBytes(m_inDtype) > 16 || v * dtypeBytes(m_outDtype) > 16 || unit % v != 0)
         return makeError(ErrorCode::InvalidArgument,
-                         "vector_width " + std::to_string(v) + " must divide the spatial size " +
-                             std::to_string(m_spatial) + " (at most 16 bytes)",
+                         "vector_width " + std::to_string(v) + " must divide the " +
+                             (m_channelsLast ? "channel count " : "spatial size ") + std::to_string(unit) +
+                             " (at most 16 bytes)",
                          context);
     if (p["items_per_thread"].get<int>() > 8)
         return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
@@ -93,16 +108,18 @@ nlohmann::json BatchNormFamily::rootParams() const
 {
     int v = 1;
     for (int w : {8, 4, 2})
-        if (w * dtypeBytes(m_inDtype) <= 16 && w * dtypeBytes(m_outDtype) <= 16 && m_spatial % w == 0) {
+        if (w * dtypeBytes(m_inDtype) <= 16 && w * dtypeBytes(m_outDtype) <= 16 &&
+            (m_channelsLast ? m_channels : m_spatial) % w == 0) {
             v = w;
             break;
         }
     // Per-channel values reused by many vectors: precompute them once when the spatial size is small
     // relative to the channel count (the inline form reloads four values per vector).
+    // Channels-last: every vector needs V channels' values, so they are always precomputed first.
     return {{"threads", 256},
             {"vector_width", v},
             {"items_per_thread", m_numel >= (1 << 22) ? 2 : 1},
-            {"precompute", m_spatial / v < 64}};
+            {"precompute", m_channelsLast || m_spatial / v < 64}};
 }
 
 std::vector<Transformation> BatchNormFamily::transformations(const nlohmann::json& params) const
@@ -129,7 +146,7 @@ Result<Candidate> BatchNormFamily::generate(const nlohmann::json& params) const
 
     std::ostringstream s;
     s << "// Built-in batch_norm (inference, running statistics) over " << m_numel << " elements, C = " << m_channels
-      << ", spatial " << m_spatial << ", " << m_inDtype << " -> " << m_outDtype << ", fp32 math"
+      << ", spatial " << m_spatial << (m_channelsLast ? " (channels-last)" : "") << ", " << m_inDtype << " -> " << m_outDtype << ", fp32 math"
       << (precompute ? ", per-channel (mean, scale, shift) precomputed into scratch" : ", per-channel values inline")
       << ".\n"
       << "// Template parameters: " << params.dump() << "\n"
@@ -141,11 +158,12 @@ Result<Candidate> BatchNormFamily::generate(const nlohmann::json& params) const
         s << dtypeLoader("kfLoadB", m_biasDtype);
     s << "constexpr long long NUMEL = " << m_numel << "LL;\n"
       << "constexpr long long C = " << m_channels << "LL;\n"
-      << "constexpr long long S = " << m_spatial << "LL; // elements per (n, c)\n"
+      << (m_channelsLast ? std::string() : "constexpr long long S = " + std::to_string(m_spatial) + "LL; // elements per (n, c)\n")
       << "constexpr int V = " << v << ";\n"
       << "constexpr int THREADS = " << threads << ";\n"
       << "constexpr int ITEMS = " << items << ";\n"
-      << "constexpr long long NVEC = NUMEL / V; // V divides S: a vector never straddles channels\n"
+      << (m_channelsLast ? "constexpr long long NVEC = NUMEL / V; // V divides C: channels c0 .. c0 + V - 1\n"
+                         : "constexpr long long NVEC = NUMEL / V; // V divides S: a vector never straddles channels\n")
       << "constexpr float EPS = " << floatLiteral(m_eps) << ";\n"
       << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
       << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
@@ -180,18 +198,34 @@ Result<Candidate> BatchNormFamily::generate(const nlohmann::json& params) const
       << "            if (j < NVEC)\n                t[k] = xv[j];\n        }\n"
       << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
       << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
-      << "            if (j < NVEC) {\n"
-      << "                const long long c = (j * V / S) % C;\n"
-      << "                float mean, scale, shift;\n";
-    if (precompute)
-        s << "                mean = params[c];\n                scale = params[C + c];\n"
-          << "                shift = params[2 * C + c];\n";
-    else
-        s << "                kfChannel(" << wArg << bArg << "rm, rv, c, mean, scale, shift);\n";
-    s << "                OutVec o;\n"
-      << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n"
-      << "                    o.v[e] = kfStore((kfLoad(t[k].v[e]) - mean) * scale + shift);\n"
-      << "                yv[j] = o;\n            }\n        }\n    }\n}\n";
+      << "            if (j < NVEC) {\n";
+    if (m_channelsLast) {
+        // Element e of the vector is channel c0 + e (the flat NHWC index modulo C).
+        s << "                const long long c0 = (j * V) % C;\n"
+          << "                OutVec o;\n"
+          << "#pragma unroll\n                for (int e = 0; e < V; ++e) {\n"
+          << "                    float mean, scale, shift;\n";
+        if (precompute)
+            s << "                    mean = params[c0 + e];\n                    scale = params[C + c0 + e];\n"
+              << "                    shift = params[2 * C + c0 + e];\n";
+        else
+            s << "                    kfChannel(" << wArg << bArg << "rm, rv, c0 + e, mean, scale, shift);\n";
+        s << "                    o.v[e] = kfStore((kfLoad(t[k].v[e]) - mean) * scale + shift);\n"
+          << "                }\n"
+          << "                yv[j] = o;\n            }\n        }\n    }\n}\n";
+    } else {
+        s << "                const long long c = (j * V / S) % C;\n"
+          << "                float mean, scale, shift;\n";
+        if (precompute)
+            s << "                mean = params[c];\n                scale = params[C + c];\n"
+              << "                shift = params[2 * C + c];\n";
+        else
+            s << "                kfChannel(" << wArg << bArg << "rm, rv, c, mean, scale, shift);\n";
+        s << "                OutVec o;\n"
+          << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n"
+          << "                    o.v[e] = kfStore((kfLoad(t[k].v[e]) - mean) * scale + shift);\n"
+          << "                yv[j] = o;\n            }\n        }\n    }\n}\n";
+    }
 
     std::vector<std::string> stats;
     if (hasW)

@@ -28,6 +28,9 @@ private:
 
     std::string m_inDtype, m_outDtype, m_weightDtype, m_biasDtype, m_meanDtype, m_varDtype; // empty: None
     std::int64_t m_numel = 0, m_channels = 0, m_spatial = 0;
+    // NHWC memory (torch.channels_last, 4-D): the channel is the fastest index, so an element's
+    // channel is its flat index modulo C and a vector covers V consecutive channels.
+    bool m_channelsLast = false;
     double m_eps = 0;
 };
 

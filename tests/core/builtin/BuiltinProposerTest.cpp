@@ -735,6 +735,36 @@ TEST(BuiltinProposer, BatchNormWalkVisitsPrecomputedAndInlineScaleShift)
     EXPECT_EQ(variants.size(), 2u);
 }
 
+TEST(BuiltinProposer, BatchNormCoversChannelsLastInputs)
+{
+    // ResNet-50 in channels-last fp16: NHWC memory, the channel is the fastest index.
+    for (const std::string& dtype : kDtypes)
+        for (const std::vector<std::int64_t>& sizes : std::vector<std::vector<std::int64_t>>{
+                 {32, 64, 56, 56}, {2, 12, 7, 7}, {3, 5, 1, 9}}) {
+            SCOPED_TRACE(dtype + " " + cudaTensor(dtype, sizes).toShortString());
+            OperatorCard card = batchNormCard(dtype, sizes, true);
+            const std::int64_t c = sizes[1], h = sizes[2], w = sizes[3];
+            const std::vector<std::int64_t> nhwc{h * w * c, 1, w * c, c};
+            card.args[0].tensors[0].strides = nhwc;
+            card.outputs[0].strides = nhwc;
+            ASSERT_TRUE(BuiltinProposer::supports(card).ok()) << BuiltinProposer::supports(card).error().message;
+            const SearchTree tree = growChain(card, 3, true);
+            EXPECT_EQ(tree.size(), 4u);
+            for (const SearchNode& node : tree.nodes()) {
+                EXPECT_NE(node.candidate.source.find("(channels-last)"), std::string::npos);
+                // A vector holds consecutive channels: its width divides C.
+                EXPECT_EQ(c % node.provenance.details["params"]["vector_width"].get<int>(), 0);
+            }
+        }
+    // Any other layout, or an output in another layout than the input's, is refused.
+    OperatorCard transposed = batchNormCard("float32", {2, 8, 4, 4}, true);
+    transposed.args[0].tensors[0].strides = {128, 1, 8, 32};
+    EXPECT_FALSE(BuiltinProposer::supports(transposed).ok());
+    OperatorCard mixed = batchNormCard("float32", {2, 8, 4, 4}, true);
+    mixed.args[0].tensors[0].strides = {128, 1, 32, 8};
+    EXPECT_FALSE(BuiltinProposer::supports(mixed).ok()); // output stays NCHW contiguous
+}
+
 TEST(BuiltinProposer, BinaryOpsCompileForEveryDtypeAndBroadcast)
 {
     for (const std::string& dtype : kDtypes) {
