@@ -731,6 +731,8 @@ void MainWindow::pollOptimize()
                             .arg(p.iteration);
         if (p.bestSpeedup > 0)
             phase += tr(", best %1x").arg(p.bestSpeedup, 0, 'f', 2);
+        if (!p.gpuWarning.isEmpty())
+            phase += tr(" (warning: %1)").arg(p.gpuWarning);
         m_jobStatus->setProgress(phase, p.cardIndex, p.cardCount);
     }
     if (p.cardId == m_session->currentCardId())

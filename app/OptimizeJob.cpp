@@ -48,6 +48,28 @@ bool OptimizeJob::start(OptimizeJobRequest request)
         QStringList& lines = out.lines;
         QString& error = out.error;
         const std::filesystem::path projectDir = request.projectDir.toStdString();
+        // One worker per GPU, as kforge optimize does (docs/search.md, "Parallel search"); a GPU
+        // busy with another process is reported, not silently measured.
+        std::vector<core::GpuSlot> gpus;
+        if (!request.makeEvaluator) {
+            const QString spec = request.gpus.trimmed();
+            auto chosen = core::chooseGpus(spec.isEmpty() ? std::nullopt : std::optional(spec.toStdString()),
+                                           core::visibleGpus());
+            if (!chosen) {
+                out.error = QString::fromStdString(chosen.error().toString());
+                return out;
+            }
+            gpus = chosen.value();
+            QStringList warnings;
+            for (const core::GpuSlot& slot : gpus)
+                if (auto busy = core::gpuBusyWarning(slot))
+                    warnings << QString::fromStdString(*busy);
+            if (!warnings.isEmpty()) {
+                lines << warnings;
+                std::lock_guard lock(m_mutex);
+                m_progress.gpuWarning = warnings.join(QStringLiteral("; "));
+            }
+        }
         for (std::size_t i = 0; i < request.cards.size() && !m_stopRequested; ++i) {
             const core::OperatorCard& card = request.cards[i];
             const core::TreeStore store(core::TreeStore::defaultPath(projectDir, card.id));
@@ -64,18 +86,10 @@ bool OptimizeJob::start(OptimizeJobRequest request)
                 evaluator = request.makeEvaluator(card);
                 evaluators.push_back(evaluator.get());
             } else {
-                // One worker per GPU, as kforge optimize does (docs/search.md, "Parallel search").
-                const QString spec = request.gpus.trimmed();
-                auto gpus = core::chooseGpus(spec.isEmpty() ? std::nullopt : std::optional(spec.toStdString()),
-                                             core::visibleGpus());
-                if (!gpus) {
-                    error = QString::fromStdString(gpus.error().toString());
-                    break;
-                }
                 core::WorkerCommand worker;
                 worker.executable = core::workerPath(std::nullopt);
                 workers = std::make_unique<core::SearchWorkers>(
-                    projectDir, card, worker, gpus.value(), core::userCacheDirectory() / "nvrtc",
+                    projectDir, card, worker, gpus, core::userCacheDirectory() / "nvrtc",
                     std::chrono::milliseconds(static_cast<long long>(request.evaluateTimeoutS * 1000)));
                 bench = &workers->first();
                 evaluators = workers->evaluators();
@@ -120,6 +134,13 @@ bool OptimizeJob::start(OptimizeJobRequest request)
                          .arg(QString::fromLatin1(core::stopReasonName(outcome->reason)))
                          .arg(best && best->speedup ? QString::number(*best->speedup, 'f', 2) + QStringLiteral("x")
                                                     : QStringLiteral("-"));
+            if (evaluators.size() > 1) {
+                QStringList perGpu;
+                const std::vector<int> counts = run.evaluationsPerEvaluator();
+                for (std::size_t k = 0; k < counts.size() && k < gpus.size(); ++k)
+                    perGpu << QStringLiteral("GPU %1: %2").arg(gpus[k].ordinal).arg(counts[k]);
+                lines.last() += QStringLiteral(" (candidates per worker: %1)").arg(perGpu.join(QStringLiteral(", ")));
+            }
         }
         out.stopped = m_stopRequested;
         return out;

@@ -69,6 +69,7 @@ public:
         int cardCount = 0;
         int iteration = 0;      // nodes in the current card's tree
         double bestSpeedup = 0; // of the current card, 0 until one is measured
+        QString gpuWarning;     // a chosen GPU is busy with another process (nvidia-smi); empty if not
     };
     /// A consistent snapshot for the status bar (any time; cheap).
     Progress progress() const;
