@@ -913,9 +913,12 @@ TEST(BuiltinProposer, LastFamiliesRefuseWithTheReason)
     OperatorCard noStats = batchNormCard("float32", {2, 8, 4, 4}, true);
     noStats.args[3] = noneArg("running_mean");
     EXPECT_NE(refusal(noStats).find("running_mean is None"), std::string::npos);
-    OperatorCard nhwc = batchNormCard("float16", {2, 8, 4, 4}, true);
-    nhwc.args[0].tensors[0].strides = {128, 1, 32, 8};
-    EXPECT_NE(refusal(nhwc).find("non-contiguous input"), std::string::npos);
+    OperatorCard nhwcIntoNchw = batchNormCard("float16", {2, 8, 4, 4}, true); // output layout differs
+    nhwcIntoNchw.args[0].tensors[0].strides = {128, 1, 32, 8};
+    EXPECT_NE(refusal(nhwcIntoNchw).find("input's sizes and layout"), std::string::npos);
+    OperatorCard transposed = batchNormCard("float16", {2, 8, 4, 4}, true);
+    transposed.args[0].tensors[0].strides = {128, 1, 8, 32};
+    EXPECT_NE(refusal(transposed).find("NCHW contiguous or channels-last only"), std::string::npos);
     EXPECT_NE(refusal(batchNormCard("float64", {2, 8, 4}, false)).find("dtype float64 not covered"), std::string::npos);
 
     const TensorSpec x = cudaTensor("float32", {4, 8});
