@@ -23,9 +23,7 @@ CaptureJobRunner::~CaptureJobRunner()
     Q_ASSERT(QThread::currentThread() == thread());
     if (m_state)
         m_state->stop = true;
-    // The thread's final queued call targets this object and is discarded with it.
-    if (m_thread.joinable())
-        m_thread.join();
+    // m_job joins the thread; its queued delivery targets this object and is discarded with it.
 }
 
 bool CaptureJobRunner::start(core::CaptureOptions options)
@@ -39,19 +37,18 @@ bool CaptureJobRunner::start(core::CaptureOptions options)
     m_lastDone = m_lastTotal = -1;
 
     std::shared_ptr<JobState> state = m_state;
-    m_thread = std::thread([this, state, options = std::move(options)]() {
-        auto result = std::make_shared<core::Result<core::CaptureReport>>(
-            core::makeError(core::ErrorCode::Internal, "capture did not run"));
-        try {
-            *result = core::runCapture(options, &state->progress, &state->stop);
-        } catch (const std::exception& e) {
-            // runCapture reports errors as values; an escaping exception is a bug, still one line.
-            *result = core::makeError(core::ErrorCode::Internal, std::string("capture failed: ") + e.what());
-        } catch (...) {
-            *result = core::makeError(core::ErrorCode::Internal, "capture failed with an unknown exception");
-        }
-        QMetaObject::invokeMethod(this, [this, result]() { finish(result); }, Qt::QueuedConnection);
-    });
+    m_job.start(
+        [state, options = std::move(options)]() -> core::Result<core::CaptureReport> {
+            try {
+                return core::runCapture(options, &state->progress, &state->stop);
+            } catch (const std::exception& e) {
+                // runCapture reports errors as values; an escaping exception is a bug, still one line.
+                return core::makeError(core::ErrorCode::Internal, std::string("capture failed: ") + e.what());
+            } catch (...) {
+                return core::makeError(core::ErrorCode::Internal, "capture failed with an unknown exception");
+            }
+        },
+        [this](core::Result<core::CaptureReport>& result) { finish(result); });
     m_pollTimer.start();
     Q_EMIT started();
     pollProgress();
@@ -85,21 +82,18 @@ void CaptureJobRunner::pollProgress()
     Q_EMIT progressChanged(phase, done, total);
 }
 
-void CaptureJobRunner::finish(std::shared_ptr<core::Result<core::CaptureReport>> result)
+void CaptureJobRunner::finish(core::Result<core::CaptureReport>& result)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    // The thread's last act was posting this call, so the join returns at once.
-    if (m_thread.joinable())
-        m_thread.join();
     m_pollTimer.stop();
     m_state.reset();
     const QString outputDir = m_outputDir;
-    if (result->ok()) {
-        auto report = std::make_shared<const core::CaptureReport>(std::move(*result).value());
+    if (result.ok()) {
+        auto report = std::make_shared<const core::CaptureReport>(std::move(result).value());
         Q_EMIT succeeded(std::move(report), outputDir);
         return;
     }
-    const core::Error& error = result->error();
+    const core::Error& error = result.error();
     Q_EMIT failed(QString::fromStdString(error.toString()), error.code == core::ErrorCode::Cancelled);
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Runs core::runCapture on a background std::thread so the GUI thread never blocks on a capture.
+// Runs core::runCapture on a background thread (JobThread) so the GUI thread never blocks on a capture.
 //
 // Contracts:
 // - Thread: create, call and destroy on the GUI thread (asserted). Signals are emitted on that
@@ -12,6 +12,7 @@
 // - Destruction while a capture runs requests stop and joins the thread: it blocks only until the
 //   capture reaches its next cancellation point; no signal is emitted after destruction.
 
+#include "JobThread.h"
 #include "capture/CaptureJob.h"
 
 #include <QObject>
@@ -19,7 +20,6 @@
 #include <QTimer>
 
 #include <memory>
-#include <thread>
 
 namespace kforge::app {
 
@@ -50,15 +50,15 @@ Q_SIGNALS:
 private:
     struct JobState;
     void pollProgress();
-    void finish(std::shared_ptr<core::Result<core::CaptureReport>> result);
+    void finish(core::Result<core::CaptureReport>& result);
 
     std::shared_ptr<JobState> m_state; // shared with the capture thread; null when idle
-    std::thread m_thread;
     QTimer m_pollTimer;
     QString m_outputDir;
     QString m_lastPhase;
     int m_lastDone = -1;
     int m_lastTotal = -1;
+    JobThread m_job{this}; // last: destroyed (joined) first
 };
 
 } // namespace kforge::app
