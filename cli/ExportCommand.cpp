@@ -72,24 +72,10 @@ core::InModelCheck runInModelCheckTool(const fs::path& package, const core::Capt
         firstErrorLine.erase(0, 15);
     if (child->exitCode != 0)
         return {false, false, firstErrorLine.empty() ? "kforge-cast-run failed" : firstErrorLine, {}};
-    try {
-        const json verdict = json::parse(child->out);
-        core::InModelCheck check{verdict.at("run").get<bool>(), verdict.at("passed").get<bool>(),
-                                 verdict.at("reason").get<std::string>(), {}};
-        for (const json& d : verdict.at("dropped"))
-            check.dropped.push_back({d.at("kernel").get<std::string>(), d.at("reason").get<std::string>()});
-        return check;
-    } catch (const json::exception&) {
+    auto check = core::inModelCheckFromJson(json::parse(child->out, nullptr, /*allow_exceptions=*/false));
+    if (!check)
         return {false, false, "kforge-cast-run printed no verdict", {}};
-    }
-}
-
-json inModelCheckJson(const core::InModelCheck& check)
-{
-    json dropped = json::array();
-    for (const core::DroppedKernel& d : check.dropped)
-        dropped.push_back({{"kernel", d.kernelId}, {"reason", d.reason}});
-    return {{"run", check.run}, {"passed", check.passed}, {"reason", check.reason}, {"dropped", dropped}};
+    return check.value();
 }
 
 } // namespace
@@ -175,7 +161,7 @@ int runExportCommand(const std::vector<std::string>& args)
             {"sanitize", core::sanitizeModeName(mode)},
             {"cards", cards},
             {"notes", verified->auditNotes},
-            {"in_model_check", inModelCheckJson(exported->inModelCheck)},
+            {"in_model_check", core::inModelCheckToJson(exported->inModelCheck)},
             {"bytes", byteCount}};
         std::cout << report.dump(2) << "\n";
         return 0;

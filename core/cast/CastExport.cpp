@@ -205,6 +205,26 @@ KernelGuard guardForCard(const OperatorCard& card, const std::string& arch, std:
     return guard;
 }
 
+json inModelCheckToJson(const InModelCheck& check)
+{
+    json dropped = json::array();
+    for (const DroppedKernel& d : check.dropped)
+        dropped.push_back({{"kernel", d.kernelId}, {"reason", d.reason}});
+    return {{"run", check.run}, {"passed", check.passed}, {"reason", check.reason}, {"dropped", dropped}};
+}
+
+Result<InModelCheck> inModelCheckFromJson(const json& j)
+{
+    try {
+        InModelCheck check{j.at("run").get<bool>(), j.at("passed").get<bool>(), j.at("reason").get<std::string>(), {}};
+        for (const json& d : j.at("dropped"))
+            check.dropped.push_back({d.at("kernel").get<std::string>(), d.at("reason").get<std::string>()});
+        return check;
+    } catch (const json::exception& e) {
+        return makeError(ErrorCode::InvalidArgument, std::string("not an in-model check verdict: ") + e.what());
+    }
+}
+
 void applyInModelCheck(ExportResult& result, InModelCheck check)
 {
     CastPackage& package = result.package;

@@ -136,6 +136,12 @@ KernelGuard guardForCard(const OperatorCard& card, const std::string& arch, std:
 /// remaining custom kernels, and one "in-model check: ..." audit note summarizes it.
 void applyInModelCheck(ExportResult& result, InModelCheck check);
 
+/// {"run", "passed", "reason", "dropped": [{"kernel", "reason"}]}: how kforge-cast-run hands the
+/// check to kforge export, and how export's --json reports it.
+nlohmann::json inModelCheckToJson(const InModelCheck& check);
+/// The inverse; InvalidArgument when a field is missing or mistyped.
+Result<InModelCheck> inModelCheckFromJson(const nlohmann::json& j);
+
 /// Selects, compiles and gates every card and assembles the package (header fields from
 /// `options`; counts and checksums are the writer's). Errors: a --cards id that is not in the
 /// project, a malformed architecture, no compile function, or an error from `sanitize`.

@@ -99,13 +99,7 @@ int checkCommand(const std::vector<std::string>& args)
     if (auto text = parser.value("--seed"); text && !cli::parseNumber(*text, capture.inputSeed))
         return fail("--seed: expected a whole number, got '" + *text + "'", 2);
     const core::InModelCheck check = runtime::checkPackageInModel(parser.positionals().front(), capture);
-    nlohmann::json dropped = nlohmann::json::array();
-    for (const core::DroppedKernel& d : check.dropped)
-        dropped.push_back({{"kernel", d.kernelId}, {"reason", d.reason}});
-    std::cout << nlohmann::json{{"run", check.run}, {"passed", check.passed}, {"reason", check.reason},
-                                {"dropped", dropped}}
-                     .dump()
-              << "\n";
+    std::cout << core::inModelCheckToJson(check).dump() << "\n";
     return 0;
 }
 

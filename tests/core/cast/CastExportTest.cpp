@@ -282,6 +282,21 @@ TEST_F(CastExportTest, InModelCheckDropsKernelsIntoFallbacksWithTheirReason)
     EXPECT_TRUE(readCast(bytes.value(), "dropped.cast").ok());
 }
 
+TEST(InModelCheckJson, RoundTripsAndRefusesAnythingElse)
+{
+    const InModelCheck check{true, false, "outputs differ", {{"k1", "in-model check: slower"}, {"k4", "x"}}};
+    auto back = inModelCheckFromJson(inModelCheckToJson(check));
+    ASSERT_TRUE(back.ok()) << back.error().toString();
+    EXPECT_EQ(back->run, check.run);
+    EXPECT_EQ(back->passed, check.passed);
+    EXPECT_EQ(back->reason, check.reason);
+    ASSERT_EQ(back->dropped.size(), 2u);
+    EXPECT_EQ(back->dropped[1].kernelId, "k4");
+    EXPECT_EQ(back->dropped[0].reason, "in-model check: slower");
+    EXPECT_FALSE(inModelCheckFromJson(nlohmann::json::parse("{\"run\": true}")).ok());
+    EXPECT_FALSE(inModelCheckFromJson(nlohmann::json()).ok());
+}
+
 TEST_F(CastExportTest, CompileFailureFallsBackWithTheCompilerLine)
 {
     Project project;
