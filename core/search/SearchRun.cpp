@@ -24,6 +24,15 @@ private:
     std::atomic<bool>& m_flag;
 };
 
+// A proposer's failure to produce a candidate, as the node's evaluation.
+Evaluation failedProposal(const Proposal& proposal)
+{
+    Evaluation failed;
+    failed.status = NodeStatus::FailedProposal;
+    failed.failureReason = proposal.failureReason;
+    return failed;
+}
+
 } // namespace
 
 SearchRun::SearchRun(SearchTree tree, TreeStore store, Proposer& proposer, Evaluator& evaluator,
@@ -69,13 +78,32 @@ std::vector<int> SearchRun::evaluationsPerEvaluator() const
     return counts;
 }
 
+std::optional<Result<Proposal>> SearchRun::nextProposal(SearchRng& rng, std::optional<std::string>& parentId,
+                                                        std::string& nothingToRevise)
+{
+    parentId.reset();
+    if (m_tree.empty())
+        return m_proposer.proposeRoot(m_tree, m_stop);
+    auto selected = m_mcts.select(m_tree, rng);
+    if (!selected) {
+        nothingToRevise = selected.error().message;
+        return std::nullopt;
+    }
+    parentId = selected.value();
+    return m_proposer.propose(m_tree, *m_tree.find(*parentId), m_stop);
+}
+
+Result<std::string> SearchRun::appendProposal(const std::optional<std::string>& parentId, Proposal proposal)
+{
+    const std::int64_t now = m_options.nowUnixMs();
+    return parentId ? m_tree.addChild(*parentId, std::move(proposal.candidate), std::move(proposal.provenance), now)
+                    : m_tree.addRoot(std::move(proposal.candidate), std::move(proposal.provenance), now);
+}
+
 Result<std::string> SearchRun::addNode(const std::optional<std::string>& parentId, Proposal proposal,
                                        const Evaluation& evaluation)
 {
-    const std::int64_t now = m_options.nowUnixMs();
-    Result<std::string> id = parentId
-        ? m_tree.addChild(*parentId, std::move(proposal.candidate), std::move(proposal.provenance), now)
-        : m_tree.addRoot(std::move(proposal.candidate), std::move(proposal.provenance), now);
+    Result<std::string> id = appendProposal(parentId, std::move(proposal));
     if (!id)
         return id;
     if (auto recorded = recordOn(*id, evaluation); !recorded)
@@ -130,19 +158,12 @@ Result<SearchOutcome> SearchRun::runSequential()
         }
 
         std::optional<std::string> parentId;
-        Result<Proposal> proposal = makeError(ErrorCode::Internal, "no proposal");
-        if (m_tree.empty()) {
-            proposal = m_proposer.proposeRoot(m_tree, m_stop);
-        } else {
-            auto selected = m_mcts.select(m_tree, rng);
-            if (!selected) {
-                outcome.reason = StopReason::NothingToRevise;
-                outcome.note = selected.error().message;
-                break;
-            }
-            parentId = selected.value();
-            proposal = m_proposer.propose(m_tree, *m_tree.find(*parentId), m_stop);
+        std::optional<Result<Proposal>> next = nextProposal(rng, parentId, outcome.note);
+        if (!next) {
+            outcome.reason = StopReason::NothingToRevise;
+            break;
         }
+        Result<Proposal>& proposal = *next;
         if (!proposal) {
             if (proposal.error().code == ErrorCode::Cancelled) {
                 outcome.reason = StopReason::Requested;
@@ -153,8 +174,7 @@ Result<SearchOutcome> SearchRun::runSequential()
 
         Evaluation evaluation;
         if (!proposal->failureReason.empty()) {
-            evaluation.status = NodeStatus::FailedProposal;
-            evaluation.failureReason = proposal->failureReason;
+            evaluation = failedProposal(proposal.value());
         } else {
             // While this candidate compiles and runs on the GPU, the ones likely to follow compile
             // on other threads (docs/search.md, "Compiling ahead").
@@ -238,25 +258,19 @@ Result<SearchOutcome> SearchRun::runParallel()
                 stopDispatching(*reason);
                 break;
             }
-            const SearchNode* root = m_tree.root();
-            if (root && isInFlight(root->status))
+            if (const SearchNode* root = m_tree.root(); root && isInFlight(root->status))
                 break; // the root is evaluated alone
             std::optional<std::string> parentId;
-            Result<Proposal> proposal = makeError(ErrorCode::Internal, "no proposal");
-            if (!root) {
-                proposal = m_proposer.proposeRoot(m_tree, m_stop);
-            } else {
-                auto selected = m_mcts.select(m_tree, rng);
-                if (!selected) {
-                    if (inFlight > 0)
-                        break; // results still to come may make something revisable
-                    outcome.note = selected.error().message;
-                    stopDispatching(StopReason::NothingToRevise);
-                    break;
-                }
-                parentId = selected.value();
-                proposal = m_proposer.propose(m_tree, *m_tree.find(*parentId), m_stop);
+            std::string nothingToRevise;
+            std::optional<Result<Proposal>> next = nextProposal(rng, parentId, nothingToRevise);
+            if (!next) {
+                if (inFlight > 0)
+                    break; // results still to come may make something revisable
+                outcome.note = nothingToRevise;
+                stopDispatching(StopReason::NothingToRevise);
+                break;
             }
+            Result<Proposal>& proposal = *next;
             if (!proposal) {
                 if (proposal.error().code == ErrorCode::Cancelled)
                     stopDispatching(StopReason::Requested);
@@ -265,9 +279,7 @@ Result<SearchOutcome> SearchRun::runParallel()
                 break;
             }
             if (!proposal->failureReason.empty()) {
-                Evaluation failed;
-                failed.status = NodeStatus::FailedProposal;
-                failed.failureReason = proposal->failureReason;
+                const Evaluation failed = failedProposal(proposal.value());
                 auto id = addNode(parentId, std::move(proposal.value()), failed);
                 if (!id) {
                     stopDispatching(std::nullopt, id.error());
@@ -284,10 +296,7 @@ Result<SearchOutcome> SearchRun::runParallel()
                 ++slot;
             m_evaluators[slot]->prepareAhead(m_proposer.likelyNext(m_tree, proposal.value(), kCompileAheadCandidates));
             Candidate candidate = proposal->candidate;
-            const std::int64_t now = m_options.nowUnixMs();
-            Result<std::string> id = parentId
-                ? m_tree.addChild(*parentId, std::move(proposal->candidate), std::move(proposal->provenance), now)
-                : m_tree.addRoot(std::move(proposal->candidate), std::move(proposal->provenance), now);
+            Result<std::string> id = appendProposal(parentId, std::move(proposal.value()));
             if (!id) {
                 stopDispatching(std::nullopt, id.error());
                 break;

@@ -88,6 +88,13 @@ public:
 private:
     Result<SearchOutcome> runSequential();
     Result<SearchOutcome> runParallel();
+    /// The next candidate: the root's when the tree is empty, else a revision of the node MCTS
+    /// selects (`parentId` is set to it). nullopt, with `nothingToRevise` set to why, when selection
+    /// finds no node to revise.
+    std::optional<Result<Proposal>> nextProposal(SearchRng& rng, std::optional<std::string>& parentId,
+                                                 std::string& nothingToRevise);
+    /// Adds the proposal to the tree as a Pending node (the root, or a child of `parentId`).
+    Result<std::string> appendProposal(const std::optional<std::string>& parentId, Proposal proposal);
     Result<std::string> addNode(const std::optional<std::string>& parentId, Proposal proposal,
                                 const Evaluation& evaluation);
     /// Records `evaluation` on the node (a broken one becomes Crashed with the reason).
