@@ -75,6 +75,21 @@ def run(cmd, what):
     return result.stdout
 
 
+def package_pipeline(args, export_for_kforge, model, inputs, work, cast, iterations=4):
+    """TorchScript export, capture, optimize and export (--min-speedup 0.01 --no-model-check: the
+    pipeline, not the speed) of `model` in `work`. Returns (export report, project, inputs file)."""
+    model_path = os.path.join(work, "model.pt")
+    inputs_path = os.path.join(work, "inputs.pt")
+    export_for_kforge(model, inputs, model_path, inputs_path)
+    project = os.path.join(work, "project")
+    run([args.kforge, "capture", model_path, "--inputs", inputs_path, "-o", project, "--samples", "1", "--quiet"],
+        "capture")
+    run([args.kforge, "optimize", project, "--iterations", str(iterations), "--seed", "1"], "optimize")
+    report = json.loads(run([args.kforge, "export", project, "-o", cast, "--min-speedup", "0.01", "--json",
+                             "--no-model-check"], "export"))
+    return report, project, inputs_path
+
+
 def check_tanh_softmax(args, export_for_kforge):
     torch.manual_seed(0)
     model = TanhSoftmax().cuda().eval()
@@ -84,16 +99,8 @@ def check_tanh_softmax(args, export_for_kforge):
         expected = model(x)
         expected_small = model(small)
     with tempfile.TemporaryDirectory(prefix="kforge-export-runtime-") as work:
-        model_path = os.path.join(work, "model.pt")
-        inputs_path = os.path.join(work, "inputs.pt")
-        export_for_kforge(model, (x,), model_path, inputs_path)
-        project = os.path.join(work, "project")
-        run([args.kforge, "capture", model_path, "--inputs", inputs_path, "-o", project, "--samples", "1",
-             "--quiet"], "capture")
-        run([args.kforge, "optimize", project, "--iterations", "6", "--seed", "1"], "optimize")
         cast = os.path.join(work, "model.cast")
-        report = json.loads(run([args.kforge, "export", project, "-o", cast, "--min-speedup", "0.01", "--json",
-                                 "--no-model-check"], "export"))
+        report, _, _ = package_pipeline(args, export_for_kforge, model, (x,), work, cast, iterations=6)
         print("export:", json.dumps(report)[:1500])
         print(run([args.kforge, "verify", cast], "verify"))
 
@@ -142,16 +149,8 @@ def check_composites(args, export_for_kforge):
     expected_grad = x_grad.grad.clone()
     failures = []
     with tempfile.TemporaryDirectory(prefix="kforge-composite-") as work:
-        model_path = os.path.join(work, "model.pt")
-        inputs_path = os.path.join(work, "inputs.pt")
-        export_for_kforge(model, (x, ids), model_path, inputs_path)
-        project = os.path.join(work, "project")
-        run([args.kforge, "capture", model_path, "--inputs", inputs_path, "-o", project, "--samples", "1",
-             "--quiet"], "capture")
-        run([args.kforge, "optimize", project, "--iterations", "4", "--seed", "1"], "optimize")
         cast = os.path.join(work, "pipeline.cast")
-        report = json.loads(run([args.kforge, "export", project, "-o", cast, "--min-speedup", "0.01", "--json",
-                                 "--no-model-check"], "export"))
+        report, project, inputs_path = package_pipeline(args, export_for_kforge, model, (x, ids), work, cast)
         custom = {c["op"] for c in report["cards"] if c["decision"] == "custom"}
         print("composite export:", {c["op"]: c["decision"] + ": " + c["reason"] for c in report["cards"]})
         missing = COMPOSITE - custom
@@ -225,16 +224,8 @@ def check_softmax_dtype(args, export_for_kforge):
     with torch.no_grad():
         expected = torch.nn.functional.softmax(scores, dim=-1, dtype=torch.float32)
     with tempfile.TemporaryDirectory(prefix="kforge-softmax-dtype-") as work:
-        model_path = os.path.join(work, "model.pt")
-        inputs_path = os.path.join(work, "inputs.pt")
-        export_for_kforge(model, (scores,), model_path, inputs_path)
-        project = os.path.join(work, "project")
-        run([args.kforge, "capture", model_path, "--inputs", inputs_path, "-o", project, "--samples", "1",
-             "--quiet"], "capture")
-        run([args.kforge, "optimize", project, "--iterations", "4", "--seed", "1"], "optimize")
         cast = os.path.join(work, "softmax.cast")
-        report = json.loads(run([args.kforge, "export", project, "-o", cast, "--min-speedup", "0.01", "--json",
-                                 "--no-model-check"], "export"))
+        report, _, _ = package_pipeline(args, export_for_kforge, model, (scores,), work, cast)
         softmax = [c for c in report["cards"] if c["op"] == "aten::softmax.int"]
         if not softmax or softmax[0]["decision"] != "custom":
             sys.exit(f"FAILED (softmax dtype): the softmax card is not custom: {softmax}")

@@ -139,6 +139,19 @@ private:
     int m_restarts = 0;
 };
 
+// `count` synthetic workers sharing one ledger, and the evaluator list SearchRun takes.
+struct ProcessPool {
+    ProcessPool(Ledger& ledger, int count)
+    {
+        for (int i = 0; i < count; ++i) {
+            workers.push_back(std::make_unique<ProcessEvaluator>(ledger));
+            evaluators.push_back(workers.back().get());
+        }
+    }
+    std::vector<std::unique_ptr<ProcessEvaluator>> workers;
+    std::vector<Evaluator*> evaluators;
+};
+
 class ParallelSearch : public ::testing::Test {
 protected:
     void SetUp() override { m_previousPipe = std::signal(SIGPIPE, SIG_IGN); } // a dead child's pipe
@@ -152,12 +165,8 @@ TEST_F(ParallelSearch, KeepsEveryWorkerBusyWithDistinctCandidatesAndAccountsForE
 {
     ScratchDir dir;
     Ledger ledger;
-    std::vector<std::unique_ptr<ProcessEvaluator>> workers;
-    std::vector<Evaluator*> evaluators;
-    for (int i = 0; i < 3; ++i) {
-        workers.push_back(std::make_unique<ProcessEvaluator>(ledger));
-        evaluators.push_back(workers.back().get());
-    }
+    ProcessPool pool(ledger, 3);
+    const std::vector<Evaluator*>& evaluators = pool.evaluators;
     SyntheticProposer proposer;
     proposer.failEvery = 9;
     const std::filesystem::path file = dir.path() / "tree.json";
@@ -200,12 +209,9 @@ TEST_F(ParallelSearch, AKilledWorkerCostsOneCandidateAndTheRunCompletes)
 {
     ScratchDir dir;
     Ledger ledger;
-    std::vector<std::unique_ptr<ProcessEvaluator>> workers;
-    std::vector<Evaluator*> evaluators;
-    for (int i = 0; i < 3; ++i) {
-        workers.push_back(std::make_unique<ProcessEvaluator>(ledger));
-        evaluators.push_back(workers.back().get());
-    }
+    ProcessPool pool(ledger, 3);
+    auto& workers = pool.workers;
+    const std::vector<Evaluator*>& evaluators = pool.evaluators;
     SyntheticProposer proposer;
     SearchRun run(SearchTree("card", 5), TreeStore(dir.path() / "tree.json"), proposer, evaluators,
                   fixedClockOptions(60));
