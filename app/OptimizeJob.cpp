@@ -61,9 +61,8 @@ bool OptimizeJob::start(OptimizeJobRequest request)
             }
             gpus = chosen.value();
             QStringList warnings;
-            for (const core::GpuSlot& slot : gpus)
-                if (auto busy = core::gpuBusyWarning(slot))
-                    warnings << QString::fromStdString(*busy);
+            for (const std::string& busy : core::gpuBusyWarnings(gpus))
+                warnings << QString::fromStdString(busy);
             if (!warnings.isEmpty()) {
                 lines << warnings;
                 std::lock_guard lock(m_mutex);

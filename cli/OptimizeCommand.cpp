@@ -185,10 +185,8 @@ int runOptimizeCommand(const std::vector<std::string>& args)
     auto gpus = core::chooseGpus(parser.value("--gpus"), core::visibleGpus());
     if (!gpus)
         return fail(gpus.error().toString(), 2);
-    for (const core::GpuSlot& slot : gpus.value()) {
-        if (auto busy = core::gpuBusyWarning(slot))
-            std::cerr << "kforge: warning: " << *busy << "\n";
-    }
+    for (const std::string& busy : core::gpuBusyWarnings(gpus.value()))
+        std::cerr << "kforge: warning: " << busy << "\n";
     const bool showProgress = ::isatty(STDERR_FILENO);
     auto previousHandler = std::signal(SIGINT, requestStop);
     int exitCode = 0;

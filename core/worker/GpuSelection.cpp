@@ -110,4 +110,18 @@ std::optional<std::string> gpuBusyWarning(const GpuSlot& slot, const std::vector
            ") is busy with another process: " + others + "; its timings may be disturbed";
 }
 
+std::vector<std::string> gpuBusyWarnings(const std::vector<GpuSlot>& slots)
+{
+    std::vector<std::string> warnings;
+    std::vector<std::string> asked;
+    for (const GpuSlot& slot : slots) {
+        if (std::find(asked.begin(), asked.end(), slot.visibleId) != asked.end())
+            continue; // a GPU listed twice (--gpus 0,0) is asked about once
+        asked.push_back(slot.visibleId);
+        if (auto busy = gpuBusyWarning(slot))
+            warnings.push_back(*busy);
+    }
+    return warnings;
+}
+
 } // namespace kforge::core

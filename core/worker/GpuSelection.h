@@ -30,5 +30,7 @@ Result<std::vector<GpuSlot>> chooseGpus(const std::optional<std::string>& spec, 
 /// when nvidia-smi lists a compute process on it that is not one of `ownPids`; nullopt otherwise
 /// (including when nvidia-smi cannot tell).
 std::optional<std::string> gpuBusyWarning(const GpuSlot& slot, const std::vector<int>& ownPids = {});
+/// gpuBusyWarning of each distinct GPU among `slots`, in order.
+std::vector<std::string> gpuBusyWarnings(const std::vector<GpuSlot>& slots);
 
 } // namespace kforge::core
