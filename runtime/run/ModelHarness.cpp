@@ -98,30 +98,56 @@ LatencySummary summarizeLatency(std::vector<double> milliseconds)
     return summary;
 }
 
-OutputDifference compareModelOutputs(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& expected)
+namespace {
+
+// A tensor's values on the host as float64, in logical order.
+at::Tensor hostDouble(const at::Tensor& t)
 {
-    OutputDifference difference;
+    return t.detach().to(at::kDouble).contiguous().cpu();
+}
+
+// False, with the reason in `difference`, when the outputs differ in count, shape or dtype.
+bool sameStructure(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& expected,
+                   OutputDifference& difference)
+{
     if (got.size() != expected.size()) {
         difference.withinTolerance = false;
         difference.detail = std::to_string(got.size()) + " outputs, eager gave " + std::to_string(expected.size());
-        return difference;
+        return false;
     }
     for (std::size_t i = 0; i < got.size(); ++i) {
-        const at::Tensor& g = got[i];
-        const at::Tensor& e = expected[i];
-        if (g.sizes() != e.sizes() || g.scalar_type() != e.scalar_type()) {
+        if (got[i].sizes() != expected[i].sizes() || got[i].scalar_type() != expected[i].scalar_type()) {
             difference.withinTolerance = false;
             difference.detail = "output " + std::to_string(i) + " has another shape or dtype than eager's";
-            return difference;
+            return false;
         }
-        const std::string dtype = core::torchinterop::dtypeName(e.scalar_type());
-        const core::Tolerance tolerance = core::toleranceFor(dtype, core::OpClass::Reduction);
+    }
+    return true;
+}
+
+// Element by element (host float64 values of an output of `dtype`), with the reduction tolerance
+// of that dtype (integers exactly).
+core::ComparisonResult compareElementwise(const at::Tensor& gotHost, const at::Tensor& expectedHost,
+                                          at::ScalarType dtype, core::Tolerance& tolerance)
+{
+    tolerance = core::toleranceFor(core::torchinterop::dtypeName(dtype), core::OpClass::Reduction);
+    return core::compareOutputs(gotHost.data_ptr<double>(), expectedHost.data_ptr<double>(),
+                                expectedHost.sizes().vec(), tolerance);
+}
+
+} // namespace
+
+OutputDifference compareModelOutputs(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& expected)
+{
+    OutputDifference difference;
+    if (!sameStructure(got, expected, difference))
+        return difference;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        core::Tolerance tolerance;
+        const core::ComparisonResult result =
+            compareElementwise(hostDouble(got[i]), hostDouble(expected[i]), expected[i].scalar_type(), tolerance);
         if (difference.tolerance.empty() && !tolerance.exact)
             difference.tolerance = tolerance.describe();
-        const at::Tensor gd = g.detach().to(at::kDouble).contiguous().cpu();
-        const at::Tensor ed = e.detach().to(at::kDouble).contiguous().cpu();
-        const core::ComparisonResult result =
-            core::compareOutputs(gd.data_ptr<double>(), ed.data_ptr<double>(), e.sizes().vec(), tolerance);
         difference.maxAbsDiff = std::max(difference.maxAbsDiff, result.maxAbsError);
         if (!result.passed && difference.withinTolerance) {
             difference.withinTolerance = false;
@@ -162,40 +188,34 @@ OutputDifference compareWithGolden(const std::vector<at::Tensor>& got, const std
     difference.againstFloat64 = true;
     difference.tolerance = "at most " + std::to_string(static_cast<int>(core::kGoldenMultiplier)) +
                            "x eager's relative RMSE vs float64, plus one rounding";
-    if (got.size() != eager.size() || golden.size() != eager.size()) {
-        difference.withinTolerance = false;
-        difference.detail = std::to_string(got.size()) + " outputs, eager gave " + std::to_string(eager.size());
+    if (!sameStructure(got, eager, difference))
         return difference;
-    }
-    for (std::size_t i = 0; i < got.size(); ++i) {
-        const at::Tensor& g = got[i];
-        const at::Tensor& e = eager[i];
-        if (g.sizes() != e.sizes() || g.scalar_type() != e.scalar_type() || golden[i].sizes() != e.sizes()) {
-            difference.withinTolerance = false;
-            difference.detail = "output " + std::to_string(i) + " has another shape or dtype than eager's";
+    for (std::size_t i = 0; i < golden.size() || i < eager.size(); ++i) {
+        if (i >= golden.size() || i >= eager.size() || golden[i].sizes() != eager[i].sizes()) {
+            difference.withinTolerance = false; // the float64 run's outputs are float64: sizes only
+            difference.detail = "the float64 run's output " + std::to_string(i) + " does not match eager's";
             return difference;
         }
-        const at::Tensor gd = g.detach().to(at::kDouble).contiguous().cpu();
-        const at::Tensor ed = e.detach().to(at::kDouble).contiguous().cpu();
-        const double* gp = gd.data_ptr<double>();
-        const double* ep = ed.data_ptr<double>();
-        bool equal = true;
-        for (std::int64_t k = 0; k < ed.numel(); ++k) {
-            if (std::isfinite(gp[k]) && std::isfinite(ep[k]))
-                difference.maxAbsDiff = std::max(difference.maxAbsDiff, std::abs(gp[k] - ep[k]));
-            equal = equal && (gp[k] == ep[k] || (std::isnan(gp[k]) && std::isnan(ep[k])));
-        }
+    }
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const at::Tensor& e = eager[i];
+        const at::Tensor gd = hostDouble(got[i]);
+        const at::Tensor ed = hostDouble(e);
+        // The largest difference from eager, and exact equality for outputs that are not floating.
+        core::Tolerance tolerance;
+        const core::ComparisonResult elementwise = compareElementwise(gd, ed, e.scalar_type(), tolerance);
+        difference.maxAbsDiff = std::max(difference.maxAbsDiff, elementwise.maxAbsError);
         if (!e.is_floating_point()) {
-            if (!equal && difference.withinTolerance) {
+            if (!elementwise.passed && difference.withinTolerance) {
                 difference.withinTolerance = false;
                 difference.detail = "output " + std::to_string(i) + " (not floating) differs from eager's";
             }
             continue;
         }
-        const at::Tensor golden64 = golden[i].detach().to(at::kDouble).contiguous().cpu();
+        const at::Tensor golden64 = hostDouble(golden[i]);
         const std::int64_t n = golden64.numel();
-        const double candidateError = core::relativeRmse(gp, golden64.data_ptr<double>(), n);
-        const double eagerError = core::relativeRmse(ep, golden64.data_ptr<double>(), n);
+        const double candidateError = core::relativeRmse(gd.data_ptr<double>(), golden64.data_ptr<double>(), n);
+        const double eagerError = core::relativeRmse(ed.data_ptr<double>(), golden64.data_ptr<double>(), n);
         const core::GoldenVerdict verdict =
             core::judgeAgainstGolden(candidateError, eagerError, core::torchinterop::dtypeName(e.scalar_type()));
         if (eagerError > 0)
