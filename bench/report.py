@@ -268,6 +268,9 @@ def end_to_end_lines(result):
         if kernels is not None:
             parts.append(f"{len(kernels)} kernels, {sum(k.get('hits') or 0 for k in kernels)} hits, "
                          f"{sum(k.get('fallbacks') or 0 for k in kernels)} fallbacks")
+        if piece.get("eager_before_ms") is not None:
+            parts.append(f"eager in the same process {fmt(piece['eager_before_ms'], '{:.2f}')} ms before loading, "
+                         f"{fmt(piece.get('eager_after_ms'), '{:.2f}')} ms after unloading")
         if piece.get("compile_s") is not None:
             parts.append(f"first call (compile) {piece['compile_s']:.0f} s")
         if parts:

@@ -453,17 +453,28 @@ class ModelRun:
         module, inputs = self.built()
         if not hasattr(torch.ops, "kforge") or not hasattr(torch.ops.kforge, "load_cast"):
             torch.ops.load_library(library)
+
+        def bench_module():
+            with torch.no_grad():
+                return do_bench_us(lambda: module(*inputs), warmup=100, rep=1000) / 1000
+        # Eager in this same process right before loading and right after unloading: a drift
+        # between them (clocks, allocator, another process) shows here instead of being read as
+        # the package's effect.
+        eager_before_ms = bench_module()
         handle = torch.ops.kforge.load_cast(self.cast)
         try:
             with torch.no_grad():
                 got = flatten(module(*inputs))
-                us = do_bench_us(lambda: module(*inputs), warmup=100, rep=1000)
+            ms = bench_module()
             stats = json.loads(torch.ops.kforge.cast_stats())
         finally:
             torch.ops.kforge.unload_cast(handle)
-        return {"ms": us / 1000, "output": self.difference(got, expected), "stats": stats,
+        eager_after_ms = bench_module()
+        return {"ms": ms, "eager_before_ms": eager_before_ms, "eager_after_ms": eager_after_ms,
+                "output": self.difference(got, expected), "stats": stats,
                 "method": "do_bench (L2 flushed, median) of the eager nn.Module with the .cast loaded "
-                          "(torch.ops.kforge.load_cast), no_grad"}
+                          "(torch.ops.kforge.load_cast), no_grad; eager_before/after_ms: the same module "
+                          "in the same process just before load_cast and just after unload_cast"}
 
     def e2e_kforge_run(self):
         if not self.exported():
