@@ -97,8 +97,7 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
         if (!castTimes)
             return castTimes.error();
         auto golden = runGoldenForward(harness.value());
-        report.output = golden ? compareWithGolden(withKernels->outputs, reference->outputs, golden.value())
-                               : compareModelOutputs(withKernels->outputs, reference->outputs);
+        report.output = judgeOutputs(withKernels->outputs, reference->outputs, golden);
         report.cast = summarizeLatency(castTimes.value());
         auto eagerAgain = timeRuns(harness.value(), options.warmup, options.runs - firstHalf);
         if (!eagerAgain)
@@ -124,6 +123,7 @@ json toJson(const CastRunReport& report)
                        {"tolerance", report.output->tolerance},
                        {"against_float64", report.output->againstFloat64},
                        {"worst_error_ratio", report.output->worstErrorRatio},
+                       {"float64_error", report.output->float64Error},
                        {"detail", report.output->detail}};
     return j;
 }

@@ -46,6 +46,8 @@ void printReport(const runtime::CastRunReport& report)
         std::cout << line;
         if (!report.output->detail.empty())
             std::cout << "  " << report.output->detail << "\n";
+        if (!report.output->float64Error.empty())
+            std::cout << "  element-wise, not against float64: " << report.output->float64Error << "\n";
     }
     if (report.kernels.empty())
         return;

@@ -83,10 +83,7 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     // The float64 run that both eager and the kernels are judged against; element-wise
     // tolerances when the model does not run in float64.
     auto golden = runGoldenForward(harness.value());
-    auto judge = [&](const std::vector<at::Tensor>& outputs) {
-        return golden ? compareWithGolden(outputs, reference->outputs, golden.value())
-                      : compareModelOutputs(outputs, reference->outputs);
-    };
+    auto judge = [&](const std::vector<at::Tensor>& outputs) { return judgeOutputs(outputs, reference->outputs, golden); };
     auto handle = loadPackage(packagePath.string());
     if (!handle) {
         check.run = true;
@@ -179,7 +176,7 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
                    " custom kernels " +
                    (finalDifference.againstFloat64
                         ? "within " + finalDifference.tolerance + " (worst ratio " + worst + ")"
-                        : "within " + finalDifference.tolerance + " of eager (the model does not run in float64)") +
+                        : "within " + finalDifference.tolerance + " of eager (" + finalDifference.float64Error + ")") +
                    "; max abs diff vs eager " + std::to_string(finalDifference.maxAbsDiff);
     if (kept.empty())
         check.reason = "no custom kernel kept: " + std::to_string(check.dropped.size()) + " dropped";

@@ -1,5 +1,6 @@
 #include "ModelHarness.h"
 
+#include "capture/Float64Model.h"
 #include "capture/InputSpec.h"
 #include "capture/TorchInterop.h"
 #include "capture/TorchModel.h"
@@ -159,26 +160,21 @@ OutputDifference compareModelOutputs(const std::vector<at::Tensor>& got, const s
 
 core::Result<std::vector<at::Tensor>> runGoldenForward(ModelHarness& harness)
 {
+    auto output = core::runModelInFloat64(harness.module, harness.inputs);
+    if (!output)
+        return output.error();
+    std::vector<at::Tensor> outputs;
     try {
-        c10::InferenceMode inferenceMode;
-        torch::jit::Module module = harness.module.clone();
-        module.to(at::kDouble);
-        std::vector<c10::IValue> inputs;
-        for (const c10::IValue& input : harness.inputs)
-            inputs.push_back(input.isTensor() && input.toTensor().is_floating_point()
-                                 ? c10::IValue(input.toTensor().to(at::kDouble))
-                                 : input);
-        std::vector<at::Tensor> outputs;
-        flatten(module.forward(inputs), outputs);
+        flatten(output.value(), outputs);
         core::synchronizeDevice(harness.device);
-        for (at::Tensor& output : outputs)
-            if (output.is_floating_point())
-                output = output.to(at::kDouble);
-        return outputs;
+        for (at::Tensor& tensor : outputs)
+            if (tensor.is_floating_point())
+                tensor = tensor.to(at::kDouble);
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::BadModel, "the model does not run in float64: " + core::torchinterop::oneLineError(e),
+        return makeError(ErrorCode::BadModel, "the float64 run failed: " + core::torchinterop::oneLineError(e),
                          "in-model check");
     }
+    return outputs;
 }
 
 OutputDifference compareWithGolden(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& eager,
@@ -229,6 +225,16 @@ OutputDifference compareWithGolden(const std::vector<at::Tensor>& got, const std
             difference.detail = text;
         }
     }
+    return difference;
+}
+
+OutputDifference judgeOutputs(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& eager,
+                              const core::Result<std::vector<at::Tensor>>& golden)
+{
+    if (golden)
+        return compareWithGolden(got, eager, golden.value());
+    OutputDifference difference = compareModelOutputs(got, eager);
+    difference.float64Error = golden.error().message;
     return difference;
 }
 

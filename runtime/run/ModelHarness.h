@@ -42,9 +42,9 @@ LatencySummary summarizeLatency(std::vector<double> milliseconds);
 /// model is a chain of reductions), integers exactly.
 OutputDifference compareModelOutputs(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& expected);
 
-/// The model run in float64 (a copy of the module and of the floating inputs converted; ops the
-/// model pins to another dtype stay in it): the outputs, flattened, as float64 for the floating
-/// ones. An error when the model does not run in float64.
+/// The model run in float64 (core/capture/Float64Model.h: parameters, floating inputs and the dtypes
+/// the trace baked in all float64): the outputs, flattened, as float64 for the floating ones. An
+/// error when the model does not run in float64.
 core::Result<std::vector<at::Tensor>> runGoldenForward(ModelHarness& harness);
 
 /// Like compareModelOutputs, but judged against the float64 outputs (core/eval/ModelAccuracy.h):
@@ -53,6 +53,11 @@ core::Result<std::vector<at::Tensor>> runGoldenForward(ModelHarness& harness);
 /// that is not, with both errors.
 OutputDifference compareWithGolden(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& eager,
                                    const std::vector<at::Tensor>& golden);
+
+/// compareWithGolden when the float64 run worked, else compareModelOutputs with `float64Error`
+/// saying why it did not.
+OutputDifference judgeOutputs(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& eager,
+                              const core::Result<std::vector<at::Tensor>>& golden);
 
 /// Splits a capture's recorded inputs ("8x3x224x224:float16 8x10:int64") into --inputs values.
 std::vector<std::string> splitInputSpec(const std::string& recorded);

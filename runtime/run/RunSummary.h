@@ -17,6 +17,7 @@ struct OutputDifference {
     std::string detail;    // the first failure, as the evaluator describes it; empty when within
     bool againstFloat64 = false; // judged with core/eval/ModelAccuracy.h instead of element-wise
     double worstErrorRatio = 0;  // against float64: max over outputs of candidate / eager error
+    std::string float64Error;    // element-wise: why the model could not be run in float64
 };
 
 } // namespace kforge::runtime

@@ -4,6 +4,7 @@
 Run with the same torch as the build (2.11). Usage: make_test_models.py OUTPUT_DIR
 Every file is regenerated from a fixed seed, so no binary fixture is committed.
 """
+import copy
 import os
 import sys
 
@@ -92,6 +93,47 @@ class InPlaceAdd(nn.Module):
         return y
 
 
+class MixedPrecisionBlock(nn.Module):
+    """A decoder-style block traced in bfloat16, with the casts transformers models make: an RMSNorm
+    computed in `compute` precision, a causal mask made with torch.full in the input's dtype, and a
+    softmax in `compute` precision. The trace bakes each of these dtypes in as a constant, which
+    the float64 reference run (core/capture/Float64Model.h) has to undo. With compute=float64 and
+    float64 weights and input, eager Python gives the true float64 result to test against."""
+
+    def __init__(self, dim=32, heads=4, compute=torch.float32):
+        super().__init__()
+        self.heads, self.compute = heads, compute
+        self.norm_weight = nn.Parameter(1 + 0.1 * torch.randn(dim))
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.proj = nn.Linear(dim, dim, bias=False)
+        self.register_buffer("positions", torch.arange(8))  # integer: stays int64 in float64
+
+    def forward(self, x):
+        h = x.to(self.compute)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+        h = self.norm_weight * h.to(x.dtype)
+        q, k, v = self.qkv(h).chunk(3, dim=-1)
+        q, k, v = (t.unflatten(-1, (self.heads, -1)).transpose(1, 2) for t in (q, k, v))
+        mask = torch.full((8, 8), torch.finfo(x.dtype).min, dtype=x.dtype, device=x.device).triu(1)
+        scores = q @ k.transpose(-2, -1) * 0.25 + mask + self.positions.to(x.dtype) * 0.01
+        attn = torch.softmax(scores, dim=-1, dtype=self.compute).to(x.dtype)
+        return x + self.proj((attn @ v).transpose(1, 2).flatten(2))
+
+
+def save_mixed_precision_block(out):
+    """mixed_precision_block.pt (traced in bfloat16) and mixed_precision_float64.pt: the tuple
+    (bfloat16 input, the same block's output computed in float64 throughout)."""
+    block = MixedPrecisionBlock().eval().to(torch.bfloat16)
+    x = torch.randn(2, 8, 32).to(torch.bfloat16)
+    with torch.no_grad():
+        reference = copy.deepcopy(block).double()  # the same bfloat16-rounded weights
+        reference.compute = torch.float64
+        expected = reference(x.double())
+        traced = torch.jit.trace(block, x)
+    traced.save(os.path.join(out, "mixed_precision_block.pt"))
+    torch.save((x, expected), os.path.join(out, "mixed_precision_float64.pt"))
+
+
 def trace(module, example):
     module.eval()
     with torch.no_grad():
@@ -116,6 +158,7 @@ def main():
     scale = torch.randn(2, 5, 1)
     trace(TwoInputs(), (ids, scale)).save(os.path.join(out, "two_inputs.pt"))
     torch.save((ids, scale), os.path.join(out, "two_inputs_inputs.pt"))
+    save_mixed_precision_block(out)
 
     # Bad inputs for the error tests.
     torch.save(ConvGroupNormBlock().state_dict(), os.path.join(out, "state_dict_not_torchscript.pt"))
