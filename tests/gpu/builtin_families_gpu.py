@@ -3,7 +3,7 @@
 
 For each row length L in (1, 7, 197, 1000, 4097) and dtype (float32, bfloat16, float16) one
 TorchScript model calls every op a built-in family covers on tensors whose innermost size is L
-(softmax, log_softmax, layer_norm, rms_norm, group_norm, batch_norm in eval mode (NCHW and channels-last),
+(softmax, log_softmax, layer_norm, rms_norm, group_norm and batch_norm in eval mode (NCHW and channels-last),
 adaptive_avg_pool2d to 1, mean, sum, relu, gelu exact and tanh, silu, sigmoid, tanh, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, an in-place add_ on a clone, embedding).
 Each model is captured (`kforge capture --samples 1`), searched with the built-in proposer
@@ -46,7 +46,7 @@ ITERATIONS = 4
 # (add/sub/mul/div: one with a broadcast [L] operand, one with a same-shape operand).
 COVERED = {
     "aten::softmax.int": 1, "aten::log_softmax.int": 1, "aten::layer_norm": 1, "aten::rms_norm": 1,
-    "aten::group_norm": 1, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 1, "aten::mean.dim": 1,
+    "aten::group_norm": 2, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 1, "aten::mean.dim": 1,
     "aten::sum.dim_IntList": 1, "aten::relu": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
     "aten::tanh": 1, "aten::add.Tensor": 2, "aten::sub.Tensor": 2, "aten::mul.Tensor": 2, "aten::div.Tensor": 2,
     "aten::embedding": 1, "aten::add_.Tensor": 1,
@@ -97,6 +97,9 @@ def make_model(length, dtype_name, device):
                 F.layer_norm(x, [length], self.ln_weight, self.ln_bias, 1e-5),
                 F.rms_norm(x, [length], self.rms_weight, 1e-6),
                 F.group_norm(xg, GROUPS, self.gn_weight, self.gn_bias, 1e-5),
+                # channels-last (NHWC) memory, as SD's VAE gives the group_norm after a residual add
+                F.group_norm(x4.contiguous(memory_format=torch.channels_last), GROUPS, self.gn_weight,
+                             self.gn_bias, 1e-5),
                 F.batch_norm(xg, self.bn_mean, self.bn_var, self.bn_weight, self.bn_bias, False, 0.1, 1e-5),
                 # channels-last (NHWC) memory, as in ResNet-50 fp16 channels-last
                 F.batch_norm(x4.contiguous(memory_format=torch.channels_last), self.bn_mean, self.bn_var,
@@ -126,7 +129,7 @@ def make_model(length, dtype_name, device):
         rand(ROWS, length, shift=2.0),                # d: divisor, far from 0
         rand(length, shift=2.0),                      # db: broadcast divisor
         randn(BATCH, CHANNELS, length),               # xg: group_norm / batch_norm input
-        randn(BATCH, CHANNELS, 1, length),            # x4: adaptive_avg_pool2d input
+        randn(BATCH, CHANNELS, 1, length),            # x4: adaptive_avg_pool2d and channels-last norms input
     )
     inputs = tuple(t.to(device=device, dtype=dtype) for t in inputs)
     idx = torch.randint(0, VOCAB, (INDICES,), generator=generator).to(device)

@@ -6,15 +6,6 @@ namespace kforge::core {
 
 namespace {
 
-// Strides of a 4-D [N, C, H, W] tensor stored channels-last (NHWC), as PyTorch gives them.
-bool isChannelsLast(const TensorSpec& t)
-{
-    if (t.sizes.size() != 4 || t.strides.size() != 4)
-        return false;
-    const std::int64_t c = t.sizes[1], h = t.sizes[2], w = t.sizes[3];
-    return t.strides[1] == 1 && t.strides[3] == c && t.strides[2] == w * c && t.strides[0] == h * w * c;
-}
-
 const std::vector<Knob> kKnobs = {{"threads", "threads-per-block", "", ""},
                                   {"vector_width", "vector-width", "", ""},
                                   {"items_per_thread", "items-per-thread", "", ""},

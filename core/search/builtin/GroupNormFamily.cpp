@@ -23,14 +23,16 @@ Result<std::unique_ptr<GroupNormFamily>> GroupNormFamily::create(const OperatorC
     const TensorSpec& in = input->tensors[0];
     if (!isBuiltinFloatDtype(in.dtype))
         return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
-    if (!in.isContiguous())
-        return unsupportedCard(card, "non-contiguous input " + in.toShortString() + " (only NCHW contiguous)");
+    const bool channelsLast = !in.isContiguous() && isChannelsLast(in);
+    if (!in.isContiguous() && !channelsLast)
+        return unsupportedCard(card, "input layout " + in.toShortString() + " (NCHW contiguous or channels-last only)");
     if (in.sizes.size() < 2 || in.numel() == 0)
         return unsupportedCard(card, "input " + in.toShortString() + ": expected a non-empty [N, C, *] tensor");
     const ArgSpec* groups = card.findArg("num_groups");
     if (!groups || groups->kind != ArgKind::Value || !groups->value.is_number_integer())
         return unsupportedCard(card, "the card has no integer argument 'num_groups'");
     std::unique_ptr<GroupNormFamily> f(new GroupNormFamily());
+    f->m_inChannelsLast = channelsLast;
     f->m_inDtype = in.dtype;
     f->m_batch = in.sizes[0];
     f->m_channels = in.sizes[1];
@@ -56,10 +58,16 @@ Result<std::unique_ptr<GroupNormFamily>> GroupNormFamily::create(const OperatorC
     if (!eps || eps->kind != ArgKind::Value || !eps->value.is_number())
         return unsupportedCard(card, "the card has no numeric argument 'eps'");
     f->m_eps = eps->value.get<double>();
-    if (card.outputs.size() != 1 || !isBuiltinFloatDtype(card.outputs[0].dtype) || card.outputs[0].sizes != in.sizes ||
-        !card.outputs[0].isContiguous())
-        return unsupportedCard(card, "expected one contiguous float output of the input's sizes");
-    f->m_outDtype = card.outputs[0].dtype;
+    if (card.outputs.size() != 1 || !isBuiltinFloatDtype(card.outputs[0].dtype) || card.outputs[0].sizes != in.sizes)
+        return unsupportedCard(card, "expected one float output of the input's sizes");
+    const TensorSpec& out = card.outputs[0];
+    // Eager's CUDA group_norm makes a channels-last input contiguous first, so its output is NCHW;
+    // a channels-last output (the layout of the input) is covered too.
+    f->m_outChannelsLast = channelsLast && !out.isContiguous() && isChannelsLast(out);
+    if (!out.isContiguous() && !f->m_outChannelsLast)
+        return unsupportedCard(card, "output layout " + out.toShortString() +
+                                         (channelsLast ? " (NCHW contiguous or channels-last only)" : " (NCHW contiguous only)"));
+    f->m_outDtype = out.dtype;
     if (f->m_batch * f->m_groups * kMaxSplit > 2147483647LL)
         return unsupportedCard(card, "too many groups for one grid");
     return f;
@@ -75,10 +83,11 @@ Result<void> GroupNormFamily::check(const nlohmann::json& p) const
     const int split = p["split"].get<int>();
     if (threads < 64 || threads > 1024)
         return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
-    if (v > 8 || v * dtypeBytes(m_inDtype) > 16 || v * dtypeBytes(m_outDtype) > 16 || m_spatial % v != 0)
+    if (v > 8 || v * dtypeBytes(m_inDtype) > 16 || v * dtypeBytes(m_outDtype) > 16 || vectorUnit() % v != 0)
         return makeError(ErrorCode::InvalidArgument,
-                         "vector_width " + std::to_string(v) + " must divide the spatial size " +
-                             std::to_string(m_spatial) + " (at most 16 bytes)",
+                         "vector_width " + std::to_string(v) + " must divide the " +
+                             (m_inChannelsLast ? "channels per group " : "spatial size ") +
+                             std::to_string(vectorUnit()) + " (at most 16 bytes)",
                          context);
     const std::int64_t groupVectors = m_channels / m_groups * m_spatial / v;
     // Every split block gets at least one vector per thread.
@@ -92,7 +101,7 @@ nlohmann::json GroupNormFamily::rootParams() const
 {
     int v = 1;
     for (int w : {8, 4, 2})
-        if (w * dtypeBytes(m_inDtype) <= 16 && w * dtypeBytes(m_outDtype) <= 16 && m_spatial % w == 0) {
+        if (w * dtypeBytes(m_inDtype) <= 16 && w * dtypeBytes(m_outDtype) <= 16 && vectorUnit() % w == 0) {
             v = w;
             break;
         }
@@ -119,6 +128,84 @@ std::vector<Transformation> GroupNormFamily::transformations(const nlohmann::jso
     return knobNeighbours(params, kKnobs, [this](const nlohmann::json& q) { return check(q).ok(); });
 }
 
+std::string GroupNormFamily::nchwSource(bool hasW, bool hasB) const
+{
+    // Item j of a group is its vector j: the group's CPG * HW values are contiguous.
+    // normalizeRange: vectors [begin, end) of group `pair` with the group's mean and rstd.
+    std::ostringstream s;
+    s << "__device__ __forceinline__ void normalizeRange(const in_t* __restrict__ x, "
+      << (hasW ? "const " + std::string(dtypeCType(m_weightDtype)) + "* __restrict__ w, " : "")
+      << (hasB ? "const " + std::string(dtypeCType(m_biasDtype)) + "* __restrict__ b, " : "")
+      << "out_t* __restrict__ y, long long pair, int begin, int end, float mean, float rstd)\n{\n"
+      << "    const InVec* xg = reinterpret_cast<const InVec*>(x + pair * D);\n"
+      << "    OutVec* yg = reinterpret_cast<OutVec*>(y + pair * D);\n"
+      << (hasW || hasB ? "    const int c0 = static_cast<int>(pair % G) * CPG;\n" : "")
+      << "    for (int j = begin + threadIdx.x; j < end; j += THREADS) {\n"
+      << (hasW || hasB ? "        const int c = c0 + j * V / HW; // HW % V == 0: one channel per vector\n" : "")
+      << (m_spatial == 1 ? std::string()
+                         : std::string("        const float a = rstd") + (hasW ? " * kfLoadW(w[c])" : "") + ";\n" +
+                               "        const float sh = " + (hasB ? "kfLoadB(b[c])" : "0.0f") + " - mean * a;\n")
+      << "        const InVec t = xg[j];\n        OutVec o;\n"
+      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n"
+      // Eager's two forms: one element per channel (HW == 1) is ((x - mean) * rstd) * w + b per
+      // element; otherwise the fused x * a + (b - mean * a).
+      << (m_spatial == 1 ? std::string("            o.v[e] = kfStore((kfLoad(t.v[e]) - mean) * rstd") +
+                                   (hasW ? " * kfLoadW(w[c])" : "") + (hasB ? " + kfLoadB(b[c])" : "") + ");\n"
+                         : std::string("            o.v[e] = kfStore(kfLoad(t.v[e]) * a + sh);\n"))
+      << "        yg[j] = o;\n    }\n}\n"
+      << "__device__ __forceinline__ void welfordRange(const in_t* __restrict__ x, long long pair, int begin, int end, "
+         "float& n, float& mean, float& m2)\n{\n"
+      << "    const InVec* xg = reinterpret_cast<const InVec*>(x + pair * D);\n"
+      << "    n = 0.0f;\n    mean = 0.0f;\n    m2 = 0.0f;\n"
+      << "    for (int j = begin + threadIdx.x; j < end; j += THREADS) {\n        const InVec t = xg[j];\n"
+      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            kfWelfordAdd(n, mean, m2, kfLoad(t.v[e]));\n    }\n"
+      << "    kfBlockWelford<THREADS>(n, mean, m2);\n}\n";
+    return s.str();
+}
+
+std::string GroupNormFamily::channelsLastSource(bool hasW, bool hasB) const
+{
+    // Item j of a group is the V channels (j % NCV) * V .. + V - 1 of the group at spatial position
+    // j / NCV: V contiguous values in NHWC memory, and consecutive threads read consecutive ones.
+    std::ostringstream s;
+    s << "constexpr int NCV = CPG / V; // vectors per spatial position of a group\n"
+      << "__device__ __forceinline__ long long kfGroupBase(long long pair) // (n, hw 0, channel g * CPG)\n{\n"
+      << "    return (pair / G) * HW * C + (pair % G) * CPG;\n}\n"
+      << "__device__ __forceinline__ long long kfItemOffset(int j) { return static_cast<long long>(j / NCV) * C + (j % NCV) * V; }\n"
+      << "__device__ __forceinline__ void welfordRange(const in_t* __restrict__ x, long long pair, int begin, int end, "
+         "float& n, float& mean, float& m2)\n{\n"
+      << "    const in_t* xg = x + kfGroupBase(pair);\n"
+      << "    n = 0.0f;\n    mean = 0.0f;\n    m2 = 0.0f;\n"
+      << "    for (int j = begin + threadIdx.x; j < end; j += THREADS) {\n"
+      << "        const InVec t = *reinterpret_cast<const InVec*>(xg + kfItemOffset(j));\n"
+      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            kfWelfordAdd(n, mean, m2, kfLoad(t.v[e]));\n    }\n"
+      << "    kfBlockWelford<THREADS>(n, mean, m2);\n}\n";
+    // Normalizes items [begin, end) of group `pair`: per element x * a + (b - mean * a), the fused
+    // form eager's NCHW kernel uses (it runs on a contiguous copy of a channels-last input).
+    s << "__device__ __forceinline__ void normalizeRange(const in_t* __restrict__ x, "
+      << (hasW ? "const " + std::string(dtypeCType(m_weightDtype)) + "* __restrict__ w, " : "")
+      << (hasB ? "const " + std::string(dtypeCType(m_biasDtype)) + "* __restrict__ b, " : "")
+      << "out_t* __restrict__ y, long long pair, int begin, int end, float mean, float rstd)\n{\n"
+      << "    const long long base = kfGroupBase(pair);\n"
+      << "    const int c0 = static_cast<int>(pair % G) * CPG;\n"
+      << "    for (int j = begin + threadIdx.x; j < end; j += THREADS) {\n"
+      << "        const long long at = base + kfItemOffset(j);\n"
+      << "        const int c = c0 + (j % NCV) * V;\n"
+      << "        const InVec t = *reinterpret_cast<const InVec*>(x + at);\n"
+      << (m_outChannelsLast ? "        OutVec o;\n"
+                            : "        // NCHW output: element e goes to channel c + e's plane at this spatial position.\n"
+                              "        out_t* yp = y + ((pair / G) * C + c) * static_cast<long long>(HW) + j / NCV;\n")
+      << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n"
+      << "            const float a = rstd" << (hasW ? " * kfLoadW(w[c + e])" : "") << ";\n"
+      << "            const float sh = " << (hasB ? "kfLoadB(b[c + e])" : "0.0f") << " - mean * a;\n"
+      << (m_outChannelsLast ? "            o.v[e] = kfStore(kfLoad(t.v[e]) * a + sh);\n"
+                            : "            yp[static_cast<long long>(e) * HW] = kfStore(kfLoad(t.v[e]) * a + sh);\n")
+      << "        }\n"
+      << (m_outChannelsLast ? "        *reinterpret_cast<OutVec*>(y + at) = o;\n" : "")
+      << "    }\n}\n";
+    return s.str();
+}
+
 Result<Candidate> GroupNormFamily::generate(const nlohmann::json& params) const
 {
     if (auto r = check(params); !r)
@@ -132,7 +219,9 @@ Result<Candidate> GroupNormFamily::generate(const nlohmann::json& params) const
 
     std::ostringstream s;
     s << "// Built-in group_norm: " << m_batch << " x " << m_groups << " groups of " << m_channels / m_groups
-      << " channels x " << m_spatial << " elements, " << m_inDtype << " -> " << m_outDtype
+      << " channels x " << m_spatial << " elements"
+      << (m_inChannelsLast ? (m_outChannelsLast ? " (channels-last)" : " (channels-last input, NCHW output)") : "")
+      << ", " << m_inDtype << " -> " << m_outDtype
       << ", fp32 Welford statistics" << (split > 1 ? ", each group split over " + std::to_string(split) + " blocks" : "")
       << ".\n// Template parameters: " << params.dump() << "\n"
       << dtypePrelude(m_inDtype, m_outDtype);
@@ -164,34 +253,7 @@ Result<Candidate> GroupNormFamily::generate(const nlohmann::json& params) const
       << "; }\n";
     const std::string wParam = hasW ? "const " + std::string(dtypeCType(m_weightDtype)) + "* __restrict__ w, " : "";
     const std::string bParam = hasB ? "const " + std::string(dtypeCType(m_biasDtype)) + "* __restrict__ b, " : "";
-    // Normalizes vectors [begin, end) of group `pair` with the group's mean and rstd.
-    s << "__device__ __forceinline__ void normalizeRange(const in_t* __restrict__ x, "
-      << (hasW ? "const " + std::string(dtypeCType(m_weightDtype)) + "* __restrict__ w, " : "")
-      << (hasB ? "const " + std::string(dtypeCType(m_biasDtype)) + "* __restrict__ b, " : "")
-      << "out_t* __restrict__ y, long long pair, int begin, int end, float mean, float rstd)\n{\n"
-      << "    const InVec* xg = reinterpret_cast<const InVec*>(x + pair * D);\n"
-      << "    OutVec* yg = reinterpret_cast<OutVec*>(y + pair * D);\n"
-      << (hasW || hasB ? "    const int c0 = static_cast<int>(pair % G) * CPG;\n" : "")
-      << "    for (int j = begin + threadIdx.x; j < end; j += THREADS) {\n"
-      << (hasW || hasB ? "        const int c = c0 + j * V / HW; // HW % V == 0: one channel per vector\n" : "")
-      << (m_spatial == 1 ? std::string()
-                         : std::string("        const float a = rstd") + (hasW ? " * kfLoadW(w[c])" : "") + ";\n" +
-                               "        const float sh = " + (hasB ? "kfLoadB(b[c])" : "0.0f") + " - mean * a;\n")
-      << "        const InVec t = xg[j];\n        OutVec o;\n"
-      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n"
-      // Eager's two forms: one element per channel (HW == 1) is ((x - mean) * rstd) * w + b per
-      // element; otherwise the fused x * a + (b - mean * a).
-      << (m_spatial == 1 ? std::string("            o.v[e] = kfStore((kfLoad(t.v[e]) - mean) * rstd") +
-                                   (hasW ? " * kfLoadW(w[c])" : "") + (hasB ? " + kfLoadB(b[c])" : "") + ");\n"
-                         : std::string("            o.v[e] = kfStore(kfLoad(t.v[e]) * a + sh);\n"))
-      << "        yg[j] = o;\n    }\n}\n"
-      << "__device__ __forceinline__ void welfordRange(const in_t* __restrict__ x, long long pair, int begin, int end, "
-         "float& n, float& mean, float& m2)\n{\n"
-      << "    const InVec* xg = reinterpret_cast<const InVec*>(x + pair * D);\n"
-      << "    n = 0.0f;\n    mean = 0.0f;\n    m2 = 0.0f;\n"
-      << "    for (int j = begin + threadIdx.x; j < end; j += THREADS) {\n        const InVec t = xg[j];\n"
-      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            kfWelfordAdd(n, mean, m2, kfLoad(t.v[e]));\n    }\n"
-      << "    kfBlockWelford<THREADS>(n, mean, m2);\n}\n";
+    s << (m_inChannelsLast ? channelsLastSource(hasW, hasB) : nchwSource(hasW, hasB));
     const std::string wArg = std::string(hasW ? "w, " : "") + (hasB ? "b, " : "");
     nlohmann::json launches = nlohmann::json::array();
     std::vector<std::string> affineArgs;

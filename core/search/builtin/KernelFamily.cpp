@@ -85,6 +85,14 @@ bool isPowerOfTwo(std::int64_t v)
     return v > 0 && (v & (v - 1)) == 0;
 }
 
+bool isChannelsLast(const TensorSpec& t)
+{
+    if (t.sizes.size() != 4 || t.strides.size() != 4)
+        return false;
+    const std::int64_t c = t.sizes[1], h = t.sizes[2], w = t.sizes[3];
+    return t.strides[1] == 1 && t.strides[3] == c && t.strides[2] == w * c && t.strides[0] == h * w * c;
+}
+
 std::string dtypeLoader(const std::string& fn, const std::string& dtype)
 {
     std::string s;

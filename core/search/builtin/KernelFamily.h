@@ -59,6 +59,8 @@ Error unsupportedCard(const OperatorCard& card, const std::string& why);
 /// tensor; otherwise the Unsupported error saying which of these it is not.
 Result<const TensorSpec*> contiguousFloatInput(const OperatorCard& card, const std::string& name);
 bool isPowerOfTwo(std::int64_t v);
+/// A 4-D [N, C, H, W] tensor stored channels-last (NHWC), with the strides PyTorch gives it.
+bool isChannelsLast(const TensorSpec& t);
 /// `#include` lines for a dtype plus `__device__ float NAME(T v)` converting one element to float;
 /// used for tensors whose dtype may differ from the main input's (weights, running stats, operands).
 std::string dtypeLoader(const std::string& fn, const std::string& dtype);

@@ -558,6 +558,48 @@ TEST(BuiltinProposer, GroupNormCompilesSingleAndSplitPlans)
     EXPECT_EQ(root["scratch"][0]["name"], "partials");
 }
 
+TEST(BuiltinProposer, GroupNormCoversChannelsLastInputs)
+{
+    // SD 3.5's VAE: a residual add leaves NHWC memory that the next ResnetBlock's group_norm reads.
+    // Eager's CUDA group_norm answers with an NCHW output; a channels-last output is covered too.
+    for (const std::string& dtype : kDtypes)
+        for (const auto& [sizes, groups] : std::vector<std::pair<std::vector<std::int64_t>, std::int64_t>>{
+                 {{2, 512, 64, 64}, 32}, {{3, 12, 5, 7}, 4}, {{1, 6, 2, 3}, 3}})
+            for (const bool outChannelsLast : {false, true}) {
+                SCOPED_TRACE(dtype + " " + cudaTensor(dtype, sizes).toShortString() +
+                             (outChannelsLast ? " -> NHWC" : " -> NCHW"));
+                OperatorCard card = groupNormCard(dtype, sizes, groups, true);
+                const std::int64_t c = sizes[1], h = sizes[2], w = sizes[3];
+                const std::vector<std::int64_t> nhwc{h * w * c, 1, w * c, c};
+                card.args[0].tensors[0].strides = nhwc;
+                if (outChannelsLast)
+                    card.outputs[0].strides = nhwc;
+                ASSERT_TRUE(BuiltinProposer::supports(card).ok()) << BuiltinProposer::supports(card).error().message;
+                const SearchTree tree = growChain(card, 3, true);
+                EXPECT_GE(tree.size(), c / groups >= 8 ? 3u : 2u); // tiny groups: only threads to vary
+                for (const SearchNode& node : tree.nodes()) {
+                    EXPECT_NE(node.candidate.source.find(outChannelsLast ? "(channels-last)"
+                                                                         : "(channels-last input, NCHW output)"),
+                              std::string::npos);
+                    // A vector holds consecutive channels of one group: its width divides C / G.
+                    EXPECT_EQ(c / groups % node.provenance.details["params"]["vector_width"].get<int>(), 0);
+                }
+            }
+    // The SD shape splits its 64 groups across blocks, as the NCHW one does.
+    OperatorCard sd = groupNormCard("float16", {2, 512, 64, 64}, 32, true);
+    sd.args[0].tensors[0].strides = {64 * 64 * 512, 1, 64 * 512, 512};
+    EXPECT_GT(growChain(sd, 1, true).root()->provenance.details["params"]["split"].get<int>(), 1);
+    // Other layouts are refused with the reason.
+    OperatorCard transposed = groupNormCard("float32", {2, 8, 4, 4}, 2, true);
+    transposed.args[0].tensors[0].strides = {128, 1, 8, 32};
+    ASSERT_FALSE(BuiltinProposer::supports(transposed).ok());
+    EXPECT_NE(BuiltinProposer::supports(transposed).error().message.find("NCHW contiguous or channels-last only"),
+              std::string::npos);
+    OperatorCard nchwToNhwc = groupNormCard("float32", {2, 8, 4, 4}, 2, true);
+    nchwToNhwc.outputs[0].strides = {128, 1, 32, 8};
+    EXPECT_FALSE(BuiltinProposer::supports(nchwToNhwc).ok());
+}
+
 TEST(BuiltinProposer, ReductionsCompileForEveryDtypeAndRowLength)
 {
     for (const std::string& dtype : kDtypes) {
