@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 namespace kforge::cli {
 namespace {
@@ -42,8 +43,14 @@ int runTreeCommand(const std::vector<std::string>& args)
     auto tree = store.load();
     if (!tree)
         return fail(tree.error().toString());
+    const std::map<std::string, const core::SearchNode*> bestByGpu = tree->bestPassedByGpu();
     if (parser.has("--json")) {
-        std::cout << core::toJson(tree.value()).dump(2) << "\n";
+        nlohmann::json out = core::toJson(tree.value());
+        nlohmann::json best = nlohmann::json::object();
+        for (const auto& [gpu, node] : bestByGpu)
+            best[gpu] = node->id;
+        out["best_by_gpu"] = best;
+        std::cout << out.dump(2) << "\n";
         return 0;
     }
     std::cout << "card " << card->id << " " << card->qualifiedName() << ": " << tree->nodes().size() << " nodes\n";
@@ -65,6 +72,14 @@ int runTreeCommand(const std::vector<std::string>& args)
                       node.parentId.value_or("-").c_str(), core::nodeStatusName(node.status), median, speedup,
                       what.c_str());
         std::cout << line;
+    }
+    // Timings are compared within one GPU model only: the best node of each.
+    for (const auto& [gpu, node] : bestByGpu) {
+        char speedup[32] = "no speedup";
+        if (node->speedup)
+            std::snprintf(speedup, sizeof speedup, "%.3fx", *node->speedup);
+        std::cout << "best on " << (gpu.empty() ? std::string("an unnamed device") : gpu) << ": " << node->id << " "
+                  << speedup << "\n";
     }
     return 0;
 }

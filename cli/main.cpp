@@ -90,10 +90,11 @@ constexpr const char* kTreeHelp = R"(usage: kforge tree PROJECT_DIR --card ID [-
 
 Prints the search tree of one card (PROJECT_DIR/search/<card id>/tree.json, docs/search.md): per
 node its parent, status, median latency, speedup over eager and the transformation, LLM or manual
-edit that produced it, with the failure reason of failed nodes.
+edit that produced it, with the failure reason of failed nodes; then the best passed node of each
+GPU model the nodes were evaluated on (timings are only compared within one GPU model).
 
   --card ID   the card (an id or a unique prefix)
-  --json      the tree file's JSON
+  --json      the tree file's JSON, plus "best_by_gpu": {GPU model: node id}
 )";
 
 constexpr const char* kOptimizeHelp = R"(usage: kforge optimize PROJECT_DIR [options]

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <set>
 
 namespace kforge::core {
@@ -165,16 +166,42 @@ std::optional<double> exportSpeedupOf(const SearchNode& node)
     return node.speedup;
 }
 
+namespace {
+
+bool exportable(const SearchNode& node)
+{
+    return node.status == NodeStatus::Passed && node.latency && node.latency->medianUs > 0 &&
+           exportSpeedupOf(node).has_value();
+}
+
+// Exportable nodes per GPU model (gpuModelOf).
+std::map<std::string, int> exportableByGpu(const SearchTree& tree)
+{
+    std::map<std::string, int> counts;
+    for (const SearchNode& node : tree.nodes())
+        if (exportable(node))
+            ++counts[gpuModelOf(node)];
+    return counts;
+}
+
+} // namespace
+
 const SearchNode* bestExportableNode(const SearchTree& tree)
 {
+    const std::map<std::string, int> counts = exportableByGpu(tree);
+    std::string gpu; // the model with the most exportable nodes; the map's order breaks ties
+    int most = 0;
+    for (const auto& [model, count] : counts)
+        if (count > most) {
+            gpu = model;
+            most = count;
+        }
     const SearchNode* best = nullptr;
     double bestSpeedup = 0;
     for (const SearchNode& node : tree.nodes()) {
-        if (node.status != NodeStatus::Passed || !node.latency || node.latency->medianUs <= 0)
+        if (!exportable(node) || gpuModelOf(node) != gpu)
             continue;
         const std::optional<double> speedup = exportSpeedupOf(node);
-        if (!speedup)
-            continue;
         if (!best || *speedup > bestSpeedup ||
             (*speedup == bestSpeedup && node.latency->medianUs < best->latency->medianUs)) {
             best = &node;
@@ -330,7 +357,8 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
         decision.speedup = speedup;
         decision.medianUs = node->latency->medianUs;
         decision.spreadPercent = (node->latency->q3Us - node->latency->q1Us) / node->latency->medianUs * 100.0;
-        const std::string best = "best " + formatSpeedup(speedup) + " (" + node->id + ")";
+        const std::string gpu = exportableByGpu(tree).size() > 1 ? " on " + gpuModelOf(*node) : std::string();
+        const std::string best = "best " + formatSpeedup(speedup) + " (" + node->id + ")" + gpu;
         if (!(speedup >= options.minSpeedup)) {
             finish("best " + formatSpeedup(speedup) + " below --min-speedup " + formatNumber(options.minSpeedup) + " (" +
                    node->id + ")");
@@ -408,7 +436,7 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
         kernel.validation["sanitizer"] = verdict.record;
         decision.custom = true;
         decision.architectures = archs;
-        decision.reason = formatSpeedup(speedup) + " (" + node->id + ")";
+        decision.reason = formatSpeedup(speedup) + " (" + node->id + ")" + gpu;
         if (!verdict.record.value("checked", false)) {
             decision.reason += ", not sanitizer-checked";
             uncheckedByReason[verdict.record.value("reason", std::string("no reason given"))].push_back(kernel.id);

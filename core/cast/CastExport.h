@@ -124,6 +124,9 @@ std::optional<double> exportSpeedupOf(const SearchNode& node);
 
 /// The node export would package: passed, with a latency and a speedup; the highest speedup wins,
 /// ties go to the lower median latency, then to the earlier node. Null when there is none.
+/// Speedups measured on different GPU models are not compared: in a tree evaluated on several
+/// (gpuModelOf; a box with mixed GPUs), only the nodes of the model with the most exportable nodes
+/// compete (ties: the model whose name sorts first).
 const SearchNode* bestExportableNode(const SearchTree& tree);
 
 /// The guard of a card: one TensorGuard per tensor argument in schema order (a tensor list gives

@@ -126,22 +126,51 @@ Result<void> SearchTree::addVisit(const std::string& id, double reward)
     return {};
 }
 
+namespace {
+
+// Whether passed `node` beats passed `best` (nullptr: anything does): the higher speedup; when
+// neither has one, the lower median latency; ties keep the earlier node.
+bool betterPassed(const SearchNode& node, const SearchNode* best)
+{
+    if (!best)
+        return true;
+    if (node.speedup || best->speedup)
+        return node.speedup && (!best->speedup || *node.speedup > *best->speedup);
+    return node.latency->medianUs < best->latency->medianUs;
+}
+
+} // namespace
+
+std::string gpuModelOf(const SearchNode& node)
+{
+    const nlohmann::json& details = node.evaluationDetails;
+    if (!details.is_object() || !details.contains("worker") || !details["worker"].is_object())
+        return {};
+    const nlohmann::json& worker = details["worker"];
+    if (!worker.contains("gpu") || !worker["gpu"].is_object())
+        return {};
+    const nlohmann::json& gpu = worker["gpu"];
+    return gpu.contains("gpu") && gpu["gpu"].is_string() ? gpu["gpu"].get<std::string>() : std::string();
+}
+
 const SearchNode* SearchTree::bestPassed() const
 {
     const SearchNode* best = nullptr;
+    for (const SearchNode& node : m_nodes)
+        if (node.status == NodeStatus::Passed && betterPassed(node, best))
+            best = &node;
+    return best;
+}
+
+std::map<std::string, const SearchNode*> SearchTree::bestPassedByGpu() const
+{
+    std::map<std::string, const SearchNode*> best;
     for (const SearchNode& node : m_nodes) {
         if (node.status != NodeStatus::Passed)
             continue;
-        if (!best) {
-            best = &node;
-            continue;
-        }
-        if (node.speedup || best->speedup) {
-            if (node.speedup && (!best->speedup || *node.speedup > *best->speedup))
-                best = &node;
-        } else if (node.latency->medianUs < best->latency->medianUs) {
-            best = &node;
-        }
+        const SearchNode*& slot = best[gpuModelOf(node)];
+        if (betterPassed(node, slot))
+            slot = &node;
     }
     return best;
 }

@@ -13,11 +13,17 @@
 #include "util/Result.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace kforge::core {
+
+/// The GPU model a node was evaluated on ("NVIDIA H200"): the name the evaluating worker gave
+/// (evaluation details {"worker": {"gpu": {"gpu": NAME}}}); empty when the details do not say
+/// (a synthetic evaluator, a node never evaluated).
+std::string gpuModelOf(const SearchNode& node);
 
 class SearchTree {
 public:
@@ -54,6 +60,10 @@ public:
     /// The passed node with the highest speedup (ties: the earlier node); when no node has a
     /// speedup, the passed node with the lowest median latency; nullptr if none passed.
     const SearchNode* bestPassed() const;
+    /// bestPassed among the nodes evaluated on each GPU model (gpuModelOf), keyed by that model:
+    /// timings are only compared within one GPU model. A tree evaluated on one GPU model has one
+    /// entry, the node bestPassed() gives.
+    std::map<std::string, const SearchNode*> bestPassedByGpu() const;
     /// The path root -> `id` (inclusive); empty for an unknown id.
     std::vector<const SearchNode*> lineage(const std::string& id) const;
     /// The failed children of `id`, in creation order (what a prompt for a new revision of `id`

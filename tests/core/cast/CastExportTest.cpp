@@ -80,6 +80,7 @@ struct NodeSpec {
     double eagerUs = 15;
     std::optional<double> paired;
     std::string arch = "sm_90";
+    std::string gpu; // the evaluating worker's GPU model; empty: the details do not name one
 };
 
 // A tree whose root and children (all children of the root) are `nodes`, in order.
@@ -97,6 +98,8 @@ SearchTree makeTree(const OperatorCard& card, const std::vector<NodeSpec>& nodes
             evaluation.latency = LatencyStats{spec.medianUs, spec.medianUs * 0.95, spec.medianUs * 1.05};
             evaluation.eagerUs = spec.eagerUs;
             evaluation.details = passedDetails(spec.arch, spec.paired);
+            if (!spec.gpu.empty())
+                evaluation.details["worker"] = {{"pid", 1}, {"gpu", {{"gpu", spec.gpu}, {"architecture", spec.arch}}}};
         } else if (isFailure(spec.status)) {
             evaluation.failureReason = "failed: output 0 differs";
         } else {
@@ -452,6 +455,36 @@ TEST_F(CastExportTest, EveryCardIsAuditedAndThePackageReadsBack)
     EXPECT_EQ(read->audit, result.package.audit);
     EXPECT_EQ(read->auditNotes, result.package.auditNotes);
     EXPECT_EQ(read->model, options.model);
+}
+
+TEST_F(CastExportTest, SpeedupsOfDifferentGpuModelsAreNotCompared)
+{
+    Project project;
+    const OperatorCard card = makeCard("aten::softmax", "int");
+    project.cards = {card};
+    // Three nodes from an H200 and two from an L40S, whose 3x is the highest speedup overall:
+    // export compares only the H200's (the model with the most nodes) and names it.
+    std::vector<NodeSpec> nodes = {{NodeStatus::Passed, 10, 12, 1.2},
+                                   {NodeStatus::Passed, 5, 15, 3.0},
+                                   {NodeStatus::Passed, 8, 14, 1.6},
+                                   {NodeStatus::Passed, 6, 12, 2.0},
+                                   {NodeStatus::Passed, 7, 12, 1.4}};
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        nodes[i].gpu = (i == 1 || i == 3) ? "NVIDIA L40S" : "NVIDIA H200";
+    const SearchTree tree = makeTree(card, nodes);
+    EXPECT_EQ(bestExportableNode(tree)->id, "n2");
+    const ExportResult result = exportOk(project, {{card.id, tree}});
+    ASSERT_EQ(result.decisions.size(), 1u);
+    EXPECT_EQ(result.decisions[0].nodeId, "n2");
+    EXPECT_NE(result.decisions[0].reason.find("on NVIDIA H200"), std::string::npos) << result.decisions[0].reason;
+
+    // One GPU model: the reason does not name it, and the best of all nodes wins.
+    for (NodeSpec& node : nodes)
+        node.gpu = "NVIDIA H200";
+    const SearchTree single = makeTree(card, nodes);
+    EXPECT_EQ(bestExportableNode(single)->id, "n1");
+    const ExportResult one = exportOk(project, {{card.id, single}});
+    EXPECT_EQ(one.decisions[0].reason.find(" on "), std::string::npos) << one.decisions[0].reason;
 }
 
 TEST_F(CastExportTest, UnknownCardIdIsAnError)

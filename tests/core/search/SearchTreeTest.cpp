@@ -106,6 +106,40 @@ TEST(SearchTree, BestLineageAndFailedSiblings)
     EXPECT_EQ(empty.bestPassed(), nullptr);
 }
 
+TEST(SearchTree, BestIsRecordedPerGpuModel)
+{
+    // A box with two GPU models: each node's details name the GPU that evaluated it.
+    auto on = [](const std::string& gpu, double medianUs) {
+        Evaluation e = passed(medianUs);
+        e.details = {{"worker", {{"pid", 1}, {"gpu", {{"gpu", gpu}, {"architecture", "sm_90"}}}}}};
+        return e;
+    };
+    SearchTree tree("c", 1);
+    const std::string root = *tree.addRoot({"r", {}}, {}, 0);
+    ASSERT_TRUE(tree.recordEvaluation(root, on("NVIDIA H200", 100)).ok());
+    const std::vector<std::pair<std::string, double>> children = {
+        {"NVIDIA H200", 50}, {"NVIDIA L40S", 20}, {"NVIDIA H200", 40}, {"NVIDIA L40S", 30}};
+    for (const auto& [gpu, us] : children) {
+        const std::string id = *tree.addChild(root, {gpu, {}}, {}, 0);
+        ASSERT_TRUE(tree.recordEvaluation(id, on(gpu, us)).ok());
+    }
+    const std::string unnamed = *tree.addChild(root, {"synthetic", {}}, {}, 0);
+    ASSERT_TRUE(tree.recordEvaluation(unnamed, passed(90)).ok());
+
+    EXPECT_EQ(gpuModelOf(*tree.find("n2")), "NVIDIA L40S");
+    EXPECT_EQ(gpuModelOf(*tree.find(unnamed)), "");
+    const auto best = tree.bestPassedByGpu();
+    ASSERT_EQ(best.size(), 3u);
+    EXPECT_EQ(best.at("NVIDIA H200")->id, "n3"); // 2.5x, the best of the H200's nodes
+    EXPECT_EQ(best.at("NVIDIA L40S")->id, "n2"); // 5x
+    EXPECT_EQ(best.at("")->id, unnamed);
+    EXPECT_EQ(tree.bestPassed()->id, "n2"); // over every node, as the run summary reports it
+
+    SearchTree single = sampleTree(); // no worker details: one entry, bestPassed's node
+    ASSERT_EQ(single.bestPassedByGpu().size(), 1u);
+    EXPECT_EQ(single.bestPassedByGpu().at("")->id, single.bestPassed()->id);
+}
+
 TEST(SearchTree, RejectsEvaluationsThatBreakTheContract)
 {
     SearchTree tree("c", 1);
