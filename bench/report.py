@@ -12,7 +12,7 @@ Written to --out-dir (bench/results/ by default):
 
 Plain Python (no torch, no GPU): runs wherever the JSON files are.
 
-Usage: report.py RESULT.json|DIR ... [--out-dir bench/results] [--date YYYY-MM-DD]
+Usage: report.py RESULT.json|DIR ... [--out-dir bench/results] [--date YYYY-MM-DD] [--suffix run2]
 """
 import argparse
 import csv
@@ -268,7 +268,12 @@ def end_to_end_lines(result):
         if kernels is not None:
             parts.append(f"{len(kernels)} kernels, {sum(k.get('hits') or 0 for k in kernels)} hits, "
                          f"{sum(k.get('fallbacks') or 0 for k in kernels)} fallbacks")
-        if piece.get("eager_before_ms") is not None:
+        rounds = piece.get("rounds")
+        if rounds:
+            parts.append("alternating rounds, eager / .cast ms: " + ", ".join(
+                f"{fmt(e, '{:.2f}')} / {fmt(c, '{:.2f}')}" for e, c in zip(rounds["eager_ms"], rounds["cast_ms"])) +
+                f"; speedup {fmt(piece.get('speedup'), '{:.3f}')}x (median of the rounds' ratios)")
+        elif piece.get("eager_before_ms") is not None:
             parts.append(f"eager in the same process {fmt(piece['eager_before_ms'], '{:.2f}')} ms before loading, "
                          f"{fmt(piece.get('eager_after_ms'), '{:.2f}')} ms after unloading")
         if piece.get("compile_s") is not None:
@@ -303,8 +308,10 @@ def write_markdown(path, results, date, gpu, files, argv):
             "--min-speedup 1.05 and every export gate passed). Model time: the cards' share of the sum of per-card "
             "eager times at capture (each timed alone, L2 flushed), not a profile of the model. End to end: do_bench "
             "median of the eager nn.Module, of the same module with the .cast loaded through libkforge_runtime, and "
-            "of torch.compile(mode='max-autotune-no-cudagraphs'); `kforge run` times the TorchScript model (wall "
-            "clock + synchronize).", ""]
+            "of torch.compile(mode='max-autotune-no-cudagraphs'); the .cast speedup is the median ratio over rounds "
+            "that alternate eager and the loaded package in one process (where the run recorded them; the rounds "
+            "are listed under each model); `kforge run` times the TorchScript model (wall clock + synchronize), "
+            "eager and the package alternating too.", ""]
     out += ["## The paper's headline per-op speedups next to ours", "",
             "| op | paper model | paper speedup (GB10, LLM proposer) | our model | our card | evaluator | do_bench | "
             "vs torch.compile | exported |", "|---|---|---|---|---|---|---|---|---|"]
@@ -383,6 +390,7 @@ def main():
     parser.add_argument("inputs", nargs="+", help="result JSON files or folders holding them")
     parser.add_argument("--out-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     parser.add_argument("--date", help="date in the file names (default: the latest result's)")
+    parser.add_argument("--suffix", default="", help="appended to the file names, for a second run on one date")
     args = parser.parse_args()
     try:
         results = load_results(args.inputs)
@@ -397,7 +405,7 @@ def main():
     gpu_name = next(((r.get("environment") or {}).get("gpu") for r in results.values()), None) or "unknown GPU"
     slug = re.sub(r"[^a-z0-9]+", "-", gpu_name.lower().replace("nvidia", "")).strip("-") or "gpu"
     os.makedirs(args.out_dir, exist_ok=True)
-    base = os.path.join(args.out_dir, f"{date}-suite-{slug}")
+    base = os.path.join(args.out_dir, f"{date}-suite-{slug}" + (f"-{args.suffix}" if args.suffix else ""))
     cards = [dict(model=m, **card_numbers(c)) for m, r in results.items() for c in r["cards"]]
     write_csv(base + "-cards.csv", cards)
     write_csv(base + "-models.csv", [model_numbers(r) for r in results.values()])

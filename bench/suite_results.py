@@ -97,10 +97,14 @@ def summarize(cards, end_to_end, optimize, all_cards):
     e2e = {}
     eager = (end_to_end.get("eager") or {}).get("ms")
     for name in ("eager", "cast_runtime", "compile"):
-        ms = (end_to_end.get(name) or {}).get("ms")
+        piece = end_to_end.get(name) or {}
+        ms = piece.get("ms")
         if ms:
             e2e[name + "_ms"] = ms
-            if eager and name != "eager":
+            if piece.get("speedup"):  # measured against eager alternating with it in one process
+                e2e[name + "_speedup_vs_eager"] = piece["speedup"]
+                e2e[name + "_eager_ms"] = piece.get("eager_ms")
+            elif eager and name != "eager":
                 e2e[name + "_speedup_vs_eager"] = eager / ms
     run = end_to_end.get("kforge_run") or {}
     if run.get("report"):
