@@ -7,9 +7,11 @@
 #include "util/AtomicFile.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <regex>
 #include <unistd.h>
 
@@ -40,48 +42,72 @@ json finish(json report, const std::string& status, const std::string& reason,
     return report;
 }
 
+// One compute-sanitizer tool's run of the captured-sample validation: its record for the report,
+// and the failure line when it found something (empty when it passed).
+struct ToolRun {
+    json record;
+    std::string failure;
+};
+
+ToolRun runSanitizerTool(const char* name, const std::string& tool, const json& payload, const WorkerClient& worker,
+                         std::chrono::milliseconds timeout)
+{
+    const std::filesystem::path log = std::filesystem::temp_directory_path() /
+                                      ("kforge-sanitizer-" + std::to_string(::getpid()) + "-" + name + ".log");
+    std::error_code ec;
+    std::filesystem::remove(log, ec);
+    WorkerCommand command;
+    command.executable = tool;
+    // API errors are not the candidate's: the evaluator probes kernel signatures with
+    // cuFuncGetParamInfo past the last parameter on purpose (the driver has no count query).
+    command.arguments = {"--tool", name, "--log-file", log.string(), "--print-limit", "20",
+                         "--report-api-errors", "no", worker.command().executable};
+    command.environment = worker.command().environment;
+    command.environment.emplace_back("PYTORCH_NO_CUDA_MEMORY_CACHING", "1");
+    command.startTimeout = std::chrono::minutes(5);
+    WorkerClient sanitized(command);
+    WorkerResponse response = sanitized.request("evaluate", payload, timeout);
+    sanitized.shutdown();
+    const std::string text = readWholeFile(log).ok() ? readWholeFile(log).value() : std::string();
+    std::filesystem::remove(log, ec);
+    const std::optional<int> errors = sanitizerErrorCount(text);
+    ToolRun run;
+    run.record = json{{"errors", errors ? json(*errors) : json()},
+                      {"evaluation", response.ok() ? response.result.value("status", std::string()) : response.describe()}};
+    if (!errors || *errors > 0 || !response.ok()) {
+        run.record["log"] = text.size() > 16384 ? text.substr(0, 16384) + "\n[truncated]" : text;
+        run.failure = std::string("compute-sanitizer ") + name + ": " +
+                      (!response.ok() ? response.describe()
+                       : errors       ? std::to_string(*errors) + " error(s)"
+                                      : std::string("no summary in its log"));
+    }
+    return run;
+}
+
 // Runs the captured-sample validation of a candidate under each compute-sanitizer tool, in a
 // worker of its own (the tools slow kernels 10-100x and must see the whole process). PyTorch's
 // caching allocator is turned off there so that every buffer is its own allocation and an access
 // past an input or output is an error the tool can see. Any finding fails the candidate.
+// The four tools run at once (nothing is timed; each is its own process on the GPU), which makes
+// the gate about as long as its slowest tool; the report and the failure line name the tools in
+// the fixed order memcheck, racecheck, initcheck, synccheck whatever finishes first.
 json sanitize(const BenchRequest& request, json payload, const WorkerClient& worker, std::string& failure)
 {
     const std::string tool = findComputeSanitizer();
     if (tool.empty())
         return json{{"checked", false}, {"reason", "compute-sanitizer not found: not sanitizer-checked"}};
     payload["options"] = json{{"time", false}, {"fresh_input_sets", 0}};
+    constexpr std::array<const char*, 4> kTools = {"memcheck", "racecheck", "initcheck", "synccheck"};
+    std::array<std::future<ToolRun>, kTools.size()> runs;
+    for (std::size_t i = 0; i < kTools.size(); ++i)
+        runs[i] = std::async(std::launch::async, runSanitizerTool, kTools[i], std::cref(tool), std::cref(payload),
+                             std::cref(worker), request.sanitizerTimeout);
     json results = json::object();
-    for (const char* name : {"memcheck", "racecheck", "initcheck", "synccheck"}) {
-        const std::filesystem::path log = std::filesystem::temp_directory_path() /
-                                          ("kforge-sanitizer-" + std::to_string(::getpid()) + "-" + name + ".log");
-        std::error_code ec;
-        std::filesystem::remove(log, ec);
-        WorkerCommand command;
-        command.executable = tool;
-        // API errors are not the candidate's: the evaluator probes kernel signatures with
-        // cuFuncGetParamInfo past the last parameter on purpose (the driver has no count query).
-        command.arguments = {"--tool", name, "--log-file", log.string(), "--print-limit", "20",
-                             "--report-api-errors", "no", worker.command().executable};
-        command.environment = worker.command().environment;
-        command.environment.emplace_back("PYTORCH_NO_CUDA_MEMORY_CACHING", "1");
-        command.startTimeout = std::chrono::minutes(5);
-        WorkerClient sanitized(command);
-        WorkerResponse response = sanitized.request("evaluate", payload, request.sanitizerTimeout);
-        sanitized.shutdown();
-        const std::string text = readWholeFile(log).ok() ? readWholeFile(log).value() : std::string();
-        std::filesystem::remove(log, ec);
-        const std::optional<int> errors = sanitizerErrorCount(text);
-        json result{{"errors", errors ? json(*errors) : json()},
-                    {"evaluation", response.ok() ? response.result.value("status", std::string()) : response.describe()}};
-        if (!errors || *errors > 0 || !response.ok()) {
-            result["log"] = text.size() > 16384 ? text.substr(0, 16384) + "\n[truncated]" : text;
-            if (failure.empty())
-                failure = std::string("compute-sanitizer ") + name + ": " +
-                          (!response.ok() ? response.describe()
-                           : errors       ? std::to_string(*errors) + " error(s)"
-                                          : std::string("no summary in its log"));
-        }
-        results[name] = result;
+    for (std::size_t i = 0; i < kTools.size(); ++i) {
+        ToolRun run = runs[i].get();
+        if (failure.empty())
+            failure = run.failure;
+        results[kTools[i]] = std::move(run.record);
     }
     return json{{"checked", true}, {"tool", tool}, {"passed", failure.empty()}, {"tools", results}};
 }
