@@ -2,6 +2,7 @@
 
 #include "search/builtin/BatchNormFamily.h"
 #include "search/builtin/BinaryFamily.h"
+#include "search/builtin/ChannelsLastPoolFamily.h"
 #include "search/builtin/EmbeddingFamily.h"
 #include "search/builtin/GroupNormFamily.h"
 #include "search/builtin/NormFamily.h"
@@ -68,6 +69,8 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
         return wrap(NormFamily::create(card));
     if (GroupNormFamily::coversOp(op))
         return wrap(GroupNormFamily::create(card));
+    if (ChannelsLastPoolFamily::claims(card))
+        return wrap(ChannelsLastPoolFamily::create(card));
     if (ReduceFamily::coversOp(op))
         return wrap(ReduceFamily::create(card));
     if (BatchNormFamily::coversOp(op))

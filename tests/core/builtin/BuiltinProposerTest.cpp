@@ -616,6 +616,48 @@ TEST(BuiltinProposer, ReductionsCompileForEveryDtypeAndRowLength)
     }
 }
 
+TEST(BuiltinProposer, PoolingOfChannelsLastInputsCompiles)
+{
+    // ResNet-50 channels-last fp16's head: adaptive_avg_pool2d of NHWC [32, 2048, 7, 7]; also mean
+    // and sum over H and W. The spatial positions of a channel are C apart: its own family.
+    auto channelsLast = [](OperatorCard card) {
+        TensorSpec& in = card.args[0].tensors[0];
+        const std::int64_t c = in.sizes[1], h = in.sizes[2], w = in.sizes[3];
+        in.strides = {h * w * c, 1, w * c, c};
+        return card;
+    };
+    for (const std::string& dtype : kDtypes)
+        for (const std::vector<std::int64_t>& sizes :
+             std::vector<std::vector<std::int64_t>>{{32, 2048, 7, 7}, {2, 12, 5, 3}, {3, 5, 1, 9}}) {
+            SCOPED_TRACE(dtype + " " + cudaTensor(dtype, sizes).toShortString());
+            for (const OperatorCard& card :
+                 {channelsLast(reduceCard("aten::adaptive_avg_pool2d", "", dtype, sizes)),
+                  channelsLast(reduceCard("aten::mean", "dim", dtype, sizes, json::array({-1, -2}))),
+                  channelsLast(reduceCard("aten::sum", "dim_IntList", dtype, sizes, json::array({2, 3}), false))}) {
+                SCOPED_TRACE(card.op);
+                const SearchTree tree = growChain(card, 3, true);
+                EXPECT_GE(tree.size(), 3u);
+                for (const SearchNode& node : tree.nodes()) {
+                    EXPECT_EQ(node.provenance.details["family"], "channels_last_pool");
+                    EXPECT_EQ(sizes[1] % node.provenance.details["params"]["vector_width"].get<int>(), 0);
+                }
+            }
+        }
+    // The ResNet head's root: 8 fp16 channels per load, 32 channel vectors and 8 positions per block.
+    const SearchTree head = growChain(channelsLast(reduceCard("aten::adaptive_avg_pool2d", "", "float16",
+                                                              {32, 2048, 7, 7})),
+                                      1, true);
+    EXPECT_EQ(head.root()->provenance.details["params"],
+              json({{"vector_width", 8}, {"channel_vectors", 32}, {"hw_split", 8}}));
+    EXPECT_EQ(head.root()->candidate.launchPlan["launches"][0]["grid"], json::array({256})); // 32 images x 8 tiles
+
+    // Over the channels of a channels-last tensor: refused with the reason.
+    const OperatorCard overChannels =
+        channelsLast(reduceCard("aten::mean", "dim", "float32", {2, 8, 4, 4}, json::array({1})));
+    ASSERT_FALSE(BuiltinProposer::supports(overChannels).ok());
+    EXPECT_NE(BuiltinProposer::supports(overChannels).error().message.find("only H and W"), std::string::npos);
+}
+
 TEST(BuiltinProposer, NewFamiliesAreDeterministicAndNeverRepeat)
 {
     for (const OperatorCard& card :
