@@ -9,6 +9,7 @@
 #include <ATen/ops/group_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/layer_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/log_softmax_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/max_pool2d_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/rms_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/softmax_compositeimplicitautograd_dispatch.h>
 
@@ -130,6 +131,22 @@ at::Tensor adaptiveAvgPool2dHook(const at::Tensor& self, c10::SymIntArrayRef out
     return at::compositeimplicitautograd::adaptive_avg_pool2d_symint(self, outputSize);
 }
 
+// max_pool2d as a whole: eager computes max_pool2d_with_indices and drops the indices.
+template <bool AtAutograd>
+at::Tensor maxPool2dHook(const at::Tensor& self, at::IntArrayRef kernelSize, at::IntArrayRef stride,
+                         at::IntArrayRef padding, at::IntArrayRef dilation, bool ceilMode)
+{
+    HookCall call{{{"self", &self}},
+                  {{"kernel_size", c10::IValue(kernelSize.vec())},
+                   {"stride", c10::IValue(stride.vec())},
+                   {"padding", c10::IValue(padding.vec())},
+                   {"dilation", c10::IValue(dilation.vec())},
+                   {"ceil_mode", ceilMode}}};
+    if (auto out = serveComposite<AtAutograd>("aten::max_pool2d", call, {&self}))
+        return *out;
+    return at::compositeimplicitautograd::max_pool2d(self, kernelSize, stride, padding, dilation, ceilMode);
+}
+
 // softmax.int / log_softmax.int as a whole: with dtype=float32 on a 16-bit input eager converts
 // the input in a kernel of its own before _softmax; a packaged kernel reads the 16-bit input and
 // writes float32 in one pass.
@@ -170,7 +187,7 @@ at::Tensor embeddingHook(const at::Tensor& weight, const at::Tensor& indices, c1
 
 const char* const kComposite[] = {"aten::layer_norm",   "aten::group_norm",          "aten::batch_norm",
                                   "aten::rms_norm",     "aten::adaptive_avg_pool2d", "aten::embedding",
-                                  "aten::softmax.int", "aten::log_softmax.int"};
+                                  "aten::softmax.int", "aten::log_softmax.int", "aten::max_pool2d"};
 
 template <class CudaHook, class AutogradHook>
 void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
@@ -208,6 +225,8 @@ bool registerComposite(torch::Library& cuda, torch::Library& autogradCuda, const
     else if (key == "aten::log_softmax.int")
         registerBoth(cuda, autogradCuda, "log_softmax.int", TORCH_FN(logSoftmaxIntHook<false>),
                      TORCH_FN(logSoftmaxIntHook<true>));
+    else if (key == "aten::max_pool2d")
+        registerBoth(cuda, autogradCuda, "max_pool2d", TORCH_FN(maxPool2dHook<false>), TORCH_FN(maxPool2dHook<true>));
     else if (key == "aten::embedding")
         cuda.impl("embedding", TORCH_FN(embeddingHook));
     else

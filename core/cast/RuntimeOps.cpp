@@ -36,6 +36,7 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
         {"aten::batch_norm", {"aten::batch_norm", ""}},
         {"aten::rms_norm", {"aten::rms_norm", ""}},
         {"aten::adaptive_avg_pool2d", {"aten::adaptive_avg_pool2d", ""}},
+        {"aten::max_pool2d", {"aten::max_pool2d", ""}},
         {"aten::embedding", {"aten::embedding", ""}},
     };
     if (auto found = hooks.find(qualifiedOp); found != hooks.end())

@@ -4,7 +4,7 @@
 For each row length L in (1, 7, 197, 1000, 4097) and dtype (float32, bfloat16, float16) one
 TorchScript model calls every op a built-in family covers on tensors whose innermost size is L
 (softmax, log_softmax, layer_norm, rms_norm, group_norm and batch_norm in eval mode (NCHW and channels-last),
-adaptive_avg_pool2d to 1 (NCHW and channels-last), mean, sum, relu, gelu exact and tanh, silu, sigmoid, tanh, add / sub /
+adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), mean, sum, relu, gelu exact and tanh, silu, sigmoid, tanh, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, an in-place add_ on a clone, embedding).
 Each model is captured (`kforge capture --samples 1`), searched with the built-in proposer
 (`kforge optimize --iterations 4 --seed 1`) and every card's tree read back (`kforge tree --json`).
@@ -46,7 +46,7 @@ ITERATIONS = 4
 # (add/sub/mul/div: one with a broadcast [L] operand, one with a same-shape operand).
 COVERED = {
     "aten::softmax.int": 1, "aten::log_softmax.int": 1, "aten::layer_norm": 1, "aten::rms_norm": 1,
-    "aten::group_norm": 2, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 2, "aten::mean.dim": 1,
+    "aten::group_norm": 2, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 2, "aten::max_pool2d": 2, "aten::mean.dim": 1,
     "aten::sum.dim_IntList": 1, "aten::relu": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
     "aten::tanh": 1, "aten::add.Tensor": 2, "aten::sub.Tensor": 2, "aten::mul.Tensor": 2, "aten::div.Tensor": 2,
     "aten::embedding": 1, "aten::add_.Tensor": 1,
@@ -107,6 +107,8 @@ def make_model(length, dtype_name, device):
                 F.adaptive_avg_pool2d(x4, 1),
                 # channels-last, as ResNet-50 channels-last's head (H = 2: never also contiguous)
                 F.adaptive_avg_pool2d(xp.contiguous(memory_format=torch.channels_last), 1),
+                F.max_pool2d(xp, 3, 2, 1),
+                F.max_pool2d(xp.contiguous(memory_format=torch.channels_last), 3, 2, 1),
                 x.mean(dim=-1),
                 x.sum(dim=-1),
                 torch.relu(x),
@@ -132,7 +134,7 @@ def make_model(length, dtype_name, device):
         rand(length, shift=2.0),                      # db: broadcast divisor
         randn(BATCH, CHANNELS, length),               # xg: group_norm / batch_norm input
         randn(BATCH, CHANNELS, 1, length),            # x4: adaptive_avg_pool2d and channels-last norms input
-        randn(BATCH, CHANNELS, 2, length),            # xp: channels-last adaptive_avg_pool2d input
+        randn(BATCH, CHANNELS, 2, length),            # xp: pooling input (NCHW and channels-last)
     )
     inputs = tuple(t.to(device=device, dtype=dtype) for t in inputs)
     idx = torch.randint(0, VOCAB, (INDICES,), generator=generator).to(device)

@@ -8,7 +8,7 @@ speed); with the package loaded the module's output matches eager within the eva
 tolerance and every custom kernel records hits; a batch of 128 falls back (counted) and equals eager
 bit for bit; unloading restores eager.
 
-Model 2 (composite operators): batch_norm (eval), group_norm, silu, adaptive_avg_pool2d, embedding,
+Model 2 (composite operators): batch_norm (eval), group_norm, silu, max_pool2d, adaptive_avg_pool2d, embedding,
 mean, add, rms_norm, layer_norm. Checks: every composite card exported as a custom kernel hits under
 torch.no_grad() (AutogradCUDA hook) and under torch.inference_mode() (CUDA hook) with outputs within
 tolerance; with grad enabled and an input that requires grad the composite kernels fall back (reason
@@ -51,6 +51,7 @@ class NormBlock(torch.nn.Module):
 
     def forward(self, x, ids):
         h = torch.nn.functional.silu(self.gn(self.bn(x)))
+        h = torch.nn.functional.max_pool2d(h, 3, 2, 1)
         pooled = torch.nn.functional.adaptive_avg_pool2d(h, 1).flatten(1)
         e = self.emb(ids).mean(dim=1)
         y = torch.nn.functional.rms_norm(pooled + e, (64,), self.rms_weight, 1e-6)
@@ -64,8 +65,8 @@ class AttentionSoftmax(torch.nn.Module):
         return torch.nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(scores.dtype)
 
 
-COMPOSITE = {"aten::batch_norm", "aten::group_norm", "aten::adaptive_avg_pool2d", "aten::embedding",
-             "aten::rms_norm", "aten::layer_norm"}
+COMPOSITE = {"aten::batch_norm", "aten::group_norm", "aten::adaptive_avg_pool2d", "aten::max_pool2d",
+             "aten::embedding", "aten::rms_norm", "aten::layer_norm"}
 
 
 def run(cmd, what):

@@ -5,6 +5,7 @@
 #include "search/builtin/ChannelsLastPoolFamily.h"
 #include "search/builtin/EmbeddingFamily.h"
 #include "search/builtin/GroupNormFamily.h"
+#include "search/builtin/MaxPool2dFamily.h"
 #include "search/builtin/NormFamily.h"
 #include "search/builtin/ReduceFamily.h"
 #include "search/builtin/SoftmaxFamily.h"
@@ -73,6 +74,8 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
         return wrap(ChannelsLastPoolFamily::create(card));
     if (ReduceFamily::coversOp(op))
         return wrap(ReduceFamily::create(card));
+    if (MaxPool2dFamily::coversOp(op))
+        return wrap(MaxPool2dFamily::create(card));
     if (BatchNormFamily::coversOp(op))
         return wrap(BatchNormFamily::create(card));
     if (BinaryFamily::coversOp(op))

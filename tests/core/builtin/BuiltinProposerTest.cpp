@@ -658,6 +658,87 @@ TEST(BuiltinProposer, PoolingOfChannelsLastInputsCompiles)
     EXPECT_NE(BuiltinProposer::supports(overChannels).error().message.find("only H and W"), std::string::npos);
 }
 
+namespace {
+
+// aten::max_pool2d; `channelsLast` gives input and output NHWC strides, as eager does.
+OperatorCard maxPoolCard(const std::string& dtype, std::vector<std::int64_t> sizes, std::vector<std::int64_t> outSizes,
+                         json kernel, json stride, json padding, json dilation, bool ceil, bool channelsLast)
+{
+    auto nhwc = [](const std::vector<std::int64_t>& s) {
+        return std::vector<std::int64_t>{s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
+    };
+    OperatorCard card;
+    card.op = "aten::max_pool2d";
+    TensorSpec in = cudaTensor(dtype, sizes);
+    TensorSpec out = cudaTensor(dtype, outSizes);
+    if (channelsLast) {
+        in.strides = nhwc(sizes);
+        out.strides = nhwc(outSizes);
+    }
+    card.args.push_back(tensorArg("self", in));
+    card.args.push_back(ArgSpec{"kernel_size", "int[2]", ArgKind::Value, {}, kernel});
+    card.args.push_back(ArgSpec{"stride", "int[2]", ArgKind::Value, {}, stride});
+    card.args.push_back(ArgSpec{"padding", "int[2]", ArgKind::Value, {}, padding});
+    card.args.push_back(ArgSpec{"dilation", "int[2]", ArgKind::Value, {}, dilation});
+    card.args.push_back(ArgSpec{"ceil_mode", "bool", ArgKind::Value, {}, ceil});
+    card.outputs = {out};
+    card.id = "card-max_pool2d-" + dtype;
+    return card;
+}
+
+} // namespace
+
+TEST(BuiltinProposer, MaxPool2dCompilesForNchwAndChannelsLast)
+{
+    // Output sizes as torch 2.11's F.max_pool2d gives them (also for ceil_mode and dilation).
+    struct Case {
+        std::vector<std::int64_t> in, out;
+        json kernel, stride, padding, dilation;
+        bool ceil;
+    };
+    const std::vector<Case> cases = {
+        {{32, 64, 112, 112}, {32, 64, 56, 56}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false}, // ResNet-50's stem
+        {{2, 3, 7, 9}, {2, 3, 4, 5}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, true},
+        {{1, 5, 5, 5}, {1, 5, 3, 3}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, false},
+        {{2, 8, 6, 6}, {2, 8, 4, 4}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true},
+        {{1, 16, 9, 9}, {1, 16, 5, 8}, {3, 2}, {2, 1}, {1, 0}, {1, 1}, false},
+        {{2, 4, 8, 8}, {2, 4, 4, 4}, {2, 2}, json::array(), {0, 0}, {1, 1}, false}, // stride=[]: the kernel size
+    };
+    for (const std::string& dtype : kDtypes)
+        for (const Case& c : cases)
+            for (const bool channelsLast : {false, true}) {
+                const OperatorCard card =
+                    maxPoolCard(dtype, c.in, c.out, c.kernel, c.stride, c.padding, c.dilation, c.ceil, channelsLast);
+                SCOPED_TRACE(card.args[0].tensors[0].toShortString() + " -> " + card.outputs[0].toShortString());
+                ASSERT_TRUE(BuiltinProposer::supports(card).ok()) << BuiltinProposer::supports(card).error().message;
+                const SearchTree tree = growChain(card, 3, true);
+                EXPECT_GE(tree.size(), 3u);
+                for (const SearchNode& node : tree.nodes()) {
+                    const json& params = node.provenance.details["params"];
+                    EXPECT_EQ(node.provenance.details["family"], "max_pool2d");
+                    // Channels-last: vectors of channels; NCHW: runs of a row, one value at a time.
+                    EXPECT_EQ(c.in[1] % params["vector_width"].get<int>(), 0);
+                    EXPECT_EQ(channelsLast ? params["outputs_per_thread"].get<int>() : params["vector_width"].get<int>(), 1);
+                    // Values only: the plan passes the input and the one output, no indices buffer.
+                    EXPECT_EQ(node.candidate.launchPlan["launches"][0]["args"], json({"ptr:self", "ptr:out0"}));
+                }
+            }
+    auto refusal = [](const OperatorCard& card) {
+        auto supported = BuiltinProposer::supports(card);
+        return supported.ok() ? std::string() : supported.error().message;
+    };
+    // An output that is not the pooled size, padding over half the window, a layout change.
+    EXPECT_NE(refusal(maxPoolCard("float32", {2, 4, 8, 8}, {2, 4, 3, 3}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false, false))
+                  .find("not the pooled size"),
+              std::string::npos);
+    EXPECT_NE(refusal(maxPoolCard("float32", {2, 4, 8, 8}, {2, 4, 5, 5}, {2, 2}, {2, 2}, {2, 2}, {1, 1}, false, false))
+                  .find("out of the covered range"),
+              std::string::npos);
+    OperatorCard toNchw = maxPoolCard("float16", {2, 4, 8, 8}, {2, 4, 4, 4}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false, true);
+    toNchw.outputs[0].strides = contiguousStrides({2, 4, 4, 4});
+    EXPECT_NE(refusal(toNchw).find("differs from the input's"), std::string::npos);
+}
+
 TEST(BuiltinProposer, NewFamiliesAreDeterministicAndNeverRepeat)
 {
     for (const OperatorCard& card :
