@@ -93,7 +93,8 @@ Result<void> ChannelsLastPoolFamily::check(const nlohmann::json& p) const
                          "vector_width " + std::to_string(v) + " must divide the channel count " +
                              std::to_string(m_channels) + " (at most 16 bytes)",
                          context);
-    if (cv > nextPowerOfTwo(m_channels / v) || split > nextPowerOfTwo(m_spatial))
+    // More threads than channel vectors or positions only to fill the smallest block (one warp).
+    if (cv > nextPowerOfTwo(m_channels / v) || (split > nextPowerOfTwo(m_spatial) && cv * split > 32))
         return makeError(ErrorCode::InvalidArgument, "channel_vectors or hw_split larger than the tensor needs",
                          context);
     if (cv * split < 32 || cv * split > 1024)

@@ -628,7 +628,8 @@ TEST(BuiltinProposer, PoolingOfChannelsLastInputsCompiles)
     };
     for (const std::string& dtype : kDtypes)
         for (const std::vector<std::int64_t>& sizes :
-             std::vector<std::vector<std::int64_t>>{{32, 2048, 7, 7}, {2, 12, 5, 3}, {3, 5, 1, 9}}) {
+             std::vector<std::vector<std::int64_t>>{{32, 2048, 7, 7}, {2, 12, 5, 3}, {3, 5, 1, 9}, {2, 4, 2, 7}}) {
+            // [2, 4, 2, 7]: one channel vector and 14 positions, fewer than a warp's threads.
             SCOPED_TRACE(dtype + " " + cudaTensor(dtype, sizes).toShortString());
             for (const OperatorCard& card :
                  {channelsLast(reduceCard("aten::adaptive_avg_pool2d", "", dtype, sizes)),

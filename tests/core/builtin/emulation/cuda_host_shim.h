@@ -1,0 +1,87 @@
+// Host emulation of the CUDA subset the built-in kernels use, for emulate_builtin_families.py:
+// every thread of a block is an OS thread; __syncthreads is a block barrier and __shfl_xor_sync an
+// exchange between the 32 threads of a warp; __shared__ variables are function statics (blocks run
+// one after another). Float32 only; the fast-math intrinsics map to the exact host functions.
+// Numbers from it say whether a kernel's indexing and arithmetic are right, not how fast it is.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+struct KfDim3 {
+    unsigned x = 0, y = 0, z = 0;
+};
+inline thread_local KfDim3 threadIdx, blockIdx;
+inline KfDim3 blockDim, gridDim;
+
+struct KfWarp {
+    std::barrier<> barrier{32};
+    std::array<std::uint64_t, 32> slots{};
+};
+inline std::barrier<>* g_kfBlockBarrier = nullptr;
+inline std::vector<std::unique_ptr<KfWarp>> g_kfWarps;
+
+inline void __syncthreads() { g_kfBlockBarrier->arrive_and_wait(); }
+
+template <class T>
+T __shfl_xor_sync(unsigned, T value, int laneMask, int = 32)
+{
+    KfWarp& warp = *g_kfWarps[threadIdx.x / 32];
+    const unsigned lane = threadIdx.x % 32;
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof(T));
+    warp.slots[lane] = bits;
+    warp.barrier.arrive_and_wait();
+    bits = warp.slots[lane ^ static_cast<unsigned>(laneMask)];
+    warp.barrier.arrive_and_wait();
+    T out;
+    std::memcpy(&out, &bits, sizeof(T));
+    return out;
+}
+
+inline float __int_as_float(unsigned bits) { float f; std::memcpy(&f, &bits, 4); return f; }
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+using std::max;
+using std::min;
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __restrict__
+#define __launch_bounds__(...)
+#define __shared__ static
+
+// Runs `kernel` over a 1-D grid, block by block.
+template <class Kernel>
+void kfLaunch(Kernel kernel, unsigned grid, unsigned block)
+{
+    gridDim.x = grid;
+    blockDim.x = block;
+    for (unsigned b = 0; b < grid; ++b) {
+        std::barrier<> barrier(block);
+        g_kfBlockBarrier = &barrier;
+        g_kfWarps.clear();
+        for (unsigned w = 0; w < (block + 31) / 32; ++w)
+            g_kfWarps.push_back(std::make_unique<KfWarp>());
+        std::vector<std::thread> threads;
+        threads.reserve(block);
+        for (unsigned t = 0; t < block; ++t)
+            threads.emplace_back([&, t] {
+                blockIdx.x = b;
+                threadIdx.x = t;
+                kernel();
+            });
+        for (std::thread& thread : threads)
+            thread.join();
+    }
+}

@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""CPU test: the built-in proposer's kernels, run by a host emulation of CUDA, against eager PyTorch.
+
+No GPU is needed, so the numbers of every template family are checked in CI, not only on the GPU
+machine: the model of tests/gpu/builtin_families_gpu.py (every op a family covers, NCHW and
+channels-last) is built in float32 on the CPU for a few row lengths and captured with
+`kforge capture --device cpu --samples 1`. For every card of a covered op, kforge_kernel_dump writes
+the proposer's root candidate and a few of its neighbours; each is compiled with the host C++
+compiler against cuda_host_shim.h (threads of a block are OS threads, __syncthreads a barrier,
+__shfl_xor_sync an exchange within a warp), run on the card's captured sample with its launch plan
+(outputs and scratch poisoned with NaN / 0xA5 as the evaluator does), and compared with the outputs
+eager PyTorch gave in the capture.
+
+Fails on a covered card the proposer refuses, a candidate that does not compile or crashes, or an
+output element out of tolerance (atol 1e-4 + rtol 1e-4: the host math is exact where the GPU uses
+fast intrinsics, and reductions add in another order; a wrong index is off by O(1)).
+Float32 only; timing and the GPU's own numerics stay with the `gpu` tests.
+
+Usage: emulate_builtin_families.py --kforge build/cli/kforge --dump build/.../kforge_kernel_dump
+                                   [--lengths 7 197] [--variants 3] [--jobs N] [--keep]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
+
+import torch  # noqa: E402
+
+import builtin_families_gpu as families  # noqa: E402
+from kforge_samples import load_sample  # noqa: E402
+
+CTYPES = {"i32": "int", "u32": "unsigned", "i64": "long long", "u64": "unsigned long long", "f32": "float",
+          "f64": "double"}
+ATOL = RTOL = 1e-4
+
+
+def storage_bytes(t):
+    """The bytes of the storage span tensor `t` views (contiguous copy of that span)."""
+    t = t.detach()
+    span = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) if t.numel() else 0
+    flat = torch.as_strided(t, (span,), (1,)) if t.dim() else t.reshape(1)
+    return flat.contiguous().numpy().tobytes()
+
+
+def on_gpu(card):
+    """The card as a GPU capture records it: the same, with the CPU capture's device names on cuda:0
+    (the proposer serves CUDA cards; a CPU tensor operand means a wrapped Python scalar to it)."""
+    card = json.loads(json.dumps(card))
+    for spec in [t for arg in card["args"] for t in arg.get("tensors", []) or []] + card["outputs"]:
+        if spec.get("device") == "cpu":
+            spec["device"] = "cuda:0"
+    return card
+
+
+def bindings(card, inputs):
+    """Schema name (or name.K) -> tensor, and schema name -> number, from a sample's inputs."""
+    tensors, values = {}, {}
+    for arg, value in zip(card["args"], inputs):
+        name = arg["name"]
+        if isinstance(value, torch.Tensor):
+            tensors[name] = value
+        elif isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
+            for k, element in enumerate(v for v in value if isinstance(v, torch.Tensor)):
+                tensors[f"{name}.{k}"] = element
+        elif isinstance(value, bool):
+            values[name] = int(value)
+        elif isinstance(value, (int, float)):
+            values[name] = value
+    return tensors, values
+
+
+class Runner:
+    """One candidate: writes its buffers, a main() that launches its plan, compiles and runs it."""
+
+    def __init__(self, workdir, card, tensors, values):
+        self.workdir, self.card, self.tensors, self.values = workdir, card, tensors, values
+
+    def buffers(self, plan):
+        """name -> (bytes, poison): inputs, outputs (NaN) and scratch (zero or 0xA5)."""
+        out = {}
+        for name, t in self.tensors.items():
+            out["in:" + name] = storage_bytes(t)
+        for i, spec in enumerate(self.card["outputs"]):
+            span = 1 + sum((s - 1) * st for s, st in zip(spec["sizes"], spec["strides"]))
+            itemsize = torch.empty(0, dtype=getattr(torch, spec["dtype"])).element_size()
+            out[f"out:{i}"] = (b"\xff" * (span * itemsize))  # NaN for floats
+        for s in plan.get("scratch", []):
+            out["scratch:" + s["name"]] = (b"\x00" if s.get("zero") else b"\xa5") * int(s["bytes"])
+        return out
+
+    def argument(self, token, names):
+        kind, _, rest = token.partition(":")
+        if kind == "ptr":
+            if rest.startswith("out"):
+                key = "out:" + rest[3:]
+            elif rest.startswith("scratch."):
+                key = "scratch:" + rest[len("scratch."):]
+            else:
+                key = "in:" + rest
+            return "void*", f"buf[{names.index(key)}].data()"
+        ctype = CTYPES[kind]
+        value = self.values[rest] if rest in self.values else float(rest) if "." in rest or "e" in rest else int(rest)
+        return ctype, repr(value) if kind.startswith("f") else str(int(value))
+
+    def run(self, source_file, plan):
+        buffers = self.buffers(plan)
+        names = list(buffers)
+        for i, name in enumerate(names):
+            with open(os.path.join(self.workdir, f"buf{i}.bin"), "wb") as f:
+                f.write(buffers[name])
+        calls = []
+        for launch in plan["launches"]:
+            grid = launch["grid"] if isinstance(launch["grid"], list) else [launch["grid"]]
+            block = launch["block"] if isinstance(launch["block"], list) else [launch["block"]]
+            if grid[1:] not in ([], [1], [1, 1]) or block[1:] not in ([], [1], [1, 1]):
+                raise RuntimeError("the host emulation runs 1-D grids and blocks only")
+            args = [self.argument(token, names) for token in launch["args"]]
+            signature = ", ".join(t for t, _ in args)
+            call = ", ".join(v for _, v in args)
+            calls.append(f"    kfLaunch([&] {{ reinterpret_cast<void (*)({signature})>(&{launch['kernel']})({call}); }}, "
+                         f"{grid[0]}, {block[0]});")
+        main = os.path.join(self.workdir, "main.cpp")
+        with open(main, "w") as f:
+            f.write(f'#include "cuda_host_shim.h"\n#include "{source_file}"\n#include <fstream>\n#include <iterator>\n'
+                    f"int main()\n{{\n    std::vector<std::vector<char>> buf({len(names)});\n"
+                    f"    for (int i = 0; i < {len(names)}; ++i) {{\n"
+                    f'        std::ifstream in("buf" + std::to_string(i) + ".bin", std::ios::binary);\n'
+                    f"        buf[i].assign(std::istreambuf_iterator<char>(in), {{}});\n"
+                    f"        buf[i].resize(buf[i].size() + 16); // no read past the end is ever valid, but it must not crash the host\n"
+                    f"    }}\n" + "\n".join(calls) + "\n"
+                    f"    for (int i = 0; i < {len(names)}; ++i) {{\n"
+                    f'        std::ofstream out("buf" + std::to_string(i) + ".out", std::ios::binary);\n'
+                    f"        out.write(buf[i].data(), buf[i].size() - 16);\n    }}\n}}\n")
+        compiler = os.environ.get("CXX", "g++")
+        compiled = subprocess.run([compiler, "-std=c++20", "-O1", "-w", "-pthread", "-I", HERE, "-I", self.workdir,
+                                   "main.cpp", "-o", "main"], cwd=self.workdir, capture_output=True, text=True)
+        if compiled.returncode != 0:
+            raise RuntimeError("host compile failed: " + " ".join(compiled.stderr.split())[:600])
+        ran = subprocess.run(["./main"], cwd=self.workdir, capture_output=True, text=True, timeout=600)
+        if ran.returncode != 0:
+            raise RuntimeError(f"the emulated kernel crashed (exit {ran.returncode}): {ran.stderr[-300:]}")
+        outputs = []
+        for i, spec in enumerate(self.card["outputs"]):
+            with open(os.path.join(self.workdir, f"buf{names.index(f'out:{i}')}.out"), "rb") as f:
+                flat = torch.frombuffer(bytearray(f.read()), dtype=getattr(torch, spec["dtype"]))
+            outputs.append(torch.as_strided(flat, spec["sizes"], spec["strides"]))
+        return outputs
+
+
+def compare(got, expected):
+    """None when every output is within tolerance, else the first problem."""
+    expected = [e for e in expected if isinstance(e, torch.Tensor)]
+    if len(got) != len(expected):
+        return f"{len(got)} outputs, eager gave {len(expected)}"
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if g.shape != e.shape:
+            return f"output {i}: shape {list(g.shape)}, eager {list(e.shape)}"
+        g, e = g.double(), e.double()
+        bad = ~((g - e).abs() <= ATOL + RTOL * e.abs()) & ~(torch.isnan(g) & torch.isnan(e))
+        if bad.any():
+            where = tuple(int(x) for x in bad.nonzero()[0])
+            return (f"output {i}: {int(bad.sum())} of {e.numel()} elements out of tolerance; at {list(where)} got "
+                    f"{g[where].item():.6g}, eager {e[where].item():.6g}")
+    return None
+
+
+def emulate_card(card, length, case, project, args):
+    """Every candidate of one card: (printed lines, failures, candidates emulated)."""
+    op = families.qualified(card)
+    label = f"L={length} {op} [{families.tensor_summary(card)}]"
+    card_dir = os.path.join(case, card["id"][:8])
+    os.makedirs(card_dir)
+    card_file = os.path.join(card_dir, "card.json")
+    with open(card_file, "w") as f:
+        json.dump(on_gpu(card), f)
+    dumped = subprocess.run([args.dump, card_file, card_dir, str(args.variants)], capture_output=True, text=True)
+    if dumped.returncode != 0:
+        if op in families.IN_PROGRESS:
+            return [f"  {label}: unsupported (in progress): {dumped.stdout.strip()}"], [], 0
+        return [], [f"{label}: {dumped.stdout.strip() or dumped.stderr.strip()}"], 0
+    samples = card.get("samples", [])
+    if not samples:
+        return [], [f"{label}: no sample captured"], 0
+    inputs, expected = load_sample(os.path.join(project, samples[0]["file"]))
+    tensors, values = bindings(card, inputs)
+    runner = Runner(card_dir, card, tensors, values)
+    failures, count = [], int(dumped.stdout.strip())
+    for k in range(count):
+        with open(os.path.join(card_dir, f"{k}.json")) as f:
+            plan = json.load(f)
+        try:
+            problem = compare(runner.run(f"{k}.cu", plan), list(expected))
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            problem = str(e)
+        if problem:
+            failures.append(f"{label} candidate {k}: {problem}")
+    return [f"  {label}: {count} candidate(s) emulated"], failures, count
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kforge", required=True)
+    parser.add_argument("--dump", required=True, help="the kforge_kernel_dump test helper")
+    parser.add_argument("--lengths", type=int, nargs="+", default=[7, 197])
+    parser.add_argument("--variants", type=int, default=3, help="candidates per card: the root and neighbours")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cards emulated at once")
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    if shutil.which(os.environ.get("CXX", "g++")) is None:
+        print("skipped: no host C++ compiler")
+        return 77
+    work = tempfile.mkdtemp(prefix="kforge-emulate-")
+    failures, checked = [], 0
+    try:
+        for length in args.lengths:
+            case = os.path.join(work, f"L{length}")
+            os.makedirs(case)
+            model_path, inputs_path = os.path.join(case, "model.pt"), os.path.join(case, "inputs.pt")
+            families.export_model(length, "float32", "cpu", model_path, inputs_path)
+            project = os.path.join(case, "project")
+            capture = subprocess.run([args.kforge, "capture", model_path, "--inputs", inputs_path, "-o", project,
+                                      "--device", "cpu", "--samples", "1", "--json", "--quiet"],
+                                     capture_output=True, text=True)
+            if capture.returncode != 0:
+                failures.append(f"L={length}: capture failed: {capture.stderr.strip()}")
+                continue
+            cards = [c for c in json.loads(capture.stdout)["cards"] if families.qualified(c) in families.COVERED]
+            with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                for lines, problems, count in pool.map(lambda c: emulate_card(c, length, case, project, args), cards):
+                    print("\n".join(lines), flush=True)
+                    failures += problems
+                    checked += count
+    finally:
+        if args.keep:
+            print(f"kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"{checked} candidate(s) emulated, {len(failures)} failure(s)")
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures or checked == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
