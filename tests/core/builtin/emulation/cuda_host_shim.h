@@ -1,9 +1,16 @@
 // Host emulation of the CUDA subset the built-in kernels use, for emulate_builtin_families.py:
 // every thread of a block is an OS thread; __syncthreads is a block barrier and __shfl_xor_sync an
 // exchange between the 32 threads of a warp; __shared__ variables are function statics (blocks run
-// one after another). Float32 only; the fast-math intrinsics map to the exact host functions.
+// one after another). The fast-math intrinsics map to the exact host functions. For 16-bit kernels
+// cuda_fp16.h / cuda_bf16.h (host code since CUDA 9) come first, with KF_EMULATE_16BIT, so that the
+// macros below replace their __shared__ and friends; the kernel's own #include is then a no-op.
 // Numbers from it say whether a kernel's indexing and arithmetic are right, not how fast it is.
 #pragma once
+
+#ifdef KF_EMULATE_16BIT
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
 
 #include <algorithm>
 #include <array>
@@ -54,10 +61,14 @@ inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 using std::max;
 using std::min;
 
+#undef __global__
+#undef __device__
+#undef __forceinline__
+#undef __launch_bounds__
+#undef __shared__
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __restrict__
 #define __launch_bounds__(...)
 #define __shared__ static
 

@@ -5,19 +5,22 @@ No GPU is needed, so the numbers of every template family are checked in CI, not
 machine: the model of tests/gpu/builtin_families_gpu.py (every op a family covers, NCHW and
 channels-last) is built in float32 on the CPU for a few row lengths and captured with
 `kforge capture --device cpu --samples 1`. For every card of a covered op, kforge_kernel_dump writes
-the proposer's root candidate and a few of its neighbours; each is compiled with the host C++
+the proposer's root candidate and a few of its neighbours (float32 at row lengths 7 and 197, bfloat16
+and float16 at 197); each is compiled with the host C++
 compiler against cuda_host_shim.h (threads of a block are OS threads, __syncthreads a barrier,
 __shfl_xor_sync an exchange within a warp), run on the card's captured sample with its launch plan
 (outputs and scratch poisoned with NaN / 0xA5 as the evaluator does), and compared with the outputs
 eager PyTorch gave in the capture.
 
 Fails on a covered card the proposer refuses, a candidate that does not compile or crashes, or an
-output element out of tolerance (atol 1e-4 + rtol 1e-4: the host math is exact where the GPU uses
-fast intrinsics, and reductions add in another order; a wrong index is off by O(1)).
-Float32 only; timing and the GPU's own numerics stay with the `gpu` tests.
+output element out of tolerance (float32 atol 1e-4 + rtol 1e-4: the host math is exact where the GPU
+uses fast intrinsics, and reductions add in another order; 16-bit outputs the in-model check's
+reduction tolerances; a wrong index is off by O(1)). Timing and the GPU's own numerics stay with the
+`gpu` tests.
 
 Usage: emulate_builtin_families.py --kforge build/cli/kforge --dump build/.../kforge_kernel_dump
-                                   [--lengths 7 197] [--variants 3] [--jobs N] [--keep]
+                                   [--cuda-include /usr/local/cuda/include] [--matrix float32:7 bfloat16:197]
+                                   [--variants 3] [--jobs N] [--keep]
 """
 import argparse
 import concurrent.futures
@@ -27,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
@@ -41,7 +45,12 @@ from kforge_samples import load_sample  # noqa: E402
 
 CTYPES = {"i32": "int", "u32": "unsigned", "i64": "long long", "u64": "unsigned long long", "f32": "float",
           "f64": "double"}
-ATOL = RTOL = 1e-4
+# Per output dtype: float32 allows the host's exact math against eager's and another order of
+# additions; 16-bit outputs one rounding more (the in-model check's reduction tolerances).
+TOLERANCE = {torch.float32: (1e-4, 1e-4), torch.bfloat16: (8e-3, 1.6e-2), torch.float16: (1e-3, 4e-3)}
+# (dtype, row lengths) of the default run: float32 at two lengths, the 16-bit dtypes at one.
+SAMPLE_LOCK = threading.Lock()
+DEFAULT_MATRIX = (("float32", 7), ("float32", 197), ("bfloat16", 197), ("float16", 197))
 
 
 def storage_bytes(t):
@@ -49,7 +58,7 @@ def storage_bytes(t):
     t = t.detach()
     span = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) if t.numel() else 0
     flat = torch.as_strided(t, (span,), (1,)) if t.dim() else t.reshape(1)
-    return flat.contiguous().numpy().tobytes()
+    return flat.contiguous().view(torch.uint8).numpy().tobytes()  # numpy has no bfloat16
 
 
 def on_gpu(card):
@@ -82,8 +91,9 @@ def bindings(card, inputs):
 class Runner:
     """One candidate: writes its buffers, a main() that launches its plan, compiles and runs it."""
 
-    def __init__(self, workdir, card, tensors, values):
+    def __init__(self, workdir, card, tensors, values, cuda_include):
         self.workdir, self.card, self.tensors, self.values = workdir, card, tensors, values
+        self.cuda_include = cuda_include  # cuda_fp16.h / cuda_bf16.h for 16-bit kernels
 
     def buffers(self, plan):
         """name -> (bytes, poison): inputs, outputs (NaN) and scratch (zero or 0xA5)."""
@@ -142,8 +152,9 @@ class Runner:
                     f'        std::ofstream out("buf" + std::to_string(i) + ".out", std::ios::binary);\n'
                     f"        out.write(buf[i].data(), buf[i].size() - 16);\n    }}\n}}\n")
         compiler = os.environ.get("CXX", "g++")
-        compiled = subprocess.run([compiler, "-std=c++20", "-O1", "-w", "-pthread", "-I", HERE, "-I", self.workdir,
-                                   "main.cpp", "-o", "main"], cwd=self.workdir, capture_output=True, text=True)
+        include = ["-I", self.cuda_include, "-DKF_EMULATE_16BIT"] if self.cuda_include else []
+        compiled = subprocess.run([compiler, "-std=c++20", "-O1", "-w", "-pthread", "-I", HERE, "-I", self.workdir]
+                                  + include + ["main.cpp", "-o", "main"], cwd=self.workdir, capture_output=True, text=True)
         if compiled.returncode != 0:
             raise RuntimeError("host compile failed: " + " ".join(compiled.stderr.split())[:600])
         ran = subprocess.run(["./main"], cwd=self.workdir, capture_output=True, text=True, timeout=600)
@@ -165,8 +176,9 @@ def compare(got, expected):
     for i, (g, e) in enumerate(zip(got, expected)):
         if g.shape != e.shape:
             return f"output {i}: shape {list(g.shape)}, eager {list(e.shape)}"
+        atol, rtol = TOLERANCE.get(e.dtype, (0.0, 0.0))
         g, e = g.double(), e.double()
-        bad = ~((g - e).abs() <= ATOL + RTOL * e.abs()) & ~(torch.isnan(g) & torch.isnan(e))
+        bad = ~((g - e).abs() <= atol + rtol * e.abs()) & ~(torch.isnan(g) & torch.isnan(e))
         if bad.any():
             where = tuple(int(x) for x in bad.nonzero()[0])
             return (f"output {i}: {int(bad.sum())} of {e.numel()} elements out of tolerance; at {list(where)} got "
@@ -174,10 +186,10 @@ def compare(got, expected):
     return None
 
 
-def emulate_card(card, length, case, project, args):
+def emulate_card(card, label_prefix, case, project, args):
     """Every candidate of one card: (printed lines, failures, candidates emulated)."""
     op = families.qualified(card)
-    label = f"L={length} {op} [{families.tensor_summary(card)}]"
+    label = f"{label_prefix} {op} [{families.tensor_summary(card)}]"
     card_dir = os.path.join(case, card["id"][:8])
     os.makedirs(card_dir)
     card_file = os.path.join(card_dir, "card.json")
@@ -191,9 +203,10 @@ def emulate_card(card, length, case, project, args):
     samples = card.get("samples", [])
     if not samples:
         return [], [f"{label}: no sample captured"], 0
-    inputs, expected = load_sample(os.path.join(project, samples[0]["file"]))
+    with SAMPLE_LOCK:  # load_sample's safe_globals allow-list is process-wide state, not per thread
+        inputs, expected = load_sample(os.path.join(project, samples[0]["file"]))
     tensors, values = bindings(card, inputs)
-    runner = Runner(card_dir, card, tensors, values)
+    runner = Runner(card_dir, card, tensors, values, args.cuda_include)
     failures, count = [], int(dumped.stdout.strip())
     for k in range(count):
         with open(os.path.join(card_dir, f"{k}.json")) as f:
@@ -211,7 +224,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kforge", required=True)
     parser.add_argument("--dump", required=True, help="the kforge_kernel_dump test helper")
-    parser.add_argument("--lengths", type=int, nargs="+", default=[7, 197])
+    parser.add_argument("--matrix", nargs="+", metavar="DTYPE:LENGTH",
+                        help="models to emulate (default: " + " ".join(f"{d}:{n}" for d, n in DEFAULT_MATRIX) + ")")
+    parser.add_argument("--cuda-include", help="the CUDA toolkit include directory (cuda_fp16.h, cuda_bf16.h)")
     parser.add_argument("--variants", type=int, default=3, help="candidates per card: the root and neighbours")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cards emulated at once")
     parser.add_argument("--keep", action="store_true")
@@ -222,21 +237,26 @@ def main():
     work = tempfile.mkdtemp(prefix="kforge-emulate-")
     failures, checked = [], 0
     try:
-        for length in args.lengths:
-            case = os.path.join(work, f"L{length}")
+        matrix = [(m.split(":")[0], int(m.split(":")[1])) for m in args.matrix] if args.matrix else DEFAULT_MATRIX
+        for dtype, length in matrix:
+            if dtype != "float32" and not args.cuda_include:
+                failures.append(f"{dtype}: --cuda-include is needed for 16-bit kernels")
+                continue
+            label = f"{dtype} L={length}"
+            case = os.path.join(work, f"{dtype}-L{length}")
             os.makedirs(case)
             model_path, inputs_path = os.path.join(case, "model.pt"), os.path.join(case, "inputs.pt")
-            families.export_model(length, "float32", "cpu", model_path, inputs_path)
+            families.export_model(length, dtype, "cpu", model_path, inputs_path)
             project = os.path.join(case, "project")
             capture = subprocess.run([args.kforge, "capture", model_path, "--inputs", inputs_path, "-o", project,
                                       "--device", "cpu", "--samples", "1", "--json", "--quiet"],
                                      capture_output=True, text=True)
             if capture.returncode != 0:
-                failures.append(f"L={length}: capture failed: {capture.stderr.strip()}")
+                failures.append(f"{label}: capture failed: {capture.stderr.strip()}")
                 continue
             cards = [c for c in json.loads(capture.stdout)["cards"] if families.qualified(c) in families.COVERED]
             with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-                for lines, problems, count in pool.map(lambda c: emulate_card(c, length, case, project, args), cards):
+                for lines, problems, count in pool.map(lambda c: emulate_card(c, label, case, project, args), cards):
                     print("\n".join(lines), flush=True)
                     failures += problems
                     checked += count
