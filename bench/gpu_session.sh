@@ -1,36 +1,76 @@
 #!/usr/bin/env bash
-# One GPU-machine session: build core + CLI (no GUI) against python3's torch, run the whole test
-# suite (GPU tests included), then the benchmarks. Logs and results go to $OUT (default ./out).
-# Usage on the device machine: bash bench/gpu_session.sh
+# GPU-machine steps, each sized for one `run` call (10 minutes at most); logs and results go to $OUT
+# (default ./out). The machine keeps build/ between calls only while it stays warm.
+#
+#   bash bench/gpu_session.sh check            build core + CLI (no GUI) against python3's torch,
+#                                              then `ctest -L gpu -j 2` (about 6-7 minutes)
+#   bash bench/gpu_session.sh suite MODELS [ARGS...]
+#                                              bench/suite.py on MODELS (comma-separated) for the
+#                                              rest of the call (resumable: repeat the same command
+#                                              while the machine is warm), then bench/report.py of
+#                                              every model done so far into $OUT/report
+#   bash bench/gpu_session.sh full             the whole test suite, the example and the older
+#                                              benchmarks (capture overhead, evaluator cross-check,
+#                                              search targets); longer than one call
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${OUT:-$root/out}"
-mkdir -p "$out"
-{
-    date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-    python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
-} > "$out/environment.txt" 2>&1
 
-KFORGE_GUI=OFF bash "$root/packaging/test.sh" > "$out/test.log" 2>&1
-echo "test.sh exit $?" >> "$out/test.log"
-( cd "$root/build" && ctest -L gpu --output-on-failure > "$out/ctest-gpu.log" 2>&1; echo "ctest -L gpu exit $?" >> "$out/ctest-gpu.log" )
+record_environment() {
+    mkdir -p "$out"
+    {
+        date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+        python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
+    } > "$out/environment.txt" 2>&1
+}
 
-KFORGE_GUI=OFF bash "$root/packaging/example.sh" > "$out/example.log" 2>&1
-echo "example.sh exit $?" >> "$out/example.log"
+check() {
+    (KFORGE_GUI=OFF bash "$root/packaging/build.sh" > "$out/build.log" 2>&1; echo "build exit $?" >> "$out/build.log")
+    tail -n 2 "$out/build.log"
+    (cd "$root/build" && ctest -L gpu -j 2 -V > "$out/ctest-gpu.log" 2>&1; echo "ctest -L gpu exit $?" >> "$out/ctest-gpu.log")
+    grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|exit [0-9]" "$out/ctest-gpu.log"
+}
 
-python3 "$root/bench/capture_overhead.py" --kforge "$root/build/cli/kforge" --out "$out/capture_overhead" --runs 5 \
-    > "$out/capture_overhead.md" 2> "$out/capture_overhead.err"
-echo "capture_overhead exit $?" >> "$out/capture_overhead.md"
-python3 "$root/bench/evaluator_crosscheck.py" --kforge "$root/build/cli/kforge" --out "$out/evaluator" \
-    > "$out/evaluator_crosscheck.md" 2> "$out/evaluator_crosscheck.err"
-echo "evaluator_crosscheck exit $?" >> "$out/evaluator_crosscheck.md"
-rm -f "$out"/evaluator/*.pt "$out"/evaluator/*.cubin; rm -rf "$out"/evaluator/project/samples
-python3 "$root/bench/search_targets.py" --kforge "$root/build/cli/kforge" --out "$out/search_targets" \
-    > "$out/search_targets.md" 2> "$out/search_targets.err"
-echo "search_targets exit $?" >> "$out/search_targets.md"
-rm -f "$out"/search_targets/*/*.pt "$out"/search_targets/*/*.cubin; rm -rf "$out"/search_targets/*/project/samples
+suite() {
+    local models="$1"; shift
+    local budget=$((560 - SECONDS))
+    python3 "$root/bench/suite.py" --kforge "$root/build/cli/kforge" --out "$root/build/suite" --models "$models" \
+        --budget "$budget" --publish "$out/suite" "$@" > "$out/suite.log" 2>&1
+    echo "suite exit $?"
+    grep -v -E "^E[0-9]{4} |AUTOTUNE|triton_|^ +(mm|conv)" "$out/suite.log" | tail -n 20
+    python3 "$root/bench/report.py" "$root/build/suite" --out-dir "$out/report" > /dev/null 2> "$out/report.err" \
+        || tail -n 3 "$out/report.err"
+}
 
-rm -f "$out"/capture_overhead/*.pt
-rm -rf "$out"/capture_overhead/project-*/samples
-tail -n 5 "$out/test.log" "$out/ctest-gpu.log"; head -n 12 "$out/example.log"; cat "$out/capture_overhead.md" "$out/evaluator_crosscheck.md"; tail -n 3 "$out/evaluator_crosscheck.err"
-cat "$out/search_targets.md"; tail -n 3 "$out/search_targets.err"
+full() {
+    KFORGE_GUI=OFF bash "$root/packaging/test.sh" > "$out/test.log" 2>&1
+    echo "test.sh exit $?" >> "$out/test.log"
+    ( cd "$root/build" && ctest -L gpu --output-on-failure > "$out/ctest-gpu.log" 2>&1; echo "ctest -L gpu exit $?" >> "$out/ctest-gpu.log" )
+    KFORGE_GUI=OFF bash "$root/packaging/example.sh" > "$out/example.log" 2>&1
+    echo "example.sh exit $?" >> "$out/example.log"
+    python3 "$root/bench/capture_overhead.py" --kforge "$root/build/cli/kforge" --out "$out/capture_overhead" --runs 5 \
+        > "$out/capture_overhead.md" 2> "$out/capture_overhead.err"
+    echo "capture_overhead exit $?" >> "$out/capture_overhead.md"
+    python3 "$root/bench/evaluator_crosscheck.py" --kforge "$root/build/cli/kforge" --out "$out/evaluator" \
+        > "$out/evaluator_crosscheck.md" 2> "$out/evaluator_crosscheck.err"
+    echo "evaluator_crosscheck exit $?" >> "$out/evaluator_crosscheck.md"
+    rm -f "$out"/evaluator/*.pt "$out"/evaluator/*.cubin; rm -rf "$out"/evaluator/project/samples
+    python3 "$root/bench/search_targets.py" --kforge "$root/build/cli/kforge" --out "$out/search_targets" \
+        > "$out/search_targets.md" 2> "$out/search_targets.err"
+    echo "search_targets exit $?" >> "$out/search_targets.md"
+    rm -f "$out"/search_targets/*/*.pt "$out"/search_targets/*/*.cubin; rm -rf "$out"/search_targets/*/project/samples
+    rm -f "$out"/capture_overhead/*.pt
+    rm -rf "$out"/capture_overhead/project-*/samples
+    tail -n 5 "$out/test.log" "$out/ctest-gpu.log"; head -n 12 "$out/example.log"
+    cat "$out/capture_overhead.md" "$out/evaluator_crosscheck.md"; tail -n 3 "$out/evaluator_crosscheck.err"
+    cat "$out/search_targets.md"; tail -n 3 "$out/search_targets.err"
+}
+
+case "${1:-}" in
+    check) record_environment; check ;;
+    suite)
+        if [ $# -lt 2 ]; then echo "usage: gpu_session.sh suite MODELS [suite.py args]" >&2; exit 2; fi
+        shift; record_environment; suite "$@" ;;
+    full) record_environment; full ;;
+    *) echo "usage: gpu_session.sh check | suite MODELS [ARGS...] | full" >&2; exit 2 ;;
+esac
