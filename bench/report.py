@@ -186,6 +186,14 @@ def command_lines(results):
     return lines
 
 
+def cast_cell(n):
+    """The in-process .cast time and speedup; a package without custom kernels registers nothing,
+    so its time is eager's run again and no speedup is shown for it."""
+    if not n["exported"] and n["cast_ms"] is not None:
+        return f"{fmt(n['cast_ms'])} (no custom kernel)"
+    return f"{fmt(n['cast_ms'])} ({fmt(n['cast_speedup'], '{:.2f}x')})"
+
+
 def model_table(results):
     lines = ["| model | cards (searched / vendor / all) | faster than eager: evaluator / do_bench | exported kernels | "
              "model time searched / exported | eager ms | .cast ms (speedup) | kforge run eager -> .cast ms | "
@@ -198,7 +206,7 @@ def model_table(results):
         lines.append(
             f"| {n['model']} | {n['searched']} / {n['vendor_backed']} / {n['cards']} | {n['faster_evaluator']} / "
             f"{n['faster_do_bench']} | {n['exported']} | {pct(n['share_searched'])} / {pct(n['share_exported'])} | "
-            f"{fmt(n['eager_ms'])} | {fmt(n['cast_ms'])} ({fmt(n['cast_speedup'], '{:.2f}x')}) | "
+            f"{fmt(n['eager_ms'])} | {cast_cell(n)} | "
             f"{fmt(n['kforge_run_eager_ms'])} -> {fmt(n['kforge_run_cast_ms'])} | {fmt(n['compile_ms'])} "
             f"({fmt(n['compile_speedup'], '{:.2f}x')}) | {fmt(n['optimization_wall_s'], '{:.0f}')} | "
             f"{n['flagged_cards']} |")
