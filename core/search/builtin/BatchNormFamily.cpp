@@ -97,13 +97,7 @@ Result<void> BatchNormFamily::check(const nlohmann::json& p) const
 
 nlohmann::json BatchNormFamily::rootParams() const
 {
-    int v = 1;
-    for (int w : {8, 4, 2})
-        if (w * dtypeBytes(m_inDtype) <= 16 && w * dtypeBytes(m_outDtype) <= 16 &&
-            (m_channelsLast ? m_channels : m_spatial) % w == 0) {
-            v = w;
-            break;
-        }
+    const int v = widestVectorWidth(m_channelsLast ? m_channels : m_spatial, m_inDtype, m_outDtype);
     // Per-channel values reused by many vectors: precompute them once when the spatial size is small
     // relative to the channel count (the inline form reloads four values per vector).
     // Channels-last: every vector needs V channels' values, so they are always precomputed first.

@@ -106,12 +106,7 @@ Result<void> ChannelsLastPoolFamily::check(const nlohmann::json& p) const
 
 nlohmann::json ChannelsLastPoolFamily::rootParams() const
 {
-    int v = 1;
-    for (int w : {8, 4, 2})
-        if (w * dtypeBytes(m_inDtype) <= 16 && w * dtypeBytes(m_outDtype) <= 16 && m_channels % w == 0) {
-            v = w;
-            break;
-        }
+    const int v = widestVectorWidth(m_channels, m_inDtype, m_outDtype);
     // Up to 32 channel vectors per block (a warp's loads are one contiguous run of channels), and
     // about 256 threads: the rest walk the spatial positions.
     const std::int64_t cv = std::min<std::int64_t>(32, nextPowerOfTwo(m_channels / v));

@@ -72,12 +72,7 @@ Result<void> EmbeddingFamily::check(const nlohmann::json& p) const
 
 nlohmann::json EmbeddingFamily::rootParams() const
 {
-    int v = 1;
-    for (int w : {8, 4, 2})
-        if (w * dtypeBytes(m_dtype) <= 16 && m_dim % w == 0) {
-            v = w;
-            break;
-        }
+    const int v = widestVectorWidth(m_dim, m_dtype, m_dtype);
     int perRow = 1; // threads per row: enough for one vector each, at most a warp
     while (perRow < 32 && perRow < m_dim / v)
         perRow *= 2;

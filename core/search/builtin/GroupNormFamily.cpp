@@ -99,12 +99,7 @@ Result<void> GroupNormFamily::check(const nlohmann::json& p) const
 
 nlohmann::json GroupNormFamily::rootParams() const
 {
-    int v = 1;
-    for (int w : {8, 4, 2})
-        if (w * dtypeBytes(m_inDtype) <= 16 && w * dtypeBytes(m_outDtype) <= 16 && vectorUnit() % w == 0) {
-            v = w;
-            break;
-        }
+    const int v = widestVectorWidth(vectorUnit(), m_inDtype, m_outDtype);
     const std::int64_t groupVectors = m_channels / m_groups * m_spatial / v;
     nlohmann::json p = {{"threads", groupVectors >= 4096 ? 512 : 128}, {"vector_width", v}, {"split", 1}};
     // Few (n, group) pairs: split each group so that about 264 blocks (2 per H200 SM) are busy.

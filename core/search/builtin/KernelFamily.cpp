@@ -85,6 +85,14 @@ bool isPowerOfTwo(std::int64_t v)
     return v > 0 && (v & (v - 1)) == 0;
 }
 
+int widestVectorWidth(std::int64_t unit, const std::string& inDtype, const std::string& outDtype)
+{
+    for (int w : {8, 4, 2})
+        if (w * dtypeBytes(inDtype) <= 16 && w * dtypeBytes(outDtype) <= 16 && unit % w == 0)
+            return w;
+    return 1;
+}
+
 bool isChannelsLast(const TensorSpec& t)
 {
     if (t.sizes.size() != 4 || t.strides.size() != 4)

@@ -59,6 +59,9 @@ Error unsupportedCard(const OperatorCard& card, const std::string& why);
 /// tensor; otherwise the Unsupported error saying which of these it is not.
 Result<const TensorSpec*> contiguousFloatInput(const OperatorCard& card, const std::string& name);
 bool isPowerOfTwo(std::int64_t v);
+/// The widest vector of 8, 4, 2 or 1 elements that divides `unit` (what a vector must not straddle:
+/// a row, a channel's plane, a group's channels) and keeps a vector of either dtype within 16 bytes.
+int widestVectorWidth(std::int64_t unit, const std::string& inDtype, const std::string& outDtype);
 /// A 4-D [N, C, H, W] tensor stored channels-last (NHWC), with the strides PyTorch gives it.
 bool isChannelsLast(const TensorSpec& t);
 /// `#include` lines for a dtype plus `__device__ float NAME(T v)` converting one element to float;

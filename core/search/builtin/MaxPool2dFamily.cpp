@@ -124,13 +124,7 @@ Result<void> MaxPool2dFamily::check(const nlohmann::json& p) const
 
 nlohmann::json MaxPool2dFamily::rootParams() const
 {
-    int v = 1;
-    if (m_channelsLast)
-        for (int w : {8, 4, 2})
-            if (w * dtypeBytes(m_dtype) <= 16 && m_channels % w == 0) {
-                v = w;
-                break;
-            }
+    const int v = m_channelsLast ? widestVectorWidth(m_channels, m_dtype, m_dtype) : 1;
     return {{"threads", 256}, {"vector_width", v}, {"outputs_per_thread", 1}};
 }
 

@@ -132,12 +132,7 @@ std::int64_t NormFamily::registerElements(int threads, bool warp, int v) const
 
 nlohmann::json NormFamily::rootParams() const
 {
-    int v = 1;
-    for (int w : {8, 4, 2})
-        if (w * dtypeBytes(m_inDtype) <= 16 && w * dtypeBytes(m_outDtype) <= 16 && m_rowLength % w == 0) {
-            v = w;
-            break;
-        }
+    const int v = widestVectorWidth(m_rowLength, m_inDtype, m_outDtype);
     const std::int64_t vectors = m_rowLength / v;
     nlohmann::json p = {{"vector_width", v}};
     if (vectors <= 32 * 8) {

@@ -113,12 +113,7 @@ Result<void> ReduceFamily::check(const nlohmann::json& p) const
 
 nlohmann::json ReduceFamily::rootParams() const
 {
-    int v = 1;
-    for (int w : {8, 4, 2})
-        if (w * dtypeBytes(m_inDtype) <= 16 && m_rowLength % w == 0) {
-            v = w;
-            break;
-        }
+    const int v = widestVectorWidth(m_rowLength, m_inDtype, m_inDtype); // the output is one value per row
     const std::int64_t vectors = m_rowLength / v;
     if (vectors <= 32 * 8)
         return {{"threads", 256}, {"warp_per_row", true}, {"lanes_per_row", rootLanesPerRow(vectors)}, {"vector_width", v}};
