@@ -19,7 +19,11 @@ The CUDA context is PyTorch's primary context: make a CUDA tensor before creatin
 import ctypes
 
 import torch
-from cuda.bindings import driver as cu
+
+try:  # card_bindings needs only torch (the CPU host emulation of tests/core/builtin uses it)
+    from cuda.bindings import driver as cu
+except ImportError:
+    cu = None
 
 _CTYPES = {
     "ptr": ctypes.c_void_p, "i32": ctypes.c_int, "u32": ctypes.c_uint, "i64": ctypes.c_longlong,
@@ -62,7 +66,7 @@ def torch_dtype(name):
 
 def card_bindings(card, inputs):
     """The tensors and numbers a plan may name, from a card (cards.json entry) and the op's
-    arguments in schema order (a sample's inputs, already on the GPU)."""
+    arguments in schema order (a sample's inputs: on the GPU to launch, on the CPU for the host emulation)."""
     tensors, values = {}, {}
     for arg, value in zip(card["args"], inputs):
         name = arg["name"]
@@ -92,6 +96,8 @@ class PlanLauncher:
     """
 
     def __init__(self, cubin, plan, tensors=None, values=None, outputs=None):
+        if cu is None:
+            raise CudaDriverError("cuda-python (cuda.bindings) is not installed: cubins cannot be launched")
         tensors = dict(tensors or {})
         values = dict(values or {})
         torch.cuda.current_device()  # the primary context is current on this thread from here on

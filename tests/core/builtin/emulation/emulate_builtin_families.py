@@ -37,10 +37,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "gpu"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 import torch  # noqa: E402
 
 import builtin_families_gpu as families  # noqa: E402
+from cubin_launch import card_bindings  # noqa: E402  (torch only without cuda-python)
 from kforge_samples import load_sample  # noqa: E402
 
 CTYPES = {"i32": "int", "u32": "unsigned", "i64": "long long", "u64": "unsigned long long", "f32": "float",
@@ -53,11 +55,16 @@ SAMPLE_LOCK = threading.Lock()
 DEFAULT_MATRIX = (("float32", 7), ("float32", 197), ("bfloat16", 197), ("float16", 197))
 
 
+def span(sizes, strides):
+    """Elements from a tensor's first element to its last, in storage (what a kernel may touch)."""
+    return 1 + sum((s - 1) * st for s, st in zip(sizes, strides))
+
+
 def storage_bytes(t):
     """The bytes of the storage span tensor `t` views (contiguous copy of that span)."""
     t = t.detach()
-    span = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) if t.numel() else 0
-    flat = torch.as_strided(t, (span,), (1,)) if t.dim() else t.reshape(1)
+    span_elements = span(t.shape, t.stride()) if t.numel() else 0
+    flat = torch.as_strided(t, (span_elements,), (1,)) if t.dim() else t.reshape(1)
     return flat.contiguous().view(torch.uint8).numpy().tobytes()  # numpy has no bfloat16
 
 
@@ -69,23 +76,6 @@ def on_gpu(card):
         if spec.get("device") == "cpu":
             spec["device"] = "cuda:0"
     return card
-
-
-def bindings(card, inputs):
-    """Schema name (or name.K) -> tensor, and schema name -> number, from a sample's inputs."""
-    tensors, values = {}, {}
-    for arg, value in zip(card["args"], inputs):
-        name = arg["name"]
-        if isinstance(value, torch.Tensor):
-            tensors[name] = value
-        elif isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
-            for k, element in enumerate(v for v in value if isinstance(v, torch.Tensor)):
-                tensors[f"{name}.{k}"] = element
-        elif isinstance(value, bool):
-            values[name] = int(value)
-        elif isinstance(value, (int, float)):
-            values[name] = value
-    return tensors, values
 
 
 class Runner:
@@ -101,9 +91,8 @@ class Runner:
         for name, t in self.tensors.items():
             out["in:" + name] = storage_bytes(t)
         for i, spec in enumerate(self.card["outputs"]):
-            span = 1 + sum((s - 1) * st for s, st in zip(spec["sizes"], spec["strides"]))
             itemsize = torch.empty(0, dtype=getattr(torch, spec["dtype"])).element_size()
-            out[f"out:{i}"] = (b"\xff" * (span * itemsize))  # NaN for floats
+            out[f"out:{i}"] = b"\xff" * (span(spec["sizes"], spec["strides"]) * itemsize)  # NaN for floats
         for s in plan.get("scratch", []):
             out["scratch:" + s["name"]] = (b"\x00" if s.get("zero") else b"\xa5") * int(s["bytes"])
         return out
@@ -205,7 +194,7 @@ def emulate_card(card, label_prefix, case, project, args):
         return [], [f"{label}: no sample captured"], 0
     with SAMPLE_LOCK:  # load_sample's safe_globals allow-list is process-wide state, not per thread
         inputs, expected = load_sample(os.path.join(project, samples[0]["file"]))
-    tensors, values = bindings(card, inputs)
+    tensors, values = card_bindings(card, inputs)
     runner = Runner(card_dir, card, tensors, values, args.cuda_include)
     failures, count = [], int(dumped.stdout.strip())
     for k in range(count):
