@@ -4,21 +4,12 @@
 #include "ModelHarness.h"
 #include "cast/CastReader.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <map>
 #include <set>
 
 namespace kforge::runtime {
 
 namespace {
-
-std::string formatPercent(double fraction)
-{
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f%%", fraction * 100.0);
-    return text;
-}
 
 std::string formatMs(double ms)
 {
@@ -133,41 +124,23 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
         }
     }
 
-    // Speed: each kept kernel's removal, interleaved with the full set.
-    std::map<std::string, std::vector<double>> ratios; // full-set time / time without the kernel
-    double fullMs = 0;
+    // Speed (core/cast/KernelSpeedCheck.h): each kernel's removal against the full set, then the
+    // kernels left against none, interleaved.
+    core::KernelSpeedCheck speed;
+    speed.kept = kept;
     if (!kept.empty()) {
-        enableOnly(custom, kept);
-        (void)medianForwardMs(harness.value(), 2); // warm the kernels and the allocator
-        std::vector<double> fullTimes;
-        for (int round = 0; round < options.rounds; ++round) {
-            enableOnly(custom, kept);
-            auto full = medianForwardMs(harness.value(), options.passesPerMeasure);
-            if (!full)
-                return notRun(full.error().toString());
-            fullTimes.push_back(full.value());
-            for (const std::string& id : kept) {
-                std::set<std::string> without = kept;
-                without.erase(id);
-                enableOnly(custom, without);
-                auto ms = medianForwardMs(harness.value(), options.passesPerMeasure);
-                if (!ms)
-                    return notRun(ms.error().toString());
-                ratios[id].push_back(full.value() / ms.value());
-            }
-        }
-        fullMs = summarizeLatency(fullTimes).medianMs;
-        for (const auto& [id, values] : ratios) {
-            const double ratio = summarizeLatency(values).medianMs;
-            if (ratio > 1.0 + options.dropThreshold) {
-                kept.erase(id);
-                check.dropped.push_back({id, "in-model check: the model ran " + formatPercent(ratio - 1.0) +
-                                                 " faster without it"});
-            }
-        }
+        auto timeWith = [&](const std::set<std::string>& on) -> core::Result<double> {
+            enableOnly(custom, on);
+            return medianForwardMs(harness.value(), options.passesPerMeasure);
+        };
+        auto timed = core::checkKernelSpeed(kept, timeWith, options);
+        if (!timed)
+            return notRun(timed.error().toString());
+        speed = std::move(timed.value());
+        kept = speed.kept;
+        check.dropped.insert(check.dropped.end(), speed.dropped.begin(), speed.dropped.end());
     }
     enableOnly(custom, {});
-    auto eagerMs = medianForwardMs(harness.value(), options.rounds * options.passesPerMeasure);
 
     check.passed = !kept.empty() || custom.empty();
     char worst[64];
@@ -180,9 +153,10 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
                    "; max abs diff vs eager " + std::to_string(finalDifference.maxAbsDiff);
     if (kept.empty())
         check.reason = "no custom kernel kept: " + std::to_string(check.dropped.size()) + " dropped";
-    if (fullMs > 0 && eagerMs)
-        check.reason += "; model " + formatMs(eagerMs.value()) + " with the runtime's kernels off, " + formatMs(fullMs) +
-                        " with them";
+    if (speed.noneMs > 0)
+        check.reason += "; model " + formatMs(speed.noneMs) + " with the runtime's kernels off, " +
+                        formatMs(speed.keptMs) + " with " + std::to_string(speed.comparedCount) +
+                        " (medians of interleaved rounds)";
     return check;
 }
 

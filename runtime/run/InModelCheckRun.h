@@ -7,24 +7,21 @@
 //    (core/eval/ModelAccuracy.h); element-wise within the reduction tolerance of their dtype when
 //    the model does not run in float64. If they are not, each kernel is tried alone; a kernel
 //    that alone fails is dropped; if none does alone, all are dropped (they fail only together).
-// 3. Each remaining kernel's removal is timed against the full set, interleaved over `rounds`
-//    rounds; a kernel whose removal makes the model faster by more than `dropThreshold` (median of
-//    the per-round ratios) is dropped.
+// 3. Each remaining kernel's removal is timed against the full set, and then the kernels left
+//    against none, interleaved (core/cast/KernelSpeedCheck.h): a kernel whose removal makes the
+//    model faster, or a set of kernels that makes it slower than none, is dropped.
 // Anything that stops the check from running (no GPU, inputs file gone) is a "not run" result
 // with the reason, not an error: export still writes the package and says so in its audit.
 
 #include "cast/CastExport.h"
+#include "cast/KernelSpeedCheck.h"
 #include "project/Project.h"
 
 #include <filesystem>
 
 namespace kforge::runtime {
 
-struct InModelCheckOptions {
-    int rounds = 5;             // interleaved timing rounds
-    int passesPerMeasure = 3;   // forward passes per configuration per round (median)
-    double dropThreshold = 0.01; // 1%: below the run-to-run noise of a whole model, above none
-};
+using InModelCheckOptions = core::KernelSpeedCheckOptions;
 
 core::InModelCheck checkPackageInModel(const std::filesystem::path& package, const core::CaptureInfo& capture,
                                        const InModelCheckOptions& options = {});

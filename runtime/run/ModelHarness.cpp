@@ -4,6 +4,7 @@
 #include "capture/InputSpec.h"
 #include "capture/TorchInterop.h"
 #include "capture/TorchModel.h"
+#include "cast/KernelSpeedCheck.h"
 #include "eval/ModelAccuracy.h"
 #include "eval/OutputComparison.h"
 #include "eval/Tolerance.h"
@@ -91,11 +92,10 @@ LatencySummary summarizeLatency(std::vector<double> milliseconds)
     LatencySummary summary;
     if (milliseconds.empty())
         return summary;
-    std::sort(milliseconds.begin(), milliseconds.end());
-    const std::size_t n = milliseconds.size();
-    summary.medianMs = n % 2 ? milliseconds[n / 2] : 0.5 * (milliseconds[n / 2 - 1] + milliseconds[n / 2]);
-    summary.minMs = milliseconds.front();
-    summary.maxMs = milliseconds.back();
+    summary.medianMs = core::medianOf(milliseconds);
+    const auto [least, most] = std::minmax_element(milliseconds.begin(), milliseconds.end());
+    summary.minMs = *least;
+    summary.maxMs = *most;
     return summary;
 }
 

@@ -1,0 +1,140 @@
+// The in-model check's timing decisions (core/cast/KernelSpeedCheck.h) on a simulated model: a base
+// time plus each enabled kernel's effect, with seeded noise, so every outcome is reproducible.
+#include "cast/KernelSpeedCheck.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+using namespace kforge::core;
+
+namespace {
+
+// A model of `baseMs` with every kernel off; each enabled kernel adds its delta (negative: it helps).
+// Noise is uniform within +-noise (a fraction), drawn per measurement.
+struct SimulatedModel {
+    double baseMs = 10.0;
+    std::map<std::string, double> deltaMs;
+    double noise = 0.0;
+    std::mt19937 random{7};
+    std::vector<std::set<std::string>> measured;
+
+    Result<double> operator()(const std::set<std::string>& enabled)
+    {
+        measured.push_back(enabled);
+        double ms = baseMs;
+        for (const std::string& id : enabled)
+            ms += deltaMs.at(id);
+        std::uniform_real_distribution<double> jitter(-noise, noise);
+        return ms * (1.0 + jitter(random));
+    }
+};
+
+std::set<std::string> keys(const std::map<std::string, double>& deltas)
+{
+    std::set<std::string> ids;
+    for (const auto& [id, delta] : deltas)
+        ids.insert(id);
+    return ids;
+}
+
+std::string reasonFor(const KernelSpeedCheck& check, const std::string& id)
+{
+    for (const DroppedKernel& dropped : check.dropped)
+        if (dropped.kernelId == id)
+            return dropped.reason;
+    return "";
+}
+
+} // namespace
+
+TEST(KernelSpeedCheck, KeepsKernelsThatHelpAndDropsOneThatSlowsTheModel)
+{
+    SimulatedModel model;
+    model.deltaMs = {{"k0", -1.0}, {"k1", -0.5}, {"slow", +0.4}};
+    model.noise = 0.002;
+    auto check = checkKernelSpeed(keys(model.deltaMs), std::ref(model), {});
+    ASSERT_TRUE(check.ok()) << check.error().toString();
+    EXPECT_EQ(check->kept, (std::set<std::string>{"k0", "k1"}));
+    ASSERT_EQ(check->dropped.size(), 1u);
+    EXPECT_EQ(check->dropped[0].kernelId, "slow");
+    EXPECT_EQ(check->dropped[0].reason.rfind("in-model check: the model ran ", 0), 0u) << check->dropped[0].reason;
+    EXPECT_NE(check->dropped[0].reason.find("faster without it"), std::string::npos);
+    // Step 4 compared the two kept kernels with none: 8.5 ms against 10 ms.
+    EXPECT_EQ(check->comparedCount, 2u);
+    EXPECT_NEAR(check->keptMs, 8.5, 0.1);
+    EXPECT_NEAR(check->noneMs, 10.0, 0.1);
+}
+
+TEST(KernelSpeedCheck, DropsEveryKernelWhenTheyTogetherSlowTheModelBelowEachRemovalsNoise)
+{
+    // Twenty kernels that each cost 0.08 ms: removing any one saves 0.8%, under the 1% threshold,
+    // but together they make the model 16% slower. Without step 4 all twenty would be kept.
+    SimulatedModel model;
+    for (int i = 0; i < 20; ++i)
+        model.deltaMs["k" + std::to_string(i)] = 0.08;
+    auto check = checkKernelSpeed(keys(model.deltaMs), std::ref(model), {});
+    ASSERT_TRUE(check.ok()) << check.error().toString();
+    EXPECT_TRUE(check->kept.empty());
+    ASSERT_EQ(check->dropped.size(), 20u);
+    EXPECT_EQ(reasonFor(*check, "k7"), "in-model check: the model ran 16.0% slower with the 20 kernels left than with none");
+    EXPECT_EQ(check->comparedCount, 20u);
+    EXPECT_NEAR(check->keptMs, 11.6, 1e-9);
+    EXPECT_NEAR(check->noneMs, 10.0, 1e-9);
+}
+
+TEST(KernelSpeedCheck, NoiseWithinTheThresholdDropsNothing)
+{
+    // Kernels with no effect at all, timed with +-0.4% noise: nothing crosses 1%.
+    SimulatedModel model;
+    model.deltaMs = {{"a", 0.0}, {"b", 0.0}, {"c", 0.0}};
+    model.noise = 0.004;
+    auto check = checkKernelSpeed(keys(model.deltaMs), std::ref(model), {});
+    ASSERT_TRUE(check.ok()) << check.error().toString();
+    EXPECT_EQ(check->kept.size(), 3u);
+    EXPECT_TRUE(check->dropped.empty());
+}
+
+TEST(KernelSpeedCheck, MeasurementsInterleaveTheConfigurations)
+{
+    SimulatedModel model;
+    model.deltaMs = {{"a", -1.0}, {"b", -1.0}};
+    KernelSpeedCheckOptions options;
+    options.rounds = 2;
+    auto check = checkKernelSpeed(keys(model.deltaMs), std::ref(model), options);
+    ASSERT_TRUE(check.ok()) << check.error().toString();
+    const std::set<std::string> both{"a", "b"}, onlyB{"b"}, onlyA{"a"}, none{};
+    // warm-up, then per round: full, without a, without b; then per round: kept, none.
+    const std::vector<std::set<std::string>> expected{both, both, onlyB, onlyA, both, onlyB, onlyA, both, none, both, none};
+    EXPECT_EQ(model.measured, expected);
+}
+
+TEST(KernelSpeedCheck, ATimingErrorStopsTheCheck)
+{
+    int calls = 0;
+    auto failing = [&calls](const std::set<std::string>&) -> Result<double> {
+        if (++calls == 3)
+            return makeError(ErrorCode::Internal, "the forward pass failed", "model");
+        return 5.0;
+    };
+    auto check = checkKernelSpeed({"a", "b"}, failing, {});
+    ASSERT_FALSE(check.ok());
+    EXPECT_NE(check.error().toString().find("the forward pass failed"), std::string::npos);
+}
+
+TEST(KernelSpeedCheck, NoKernelsMeansNoMeasurement)
+{
+    SimulatedModel model;
+    auto check = checkKernelSpeed({}, std::ref(model), {});
+    ASSERT_TRUE(check.ok());
+    EXPECT_TRUE(model.measured.empty());
+    EXPECT_EQ(check->comparedCount, 0u);
+}
+
+TEST(MedianOf, OddEvenAndEmpty)
+{
+    EXPECT_EQ(medianOf({3.0, 1.0, 2.0}), 2.0);
+    EXPECT_EQ(medianOf({4.0, 1.0, 3.0, 2.0}), 2.5);
+    EXPECT_EQ(medianOf({}), 0.0);
+}
