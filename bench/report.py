@@ -24,6 +24,7 @@ import sys
 
 FORMAT = "kforge-suite-result"
 LIMIT = 0.10  # evaluator vs do_bench disagreement flagged beyond this (as in card_bench.py)
+NOISY_SPREAD = 0.10  # eager rounds of the in-process .cast measurement spreading wider than this are marked noisy
 
 # The Kernel Forge paper's headline per-op speedups over eager (GB10 GPU, LLM proposer, 50
 # iterations per op), and the suite models of the same family.
@@ -124,7 +125,10 @@ def model_numbers(result):
         "share_searched": s["time_share"]["searched"], "share_exported": s["time_share"]["exported"],
         "predicted_speedup": s.get("predicted_speedup_from_shares"),
         "eager_ms": e2e.get("eager_ms"), "cast_ms": e2e.get("cast_runtime_ms"),
-        "cast_speedup": e2e.get("cast_runtime_speedup_vs_eager"), "compile_ms": e2e.get("compile_ms"),
+        "cast_speedup": e2e.get("cast_runtime_speedup_vs_eager"), "cast_eager_ms": e2e.get("cast_runtime_eager_ms"),
+        "cast_eager_rounds_ms": (((result.get("end_to_end") or {}).get("cast_runtime") or {}).get("rounds") or {})
+        .get("eager_ms"),
+        "compile_ms": e2e.get("compile_ms"),
         "compile_speedup": e2e.get("compile_speedup_vs_eager"),
         "kforge_run_eager_ms": e2e.get("kforge_run_eager_ms"), "kforge_run_cast_ms": e2e.get("kforge_run_cast_ms"),
         "kforge_run_speedup": e2e.get("kforge_run_speedup"), "optimization_wall_s": s.get("optimization_wall_s"),
@@ -161,8 +165,16 @@ def environment_lines(results):
         f"- Versions: torch {env.get('torch')}, CUDA {env.get('cuda')}, cuDNN {env.get('cudnn')}, triton "
         f"{env.get('triton')}, torchvision {env.get('torchvision')}, transformers {env.get('transformers')}, "
         f"Python {env.get('python')}, {env.get('kforge')}",
-        f"- Commit: {env.get('commit')}" + (" (with uncommitted changes)" if env.get("uncommitted_changes") else ""),
     ]
+    commits = {}
+    for model, result in results.items():
+        e = result.get("environment") or {}
+        label = f"{e.get('commit')}" + (" (with uncommitted changes)" if e.get("uncommitted_changes") else "")
+        commits.setdefault(label, []).append(model)
+    if len(commits) == 1:
+        lines.append(f"- Commit: {next(iter(commits))}")
+    else:  # models measured by different trees (a report assembled from several suite runs)
+        lines += [f"- Commit of {', '.join(models)}: {label}" for label, models in commits.items()]
     dates = sorted({e.get("date") for e in envs if e.get("date")})
     if len(dates) > 1:
         lines.append(f"- Results of invocations between {dates[0]} and {dates[-1]} (UTC)")
@@ -187,16 +199,24 @@ def command_lines(results):
 
 
 def cast_cell(n):
-    """The in-process .cast time and speedup; a package without custom kernels registers nothing,
-    so its time is eager's run again and no speedup is shown for it."""
+    """The in-process .cast time and speedup, after the eager time it alternated with (median of the
+    rounds) where the run recorded rounds; a package without custom kernels registers nothing, so
+    its time is eager's run again and no speedup is shown for it. Rounds whose eager times spread
+    by more than NOISY_SPREAD are marked noisy with their range: the ratio is then within noise."""
     if not n["exported"] and n["cast_ms"] is not None:
         return f"{fmt(n['cast_ms'])} (no custom kernel)"
-    return f"{fmt(n['cast_ms'])} ({fmt(n['cast_speedup'], '{:.2f}x')})"
+    paired = f"{fmt(n['cast_eager_ms'])} -> " if n["cast_eager_ms"] is not None else ""
+    cell = f"{paired}{fmt(n['cast_ms'])} ({fmt(n['cast_speedup'], '{:.2f}x')})"
+    rounds = n["cast_eager_rounds_ms"]
+    if rounds and max(rounds) > min(rounds) * (1 + NOISY_SPREAD):
+        cell += f", noisy: eager rounds {min(rounds):.2f}-{max(rounds):.2f}"
+    return cell
 
 
 def model_table(results):
     lines = ["| model | cards (searched / vendor / all) | faster than eager: evaluator / do_bench | exported kernels | "
-             "model time searched / exported | eager ms | .cast ms (speedup) | kforge run eager -> .cast ms | "
+             "model time searched / exported | eager ms (alone) | .cast in Python: eager -> .cast ms (speedup) | "
+             "kforge run eager -> .cast ms | "
              "torch.compile ms (speedup) | optimize wall s | flagged cards |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     totals = [0, 0, 0]
@@ -318,7 +338,10 @@ def write_markdown(path, results, date, gpu, files, argv):
             "median of the eager nn.Module, of the same module with the .cast loaded through libkforge_runtime, and "
             "of torch.compile(mode='max-autotune-no-cudagraphs'); the .cast speedup is the median ratio over rounds "
             "that alternate eager and the loaded package in one process (where the run recorded them; the rounds "
-            "are listed under each model); `kforge run` times the TorchScript model (wall clock + synchronize), "
+            "are listed under each model), shown after the median eager time of those rounds, which can differ "
+            "from eager timed alone when the host's speed drifts; rounds whose eager times spread by more than "
+            f"{NOISY_SPREAD:.0%} are marked noisy (a host-bound model, where Python's launch speed sets the time). "
+            "`kforge run` times the TorchScript model (wall clock + synchronize), "
             "eager and the package alternating too.", ""]
     out += ["## The paper's headline per-op speedups next to ours", "",
             "| op | paper model | paper speedup (GB10, LLM proposer) | our model | our card | evaluator | do_bench | "

@@ -1,6 +1,7 @@
-"""bench/report.py on the committed raw results of the second H200 suite run
-(bench/results/2026-12-01-suite-h200-run2/): the numbers in its tables come from those files, and a
-package without custom kernels shows no speedup. Plain Python: no torch, no GPU."""
+"""bench/report.py on the committed raw results of the second and third H200 suite runs
+(bench/results/2026-12-01-suite-h200-run2/ and -run3/): the numbers in its tables come from those
+files, a package without custom kernels shows no speedup, the in-process .cast time stands next to
+the eager time it alternated with, and noisy rounds are marked. Plain Python: no torch, no GPU."""
 import csv
 import os
 import shutil
@@ -11,14 +12,18 @@ import unittest
 
 SOURCE = os.environ.get("KFORGE_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 RESULTS = os.path.join(SOURCE, "bench", "results", "2026-12-01-suite-h200-run2")
+RESULTS_RUN3 = os.path.join(SOURCE, "bench", "results", "2026-12-01-suite-h200-run3")
 
 
-class ReportTest(unittest.TestCase):
+class ReportOf:
+    """Runs bench/report.py on `results` once for the class; markdown and cards CSV in attributes."""
+    results = RESULTS
+
     @classmethod
     def setUpClass(cls):
         cls.out = tempfile.mkdtemp(prefix="kforge-report-")
-        cls.result = subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "report.py"), RESULTS,
-                                  "--out-dir", cls.out, "--suffix", "test"], capture_output=True, text=True)
+        cls.result = subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "report.py"), cls.results,
+                                     "--out-dir", cls.out, "--suffix", "test"], capture_output=True, text=True)
         base = os.path.join(cls.out, "2026-12-01-suite-h200-test")
         cls.markdown = open(base + ".md").read() if cls.result.returncode == 0 else ""
         with open(base + "-cards.csv") as f:
@@ -27,6 +32,9 @@ class ReportTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.out, ignore_errors=True)
+
+
+class ReportTest(ReportOf, unittest.TestCase):
 
     def test_runs_and_names_its_files(self):
         self.assertEqual(self.result.returncode, 0, self.result.stderr)
@@ -49,6 +57,25 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(len(self.cards), 43)  # every searched card, with or without a gain
         self.assertEqual(sorted({c["model"] for c in self.cards}),
                          ["gemma_layers_bf16_s512", "qwen_layers_bf16_s512", "resnet50_fp32", "sd_block_fp16"])
+
+
+class ReportOfRoundsTest(ReportOf, unittest.TestCase):
+    results = RESULTS_RUN3
+
+    def test_cast_time_stands_after_the_eager_time_of_its_rounds(self):
+        self.assertEqual(self.result.returncode, 0, self.result.stderr)
+        # sd_block_fp16: eager rounds 1.2466-1.2495 ms, steady; the .cast median 0.993 ms.
+        self.assertIn("| 1.25 | 1.25 -> 0.99 (1.26x) | 1.28 -> 1.01 |", self.markdown)
+
+    def test_rounds_whose_eager_times_spread_are_marked_noisy(self):
+        # resnet50_fp16_cl: eager alone 3.95 ms, its rounds 3.68 to 5.40 ms.
+        self.assertIn("| 3.95 | 5.15 -> 4.24 (1.21x), noisy: eager rounds 3.68-5.40 |", self.markdown)
+        self.assertIn("2.31 -> 2.92 (0.94x), noisy: eager rounds 2.30-3.23", self.markdown)
+        self.assertNotIn("0.99 (1.26x), noisy", self.markdown)
+
+    def test_models_of_different_commits_name_each_commit(self):
+        self.assertIn("- Commit of resnet50_fp32: 0c6a34e", self.markdown)
+        self.assertIn("- Commit of resnet50_fp16_cl, sd_block_fp16,", self.markdown)
 
 
 if __name__ == "__main__":
