@@ -1,6 +1,7 @@
 #include "cast/KernelSpeedCheck.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -24,6 +25,15 @@ double medianOf(std::vector<double> values)
     std::sort(values.begin(), values.end());
     const std::size_t n = values.size();
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+int passesPerMeasurement(double passMs, const KernelSpeedCheckOptions& options)
+{
+    const int most = std::max(options.passesPerMeasure, options.maxPassesPerMeasure);
+    if (!(passMs > 0)) // unknown (or a clock that did not move): as many as allowed
+        return most;
+    const double wanted = std::ceil(options.minMeasureMs / passMs);
+    return static_cast<int>(std::clamp(wanted, double(options.passesPerMeasure), double(most)));
 }
 
 Result<KernelSpeedCheck> checkKernelSpeed(const std::set<std::string>& kernels, const TimeKernelSet& timeWith,

@@ -23,9 +23,15 @@ namespace kforge::core {
 
 struct KernelSpeedCheckOptions {
     int rounds = 5;              // interleaved timing rounds
-    int passesPerMeasure = 3;    // forward passes per configuration per round (median); used by the caller
+    int passesPerMeasure = 3;    // fewest forward passes per configuration per round (median); used by the caller
+    double minMeasureMs = 20.0;  // a measurement's passes together last at least this long...
+    int maxPassesPerMeasure = 50; // ...within this many passes (host jitter swamps one 2 ms pass)
     double dropThreshold = 0.01; // 1%: below the run-to-run noise of a whole model, above none
 };
+
+/// Forward passes per measurement for a model whose one pass takes `passMs`: enough to last
+/// minMeasureMs, within [passesPerMeasure, maxPassesPerMeasure].
+int passesPerMeasurement(double passMs, const KernelSpeedCheckOptions& options);
 
 /// Milliseconds of one measurement of the model with exactly `enabled` kernels on (the caller's
 /// median of a few forward passes); an Error stops the check.

@@ -129,9 +129,14 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     core::KernelSpeedCheck speed;
     speed.kept = kept;
     if (!kept.empty()) {
+        enableOnly(custom, {});
+        auto probe = medianForwardMs(harness.value(), options.passesPerMeasure);
+        if (!probe)
+            return notRun(probe.error().toString());
+        const int passes = core::passesPerMeasurement(probe.value(), options);
         auto timeWith = [&](const std::set<std::string>& on) -> core::Result<double> {
             enableOnly(custom, on);
-            return medianForwardMs(harness.value(), options.passesPerMeasure);
+            return medianForwardMs(harness.value(), passes);
         };
         auto timed = core::checkKernelSpeed(kept, timeWith, options);
         if (!timed)

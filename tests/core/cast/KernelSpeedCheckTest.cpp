@@ -132,6 +132,15 @@ TEST(KernelSpeedCheck, NoKernelsMeansNoMeasurement)
     EXPECT_EQ(check->comparedCount, 0u);
 }
 
+TEST(KernelSpeedCheck, AMeasurementOfAShortModelSpansSeveralPasses)
+{
+    const KernelSpeedCheckOptions options; // at least 3 passes and 20 ms, at most 50 passes
+    EXPECT_EQ(passesPerMeasurement(2.5, options), 8);    // a host-bound decoder layer: 8 x 2.5 ms
+    EXPECT_EQ(passesPerMeasurement(11.0, options), 3);   // long enough in the fewest passes
+    EXPECT_EQ(passesPerMeasurement(0.1, options), 50);   // tiny: capped
+    EXPECT_EQ(passesPerMeasurement(0.0, options), 50);   // a clock that did not move
+}
+
 TEST(MedianOf, OddEvenAndEmpty)
 {
     EXPECT_EQ(medianOf({3.0, 1.0, 2.0}), 2.0);
