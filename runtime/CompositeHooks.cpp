@@ -47,9 +47,14 @@ void addOptional(HookCall& call, const char* name, const OptionalTensor& t)
         call.values.emplace_back(name, c10::IValue());
 }
 
+c10::IValue intList(at::IntArrayRef values)
+{
+    return c10::IValue(values.vec());
+}
+
 c10::IValue intList(c10::SymIntArrayRef values)
 {
-    return c10::IValue(C10_AS_INTARRAYREF_SLOW(values).vec());
+    return intList(C10_AS_INTARRAYREF_SLOW(values));
 }
 
 // Serves `call` through the packaged kernels unless autograd needs the original (AtAutograd hooks
@@ -137,10 +142,10 @@ at::Tensor maxPool2dHook(const at::Tensor& self, at::IntArrayRef kernelSize, at:
                          at::IntArrayRef padding, at::IntArrayRef dilation, bool ceilMode)
 {
     HookCall call{{{"self", &self}},
-                  {{"kernel_size", c10::IValue(kernelSize.vec())},
-                   {"stride", c10::IValue(stride.vec())},
-                   {"padding", c10::IValue(padding.vec())},
-                   {"dilation", c10::IValue(dilation.vec())},
+                  {{"kernel_size", intList(kernelSize)},
+                   {"stride", intList(stride)},
+                   {"padding", intList(padding)},
+                   {"dilation", intList(dilation)},
                    {"ceil_mode", ceilMode}}};
     if (auto out = serveComposite<AtAutograd>("aten::max_pool2d", call, {&self}))
         return *out;

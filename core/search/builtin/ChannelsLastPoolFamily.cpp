@@ -45,18 +45,12 @@ Result<std::unique_ptr<ChannelsLastPoolFamily>> ChannelsLastPoolFamily::create(c
         return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
     if (in.numel() == 0)
         return unsupportedCard(card, "empty input");
+    auto name = ReduceFamily::reductionName(card);
+    if (!name)
+        return name.error();
     std::unique_ptr<ChannelsLastPoolFamily> f(new ChannelsLastPoolFamily());
-    const std::string op = card.qualifiedName();
-    if (op == "aten::adaptive_avg_pool2d") {
-        f->m_op = "adaptive_avg_pool2d";
-        const ArgSpec* size = card.findArg("output_size");
-        if (!size || size->kind != ArgKind::Value || size->value != nlohmann::json::array({1, 1}))
-            return unsupportedCard(card, "adaptive_avg_pool2d output_size " + (size ? size->value.dump() : std::string("?")) +
-                                             ": only [1, 1] is covered");
-    } else {
-        f->m_op = op == "aten::mean.dim" ? "mean" : "sum";
-        if (const ArgSpec* dtype = card.findArg("dtype"); dtype && dtype->kind != ArgKind::None)
-            return unsupportedCard(card, "dtype argument " + dtype->value.dump() + ": only dtype=None is covered");
+    f->m_op = name.value();
+    if (f->m_op != "adaptive_avg_pool2d") {
         const ArgSpec* dim = card.findArg("dim");
         std::set<std::int64_t> dims;
         if (dim && dim->kind == ArgKind::Value && dim->value.is_array())

@@ -30,11 +30,28 @@ bool ReduceFamily::coversOp(const std::string& op)
     return op == "aten::adaptive_avg_pool2d" || op == "aten::mean.dim" || op == "aten::sum.dim_IntList";
 }
 
-Result<std::unique_ptr<ReduceFamily>> ReduceFamily::create(const OperatorCard& card)
+Result<std::string> ReduceFamily::reductionName(const OperatorCard& card)
 {
     const std::string op = card.qualifiedName();
     if (!coversOp(op))
         return unsupportedCard(card, "op not covered by the built-in proposer yet");
+    if (op == "aten::adaptive_avg_pool2d") {
+        const ArgSpec* size = card.findArg("output_size");
+        if (!size || size->kind != ArgKind::Value || size->value != nlohmann::json::array({1, 1}))
+            return unsupportedCard(card, "adaptive_avg_pool2d output_size " + (size ? size->value.dump() : std::string("?")) +
+                                             ": only [1, 1] is covered");
+        return std::string("adaptive_avg_pool2d");
+    }
+    if (const ArgSpec* dtype = card.findArg("dtype"); dtype && dtype->kind != ArgKind::None)
+        return unsupportedCard(card, "dtype argument " + dtype->value.dump() + ": only dtype=None is covered");
+    return std::string(op == "aten::mean.dim" ? "mean" : "sum");
+}
+
+Result<std::unique_ptr<ReduceFamily>> ReduceFamily::create(const OperatorCard& card)
+{
+    auto name = reductionName(card);
+    if (!name)
+        return name.error();
     auto input = contiguousFloatInput(card, "self");
     if (!input)
         return input.error();
@@ -42,20 +59,13 @@ Result<std::unique_ptr<ReduceFamily>> ReduceFamily::create(const OperatorCard& c
     const auto rank = static_cast<std::int64_t>(in.sizes.size());
     std::unique_ptr<ReduceFamily> f(new ReduceFamily());
     f->m_inDtype = in.dtype;
+    f->m_op = name.value();
     std::int64_t reduced = 0; // trailing dims reduced
-    if (op == "aten::adaptive_avg_pool2d") {
-        f->m_op = "adaptive_avg_pool2d";
-        const ArgSpec* size = card.findArg("output_size");
-        if (!size || size->kind != ArgKind::Value || size->value != nlohmann::json::array({1, 1}))
-            return unsupportedCard(card, "adaptive_avg_pool2d output_size " + (size ? size->value.dump() : std::string("?")) +
-                                             ": only [1, 1] is covered");
+    if (f->m_op == "adaptive_avg_pool2d") {
         if (rank != 3 && rank != 4)
             return unsupportedCard(card, "adaptive_avg_pool2d input " + in.toShortString() + ": expected rank 3 or 4");
         reduced = 2;
     } else {
-        f->m_op = op == "aten::mean.dim" ? "mean" : "sum";
-        if (const ArgSpec* dtype = card.findArg("dtype"); dtype && dtype->kind != ArgKind::None)
-            return unsupportedCard(card, "dtype argument " + dtype->value.dump() + ": only dtype=None is covered");
         const ArgSpec* dim = card.findArg("dim");
         std::set<std::int64_t> dims;
         if (dim && dim->kind == ArgKind::Value && dim->value.is_array()) {

@@ -13,6 +13,10 @@ namespace kforge::core {
 class ReduceFamily final : public KernelFamily {
 public:
     static bool coversOp(const std::string& qualifiedOp);
+    /// The kernel-level name of a covered reduction card ("adaptive_avg_pool2d", "mean", "sum")
+    /// once the arguments every reduce family needs are checked: output_size [1, 1] for
+    /// adaptive_avg_pool2d, dtype=None for mean and sum. Shared with ChannelsLastPoolFamily.
+    static Result<std::string> reductionName(const OperatorCard& card);
     static Result<std::unique_ptr<ReduceFamily>> create(const OperatorCard& card);
 
     std::string name() const override { return "reduce"; }
