@@ -5,7 +5,9 @@ For each row length L in (1, 7, 197, 1000, 4097) and dtype (float32, bfloat16, f
 TorchScript model calls every op a built-in family covers on tensors whose innermost size is L
 (softmax, log_softmax, layer_norm, rms_norm, group_norm and batch_norm in eval mode (NCHW and channels-last),
 adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), mean, sum, relu, gelu exact and tanh, silu, sigmoid, tanh, add / sub /
-mul / div with a broadcast [L] and a same-shape operand, an in-place add_ on a clone, embedding).
+mul / div with a broadcast [L] and a same-shape operand, mul and add with a float64 0-dim tensor that
+moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), an in-place add_ on a
+clone, embedding).
 Each model is captured (`kforge capture --samples 1`), searched with the built-in proposer
 (`kforge optimize --iterations 4 --seed 1`) and every card's tree read back (`kforge tree --json`).
 
@@ -43,12 +45,13 @@ ROWS, BATCH, CHANNELS, GROUPS, VOCAB, INDICES = 3, 2, 4, 2, 11, 5
 ITERATIONS = 4
 
 # Ops of the model that a built-in family covers, with the number of cards each must give
-# (add/sub/mul/div: one with a broadcast [L] operand, one with a same-shape operand).
+# (add/sub/mul/div: one with a broadcast [L] operand, one with a same-shape operand; add and mul
+# also one with a float64 0-dim operand).
 COVERED = {
     "aten::softmax.int": 1, "aten::log_softmax.int": 1, "aten::layer_norm": 1, "aten::rms_norm": 1,
     "aten::group_norm": 2, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 2, "aten::max_pool2d": 2, "aten::mean.dim": 1,
     "aten::sum.dim_IntList": 1, "aten::relu": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
-    "aten::tanh": 1, "aten::add.Tensor": 2, "aten::sub.Tensor": 2, "aten::mul.Tensor": 2, "aten::div.Tensor": 2,
+    "aten::tanh": 1, "aten::add.Tensor": 3, "aten::sub.Tensor": 2, "aten::mul.Tensor": 3, "aten::div.Tensor": 2,
     "aten::embedding": 1, "aten::add_.Tensor": 1,
 }
 # Covered ops whose support is being added: "unsupported" is reported, not a failure.
@@ -120,12 +123,16 @@ def make_model(length, dtype_name, device):
                 x + b, x + y,
                 x - b, x - y,
                 x * b, x * y,
+                x * self.scale64, x + self.scale64,
                 x / db, x / d,
                 acc,
                 F.embedding(idx, self.embedding),
             )
 
     model = AllFamilies().to(device=device, dtype=dtype).eval()
+    # After the dtype conversion, which would make it `dtype`: a traced Python number becomes such a
+    # float64 0-dim constant, on the model's device. 1/sqrt(128) is not exact in 16 bits.
+    model.register_buffer("scale64", torch.tensor(128 ** -0.5, dtype=torch.float64, device=device))
     inputs = (
         randn(ROWS, length),                          # x
         randn(ROWS, length),                          # y

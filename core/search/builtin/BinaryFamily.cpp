@@ -62,11 +62,25 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     if (card.outputs.size() != 1)
         return unsupportedCard(card, "expected exactly one output");
     const TensorSpec& out = card.outputs[0];
-    if (a.dtype != b.dtype || a.dtype != out.dtype)
-        return unsupportedCard(card, "mixed dtypes " + a.dtype + ", " + b.dtype + " -> " + out.dtype +
-                                         ": both operands must have the output's dtype");
-    if (!isBuiltinFloatDtype(a.dtype))
-        return unsupportedCard(card, "dtype " + a.dtype + " not covered (float32, float16, bfloat16)");
+    // A 0-dim operand of another floating dtype (a Python number the trace turned into a float64
+    // constant that moved to the GPU with the model: an attention scale, an RMSNorm eps) takes no part
+    // in type promotion. Eager's CUDA kernel reads it through a dynamic cast to the output's dtype and
+    // computes in fp32; the kernel does the same, reading the value at every launch.
+    for (int k = 0; k < 2; ++k) {
+        const TensorSpec& t = *operands[k];
+        const TensorSpec& dense = *operands[1 - k];
+        if (t.sizes.empty() && t.dtype != out.dtype && dense.dtype == out.dtype &&
+            (t.dtype == "float64" || isBuiltinFloatDtype(t.dtype))) {
+            f->m_scalarOperand = k;
+            f->m_scalarDtype = t.dtype;
+        }
+    }
+    for (int k = 0; k < 2; ++k)
+        if (k != f->m_scalarOperand && operands[k]->dtype != out.dtype)
+            return unsupportedCard(card, "mixed dtypes " + a.dtype + ", " + b.dtype + " -> " + out.dtype +
+                                             ": an operand of another dtype than the output's must be 0-dim and floating");
+    if (!isBuiltinFloatDtype(out.dtype))
+        return unsupportedCard(card, "dtype " + out.dtype + " not covered (float32, float16, bfloat16)");
     if (!out.isContiguous())
         return unsupportedCard(card, "non-contiguous output " + out.toShortString());
     if (out.numel() == 0)
@@ -95,7 +109,10 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     }
     f->m_dtype = out.dtype;
     f->m_numel = out.numel();
-    f->m_flat = a.isContiguous() && b.isContiguous() && a.sizes == out.sizes && b.sizes == out.sizes;
+    auto flatOperand = [&](int k) {
+        return k == f->m_scalarOperand || (operands[k]->isContiguous() && operands[k]->sizes == out.sizes);
+    };
+    f->m_flat = flatOperand(0) && flatOperand(1);
     // Drop size-1 dims, then merge dim d into d+1 when every operand steps through them as one.
     for (std::size_t d = 0; d < rank; ++d) {
         if (out.sizes[d] == 1)
@@ -120,6 +137,20 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     return f;
 }
 
+const char* BinaryFamily::scalarOperandCType() const
+{
+    return m_scalarDtype == "float64" ? "double" : dtypeCType(m_scalarDtype);
+}
+
+std::string BinaryFamily::scalarToFloatExpr(const std::string& value) const
+{
+    if (m_scalarDtype == "float16")
+        return "__half2float(" + value + ")";
+    if (m_scalarDtype == "bfloat16")
+        return "__bfloat162float(" + value + ")";
+    return "static_cast<float>(" + value + ")"; // float64: round to nearest, as c10's double -> float
+}
+
 bool BinaryFamily::vectorWidthAllowed(int width) const
 {
     if (width != 1 && width != 2 && width != 4 && width != 8)
@@ -133,6 +164,8 @@ bool BinaryFamily::vectorWidthAllowed(int width) const
 
 bool BinaryFamily::operandVectorLoads(int k, int width) const
 {
+    if (k == m_scalarOperand)
+        return false;
     // Whole-vector loads need the operand's innermost stride 1 and every vector start a multiple of
     // the width (base pointer 16-byte aligned, docs/builtin-proposer.md).
     if (width == 1 || m_strides[k].back() != 1)
@@ -199,10 +232,18 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
         expr = "a / b"; // IEEE division (no fast-math), as eager's true division
 
     std::ostringstream s;
+    const char* operandNames[2] = {"self", "other"};
     s << "// Built-in elementwise " << m_op << (m_inPlace ? "_ (in place)" : "") << " over " << m_numel << " " << m_dtype << " outputs, "
-      << (m_flat ? "both operands contiguous and same-shaped" : "broadcast strides baked in") << ", fp32 math.\n"
-      << "// Template parameters: " << params.dump() << "\n"
-      << dtypePrelude(m_dtype, m_dtype)
+      << (m_flat ? "both operands contiguous and same-shaped" : "broadcast strides baked in") << ", fp32 math.\n";
+    if (m_scalarOperand >= 0)
+        s << "// '" << operandNames[m_scalarOperand] << "' is a 0-dim " << m_scalarDtype
+          << " tensor: its value, cast to the output's dtype as eager's CUDA kernel casts it, is read once per thread.\n";
+    s << "// Template parameters: " << params.dump() << "\n";
+    if (m_scalarDtype == "float16" && m_dtype != "float16")
+        s << "#include <cuda_fp16.h>\n";
+    if (m_scalarDtype == "bfloat16" && m_dtype != "bfloat16")
+        s << "#include <cuda_bf16.h>\n";
+    s << dtypePrelude(m_dtype, m_dtype)
       << "constexpr long long NUMEL = " << m_numel << "LL;\n"
       << "constexpr int V = " << v << ";\n"
       << "constexpr int THREADS = " << threads << ";\n"
@@ -211,6 +252,13 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
       << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
       << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
       << "__device__ __forceinline__ float kfOp(float a, float b) { return " << expr << "; }\n";
+    if (m_scalarOperand >= 0) {
+        s << "typedef " << scalarOperandCType() << " scalar_operand_t;\n"
+          << "// The 0-dim operand as eager's CUDA kernel sees it: converted to the output's dtype (through\n"
+          << "// float, as c10's conversions go), then widened to fp32 for the math.\n"
+          << "__device__ __forceinline__ float kfScalarOperand(const scalar_operand_t* p) { return kfLoad(kfStore("
+          << scalarToFloatExpr("*p") << ")); }\n";
+    }
     if (!m_flat) {
         // Output element i -> operand offsets; V divides the innermost merged dim, so the V outputs
         // of a vector share every outer index and step by the innermost stride.
@@ -239,9 +287,14 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
     // In place, y is x (and z may be x): no __restrict__ promises. Each element is read and
     // written by the same thread, so aliasing is safe.
     const char* restrictQualifier = m_inPlace ? "" : " __restrict__";
-    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel << "(const in_t*" << restrictQualifier
-      << " x, const in_t*" << restrictQualifier << " z, out_t*" << restrictQualifier << " y)\n{\n"
-      << "    OutVec* yv = reinterpret_cast<OutVec*>(y);\n"
+    auto operandType = [&](int k) { return k == m_scalarOperand ? "scalar_operand_t" : "in_t"; };
+    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel << "(const " << operandType(0) << "*"
+      << restrictQualifier << " x, const " << operandType(1) << "*" << restrictQualifier << " z, out_t*"
+      << restrictQualifier << " y)\n{\n"
+      << "    OutVec* yv = reinterpret_cast<OutVec*>(y);\n";
+    if (m_scalarOperand >= 0)
+        s << "    const float sv = kfScalarOperand(" << (m_scalarOperand == 0 ? "x" : "z") << ");\n";
+    s
       << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
       << "    for (long long base = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x; base < NVEC;\n"
       << "         base += stride) {\n"
@@ -250,7 +303,9 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
       << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
       << "            if (j >= NVEC)\n                continue;\n";
     auto load = [&](int k, const char* ptr, const char* dst, const std::string& off) {
-        if (m_flat || operandVectorLoads(k, v))
+        if (k == m_scalarOperand)
+            s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                " << dst << "[k][e] = sv;\n";
+        else if (m_flat || operandVectorLoads(k, v))
             s << "            {\n                const InVec t = reinterpret_cast<const InVec*>(" << ptr << ")[(" << off
               << ") / V];\n#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << dst
               << "[k][e] = kfLoad(t.v[e]);\n            }\n";
@@ -282,7 +337,8 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
           << "    if constexpr (TAIL > 0) {\n"
           << "        const long long g = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;\n"
           << "        if (g < TAIL)\n"
-          << "            y[NVEC * V + g] = kfStore(kfOp(kfLoad(x[NVEC * V + g]), kfLoad(z[NVEC * V + g])));\n"
+          << "            y[NVEC * V + g] = kfStore(kfOp(" << (m_scalarOperand == 0 ? "sv" : "kfLoad(x[NVEC * V + g])") << ", "
+          << (m_scalarOperand == 1 ? "sv" : "kfLoad(z[NVEC * V + g])") << "));\n"
           << "    }\n";
     s << "}\n";
 

@@ -4,7 +4,9 @@
 // add_/sub_/mul_/div_ .Tensor forms (the output is `self`: the kernel reads and writes through
 // pointers that alias, so they are not __restrict__; `other` may alias `self` too). Both operands
 // are CUDA tensors of the output's dtype (float32/float16/bfloat16), any sizes that broadcast and any
-// strides; the output is contiguous. Each operand's broadcast strides against the output shape are
+// strides; or one of them is a 0-dim CUDA tensor of another floating dtype (float64 included: a
+// traced Python number), whose value the kernel reads at each launch and casts to the output's dtype
+// as eager's CUDA kernel does. The output is contiguous. Each operand's broadcast strides against the output shape are
 // computed at generation time (size-1 dims dropped, mergeable dims merged) and baked in as constants.
 // Fast path when both operands are contiguous with the output's sizes (flat, vectorized, scalar tail).
 // Parameters (docs/builtin-proposer.md): threads, vector_width, items_per_thread. fp32 math.
@@ -32,6 +34,8 @@ private:
     bool vectorWidthAllowed(int width) const;
     /// Whether operand `k` (0 self, 1 other) can be loaded as whole vectors of `width` on the general path.
     bool operandVectorLoads(int k, int width) const;
+    const char* scalarOperandCType() const;
+    std::string scalarToFloatExpr(const std::string& value) const; // the 0-dim operand's value as fp32
 
     std::string m_op; // "add", "sub", "mul", "div"
     std::string m_dtype;
@@ -41,6 +45,8 @@ private:
     bool m_flat = false;              // fast path: both operands contiguous with the output's sizes
     std::vector<std::int64_t> m_dims; // general path: merged output dims (no size-1 dims unless numel 1)
     std::vector<std::int64_t> m_strides[2]; // broadcast strides of self / other over m_dims
+    int m_scalarOperand = -1;               // 0 self, 1 other: a 0-dim operand of another dtype; -1 none
+    std::string m_scalarDtype;              // its dtype
 };
 
 } // namespace kforge::core

@@ -978,6 +978,50 @@ TEST(BuiltinProposer, BinaryBakesBroadcastStridesAndAlpha)
     EXPECT_NE(flat->candidate.source.find("TAIL"), std::string::npos);
 }
 
+TEST(BuiltinProposer, BinaryReadsAZeroDimOperandOfAnotherDtypeAtEveryLaunch)
+{
+    // The decoders' attention scale (bf16 scores * a float64 0-dim constant on the GPU) and RMSNorm's
+    // eps (float32 variance + float64 0-dim): the value is read from the tensor, never baked in.
+    std::atomic<bool> stop{false};
+    const TensorSpec scale64 = cudaTensor("float64", {});
+    for (const std::string& dtype : kDtypes) {
+        auto t = [&](std::vector<std::int64_t> sizes) { return cudaTensor(dtype, sizes); };
+        const std::vector<OperatorCard> cards = {
+            binaryCard("aten::mul", dtype, t({4, 16, 64, 64}), scale64),
+            binaryCard("aten::add", dtype, t({4, 64, 1}), scale64),
+            binaryCard("aten::sub", dtype, scale64, t({8, 197, 64}), 2),  // the 0-dim operand is self
+            binaryCard("aten::div", dtype, t({1000, 3}), cudaTensor(dtype == "float16" ? "bfloat16" : "float16", {})),
+            binaryCard("aten::mul_", dtype, t({8, 197, 64}), scale64),
+        };
+        for (const OperatorCard& card : cards) {
+            SCOPED_TRACE(card.op + " " + dtype + " " + card.args[0].toShortString() + " " + card.args[1].toShortString());
+            auto root = BuiltinProposer(card).proposeRoot(SearchTree("c", 1), stop);
+            ASSERT_TRUE(root.ok()) << root.error().toString();
+            const std::string& source = root->candidate.source;
+            const bool selfIsScalar = card.args[0].tensors[0].sizes.empty();
+            EXPECT_NE(source.find(std::string("const float sv = kfScalarOperand(") + (selfIsScalar ? "x" : "z") + ")"),
+                      std::string::npos) << source;
+            EXPECT_NE(source.find("return kfLoad(kfStore("), std::string::npos) << "cast to the output's dtype first";
+            EXPECT_EQ(source.find("0.088"), std::string::npos);
+            EXPECT_GE(growChain(card, 2, true).size(), 2u); // compiles, and has neighbours
+        }
+    }
+    auto attention = BuiltinProposer(binaryCard("aten::mul", "bfloat16", cudaTensor("bfloat16", {4, 16, 64, 64}), scale64))
+                         .proposeRoot(SearchTree("c", 1), stop);
+    ASSERT_TRUE(attention.ok());
+    EXPECT_NE(attention->candidate.source.find("typedef double scalar_operand_t;"), std::string::npos);
+    EXPECT_NE(attention->candidate.source.find("static_cast<float>(*p)"), std::string::npos);
+    EXPECT_NE(attention->candidate.source.find("both operands contiguous and same-shaped"), std::string::npos);
+    EXPECT_EQ(attention->provenance.details["params"]["vector_width"], 8); // the dense operand still loads 16 bytes
+
+    // Only a 0-dim floating operand may differ from the output's dtype.
+    const TensorSpec x = cudaTensor("float32", {4, 8});
+    EXPECT_NE(refusal(binaryCard("aten::mul", "float32", x, cudaTensor("float64", {1}))).find("mixed dtypes"),
+              std::string::npos);
+    EXPECT_NE(refusal(binaryCard("aten::mul", "float32", x, cudaTensor("int64", {}))).find("mixed dtypes"),
+              std::string::npos);
+}
+
 TEST(BuiltinProposer, LikelyNextHoldsWhatTheNextRevisionOfTheBestNodeWillBe)
 {
     const OperatorCard card = softmaxCard("aten::softmax", "int", "bfloat16", {64, 512});
