@@ -12,6 +12,7 @@
 #include <ATen/ops/max_pool2d_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/rms_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/softmax_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/to_compositeimplicitautograd_dispatch.h>
 
 #include <initializer_list>
 
@@ -152,6 +153,22 @@ at::Tensor maxPool2dHook(const at::Tensor& self, at::IntArrayRef kernelSize, at:
     return at::compositeimplicitautograd::max_pool2d(self, kernelSize, stride, padding, dilation, ceilMode);
 }
 
+// to(dtype): a packaged kernel converts in one pass where eager's copy goes through its generic
+// casting loop. Calls into the tensor's own dtype (which return the tensor) never match a guard.
+template <bool AtAutograd>
+at::Tensor toDtypeHook(const at::Tensor& self, at::ScalarType dtype, bool nonBlocking, bool copy,
+                       std::optional<at::MemoryFormat> memoryFormat)
+{
+    HookCall call{{{"self", &self}},
+                  {{"dtype", static_cast<int64_t>(dtype)},
+                   {"non_blocking", nonBlocking},
+                   {"copy", copy},
+                   {"memory_format", memoryFormat ? c10::IValue(static_cast<int64_t>(*memoryFormat)) : c10::IValue()}}};
+    if (auto out = serveComposite<AtAutograd>("aten::to.dtype", call, {&self}))
+        return *out;
+    return at::compositeimplicitautograd::to(self, dtype, nonBlocking, copy, memoryFormat);
+}
+
 // softmax.int / log_softmax.int as a whole: with dtype=float32 on a 16-bit input eager converts
 // the input in a kernel of its own before _softmax; a packaged kernel reads the 16-bit input and
 // writes float32 in one pass.
@@ -192,7 +209,8 @@ at::Tensor embeddingHook(const at::Tensor& weight, const at::Tensor& indices, c1
 
 const char* const kComposite[] = {"aten::layer_norm",   "aten::group_norm",          "aten::batch_norm",
                                   "aten::rms_norm",     "aten::adaptive_avg_pool2d", "aten::embedding",
-                                  "aten::softmax.int", "aten::log_softmax.int", "aten::max_pool2d"};
+                                  "aten::softmax.int", "aten::log_softmax.int", "aten::max_pool2d",
+                                  "aten::to.dtype"};
 
 template <class CudaHook, class AutogradHook>
 void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
@@ -232,6 +250,8 @@ bool registerComposite(torch::Library& cuda, torch::Library& autogradCuda, const
                      TORCH_FN(logSoftmaxIntHook<true>));
     else if (key == "aten::max_pool2d")
         registerBoth(cuda, autogradCuda, "max_pool2d", TORCH_FN(maxPool2dHook<false>), TORCH_FN(maxPool2dHook<true>));
+    else if (key == "aten::to.dtype")
+        registerBoth(cuda, autogradCuda, "to.dtype", TORCH_FN(toDtypeHook<false>), TORCH_FN(toDtypeHook<true>));
     else if (key == "aten::embedding")
         cuda.impl("embedding", TORCH_FN(embeddingHook));
     else

@@ -38,6 +38,7 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
         {"aten::adaptive_avg_pool2d", {"aten::adaptive_avg_pool2d", ""}},
         {"aten::max_pool2d", {"aten::max_pool2d", ""}},
         {"aten::embedding", {"aten::embedding", ""}},
+        {"aten::to.dtype", {"aten::to", "dtype"}},
     };
     if (auto found = hooks.find(qualifiedOp); found != hooks.end())
         return found->second;

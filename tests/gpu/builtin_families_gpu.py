@@ -7,7 +7,7 @@ TorchScript model calls every op a built-in family covers on tensors whose inner
 adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), mean, sum, relu, gelu exact and tanh, silu, sigmoid, tanh, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, mul and add with a float64 0-dim tensor that
 moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), an in-place add_ on a
-clone, embedding).
+clone, embedding, a dtype conversion (bfloat16 / float16 to float32, float32 to float16)).
 Each model is captured (`kforge capture --samples 1`), searched with the built-in proposer
 (`kforge optimize --iterations 4 --seed 1`) and every card's tree read back (`kforge tree --json`).
 
@@ -52,7 +52,7 @@ COVERED = {
     "aten::group_norm": 2, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 2, "aten::max_pool2d": 2, "aten::mean.dim": 1,
     "aten::sum.dim_IntList": 1, "aten::relu": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
     "aten::tanh": 1, "aten::add.Tensor": 3, "aten::sub.Tensor": 2, "aten::mul.Tensor": 3, "aten::div.Tensor": 2,
-    "aten::embedding": 1, "aten::add_.Tensor": 1,
+    "aten::embedding": 1, "aten::add_.Tensor": 1, "aten::to.dtype": 1,
 }
 # Covered ops whose support is being added: "unsupported" is reported, not a failure.
 IN_PROGRESS = {"aten::add_.Tensor"}
@@ -127,6 +127,7 @@ def make_model(length, dtype_name, device):
                 x / db, x / d,
                 acc,
                 F.embedding(idx, self.embedding),
+                x.to(torch.float16 if x.dtype == torch.float32 else torch.float32),
             )
 
     model = AllFamilies().to(device=device, dtype=dtype).eval()

@@ -55,7 +55,8 @@ class NormBlock(torch.nn.Module):
         pooled = torch.nn.functional.adaptive_avg_pool2d(h, 1).flatten(1)
         e = self.emb(ids).mean(dim=1)
         y = torch.nn.functional.rms_norm(pooled + e, (64,), self.rms_weight, 1e-6)
-        return self.ln(y)
+        # A round trip through bfloat16, as a mixed-precision block casts (to.dtype both ways).
+        return self.ln(y.to(torch.bfloat16).to(torch.float32))
 
 
 class AttentionSoftmax(torch.nn.Module):
@@ -66,7 +67,7 @@ class AttentionSoftmax(torch.nn.Module):
 
 
 COMPOSITE = {"aten::batch_norm", "aten::group_norm", "aten::adaptive_avg_pool2d", "aten::max_pool2d",
-             "aten::embedding", "aten::rms_norm", "aten::layer_norm"}
+             "aten::embedding", "aten::rms_norm", "aten::layer_norm", "aten::to.dtype"}
 
 
 def run(cmd, what):

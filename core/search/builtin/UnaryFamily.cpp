@@ -1,5 +1,6 @@
 #include "search/builtin/UnaryFamily.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace kforge::core {
@@ -77,7 +78,7 @@ std::string pairConversions(const std::string& dtype)
 bool UnaryFamily::coversOp(const std::string& qualifiedOp)
 {
     return qualifiedOp == "aten::relu" || qualifiedOp == "aten::gelu" || qualifiedOp == "aten::silu" ||
-           qualifiedOp == "aten::sigmoid" || qualifiedOp == "aten::tanh";
+           qualifiedOp == "aten::sigmoid" || qualifiedOp == "aten::tanh" || qualifiedOp == "aten::to.dtype";
 }
 
 Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& card)
@@ -89,12 +90,30 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     if (!input)
         return input.error();
     const TensorSpec& in = *input.value();
-    if (card.outputs.size() != 1 || card.outputs[0].dtype != in.dtype || card.outputs[0].sizes != in.sizes ||
-        !card.outputs[0].isContiguous())
-        return unsupportedCard(card, "expected one contiguous output of the input's dtype and sizes");
+    const bool cast = op == "aten::to.dtype";
+    if (card.outputs.size() != 1 || card.outputs[0].sizes != in.sizes || !card.outputs[0].isContiguous())
+        return unsupportedCard(card, "expected one contiguous output of the input's sizes");
+    const TensorSpec& out = card.outputs[0];
+    if (!cast && out.dtype != in.dtype)
+        return unsupportedCard(card, "expected an output of the input's dtype");
+    if (cast) {
+        // to(dtype) of a contiguous tensor into another floating dtype: a new contiguous tensor.
+        // To its own dtype it returns self (no kernel to run); any other memory_format than
+        // None / preserve / contiguous could ask for another layout.
+        if (out.dtype == in.dtype)
+            return unsupportedCard(card, "to() of a tensor into its own dtype returns the tensor itself");
+        if (!isBuiltinFloatDtype(out.dtype))
+            return unsupportedCard(card, "to() into " + out.dtype + ": only float32, float16, bfloat16 are covered");
+        const ArgSpec* format = card.findArg("memory_format");
+        if (format && format->kind != ArgKind::None &&
+            !(format->kind == ArgKind::Value && format->value.is_number_integer() &&
+              (format->value.get<int>() == kPreserveFormat || format->value.get<int>() == kContiguousFormat)))
+            return unsupportedCard(card, "to() with memory_format " + format->value.dump() +
+                                             ": only None, preserve and contiguous are covered");
+    }
 
     std::unique_ptr<UnaryFamily> family(new UnaryFamily());
-    family->m_op = op.substr(6); // after "aten::"
+    family->m_op = cast ? "to" : op.substr(6); // after "aten::"
     if (family->m_op == "gelu") {
         const ArgSpec* approximate = card.findArg("approximate");
         std::string mode = "none";
@@ -107,7 +126,8 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
             return unsupportedCard(card, "gelu approximate='" + mode + "' (only 'none' and 'tanh')");
         family->m_tanhGelu = mode == "tanh";
     }
-    family->m_dtype = in.dtype;
+    family->m_inDtype = in.dtype;
+    family->m_outDtype = out.dtype;
     family->m_numel = in.numel();
     return family;
 }
@@ -119,7 +139,7 @@ bool UnaryFamily::vectorWidthAllowed(int width) const
     // above the element count would leave only the tail, so they are not offered.
     if (width != 1 && width != 2 && width != 4 && width != 8)
         return false;
-    return width * dtypeBytes(m_dtype) <= 16 && (width == 1 || width <= m_numel);
+    return width * std::max(dtypeBytes(m_inDtype), dtypeBytes(m_outDtype)) <= 16 && (width == 1 || width <= m_numel);
 }
 
 nlohmann::json UnaryFamily::toJson(const Params& p)
@@ -148,11 +168,13 @@ Result<UnaryFamily::Params> UnaryFamily::parse(const nlohmann::json& j) const
         return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
     if (!vectorWidthAllowed(p.vectorWidth))
         return makeError(ErrorCode::InvalidArgument,
-                         "vector_width " + std::to_string(p.vectorWidth) + " not allowed for " + m_dtype, context);
+                         "vector_width " + std::to_string(p.vectorWidth) + " not allowed for " + m_inDtype + " -> " + m_outDtype,
+                         context);
     if (!isPowerOfTwo(p.itemsPerThread) || p.itemsPerThread > 8)
         return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
-    if (p.fastMath && m_op == "relu")
-        return makeError(ErrorCode::InvalidArgument, "fast_math: relu has no transcendental to approximate", context);
+    if (p.fastMath && (m_op == "relu" || m_op == "to"))
+        return makeError(ErrorCode::InvalidArgument, "fast_math: " + m_op + " has no transcendental to approximate",
+                         context);
     return p;
 }
 
@@ -211,7 +233,7 @@ std::string UnaryFamily::opExpression(bool fastMath) const
             return m_tanhGelu
                        // 0.5 x (1 + tanh(u)) == x * sigmoid(2u): no cancellation for negative x.
                        ? "__fdividef(x, 1.0f + __expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)))"
-                       : (isHalfWidth(m_dtype) ? "kfGeluShortErfc(x)" : "kfGeluErfc(x)");
+                       : (isHalfWidth(m_outDtype) ? "kfGeluShortErfc(x)" : "kfGeluErfc(x)");
         if (m_op == "silu")
             return "__fdividef(x, 1.0f + __expf(-x))";
         if (m_op == "sigmoid")
@@ -221,6 +243,8 @@ std::string UnaryFamily::opExpression(bool fastMath) const
     }
     if (m_op == "relu")
         return "x < 0.0f ? 0.0f : x"; // NaN stays NaN, as in PyTorch
+    if (m_op == "to")
+        return "x"; // widened exactly to fp32 by kfLoad, rounded to nearest even by kfStore, as c10 converts
     if (m_op == "gelu")
         return m_tanhGelu ? "0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))"
                           : "0.5f * x * (1.0f + erff(x * 0.7071067811865476f))"; // exact form
@@ -241,16 +265,17 @@ Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const
 
     // Pairs of 16-bit values convert with one instruction; 32-bit indices when they cannot overflow
     // (base + stride < 2^31 while base < NVEC: NVEC < 2^30 is enough for any grid this plan makes).
-    const bool pairs = isHalfWidth(m_dtype) && p.vectorWidth % 2 == 0;
+    const bool pairs = isHalfWidth(m_inDtype) && m_inDtype == m_outDtype && p.vectorWidth % 2 == 0;
     const bool narrowIndex = m_numel / p.vectorWidth < (std::int64_t(1) << 30);
     const char* geluSource = "";
     if (p.fastMath && m_op == "gelu" && !m_tanhGelu)
-        geluSource = isHalfWidth(m_dtype) ? kGeluShortErfcSource : kGeluErfcSource;
+        geluSource = isHalfWidth(m_outDtype) ? kGeluShortErfcSource : kGeluErfcSource;
     std::ostringstream s;
     s << "// Built-in elementwise " << m_op << (m_op == "gelu" ? (m_tanhGelu ? " (tanh)" : " (exact)") : "")
-      << " over " << m_numel << " contiguous " << m_dtype << " elements, fp32 math.\n"
+      << " over " << m_numel << " contiguous " << m_inDtype << " elements"
+      << (m_inDtype != m_outDtype ? " into " + m_outDtype : std::string()) << ", fp32 math.\n"
       << "// Template parameters: " << params.dump() << "\n"
-      << dtypePrelude(m_dtype, m_dtype) << (pairs ? pairConversions(m_dtype) : std::string())
+      << dtypePrelude(m_inDtype, m_outDtype) << (pairs ? pairConversions(m_inDtype) : std::string())
       << "typedef " << (narrowIndex ? "int" : "long long") << " idx_t;\n"
       << "constexpr long long NUMEL = " << m_numel << "LL;\n"
       << "constexpr int V = " << p.vectorWidth << ";\n"

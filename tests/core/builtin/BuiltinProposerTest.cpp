@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <set>
 
 using namespace kforge::core;
@@ -226,6 +228,52 @@ TEST(BuiltinProposer, UnaryOpsCompileForEveryDtypeAndSize)
                 const SearchTree tree = growChain(unaryCard(op, dtype, n, approximate), n == 4097 ? 3 : 1, true);
                 EXPECT_GE(tree.size(), 2u);
             }
+}
+
+// aten::to.dtype(self, dtype, non_blocking, copy, memory_format) of a contiguous [numel] tensor.
+OperatorCard castCard(const std::string& from, const std::string& to, std::int64_t numel, json memoryFormat = nullptr)
+{
+    static const std::map<std::string, int> scalarType = {{"float16", 5}, {"float32", 6}, {"float64", 7}, {"bfloat16", 15}};
+    OperatorCard card;
+    card.op = "aten::to";
+    card.overload = "dtype";
+    card.args.push_back(ArgSpec{"self", "Tensor", ArgKind::Tensor, {TensorSpec{from, {numel}, {1}, "cuda:0"}}, nullptr});
+    card.args.push_back(ArgSpec{"dtype", "ScalarType", ArgKind::Value, {}, scalarType.at(to)});
+    card.args.push_back(ArgSpec{"non_blocking", "bool", ArgKind::Value, {}, false});
+    card.args.push_back(ArgSpec{"copy", "bool", ArgKind::Value, {}, false});
+    card.args.push_back(memoryFormat.is_null()
+                            ? ArgSpec{"memory_format", "MemoryFormat?", ArgKind::None, {}, nullptr}
+                            : ArgSpec{"memory_format", "MemoryFormat?", ArgKind::Value, {}, memoryFormat});
+    card.outputs = {TensorSpec{to, {numel}, {1}, "cuda:0"}};
+    card.id = "card-to-" + from + "-" + to;
+    return card;
+}
+
+TEST(BuiltinProposer, DtypeConversionsCompileBetweenEveryPairOfDtypes)
+{
+    std::atomic<bool> stop{false};
+    for (const std::string& from : kDtypes)
+        for (const std::string& to : kDtypes) {
+            if (from == to)
+                continue;
+            for (std::int64_t n : {7, 4097, 1 << 20}) {
+                SCOPED_TRACE(from + " -> " + to + " n=" + std::to_string(n));
+                const OperatorCard card = castCard(from, to, n);
+                auto root = BuiltinProposer(card).proposeRoot(SearchTree("c", 1), stop);
+                ASSERT_TRUE(root.ok()) << root.error().toString();
+                EXPECT_NE(root->candidate.source.find(" into " + to), std::string::npos);
+                EXPECT_NE(root->candidate.source.find("kfOp(float x) { return x; }"), std::string::npos);
+                // 16 bytes of the wider dtype per vector: float32 on either side limits it to 4.
+                if (n >= 8)
+                    EXPECT_EQ(root->provenance.details["params"]["vector_width"],
+                              from == "float32" || to == "float32" ? 4 : 8);
+                EXPECT_FALSE(root->provenance.details["params"]["fast_math"].get<bool>());
+                EXPECT_GE(growChain(card, 2, true).size(), 2u);
+            }
+        }
+    // preserve_format (1) and contiguous_format (0) keep a contiguous tensor contiguous.
+    EXPECT_TRUE(BuiltinProposer::supports(castCard("bfloat16", "float32", 64, 1)).ok());
+    EXPECT_TRUE(BuiltinProposer::supports(castCard("bfloat16", "float32", 64, 0)).ok());
 }
 
 TEST(BuiltinProposer, GeluExactUsesErfAndTanhFormUsesTanh)
@@ -1150,4 +1198,15 @@ TEST(BuiltinProposer, LastFamiliesRefuseWithTheReason)
     OperatorCard transposedWeight = embeddingCard("float32", "int64", 10, 8, {4});
     transposedWeight.args[0].tensors[0].strides = {1, 10};
     EXPECT_NE(refusal(transposedWeight).find("expected a non-empty contiguous [V, D]"), std::string::npos);
+}
+
+TEST(BuiltinProposer, DtypeConversionsRefuseWhatIsNotACopyIntoAnotherFloatDtype)
+{
+    EXPECT_NE(refusal(castCard("float32", "float32", 64)).find("returns the tensor itself"), std::string::npos);
+    EXPECT_NE(refusal(castCard("float32", "float64", 64)).find("only float32, float16, bfloat16"), std::string::npos);
+    EXPECT_NE(refusal(castCard("float16", "float32", 64, 2)).find("memory_format 2"), std::string::npos); // channels_last
+    OperatorCard strided = castCard("float16", "float32", 64);
+    strided.args[0].tensors[0] = TensorSpec{"float16", {8, 8}, {1, 8}, "cuda:0"};
+    strided.outputs[0] = TensorSpec{"float32", {8, 8}, {8, 1}, "cuda:0"};
+    EXPECT_NE(refusal(strided).find("non-contiguous input"), std::string::npos);
 }

@@ -246,13 +246,19 @@ TEST_F(CastExportTest, OperatorTheRuntimeCannotDispatchFallsBackWithItsReason)
 TEST_F(CastExportTest, CompositeOperatorsAreDispatchedAsThemselves)
 {
     for (const char* op : {"aten::layer_norm", "aten::group_norm", "aten::batch_norm", "aten::rms_norm",
-                           "aten::adaptive_avg_pool2d", "aten::embedding"}) {
+                           "aten::adaptive_avg_pool2d", "aten::max_pool2d", "aten::embedding"}) {
         std::string why;
         const auto hook = runtimeHookFor(op, why);
         ASSERT_TRUE(hook.has_value()) << op << ": " << why;
         EXPECT_EQ(hook->op, op);
         EXPECT_EQ(hook->overload, "");
     }
+    std::string why;
+    const auto to = runtimeHookFor("aten::to.dtype", why); // the dtype overload only
+    ASSERT_TRUE(to.has_value()) << why;
+    EXPECT_EQ(to->op, "aten::to");
+    EXPECT_EQ(to->overload, "dtype");
+    EXPECT_FALSE(runtimeHookFor("aten::to.dtype_layout", why).has_value());
 }
 
 TEST_F(CastExportTest, InModelCheckDropsKernelsIntoFallbacksWithTheirReason)
