@@ -9,7 +9,10 @@
 #include <ATen/ops/gelu_cuda_dispatch.h>
 #include <ATen/ops/mean_cuda_dispatch.h>
 #include <ATen/ops/mul_cuda_dispatch.h>
+#include <ATen/ops/neg_cuda_dispatch.h>
+#include <ATen/ops/pow_cuda_dispatch.h>
 #include <ATen/ops/relu_cuda_dispatch.h>
+#include <ATen/ops/rsqrt_cuda_dispatch.h>
 #include <ATen/ops/sigmoid_cuda_dispatch.h>
 #include <ATen/ops/silu_cuda_dispatch.h>
 #include <ATen/ops/sub_cuda_dispatch.h>
@@ -132,6 +135,28 @@ at::Tensor logSoftmaxHook(const at::Tensor& self, int64_t dim, bool halfToFloat)
     if (auto out = serveCall("aten::_log_softmax", call))
         return out->front();
     return at::cuda::_log_softmax(self, dim, halfToFloat);
+}
+
+at::Tensor negHook(const at::Tensor& self)
+{
+    if (auto out = serveCall("aten::neg", selfOnly(self)))
+        return out->front();
+    return at::cuda::neg(self);
+}
+
+at::Tensor rsqrtHook(const at::Tensor& self)
+{
+    if (auto out = serveCall("aten::rsqrt", selfOnly(self)))
+        return out->front();
+    return at::cuda::rsqrt(self);
+}
+
+at::Tensor powScalarHook(const at::Tensor& self, const at::Scalar& exponent)
+{
+    HookCall call{{{"self", &self}}, {{"exponent", c10::IValue(exponent)}}};
+    if (auto out = serveCall("aten::pow.Tensor_Scalar", call))
+        return out->front();
+    return at::cuda::pow(self, exponent);
 }
 
 at::Tensor reluHook(const at::Tensor& self)
@@ -272,6 +297,9 @@ bool registerOne(torch::Library& library, const std::string& key)
     else if (key == "aten::silu") library.impl(name.c_str(), TORCH_FN(siluHook));
     else if (key == "aten::sigmoid") library.impl(name.c_str(), TORCH_FN(sigmoidHook));
     else if (key == "aten::tanh") library.impl(name.c_str(), TORCH_FN(tanhHook));
+    else if (key == "aten::neg") library.impl(name.c_str(), TORCH_FN(negHook));
+    else if (key == "aten::rsqrt") library.impl(name.c_str(), TORCH_FN(rsqrtHook));
+    else if (key == "aten::pow.Tensor_Scalar") library.impl(name.c_str(), TORCH_FN(powScalarHook));
     else if (key == "aten::add.Tensor") library.impl(name.c_str(), TORCH_FN(addHook));
     else if (key == "aten::sub.Tensor") library.impl(name.c_str(), TORCH_FN(subHook));
     else if (key == "aten::mul.Tensor") library.impl(name.c_str(), TORCH_FN(mulHook));
@@ -290,7 +318,7 @@ const char* const kHooked[] = {"aten::_softmax",    "aten::_log_softmax", "aten:
                                "aten::silu",        "aten::sigmoid",      "aten::tanh",        "aten::add.Tensor",
                                "aten::sub.Tensor",  "aten::mul.Tensor",   "aten::div.Tensor",  "aten::add_.Tensor",
                                "aten::sub_.Tensor", "aten::mul_.Tensor",  "aten::div_.Tensor", "aten::mean.dim",
-                               "aten::sum.dim_IntList"};
+                               "aten::sum.dim_IntList", "aten::neg",       "aten::rsqrt",      "aten::pow.Tensor_Scalar"};
 
 } // namespace
 

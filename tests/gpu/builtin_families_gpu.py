@@ -4,7 +4,8 @@
 For each row length L in (1, 7, 197, 1000, 4097) and dtype (float32, bfloat16, float16) one
 TorchScript model calls every op a built-in family covers on tensors whose innermost size is L
 (softmax, log_softmax, layer_norm, rms_norm, group_norm and batch_norm in eval mode (NCHW and channels-last),
-adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), mean, sum, relu, gelu exact and tanh, silu, sigmoid, tanh, add / sub /
+adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), mean, sum, relu, gelu exact and tanh, silu, sigmoid, tanh,
+neg, rsqrt, pow 2, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, mul and add with a float64 0-dim tensor that
 moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), an in-place add_ on a
 clone, embedding, a dtype conversion (bfloat16 / float16 to float32, float32 to float16)).
@@ -52,7 +53,8 @@ COVERED = {
     "aten::group_norm": 2, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 2, "aten::max_pool2d": 2, "aten::mean.dim": 1,
     "aten::sum.dim_IntList": 1, "aten::relu": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
     "aten::tanh": 1, "aten::add.Tensor": 3, "aten::sub.Tensor": 2, "aten::mul.Tensor": 3, "aten::div.Tensor": 2,
-    "aten::embedding": 1, "aten::add_.Tensor": 1, "aten::to.dtype": 1,
+    "aten::embedding": 1, "aten::add_.Tensor": 1, "aten::to.dtype": 1, "aten::neg": 1, "aten::rsqrt": 1,
+    "aten::pow.Tensor_Scalar": 1,
 }
 # Covered ops whose support is being added: "unsupported" is reported, not a failure.
 IN_PROGRESS = {"aten::add_.Tensor"}
@@ -120,6 +122,9 @@ def make_model(length, dtype_name, device):
                 F.silu(x),
                 torch.sigmoid(x),
                 torch.tanh(x),
+                -x,
+                torch.rsqrt(d),
+                x.pow(2),
                 x + b, x + y,
                 x - b, x - y,
                 x * b, x * y,

@@ -78,7 +78,8 @@ std::string pairConversions(const std::string& dtype)
 bool UnaryFamily::coversOp(const std::string& qualifiedOp)
 {
     return qualifiedOp == "aten::relu" || qualifiedOp == "aten::gelu" || qualifiedOp == "aten::silu" ||
-           qualifiedOp == "aten::sigmoid" || qualifiedOp == "aten::tanh" || qualifiedOp == "aten::to.dtype";
+           qualifiedOp == "aten::sigmoid" || qualifiedOp == "aten::tanh" || qualifiedOp == "aten::to.dtype" ||
+           qualifiedOp == "aten::neg" || qualifiedOp == "aten::rsqrt" || qualifiedOp == "aten::pow.Tensor_Scalar";
 }
 
 Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& card)
@@ -113,7 +114,16 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     }
 
     std::unique_ptr<UnaryFamily> family(new UnaryFamily());
-    family->m_op = cast ? "to" : op.substr(6); // after "aten::"
+    family->m_op = cast ? "to" : card.op.substr(6); // after "aten::"
+    if (family->m_op == "pow") {
+        // Eager's CUDA pow computes exponent 2 as base * base (PowKernel.cu); other exponents go
+        // through other special cases or powf and are not covered.
+        const ArgSpec* exponent = card.findArg("exponent");
+        if (!exponent || exponent->kind != ArgKind::Value || !exponent->value.is_number() ||
+            exponent->value.get<double>() != 2.0)
+            return unsupportedCard(card, "pow exponent " + (exponent ? exponent->value.dump() : std::string("?")) +
+                                             ": only 2 is covered");
+    }
     if (family->m_op == "gelu") {
         const ArgSpec* approximate = card.findArg("approximate");
         std::string mode = "none";
@@ -172,7 +182,7 @@ Result<UnaryFamily::Params> UnaryFamily::parse(const nlohmann::json& j) const
                          context);
     if (!isPowerOfTwo(p.itemsPerThread) || p.itemsPerThread > 8)
         return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
-    if (p.fastMath && (m_op == "relu" || m_op == "to"))
+    if (p.fastMath && !hasFastMath())
         return makeError(ErrorCode::InvalidArgument, "fast_math: " + m_op + " has no transcendental to approximate",
                          context);
     return p;
@@ -224,6 +234,11 @@ std::vector<Transformation> UnaryFamily::transformations(const nlohmann::json& p
     return out;
 }
 
+bool UnaryFamily::hasFastMath() const
+{
+    return m_op == "gelu" || m_op == "silu" || m_op == "sigmoid" || m_op == "tanh";
+}
+
 std::string UnaryFamily::opExpression(bool fastMath) const
 {
     if (fastMath) {
@@ -245,6 +260,12 @@ std::string UnaryFamily::opExpression(bool fastMath) const
         return "x < 0.0f ? 0.0f : x"; // NaN stays NaN, as in PyTorch
     if (m_op == "to")
         return "x"; // widened exactly to fp32 by kfLoad, rounded to nearest even by kfStore, as c10 converts
+    if (m_op == "neg")
+        return "-x";
+    if (m_op == "pow")
+        return "x * x"; // exponent 2, as eager's special case
+    if (m_op == "rsqrt")
+        return "rsqrtf(x)"; // the CUDA math library's rsqrtf, which eager's rsqrt kernel calls
     if (m_op == "gelu")
         return m_tanhGelu ? "0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))"
                           : "0.5f * x * (1.0f + erff(x * 0.7071067811865476f))"; // exact form

@@ -1,7 +1,8 @@
 #pragma once
 // Elementwise unary ops on a contiguous float32/float16/bfloat16 tensor: aten::relu, aten::gelu
-// (approximate "none": exact erff form; "tanh"), aten::silu, aten::sigmoid, aten::tanh, and the dtype
-// conversion aten::to.dtype into another of those dtypes (widened exactly, rounded to nearest even).
+// (approximate "none": exact erff form; "tanh"), aten::silu, aten::sigmoid, aten::tanh, aten::neg,
+// aten::rsqrt, aten::pow.Tensor_Scalar with exponent 2, and the dtype conversion aten::to.dtype into
+// another of those dtypes (widened exactly, rounded to nearest even).
 // Parameters (docs/builtin-proposer.md):
 //   threads           threads per block (64..1024, power of two)
 //   vector_width      elements per load/store (1, 2, 4, 8; at most 16 bytes); the numel % width
@@ -41,12 +42,14 @@ private:
     bool vectorWidthAllowed(int width) const;
     /// The fp32 expression of the op applied to `x`.
     std::string opExpression(bool fastMath) const;
+    /// Whether the op has a fast-math variant (an SFU approximation of a transcendental).
+    bool hasFastMath() const;
 
     // c10::MemoryFormat as an argument value (torch/headeronly/core/MemoryFormat.h).
     static constexpr int kContiguousFormat = 0;
     static constexpr int kPreserveFormat = 1;
 
-    std::string m_op;          // "relu", "gelu", "silu", "sigmoid", "tanh", "to"
+    std::string m_op;          // "relu", "gelu", "silu", "sigmoid", "tanh", "neg", "rsqrt", "pow", "to"
     bool m_tanhGelu = false;   // gelu approximate="tanh"
     std::string m_inDtype, m_outDtype; // differ only for "to"
     std::int64_t m_numel = 0;

@@ -220,7 +220,7 @@ TEST(BuiltinProposer, UnaryOpsCompileForEveryDtypeAndSize)
 {
     const std::vector<std::pair<std::string, std::string>> ops = {
         {"aten::relu", ""}, {"aten::gelu", "none"}, {"aten::gelu", "tanh"},
-        {"aten::silu", ""}, {"aten::sigmoid", ""}, {"aten::tanh", ""}};
+        {"aten::silu", ""}, {"aten::sigmoid", ""}, {"aten::tanh", ""}, {"aten::neg", ""}, {"aten::rsqrt", ""}};
     for (const auto& [op, approximate] : ops)
         for (const std::string& dtype : kDtypes)
             for (std::int64_t n : {1, 7, 1000, 4097, 1 << 20}) {
@@ -247,6 +247,28 @@ OperatorCard castCard(const std::string& from, const std::string& to, std::int64
     card.outputs = {TensorSpec{to, {numel}, {1}, "cuda:0"}};
     card.id = "card-to-" + from + "-" + to;
     return card;
+}
+
+TEST(BuiltinProposer, PowOfExponentTwoSquaresAsEagerDoes)
+{
+    std::atomic<bool> stop{false};
+    for (const std::string& dtype : kDtypes) {
+        OperatorCard card = unaryCard("aten::pow", dtype, 4097);
+        card.overload = "Tensor_Scalar";
+        card.args.push_back(ArgSpec{"exponent", "Scalar", ArgKind::Value, {}, 2});
+        SCOPED_TRACE(dtype);
+        auto root = BuiltinProposer(card).proposeRoot(SearchTree("c", 1), stop);
+        ASSERT_TRUE(root.ok()) << root.error().toString();
+        EXPECT_NE(root->candidate.source.find("kfOp(float x) { return x * x; }"), std::string::npos);
+        EXPECT_GE(growChain(card, 3, true).size(), 2u);
+        card.args.back().value = 2.0; // pow(2.0) is the same special case
+        EXPECT_TRUE(BuiltinProposer::supports(card).ok());
+    }
+    // rsqrt and neg have no fast-math variant to offer.
+    auto rsqrt = BuiltinProposer(unaryCard("aten::rsqrt", "float32", 1024)).proposeRoot(SearchTree("c", 1), stop);
+    ASSERT_TRUE(rsqrt.ok());
+    EXPECT_NE(rsqrt->candidate.source.find("rsqrtf(x)"), std::string::npos);
+    EXPECT_FALSE(rsqrt->provenance.details["params"]["fast_math"].get<bool>());
 }
 
 TEST(BuiltinProposer, DtypeConversionsCompileBetweenEveryPairOfDtypes)
@@ -1209,4 +1231,14 @@ TEST(BuiltinProposer, DtypeConversionsRefuseWhatIsNotACopyIntoAnotherFloatDtype)
     strided.args[0].tensors[0] = TensorSpec{"float16", {8, 8}, {1, 8}, "cuda:0"};
     strided.outputs[0] = TensorSpec{"float32", {8, 8}, {8, 1}, "cuda:0"};
     EXPECT_NE(refusal(strided).find("non-contiguous input"), std::string::npos);
+}
+
+TEST(BuiltinProposer, PowRefusesExponentsOtherThanTwo)
+{
+    for (json exponent : {json(3), json(0.5), json(-1)}) {
+        OperatorCard card = unaryCard("aten::pow", "float32", 64);
+        card.overload = "Tensor_Scalar";
+        card.args.push_back(ArgSpec{"exponent", "Scalar", ArgKind::Value, {}, exponent});
+        EXPECT_NE(refusal(card).find("only 2 is covered"), std::string::npos) << exponent.dump();
+    }
 }
