@@ -137,20 +137,6 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     return f;
 }
 
-const char* BinaryFamily::scalarOperandCType() const
-{
-    return m_scalarDtype == "float64" ? "double" : dtypeCType(m_scalarDtype);
-}
-
-std::string BinaryFamily::scalarToFloatExpr(const std::string& value) const
-{
-    if (m_scalarDtype == "float16")
-        return "__half2float(" + value + ")";
-    if (m_scalarDtype == "bfloat16")
-        return "__bfloat162float(" + value + ")";
-    return "static_cast<float>(" + value + ")"; // float64: round to nearest, as c10's double -> float
-}
-
 bool BinaryFamily::vectorWidthAllowed(int width) const
 {
     if (width != 1 && width != 2 && width != 4 && width != 8)
@@ -238,12 +224,8 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
     if (m_scalarOperand >= 0)
         s << "// '" << operandNames[m_scalarOperand] << "' is a 0-dim " << m_scalarDtype
           << " tensor: its value, cast to the output's dtype as eager's CUDA kernel casts it, is read once per thread.\n";
-    s << "// Template parameters: " << params.dump() << "\n";
-    if (m_scalarDtype == "float16" && m_dtype != "float16")
-        s << "#include <cuda_fp16.h>\n";
-    if (m_scalarDtype == "bfloat16" && m_dtype != "bfloat16")
-        s << "#include <cuda_bf16.h>\n";
-    s << dtypePrelude(m_dtype, m_dtype)
+    s << "// Template parameters: " << params.dump() << "\n"
+      << dtypePrelude(m_dtype, m_dtype)
       << "constexpr long long NUMEL = " << m_numel << "LL;\n"
       << "constexpr int V = " << v << ";\n"
       << "constexpr int THREADS = " << threads << ";\n"
@@ -253,11 +235,12 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
       << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
       << "__device__ __forceinline__ float kfOp(float a, float b) { return " << expr << "; }\n";
     if (m_scalarOperand >= 0) {
-        s << "typedef " << scalarOperandCType() << " scalar_operand_t;\n"
+        s << dtypeLoader("kfLoadScalarOperand", m_scalarDtype) // its header first: the typedef needs the type
+          << "typedef " << dtypeCType(m_scalarDtype) << " scalar_operand_t;\n"
           << "// The 0-dim operand as eager's CUDA kernel sees it: converted to the output's dtype (through\n"
           << "// float, as c10's conversions go), then widened to fp32 for the math.\n"
-          << "__device__ __forceinline__ float kfScalarOperand(const scalar_operand_t* p) { return kfLoad(kfStore("
-          << scalarToFloatExpr("*p") << ")); }\n";
+          << "__device__ __forceinline__ float kfScalarOperand(const scalar_operand_t* p) { return "
+             "kfLoad(kfStore(kfLoadScalarOperand(*p))); }\n";
     }
     if (!m_flat) {
         // Output element i -> operand offsets; V divides the innermost merged dim, so the V outputs

@@ -34,8 +34,6 @@ private:
     bool vectorWidthAllowed(int width) const;
     /// Whether operand `k` (0 self, 1 other) can be loaded as whole vectors of `width` on the general path.
     bool operandVectorLoads(int k, int width) const;
-    const char* scalarOperandCType() const;
-    std::string scalarToFloatExpr(const std::string& value) const; // the 0-dim operand's value as fp32
 
     std::string m_op; // "add", "sub", "mul", "div"
     std::string m_dtype;

@@ -20,6 +20,8 @@ const char* dtypeCType(const std::string& dtype)
         return "__half";
     if (dtype == "bfloat16")
         return "__nv_bfloat16";
+    if (dtype == "float64")
+        return "double";
     return "float";
 }
 
@@ -31,6 +33,8 @@ std::string loadExpr(const std::string& dtype)
         return "__half2float(v)";
     if (dtype == "bfloat16")
         return "__bfloat162float(v)";
+    if (dtype == "float64")
+        return "static_cast<float>(v)"; // round to nearest, as c10's double -> float
     return "v";
 }
 

@@ -39,10 +39,11 @@ public:
     virtual std::vector<Transformation> transformations(const nlohmann::json& params) const = 0;
 };
 
-/// Dtype helpers shared by the families. Only "float32", "float16" and "bfloat16" are claimed.
+/// Dtype helpers shared by the families. Only "float32", "float16" and "bfloat16" are claimed as
+/// inputs and outputs; dtypeCType and dtypeLoader also read "float64" (a 0-dim operand's value).
 bool isBuiltinFloatDtype(const std::string& dtype);
 int dtypeBytes(const std::string& dtype);     // 4 or 2
-const char* dtypeCType(const std::string& dtype); // "float", "__half", "__nv_bfloat16"
+const char* dtypeCType(const std::string& dtype); // "float", "__half", "__nv_bfloat16", "double"
 /// The #include lines and the load/store conversions (float <-> dtype) for one input and one output
 /// dtype: defines `in_t`, `out_t`, `kfLoad(in_t) -> float`, `kfStore(float) -> out_t`.
 std::string dtypePrelude(const std::string& inDtype, const std::string& outDtype);
