@@ -127,7 +127,6 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     // Speed (core/cast/KernelSpeedCheck.h): each kernel's removal against the full set, then the
     // kernels left against none, interleaved.
     core::KernelSpeedCheck speed;
-    speed.kept = kept;
     if (!kept.empty()) {
         enableOnly(custom, {});
         auto probe = medianForwardMs(harness.value(), options.passesPerMeasure);

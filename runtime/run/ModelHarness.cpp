@@ -20,6 +20,7 @@
 #include <chrono>
 #include <filesystem>
 #include <sstream>
+#include <utility>
 
 namespace kforge::runtime {
 
@@ -92,10 +93,10 @@ LatencySummary summarizeLatency(std::vector<double> milliseconds)
     LatencySummary summary;
     if (milliseconds.empty())
         return summary;
-    summary.medianMs = core::medianOf(milliseconds);
     const auto [least, most] = std::minmax_element(milliseconds.begin(), milliseconds.end());
     summary.minMs = *least;
     summary.maxMs = *most;
+    summary.medianMs = core::medianOf(std::move(milliseconds));
     return summary;
 }
 
