@@ -539,7 +539,10 @@ def main():
     parser.add_argument("--iterations", type=int, default=50, help="nodes per card (kforge optimize --iterations)")
     parser.add_argument("--time-limit-per-card", type=float, default=30, help="kforge optimize --time-limit (s)")
     parser.add_argument("--budget", type=float, default=540, help="seconds this invocation may run (default 540)")
-    parser.add_argument("--sample-budget-mb", type=int, default=4096, help="kforge capture --sample-budget-mb")
+    # 8 GiB: the s2048 decoders' first layer alone takes more than 4 GiB of inputs ([4,16,2048,2048]
+    # scores in bfloat16 and float32); with 4 GiB their MLP and cast cards had no sample to validate.
+    parser.add_argument("--sample-budget-mb", type=int, default=8192,
+                        help="kforge capture --sample-budget-mb (default 8192)")
     parser.add_argument("--sanitize", default="auto", choices=("auto", "on", "off"), help="kforge export --sanitize")
     parser.add_argument("--runs", type=int, default=30, help="kforge run --runs")
     parser.add_argument("--no-compile", action="store_true", help="skip every torch.compile measurement")

@@ -3,6 +3,7 @@
 #include "cast/CastReader.h"
 #include "cast/CastWriter.h"
 #include "eval/CandidateBench.h"
+#include "eval/SanitizerTool.h"
 #include "kernel/CachingCompiler.h"
 #include "project/ProjectStore.h"
 #include "util/AtomicFile.h"

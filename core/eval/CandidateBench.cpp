@@ -1,19 +1,15 @@
 #include "eval/CandidateBench.h"
 
+#include "eval/SanitizerTool.h"
 #include "kernel/LaunchPlan.h"
 #include "project/ProjectJson.h"
 #include "worker/Base64.h"
 
-#include "util/AtomicFile.h"
-
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <future>
 #include <regex>
-#include <unistd.h>
 
 namespace kforge::core {
 namespace {
@@ -42,52 +38,9 @@ json finish(json report, const std::string& status, const std::string& reason,
     return report;
 }
 
-// One compute-sanitizer tool's run of the captured-sample validation: its record for the report,
-// and the failure line when it found something (empty when it passed).
-struct ToolRun {
-    json record;
-    std::string failure;
-};
-
-ToolRun runSanitizerTool(const char* name, const std::string& tool, const json& payload, const WorkerClient& worker,
-                         std::chrono::milliseconds timeout)
-{
-    const std::filesystem::path log = std::filesystem::temp_directory_path() /
-                                      ("kforge-sanitizer-" + std::to_string(::getpid()) + "-" + name + ".log");
-    std::error_code ec;
-    std::filesystem::remove(log, ec);
-    WorkerCommand command;
-    command.executable = tool;
-    // API errors are not the candidate's: the evaluator probes kernel signatures with
-    // cuFuncGetParamInfo past the last parameter on purpose (the driver has no count query).
-    command.arguments = {"--tool", name, "--log-file", log.string(), "--print-limit", "20",
-                         "--report-api-errors", "no", worker.command().executable};
-    command.environment = worker.command().environment;
-    command.environment.emplace_back("PYTORCH_NO_CUDA_MEMORY_CACHING", "1");
-    command.startTimeout = std::chrono::minutes(5);
-    WorkerClient sanitized(command);
-    WorkerResponse response = sanitized.request("evaluate", payload, timeout);
-    sanitized.shutdown();
-    const std::string text = readWholeFile(log).ok() ? readWholeFile(log).value() : std::string();
-    std::filesystem::remove(log, ec);
-    const std::optional<int> errors = sanitizerErrorCount(text);
-    ToolRun run;
-    run.record = json{{"errors", errors ? json(*errors) : json()},
-                      {"evaluation", response.ok() ? response.result.value("status", std::string()) : response.describe()}};
-    if (!errors || *errors > 0 || !response.ok()) {
-        run.record["log"] = text.size() > 16384 ? text.substr(0, 16384) + "\n[truncated]" : text;
-        run.failure = std::string("compute-sanitizer ") + name + ": " +
-                      (!response.ok() ? response.describe()
-                       : errors       ? std::to_string(*errors) + " error(s)"
-                                      : std::string("no summary in its log"));
-    }
-    return run;
-}
-
 // Runs the captured-sample validation of a candidate under each compute-sanitizer tool, in a
-// worker of its own (the tools slow kernels 10-100x and must see the whole process). PyTorch's
-// caching allocator is turned off there so that every buffer is its own allocation and an access
-// past an input or output is an error the tool can see. Any finding fails the candidate.
+// worker of its own (the tools slow kernels 10-100x and must see the whole process; see
+// SanitizerTool.h). Any finding fails the candidate.
 // The four tools run at once (nothing is timed; each is its own process on the GPU), which makes
 // the gate about as long as its slowest tool; the report and the failure line name the tools in
 // the fixed order memcheck, racecheck, initcheck, synccheck whatever finishes first.
@@ -98,13 +51,14 @@ json sanitize(const BenchRequest& request, json payload, const WorkerClient& wor
         return json{{"checked", false}, {"reason", "compute-sanitizer not found: not sanitizer-checked"}};
     payload["options"] = json{{"time", false}, {"fresh_input_sets", 0}};
     constexpr std::array<const char*, 4> kTools = {"memcheck", "racecheck", "initcheck", "synccheck"};
-    std::array<std::future<ToolRun>, kTools.size()> runs;
+    std::array<std::future<SanitizerToolRun>, kTools.size()> runs;
     for (std::size_t i = 0; i < kTools.size(); ++i)
-        runs[i] = std::async(std::launch::async, runSanitizerTool, kTools[i], std::cref(tool), std::cref(payload),
-                             std::cref(worker), request.sanitizerTimeout);
+        runs[i] = std::async(std::launch::async, [&, name = std::string(kTools[i])] {
+            return runSanitizerTool(tool, name, payload, worker.command(), request.sanitizerTimeout);
+        });
     json results = json::object();
     for (std::size_t i = 0; i < kTools.size(); ++i) {
-        ToolRun run = runs[i].get();
+        SanitizerToolRun run = runs[i].get();
         if (failure.empty())
             failure = run.failure;
         results[kTools[i]] = std::move(run.record);
@@ -114,31 +68,6 @@ json sanitize(const BenchRequest& request, json payload, const WorkerClient& wor
 
 } // namespace
 
-std::string findComputeSanitizer()
-{
-    std::error_code ec;
-    if (const char* path = std::getenv("PATH")) {
-        std::string paths = path;
-        size_t start = 0;
-        while (start <= paths.size()) {
-            const size_t end = paths.find(':', start);
-            const std::filesystem::path candidate =
-                std::filesystem::path(paths.substr(start, end == std::string::npos ? std::string::npos : end - start)) /
-                "compute-sanitizer";
-            if (::access(candidate.c_str(), X_OK) == 0)
-                return candidate.string();
-            if (end == std::string::npos)
-                break;
-            start = end + 1;
-        }
-    }
-    for (const char* candidate : {"/usr/local/cuda/bin/compute-sanitizer", "/usr/local/cuda/compute-sanitizer/compute-sanitizer"}) {
-        if (::access(candidate, X_OK) == 0)
-            return candidate;
-    }
-    return {};
-}
-
 std::vector<std::string> ptxEntryNames(const std::string& ptx)
 {
     static const std::regex entry(R"(\.entry\s+([A-Za-z_$][A-Za-z0-9_$]*))");
@@ -146,18 +75,6 @@ std::vector<std::string> ptxEntryNames(const std::string& ptx)
     for (auto it = std::sregex_iterator(ptx.begin(), ptx.end(), entry); it != std::sregex_iterator(); ++it)
         names.push_back((*it)[1].str());
     return names;
-}
-
-std::optional<int> sanitizerErrorCount(const std::string& log)
-{
-    static const std::regex errorSummary(R"(ERROR SUMMARY: (\d+) error)");
-    static const std::regex raceSummary(R"(RACECHECK SUMMARY: .*\((\d+) error)");
-    std::smatch match;
-    if (std::regex_search(log, match, raceSummary))
-        return std::stoi(match[1].str());
-    if (std::regex_search(log, match, errorSummary))
-        return std::stoi(match[1].str());
-    return std::nullopt;
 }
 
 Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compiler, WorkerClient& worker)

@@ -38,14 +38,6 @@ struct BenchRequest {
 /// The kernels a PTX module defines (".entry NAME"), in order.
 std::vector<std::string> ptxEntryNames(const std::string& ptx);
 
-/// compute-sanitizer from PATH, else the CUDA toolkit's; empty when not installed.
-std::string findComputeSanitizer();
-
-/// Counts the errors a compute-sanitizer log reports ("ERROR SUMMARY: N errors" for memcheck,
-/// initcheck and synccheck; "RACECHECK SUMMARY: ... (N errors, M warnings)" for racecheck).
-/// nullopt when the log holds no summary (the tool did not finish).
-std::optional<int> sanitizerErrorCount(const std::string& log);
-
 /// The report (docs/validation.md): {"status", "reason", "compile", "evaluation", "worker", ...}.
 /// "status" is one of passed, failed, compile-error, invalid-plan, crashed, timed-out,
 /// compiled-only (no GPU), worker-error. Result errors are for requests that make no sense (a card

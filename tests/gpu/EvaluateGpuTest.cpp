@@ -4,6 +4,7 @@
 #include "CaptureTestSupport.h"
 
 #include "eval/CandidateBench.h"
+#include "eval/SanitizerTool.h"
 #include "util/AtomicFile.h"
 
 using namespace kforge::core;

@@ -6,7 +6,8 @@
 //            --exit-on-start N  writes a line to stderr and exits with N before serving
 //            --ignore-shutdown  the shutdown handler never returns
 // Request types: echo, sleep {seconds}, crash {signal: SEGV|ABRT}, exit {status}, big {bytes},
-//                fail, throw, noise (prints to stdout), env {name}.
+//                fail, throw, noise (prints to stdout), env {name}, evaluate (answers
+//                {"status": "passed"} as a real worker's passed validation does).
 
 #include "worker/WorkerProtocol.h"
 #include "worker/WorkerServer.h"
@@ -71,6 +72,7 @@ int main(int argc, char** argv)
                 std::this_thread::sleep_for(std::chrono::seconds(1));
         });
     }
+    server.registerHandler("evaluate", [](const json&) -> Result<json> { return json{{"status", "passed"}}; });
     server.registerHandler("echo", [](const json& request) -> Result<json> { return workerRequestPayload(request); });
     server.registerHandler("sleep", [](const json& request) -> Result<json> {
         const double seconds = request.value("seconds", 0.0);
