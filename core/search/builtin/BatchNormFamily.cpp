@@ -107,11 +107,9 @@ nlohmann::json BatchNormFamily::rootParams() const
             {"precompute", m_channelsLast || m_spatial / v < 64}};
 }
 
-std::vector<Transformation> BatchNormFamily::transformations(const nlohmann::json& params) const
+std::vector<Knob> BatchNormFamily::knobs() const
 {
-    if (!check(params))
-        return {};
-    return knobNeighbours(params, kKnobs, [this](const nlohmann::json& q) { return check(q).ok(); });
+    return kKnobs;
 }
 
 Result<Candidate> BatchNormFamily::generate(const nlohmann::json& params) const

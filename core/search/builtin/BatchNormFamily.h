@@ -12,7 +12,7 @@
 
 namespace kforge::core {
 
-class BatchNormFamily final : public KernelFamily {
+class BatchNormFamily final : public KnobFamily {
 public:
     static bool coversOp(const std::string& qualifiedOp) { return qualifiedOp == "aten::batch_norm"; }
     static Result<std::unique_ptr<BatchNormFamily>> create(const OperatorCard& card);
@@ -20,11 +20,11 @@ public:
     std::string name() const override { return "batch_norm"; }
     nlohmann::json rootParams() const override;
     Result<Candidate> generate(const nlohmann::json& params) const override;
-    std::vector<Transformation> transformations(const nlohmann::json& params) const override;
 
 private:
     BatchNormFamily() = default;
-    Result<void> check(const nlohmann::json& params) const;
+    std::vector<Knob> knobs() const override;
+    Result<void> check(const nlohmann::json& params) const override;
 
     std::string m_inDtype, m_outDtype, m_weightDtype, m_biasDtype, m_meanDtype, m_varDtype; // empty: None
     std::int64_t m_numel = 0, m_channels = 0, m_spatial = 0;

@@ -191,11 +191,9 @@ nlohmann::json BinaryFamily::rootParams() const
     return {{"threads", 256}, {"vector_width", v}, {"items_per_thread", m_numel >= (1 << 22) ? 2 : 1}};
 }
 
-std::vector<Transformation> BinaryFamily::transformations(const nlohmann::json& params) const
+std::vector<Knob> BinaryFamily::knobs() const
 {
-    if (!check(params))
-        return {};
-    return knobNeighbours(params, kKnobs, [this](const nlohmann::json& q) { return check(q).ok(); });
+    return kKnobs;
 }
 
 Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const

@@ -18,7 +18,7 @@
 
 namespace kforge::core {
 
-class BinaryFamily final : public KernelFamily {
+class BinaryFamily final : public KnobFamily {
 public:
     static bool coversOp(const std::string& qualifiedOp);
     static Result<std::unique_ptr<BinaryFamily>> create(const OperatorCard& card);
@@ -26,11 +26,11 @@ public:
     std::string name() const override { return "binary"; }
     nlohmann::json rootParams() const override;
     Result<Candidate> generate(const nlohmann::json& params) const override;
-    std::vector<Transformation> transformations(const nlohmann::json& params) const override;
 
 private:
     BinaryFamily() = default;
-    Result<void> check(const nlohmann::json& params) const;
+    std::vector<Knob> knobs() const override;
+    Result<void> check(const nlohmann::json& params) const override;
     bool vectorWidthAllowed(int width) const;
     /// Whether operand `k` (0 self, 1 other) can be loaded as whole vectors of `width` on the general path.
     bool operandVectorLoads(int k, int width) const;

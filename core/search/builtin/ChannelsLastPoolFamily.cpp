@@ -112,11 +112,9 @@ nlohmann::json ChannelsLastPoolFamily::rootParams() const
     return {{"vector_width", v}, {"channel_vectors", cv}, {"hw_split", split}};
 }
 
-std::vector<Transformation> ChannelsLastPoolFamily::transformations(const nlohmann::json& params) const
+std::vector<Knob> ChannelsLastPoolFamily::knobs() const
 {
-    if (!check(params))
-        return {};
-    return knobNeighbours(params, kKnobs, [this](const nlohmann::json& q) { return check(q).ok(); });
+    return kKnobs;
 }
 
 Result<Candidate> ChannelsLastPoolFamily::generate(const nlohmann::json& params) const

@@ -18,7 +18,7 @@
 
 namespace kforge::core {
 
-class ChannelsLastPoolFamily final : public KernelFamily {
+class ChannelsLastPoolFamily final : public KnobFamily {
 public:
     /// Whether `card` is a reduce-family op (ReduceFamily::coversOp) on a channels-last 4-D input:
     /// the cards this family, not ReduceFamily, is asked to cover.
@@ -28,11 +28,11 @@ public:
     std::string name() const override { return "channels_last_pool"; }
     nlohmann::json rootParams() const override;
     Result<Candidate> generate(const nlohmann::json& params) const override;
-    std::vector<Transformation> transformations(const nlohmann::json& params) const override;
 
 private:
     ChannelsLastPoolFamily() = default;
-    Result<void> check(const nlohmann::json& params) const;
+    std::vector<Knob> knobs() const override;
+    Result<void> check(const nlohmann::json& params) const override;
 
     std::string m_op; // "adaptive_avg_pool2d", "mean", "sum"
     std::string m_inDtype, m_outDtype;

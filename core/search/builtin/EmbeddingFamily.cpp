@@ -79,11 +79,9 @@ nlohmann::json EmbeddingFamily::rootParams() const
     return {{"threads", 256}, {"rows_per_block", 256 / perRow}, {"vector_width", v}};
 }
 
-std::vector<Transformation> EmbeddingFamily::transformations(const nlohmann::json& params) const
+std::vector<Knob> EmbeddingFamily::knobs() const
 {
-    if (!check(params))
-        return {};
-    return knobNeighbours(params, kKnobs, [this](const nlohmann::json& q) { return check(q).ok(); });
+    return kKnobs;
 }
 
 Result<Candidate> EmbeddingFamily::generate(const nlohmann::json& params) const

@@ -13,7 +13,7 @@
 
 namespace kforge::core {
 
-class EmbeddingFamily final : public KernelFamily {
+class EmbeddingFamily final : public KnobFamily {
 public:
     static bool coversOp(const std::string& qualifiedOp) { return qualifiedOp == "aten::embedding"; }
     static Result<std::unique_ptr<EmbeddingFamily>> create(const OperatorCard& card);
@@ -21,11 +21,11 @@ public:
     std::string name() const override { return "embedding"; }
     nlohmann::json rootParams() const override;
     Result<Candidate> generate(const nlohmann::json& params) const override;
-    std::vector<Transformation> transformations(const nlohmann::json& params) const override;
 
 private:
     EmbeddingFamily() = default;
-    Result<void> check(const nlohmann::json& params) const;
+    std::vector<Knob> knobs() const override;
+    Result<void> check(const nlohmann::json& params) const override;
 
     std::string m_dtype, m_indexDtype;
     std::int64_t m_vocab = 0, m_dim = 0, m_indices = 0;

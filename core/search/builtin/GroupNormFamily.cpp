@@ -116,11 +116,9 @@ nlohmann::json GroupNormFamily::rootParams() const
     return p;
 }
 
-std::vector<Transformation> GroupNormFamily::transformations(const nlohmann::json& params) const
+std::vector<Knob> GroupNormFamily::knobs() const
 {
-    if (!check(params))
-        return {};
-    return knobNeighbours(params, kKnobs, [this](const nlohmann::json& q) { return check(q).ok(); });
+    return kKnobs;
 }
 
 std::string GroupNormFamily::nchwSource(bool hasW, bool hasB) const

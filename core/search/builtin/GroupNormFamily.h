@@ -13,7 +13,7 @@
 
 namespace kforge::core {
 
-class GroupNormFamily final : public KernelFamily {
+class GroupNormFamily final : public KnobFamily {
 public:
     static bool coversOp(const std::string& qualifiedOp) { return qualifiedOp == "aten::group_norm"; }
     static Result<std::unique_ptr<GroupNormFamily>> create(const OperatorCard& card);
@@ -21,11 +21,11 @@ public:
     std::string name() const override { return "group_norm"; }
     nlohmann::json rootParams() const override;
     Result<Candidate> generate(const nlohmann::json& params) const override;
-    std::vector<Transformation> transformations(const nlohmann::json& params) const override;
 
 private:
     GroupNormFamily() = default;
-    Result<void> check(const nlohmann::json& params) const;
+    std::vector<Knob> knobs() const override;
+    Result<void> check(const nlohmann::json& params) const override;
     /// What a vector must not straddle: the spatial size (NCHW) or a group's channels (channels-last).
     std::int64_t vectorUnit() const { return m_inChannelsLast ? m_channels / m_groups : m_spatial; }
     // The device functions welfordRange and normalizeRange for each input layout.

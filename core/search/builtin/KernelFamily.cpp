@@ -262,4 +262,11 @@ std::vector<Transformation> knobNeighbours(const nlohmann::json& params, const s
     return out;
 }
 
+std::vector<Transformation> KnobFamily::transformations(const nlohmann::json& params) const
+{
+    if (!check(params))
+        return {};
+    return knobNeighbours(params, knobs(), [this](const nlohmann::json& q) { return check(q).ok(); });
+}
+
 } // namespace kforge::core

@@ -93,4 +93,18 @@ Result<void> checkKnobs(const nlohmann::json& params, const std::vector<Knob>& k
 std::vector<Transformation> knobNeighbours(const nlohmann::json& params, const std::vector<Knob>& knobs,
                                            const std::function<bool(const nlohmann::json&)>& valid);
 
+/// A family whose parameter object is a fixed list of knobs under its card's constraints: the
+/// neighbours of a parameter set are its single-knob changes (knobNeighbours) that check() accepts,
+/// and a parameter set check() refuses has none.
+class KnobFamily : public KernelFamily {
+public:
+    std::vector<Transformation> transformations(const nlohmann::json& params) const final;
+
+protected:
+    /// The family's knobs for its card.
+    virtual std::vector<Knob> knobs() const = 0;
+    /// Ok when the family can generate `params` for its card; otherwise why not.
+    virtual Result<void> check(const nlohmann::json& params) const = 0;
+};
+
 } // namespace kforge::core

@@ -128,11 +128,9 @@ nlohmann::json MaxPool2dFamily::rootParams() const
     return {{"threads", 256}, {"vector_width", v}, {"outputs_per_thread", 1}};
 }
 
-std::vector<Transformation> MaxPool2dFamily::transformations(const nlohmann::json& params) const
+std::vector<Knob> MaxPool2dFamily::knobs() const
 {
-    if (!check(params))
-        return {};
-    return knobNeighbours(params, kKnobs, [this](const nlohmann::json& q) { return check(q).ok(); });
+    return kKnobs;
 }
 
 std::string MaxPool2dFamily::windowSource() const

@@ -15,7 +15,7 @@
 
 namespace kforge::core {
 
-class MaxPool2dFamily final : public KernelFamily {
+class MaxPool2dFamily final : public KnobFamily {
 public:
     static bool coversOp(const std::string& qualifiedOp) { return qualifiedOp == "aten::max_pool2d"; }
     static Result<std::unique_ptr<MaxPool2dFamily>> create(const OperatorCard& card);
@@ -23,11 +23,11 @@ public:
     std::string name() const override { return "max_pool2d"; }
     nlohmann::json rootParams() const override;
     Result<Candidate> generate(const nlohmann::json& params) const override;
-    std::vector<Transformation> transformations(const nlohmann::json& params) const override;
 
 private:
     MaxPool2dFamily() = default;
-    Result<void> check(const nlohmann::json& params) const;
+    std::vector<Knob> knobs() const override;
+    Result<void> check(const nlohmann::json& params) const override;
     std::string windowSource() const;
 
     std::string m_dtype;

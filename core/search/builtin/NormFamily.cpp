@@ -155,13 +155,6 @@ nlohmann::json NormFamily::rootParams() const
     return p;
 }
 
-std::vector<Transformation> NormFamily::transformations(const nlohmann::json& params) const
-{
-    if (!check(params))
-        return {};
-    return knobNeighbours(params, knobs(), [this](const nlohmann::json& q) { return check(q).ok(); });
-}
-
 Result<Candidate> NormFamily::generate(const nlohmann::json& params) const
 {
     if (auto r = check(params); !r)

@@ -10,7 +10,7 @@
 
 namespace kforge::core {
 
-class NormFamily final : public KernelFamily {
+class NormFamily final : public KnobFamily {
 public:
     static bool coversOp(const std::string& qualifiedOp);
     static Result<std::unique_ptr<NormFamily>> create(const OperatorCard& card);
@@ -18,12 +18,11 @@ public:
     std::string name() const override { return m_rms ? "rms_norm" : "layer_norm"; }
     nlohmann::json rootParams() const override;
     Result<Candidate> generate(const nlohmann::json& params) const override;
-    std::vector<Transformation> transformations(const nlohmann::json& params) const override;
 
 private:
     NormFamily() = default;
-    std::vector<Knob> knobs() const;
-    Result<void> check(const nlohmann::json& params) const;
+    std::vector<Knob> knobs() const override;
+    Result<void> check(const nlohmann::json& params) const override;
     /// fp32 values per thread when the row is kept in registers.
     std::int64_t registerElements(int threads, bool warp, int vectorWidth) const;
 

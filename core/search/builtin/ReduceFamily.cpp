@@ -133,11 +133,9 @@ nlohmann::json ReduceFamily::rootParams() const
     return {{"threads", threads}, {"warp_per_row", false}, {"lanes_per_row", 32}, {"vector_width", v}};
 }
 
-std::vector<Transformation> ReduceFamily::transformations(const nlohmann::json& params) const
+std::vector<Knob> ReduceFamily::knobs() const
 {
-    if (!check(params))
-        return {};
-    return knobNeighbours(params, kKnobs, [this](const nlohmann::json& q) { return check(q).ok(); });
+    return kKnobs;
 }
 
 Result<Candidate> ReduceFamily::generate(const nlohmann::json& params) const

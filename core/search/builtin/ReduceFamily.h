@@ -10,7 +10,7 @@
 
 namespace kforge::core {
 
-class ReduceFamily final : public KernelFamily {
+class ReduceFamily final : public KnobFamily {
 public:
     static bool coversOp(const std::string& qualifiedOp);
     /// The kernel-level name of a covered reduction card ("adaptive_avg_pool2d", "mean", "sum")
@@ -22,11 +22,11 @@ public:
     std::string name() const override { return "reduce"; }
     nlohmann::json rootParams() const override;
     Result<Candidate> generate(const nlohmann::json& params) const override;
-    std::vector<Transformation> transformations(const nlohmann::json& params) const override;
 
 private:
     ReduceFamily() = default;
-    Result<void> check(const nlohmann::json& params) const;
+    std::vector<Knob> knobs() const override;
+    Result<void> check(const nlohmann::json& params) const override;
 
     std::string m_op; // "adaptive_avg_pool2d", "mean", "sum"
     std::string m_inDtype, m_outDtype;
