@@ -15,20 +15,13 @@ to sys.path (kforge_samples, cubin_launch).
 """
 import json
 import os
-import subprocess
 import time
 
 import torch
+from processes import run  # noqa: F401 - the scripts import it from here
 
 COMPILE_MODE = "max-autotune-no-cudagraphs"
 DISAGREEMENT_LIMIT = 0.10  # evaluator vs do_bench beyond this is flagged in the report
-
-
-def run(cmd, timeout, env):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(cmd, 124, "", f"timed out after {timeout:.0f} s")
 
 
 def one_line(text, limit=400):

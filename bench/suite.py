@@ -14,10 +14,12 @@ For each model of bench/models (random weights, no downloads), four stages:
 Resumable, so that every invocation fits the GPU machine's 10-minute limit: what a stage produced
 stays in OUT/MODEL/ (see bench/suite_results.py) and is not redone; a failure is recorded and not
 retried without --retry. An invocation starts no work it cannot finish within --budget seconds
-(default 540), stops at that deadline and exits 3: run the same command again to continue. OUT
-must survive between invocations (on the GPU machine an ignored path such as build/suite, not
-$OUT, which is emptied before every command); --publish DIR copies each model's result.json to
-DIR/MODEL.json (one small file per model, for $OUT). bench/report.py turns those into markdown.
+(default 540), stops at that deadline and exits 3: run the same command again to continue (a kforge
+command cut off there is killed with every worker it started, bench/processes.py, so none keeps
+the GPU busy during the next measurement). OUT must survive between invocations (on the GPU
+machine an ignored path such as build/suite, not $OUT, which is emptied before every command);
+--publish DIR copies each model's result.json to DIR/MODEL.json (one small file per model, for
+$OUT). bench/report.py turns those into markdown.
 
 Usage: suite.py --kforge build/cli/kforge --out build/suite [--models resnet50_fp32,...]
                 [--stage all|capture|optimize|export|measure] [--iterations 50]
@@ -52,6 +54,7 @@ import triton  # noqa: E402
 from card_bench import (COMPILE_MODE, copy_bandwidth_gbps, do_bench_us, flatten, measure_card, one_line,  # noqa: E402
                         run)
 from kforge_export import export_for_kforge  # noqa: E402
+from processes import kill_tree  # noqa: E402
 from suite_results import assemble, load_cards, read_json, searched_ids, write_json  # noqa: E402
 
 STAGES = ("capture", "optimize", "export", "measure")
@@ -287,12 +290,11 @@ class ModelRun:
                 try:
                     stdout, stderr = proc.communicate(timeout=30)
                 except subprocess.TimeoutExpired:
-                    proc.kill()
+                    kill_tree(proc)
                     stdout, stderr = proc.communicate()
         finally:
             if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+                kill_tree(proc)
         cards, skipped, errors = parse_optimize(stdout, stderr)
         record = {"command": shell_line(cmd), "wall_s": time.monotonic() - started, "exit": proc.returncode,
                   "interrupted": interrupted, "cards": cards, "skipped": skipped, "errors": errors}
