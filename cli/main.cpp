@@ -175,6 +175,9 @@ audit notes say whether the check ran and what it found.
                           compute-sanitizer and a GPU are there, a finding makes it a fallback;
                           otherwise it is recorded and printed as "not sanitizer-checked".
                           on: the same, but fail when the sanitizer cannot run. off: skip it.
+                          A pass is remembered (in the user cache) and reused by later exports of
+                          the same kernel on the same samples, GPU, driver and toolchain.
+  --rerun-sanitizer       run the sanitizer on every kernel even where an earlier pass would be reused
   --no-model              a kernels-only package (default: include the project's TorchScript model,
                           which must be the file that was captured)
   --worker PATH           the kforge-worker executable (default: next to kforge; or $KFORGE_WORKER)

@@ -312,6 +312,7 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
     package.model = options.model;
     std::set<std::string> headerArchs;
     std::map<std::string, std::vector<std::string>> uncheckedByReason; // sanitizer skip reason -> kernels
+    std::vector<std::string> reusedVerdicts; // kernels whose passed sanitizer verdict was reused
 
     for (std::size_t index = 0; index < project.cards.size(); ++index) {
         const OperatorCard& card = project.cards[index];
@@ -440,6 +441,8 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
         if (!verdict.record.value("checked", false)) {
             decision.reason += ", not sanitizer-checked";
             uncheckedByReason[verdict.record.value("reason", std::string("no reason given"))].push_back(kernel.id);
+        } else if (verdict.record.contains("reused")) {
+            reusedVerdicts.push_back(kernel.id);
         }
         headerArchs.insert(archs.begin(), archs.end());
         package.kernels.push_back(std::move(kernel));
@@ -458,6 +461,12 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
             why.size() > suffix.size() && why.compare(why.size() - suffix.size(), suffix.size(), suffix) == 0)
             why.resize(why.size() - suffix.size());
         package.auditNotes.push_back("not sanitizer-checked: " + list + " (" + why + ")");
+    }
+    if (!reusedVerdicts.empty()) {
+        std::string list;
+        for (const std::string& id : reusedVerdicts)
+            list += (list.empty() ? "" : ", ") + id;
+        package.auditNotes.push_back("sanitizer verdicts reused (the same kernel passed on the same samples before): " + list);
     }
     return result;
 }

@@ -43,7 +43,8 @@ using ExportCompileFn = std::function<Result<ExportCompiled>(const std::string& 
 
 /// The sanitizer gate's answer for one kernel. `record` is stored as the kernel's
 /// validation.sanitizer (docs/validation.md: {"checked": true, "tool", "passed", "tools"} or
-/// {"checked": false, "reason"}); a non-empty `finding` (one line) turns the card into a fallback.
+/// {"checked": false, "reason"}, plus "reused": {"checked_utc"} when an earlier run's pass was reused,
+/// listed in an audit note); a non-empty `finding` (one line) turns the card into a fallback.
 struct SanitizerVerdict {
     nlohmann::json record;
     std::string finding;

@@ -2,6 +2,7 @@
 
 #include "cast/CastReader.h"
 #include "cast/CastWriter.h"
+#include "cast/SanitizerVerdictCache.h"
 #include "eval/CandidateBench.h"
 #include "eval/SanitizerTool.h"
 #include "kernel/CachingCompiler.h"
@@ -70,8 +71,10 @@ std::string firstFinding(const std::string& log)
 // with a GPU) is found out at the first kernel, so an export without custom kernels starts nothing.
 class SanitizerGate {
 public:
-    SanitizerGate(SanitizeMode mode, WorkerCommand worker, fs::path projectDir, CachingCompiler& compiler)
-        : m_mode(mode), m_worker(std::move(worker)), m_projectDir(std::move(projectDir)), m_compiler(compiler)
+    SanitizerGate(SanitizeMode mode, WorkerCommand worker, fs::path projectDir, CachingCompiler& compiler,
+                  bool reuseVerdicts)
+        : m_mode(mode), m_worker(std::move(worker)), m_projectDir(std::move(projectDir)), m_compiler(compiler),
+          m_reuseVerdicts(reuseVerdicts), m_verdicts(userCacheDirectory() / "sanitizer-verdicts")
     {
     }
     ~SanitizerGate() { m_worker.shutdown(); }
@@ -87,7 +90,18 @@ public:
             return SanitizerVerdict{json{{"checked", false}, {"reason", m_unavailable + ": not sanitizer-checked"}},
                                           {}};
         }
-        if (::isatty(STDERR_FILENO))
+        const SanitizerVerdictInputs inputs = sanitizerVerdictInputs(
+            card, node, m_projectDir, m_workerInfo, m_compiler.compiler().nvrtcVersion(), m_sanitizerPath);
+        const bool tty = ::isatty(STDERR_FILENO);
+        if (m_reuseVerdicts) {
+            if (std::optional<json> passed = m_verdicts.find(inputs)) {
+                if (tty)
+                    std::fprintf(stderr, "kforge: sanitizer: %s %s (%s): passed before, reused\n",
+                                 card.id.substr(0, 8).c_str(), card.qualifiedName().c_str(), node.id.c_str());
+                return SanitizerVerdict{*passed, {}};
+            }
+        }
+        if (tty)
             std::fprintf(stderr, "kforge: sanitizer: %s %s (%s) ...\n", card.id.substr(0, 8).c_str(),
                          card.qualifiedName().c_str(), node.id.c_str());
         BenchRequest request;
@@ -106,8 +120,10 @@ public:
         json record = report->contains("sanitizer")
                           ? (*report)["sanitizer"]
                           : json{{"checked", false}, {"reason", "not reached: validation " + status}};
-        if (status == "passed")
+        if (status == "passed") {
+            m_verdicts.storePassed(inputs, record);
             return SanitizerVerdict{record, {}};
+        }
         std::string finding = report->value("reason", std::string("validation ") + status);
         if (record.contains("tools") && record["tools"].is_object()) {
             for (const auto& [tool, result] : record["tools"].items()) {
@@ -129,7 +145,8 @@ private:
         m_probed = true;
         if (m_mode == SanitizeMode::Off)
             return;
-        if (findComputeSanitizer().empty()) {
+        m_sanitizerPath = findComputeSanitizer();
+        if (m_sanitizerPath.empty()) {
             m_unavailable = "compute-sanitizer not found";
             return;
         }
@@ -141,6 +158,7 @@ private:
             return;
         }
         const json gpu = hello.result.value("info", json());
+        m_workerInfo = gpu;
         if (!gpu.is_object() || !gpu.contains("architecture") || !gpu.at("architecture").is_string())
             m_unavailable = "no GPU in the worker" + (gpu.is_object() && gpu.contains("reason") && gpu.at("reason").is_string()
                                                            ? " (" + gpu.at("reason").get<std::string>() + ")"
@@ -151,8 +169,12 @@ private:
     WorkerClient m_worker;
     fs::path m_projectDir;
     CachingCompiler& m_compiler; // shared with the export's own compiles (same cache)
+    bool m_reuseVerdicts;
+    SanitizerVerdictCache m_verdicts;
     bool m_probed = false;
     std::string m_unavailable; // why the gate cannot run; empty when it can
+    std::string m_sanitizerPath;
+    json m_workerInfo; // the worker's hello info (GPU, architecture, versions): part of a verdict's inputs
 };
 
 // Refuses an output that is a directory, an existing file that is not a .cast package, or a folder
@@ -273,7 +295,7 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
     };
     WorkerCommand worker;
     worker.executable = request.workerPath;
-    SanitizerGate gate(request.sanitize, worker, fs::absolute(projectDir), compiler);
+    SanitizerGate gate(request.sanitize, worker, fs::absolute(projectDir), compiler, request.reuseSanitizerVerdicts);
     if (request.sanitize != SanitizeMode::Off)
         options.sanitize = [&gate](const OperatorCard& card, const SearchNode& node) { return gate.check(card, node); };
     options.producer = std::string("kforge ") + kKforgeVersion;

@@ -34,6 +34,9 @@ struct ExportRequest {
     std::vector<std::string> cardIds;       // full ids (resolve prefixes first); empty: every card
     std::vector<std::string> architectures; // empty: each node's measured architecture
     SanitizeMode sanitize = SanitizeMode::Auto;
+    /// Reuse a passed sanitizer verdict of the same kernel on the same samples, GPU and toolchain
+    /// from an earlier export (core/cast/SanitizerVerdictCache.h); false runs the tools again.
+    bool reuseSanitizerVerdicts = true;
     bool includeModel = true;
     std::string workerPath;                 // kforge-worker for the sanitizer gate
     InModelChecker inModelCheck;            // empty: the check is not run (said in the audit)

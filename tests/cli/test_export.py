@@ -167,6 +167,10 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
             relu = next(k for k in json.loads(z.read("manifest.json"))["kernels"] if k["kind"] == "custom")
         self.assertFalse(relu["validation"]["sanitizer"]["checked"])
         self.assertIn("not sanitizer-checked", relu["validation"]["sanitizer"]["reason"])
+        # --rerun-sanitizer is accepted; with no usable sanitizer there is nothing to rerun.
+        result = kforge("export", self.project, "-o", out, "--worker", missing, "--rerun-sanitizer")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("1.600x (n1), not sanitizer-checked", result.stdout)
         # on: the same export fails and leaves the earlier package as it was.
         with open(out, "rb") as f:
             before = f.read()
@@ -238,8 +242,8 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
     def test_help_lists_every_export_option(self):
         result = kforge("export", "--help")
         self.assertEqual(result.returncode, 0)
-        for option in ("--output", "--min-speedup", "--cards", "--arch", "--sanitize", "--no-model", "--worker",
-                       "--json"):
+        for option in ("--output", "--min-speedup", "--cards", "--arch", "--sanitize", "--rerun-sanitizer",
+                       "--no-model", "--worker", "--json"):
             self.assertIn(option, result.stdout)
         self.assertIn("export PROJECT_DIR -o FILE.cast", kforge("--help").stdout)
 

@@ -13,7 +13,7 @@ mean, add, rms_norm, layer_norm. Checks: every composite card exported as a cust
 torch.no_grad() (AutogradCUDA hook) and under torch.inference_mode() (CUDA hook) with outputs within
 tolerance; with grad enabled and an input that requires grad the composite kernels fall back (reason
 "autograd") and the gradients match eager's; a second export with the in-model check runs it and
-passes; `kforge run --json` of that package reports outputs within tolerance and kernel hits.
+passes, and reuses the first export's sanitizer passes (same kernels, same samples); `kforge run --json` of that package reports outputs within tolerance and kernel hits.
 Exit 77 without a GPU.
 
 Usage: export_runtime_gpu.py --kforge build/cli/kforge --library build/runtime/libkforge_runtime.so
@@ -153,6 +153,7 @@ def check_composites(args, export_for_kforge):
     with tempfile.TemporaryDirectory(prefix="kforge-composite-") as work:
         cast = os.path.join(work, "pipeline.cast")
         report, project, inputs_path = package_pipeline(args, export_for_kforge, model, (x, ids), work, cast)
+        first_report = report
         custom = {c["op"] for c in report["cards"] if c["decision"] == "custom"}
         print("composite export:", {c["op"]: c["decision"] + ": " + c["reason"] for c in report["cards"]})
         missing = COMPOSITE - custom
@@ -198,6 +199,20 @@ def check_composites(args, export_for_kforge):
                                 "export with the in-model check"))
         check = report["in_model_check"]
         print("in-model check:", json.dumps(check))
+        # The same kernels on the same samples: the first export ran the sanitizer (a new capture's
+        # samples are new files), the second reuses its passes.
+        first = {c["card"]: c["sanitizer"] for c in first_report["cards"] if (c["sanitizer"] or {}).get("passed")}
+        second = {c["card"]: c["sanitizer"] for c in report["cards"] if c["card"] in first and c["sanitizer"]}
+        if not first:
+            failures.append("the first export sanitizer-checked no kernel")
+        for card, record in first.items():
+            if "reused" in record:
+                failures.append(f"{card}: the first export reused a verdict of a fresh capture")
+            if "reused" not in second.get(card, {}):
+                failures.append(f"{card}: the second export did not reuse the pass: {second.get(card)}")
+        notes = report.get("notes") or []
+        if first and not any(n.startswith("sanitizer verdicts reused") for n in notes):
+            failures.append(f"no audit note lists the reused verdicts: {notes}")
         if not check["run"] or not check["passed"]:
             failures.append(f"in-model check did not run and pass: {check}")
         for dropped in check["dropped"]:

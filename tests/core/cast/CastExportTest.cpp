@@ -396,6 +396,19 @@ TEST_F(CastExportTest, SanitizerFindingFallsBackAndACleanRunIsRecorded)
     EXPECT_EQ(skipped.decisions[0].reason, "2.000x (n0), not sanitizer-checked");
     EXPECT_EQ(skipped.package.auditNotes.front(), "not sanitizer-checked: k0, k1 (compute-sanitizer not found)");
 
+    // A pass reused from an earlier export: custom as checked, and an audit note names the kernel.
+    options.sanitize = [](const OperatorCard& card, const SearchNode&) -> Result<SanitizerVerdict> {
+        json record{{"checked", true}, {"passed", true}};
+        if (card.op == "aten::relu")
+            record["reused"] = json{{"checked_utc", "2026-12-01T15:40:00Z"}};
+        return SanitizerVerdict{record, ""};
+    };
+    const ExportResult reused = exportOk(project, trees);
+    EXPECT_EQ(reused.decisions[1].reason, "2.000x (n0)");
+    EXPECT_EQ(reused.package.kernels[1].validation["sanitizer"]["reused"]["checked_utc"], "2026-12-01T15:40:00Z");
+    EXPECT_EQ(reused.package.auditNotes,
+              (std::vector<std::string>{"sanitizer verdicts reused (the same kernel passed on the same samples before): k1"}));
+
     // --sanitize on with no sanitizer: the export fails.
     options.sanitize = [](const OperatorCard&, const SearchNode&) -> Result<SanitizerVerdict> {
         return makeError(ErrorCode::Unsupported, "compute-sanitizer not found: cannot run the sanitizer gate",
