@@ -229,8 +229,13 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
         if (!replayable) {
             variant.card.eagerNote = "not replayable (an argument cannot be captured)";
         } else {
-            auto timing = timeEagerReplay(variant.card.op, variant.card.overload, variant.timingInputs, device.value(),
-                                          deviceLabel, ReplayTimingOptions{});
+            // A host op in a CUDA capture (its tensors are all on the CPU): CUDA events around it
+            // would time the host between two event records, not GPU work; the wall clock says
+            // what it costs, and the model's GPU time leaves it out (below).
+            const bool hostOp = device->is_cuda() && variant.card.runsOnHost();
+            auto timing = timeEagerReplay(variant.card.op, variant.card.overload, variant.timingInputs,
+                                          hostOp ? c10::Device(c10::kCPU) : device.value(),
+                                          hostOp ? std::string("cpu (host op)") : deviceLabel, ReplayTimingOptions{});
             if (timing)
                 variant.card.eager = timing.value();
             else
@@ -263,12 +268,14 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
     info.ignoredCalls = recorder.ignoredCalls();
     info.samplesPerCard = options.samplesPerCard;
     info.sampleBudgetBytes = options.sampleBudgetBytes;
+    const auto inGpuTime = [&](const OperatorCard& card) { return !device->is_cuda() || !card.runsOnHost(); };
     for (RecordedVariant& variant : variants) {
-        info.totalEagerUs += variant.card.totalEagerUs();
+        if (inGpuTime(variant.card))
+            info.totalEagerUs += variant.card.totalEagerUs();
         project.cards.push_back(std::move(variant.card));
     }
     for (OperatorCard& card : project.cards)
-        card.timeShare = info.totalEagerUs > 0 ? card.totalEagerUs() / info.totalEagerUs : 0;
+        card.timeShare = info.totalEagerUs > 0 && inGpuTime(card) ? card.totalEagerUs() / info.totalEagerUs : 0;
     if (!device->is_cuda())
         report.notes.push_back("captured on CPU: latencies are CPU wall-clock times, not GPU times");
 

@@ -18,6 +18,15 @@ double OperatorCard::totalEagerUs() const
     return eager ? eager->medianUs * static_cast<double>(callCount) : 0.0;
 }
 
+bool OperatorCard::runsOnHost() const
+{
+    const auto onGpu = [](const TensorSpec& t) { return t.device.rfind("cuda", 0) == 0; };
+    for (const ArgSpec& arg : args)
+        if (std::any_of(arg.tensors.begin(), arg.tensors.end(), onGpu))
+            return false;
+    return std::none_of(outputs.begin(), outputs.end(), onGpu);
+}
+
 const ArgSpec* OperatorCard::findArg(const std::string& name) const
 {
     for (const ArgSpec& arg : args) {

@@ -49,6 +49,7 @@ struct OperatorCard {
     std::optional<EagerTiming> eager;        // absent when the card could not be replayed
     std::string eagerNote;                   // why eager is absent, if so
     double timeShare = 0;                    // share of the model's total eager operator time, 0..1
+                                             // (a CUDA capture's host ops: 0, see runsOnHost)
 
     /// "aten::softmax.int" (no dot for the default overload).
     std::string qualifiedName() const;
@@ -56,6 +57,10 @@ struct OperatorCard {
     double totalEagerUs() const;
     /// The argument with schema name `name`, or null.
     const ArgSpec* findArg(const std::string& name) const;
+    /// True when none of its tensors (arguments or outputs) is on a GPU: a host op, such as the
+    /// item() of a CPU scalar a traced model keeps. A CUDA capture times such a card by wall clock
+    /// and leaves it out of the model's GPU time (timeShare 0): it occupies no GPU.
+    bool runsOnHost() const;
 
     bool operator==(const OperatorCard&) const = default;
 };

@@ -73,3 +73,32 @@ TEST(VendorBacked, ClassifiesLibraryBackedOps)
                            "aten::batch_norm", "aten::adaptive_avg_pool2d", "aten::gelu", "aten::embedding"})
         EXPECT_FALSE(isVendorBackedOp(op)) << op;
 }
+
+TEST(OperatorCard, HostOpsHaveNoTensorOnAGpu)
+{
+    OperatorCard item;
+    item.op = "aten::item";
+    item.args = {tensorArg({}, {})};
+    item.args[0].tensors[0].device = "cpu";
+    EXPECT_TRUE(item.runsOnHost()); // a CPU scalar's item(): returns a number, no output tensor
+
+    OperatorCard mul = item;
+    mul.args.push_back(mul.args[0]);
+    mul.outputs = {TensorSpec{"int64", {}, {}, "cpu"}};
+    EXPECT_TRUE(mul.runsOnHost());
+    mul.outputs[0].device = "cuda:0"; // a CPU operand moved to the GPU: not a host op
+    EXPECT_FALSE(mul.runsOnHost());
+
+    OperatorCard softmax;
+    softmax.op = "aten::softmax";
+    softmax.args = {tensorArg({8, 512}, {512, 1}), valueArg("dim", -1)};
+    softmax.outputs = {TensorSpec{"float32", {8, 512}, {512, 1}, "cuda:0"}};
+    EXPECT_FALSE(softmax.runsOnHost());
+    softmax.args[0].tensors[0].device = "cpu"; // one GPU tensor anywhere is enough
+    EXPECT_FALSE(softmax.runsOnHost());
+
+    OperatorCard empty; // aten::empty.memory_format on cuda: no tensor argument, a GPU output
+    empty.op = "aten::empty";
+    empty.outputs = {TensorSpec{"float16", {2, 4}, {4, 1}, "cuda:1"}};
+    EXPECT_FALSE(empty.runsOnHost());
+}
