@@ -362,6 +362,10 @@ def write_markdown(path, results, date, gpu, files, argv):
         if check:
             out += [f"Export in-model check: run {check.get('run')}, passed {check.get('passed')}: "
                     f"{check.get('reason')}" + (f"; dropped {check.get('dropped')}" if check.get("dropped") else ""), ""]
+        seconds = (result.get("export") or {}).get("seconds")
+        if seconds:  # runs from before kforge export reported its phases have none
+            out += [f"Export took {seconds['total']:.0f} s: sanitizer gate {seconds['sanitizer']:.0f} s, "
+                    f"in-model check {seconds['in_model_check']:.0f} s.", ""]
         out += [f"Every searched card ({len(result['cards'])}), by share of model time:", ""] + card_table(result)
         out += ["", "Not searched:"] + (not_searched_lines(result) or ["- none"]) + [""]
     out += ["## Files", ""] + [f"- {os.path.basename(f)}" for f in files if f]

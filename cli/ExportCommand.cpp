@@ -163,7 +163,11 @@ int runExportCommand(const std::vector<std::string>& args)
             {"cards", cards},
             {"notes", verified->auditNotes},
             {"in_model_check", core::inModelCheckToJson(exported->inModelCheck)},
-            {"bytes", byteCount}};
+            {"bytes", byteCount},
+            {"seconds",
+             {{"sanitizer", outcome->sanitizerSeconds},
+              {"in_model_check", outcome->inModelCheckSeconds},
+              {"total", outcome->totalSeconds}}}};
         std::cout << report.dump(2) << "\n";
         return 0;
     }
@@ -181,6 +185,9 @@ int runExportCommand(const std::vector<std::string>& args)
               << (header.modelIncluded ? "included" : "not included") << "; " << byteCount << " bytes\n";
     for (const std::string& note : verified->auditNotes)
         std::cout << note << "\n";
+    std::snprintf(line, sizeof line, "took %.1f s (sanitizer gate %.1f s, in-model check %.1f s)\n",
+                  outcome->totalSeconds, outcome->sanitizerSeconds, outcome->inModelCheckSeconds);
+    std::cout << line;
     return 0;
 }
 

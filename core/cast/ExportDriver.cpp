@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 
 namespace kforge::core {
@@ -79,7 +80,19 @@ public:
     }
     ~SanitizerGate() { m_worker.shutdown(); }
 
+    /// Wall time spent in check(), the worker's start included.
+    double seconds() const { return m_seconds; }
+
     Result<SanitizerVerdict> check(const OperatorCard& card, const SearchNode& node)
+    {
+        const auto started = std::chrono::steady_clock::now();
+        Result<SanitizerVerdict> verdict = verdictFor(card, node);
+        m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        return verdict;
+    }
+
+private:
+    Result<SanitizerVerdict> verdictFor(const OperatorCard& card, const SearchNode& node)
     {
         if (!m_probed)
             probe();
@@ -139,7 +152,6 @@ public:
         return SanitizerVerdict{record, finding};
     }
 
-private:
     void probe()
     {
         m_probed = true;
@@ -171,6 +183,7 @@ private:
     CachingCompiler& m_compiler; // shared with the export's own compiles (same cache)
     bool m_reuseVerdicts;
     SanitizerVerdictCache m_verdicts;
+    double m_seconds = 0;
     bool m_probed = false;
     std::string m_unavailable; // why the gate cannot run; empty when it can
     std::string m_sanitizerPath;
@@ -243,6 +256,10 @@ std::optional<std::string> exportOutputProblem(const fs::path& output)
 
 Result<ExportOutcome> exportProject(const ExportRequest& request)
 {
+    const auto started = std::chrono::steady_clock::now();
+    const auto secondsSince = [](std::chrono::steady_clock::time_point from) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+    };
     const fs::path& projectDir = request.projectDir;
     const fs::path& output = request.output;
     auto project = openProject(projectDir);
@@ -309,7 +326,9 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
     auto bytes = CastWriter::build(exported->package);
     if (!bytes)
         return makeError(bytes.error().code, bytes.error().toString(), output.string());
+    const auto checkStarted = std::chrono::steady_clock::now();
     auto check = runInModelCheck(request, exported->package, bytes.value(), project->capture);
+    const double inModelCheckSeconds = secondsSince(checkStarted);
     if (!check)
         return check.error();
     applyInModelCheck(exported.value(), std::move(check.value()));
@@ -327,6 +346,9 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
     outcome.exported = std::move(exported.value());
     outcome.verified = std::move(verified.value());
     outcome.bytes = bytes->size();
+    outcome.sanitizerSeconds = gate.seconds();
+    outcome.inModelCheckSeconds = inModelCheckSeconds;
+    outcome.totalSeconds = secondsSince(started);
     return outcome;
 }
 

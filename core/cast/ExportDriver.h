@@ -46,6 +46,10 @@ struct ExportOutcome {
     ExportResult exported;  // decisions, the in-model check
     CastPackage verified;   // the package as the strict reader read it back
     std::size_t bytes = 0;
+    /// Where the wall time went: the sanitizer gate (all kernels), the in-model check, everything.
+    double sanitizerSeconds = 0;
+    double inModelCheckSeconds = 0;
+    double totalSeconds = 0;
 };
 
 /// Errors are one line: the project, a missing/changed model (unless !includeModel), an output

@@ -13,6 +13,7 @@ import unittest
 SOURCE = os.environ.get("KFORGE_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 RESULTS = os.path.join(SOURCE, "bench", "results", "2026-12-01-suite-h200-run2")
 RESULTS_RUN3 = os.path.join(SOURCE, "bench", "results", "2026-12-01-suite-h200-run3")
+RESULTS_RUN4 = os.path.join(SOURCE, "bench", "results", "2026-12-01-suite-h200-run4")
 
 
 class ReportOf:
@@ -76,6 +77,26 @@ class ReportOfRoundsTest(ReportOf, unittest.TestCase):
     def test_models_of_different_commits_name_each_commit(self):
         self.assertIn("- Commit of resnet50_fp32: 0c6a34e", self.markdown)
         self.assertIn("- Commit of resnet50_fp16_cl, sd_block_fp16,", self.markdown)
+
+
+class ExportPhasesTest(unittest.TestCase):
+    """Results of a kforge export that reports its phases: the report says where the time went."""
+
+    def test_export_phases_line(self):
+        import json
+        with tempfile.TemporaryDirectory(prefix="kforge-report-phases-") as tmp:
+            with open(os.path.join(RESULTS_RUN4, "sd_block_fp16.json")) as f:
+                result = json.load(f)
+            result["export"]["seconds"] = {"sanitizer": 21.4, "in_model_check": 9.6, "total": 34.3}
+            os.makedirs(os.path.join(tmp, "in"))
+            with open(os.path.join(tmp, "in", "sd_block_fp16.json"), "w") as f:
+                json.dump(result, f)
+            run = subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "report.py"), os.path.join(tmp, "in"),
+                                  "--out-dir", tmp, "--suffix", "phases"], capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            with open(os.path.join(tmp, "2026-12-01-suite-h200-phases.md")) as f:
+                markdown = f.read()
+        self.assertIn("Export took 34 s: sanitizer gate 21 s, in-model check 10 s.", markdown)
 
 
 if __name__ == "__main__":

@@ -84,6 +84,7 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
         self.assertIn("wrote " + out + ": 4 cards, 2 custom, 2 fallback; architectures sm_90; model included", result.stdout)
         self.assertIn("not sanitizer-checked: k", result.stdout)
         self.assertIn("(--sanitize off)", result.stdout)
+        self.assertRegex(result.stdout, r"\ntook \d+\.\d s \(sanitizer gate 0\.0 s, in-model check \d+\.\d s\)\n")
         # CI builds have no CUDA runtime; a CUDA build on a machine without a GPU cannot run the model.
         not_run = ("in-model check: not run (this build has no CUDA runtime (kforge-cast-run not found))",
                    "in-model check: not run (cannot run the model on the captured inputs: ",
@@ -151,6 +152,12 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
         self.assertEqual(report["header"]["counts"]["custom"], 0)
         self.assertEqual(report["in_model_check"],
                          {"run": False, "passed": False, "reason": "kernels-only package: no model to run", "dropped": []})
+        seconds = report["seconds"]
+        self.assertEqual(set(seconds), {"sanitizer", "in_model_check", "total"})
+        self.assertEqual(seconds["sanitizer"], 0)  # --sanitize off: the gate never ran
+        self.assertGreaterEqual(seconds["in_model_check"], 0)
+        self.assertGreaterEqual(seconds["total"], seconds["in_model_check"])
+        self.assertGreater(seconds["total"], 0)
         verify = kforge("verify", out)
         self.assertEqual(verify.returncode, 0, verify.stderr)
         self.assertIn("model not included", verify.stdout)
