@@ -12,6 +12,7 @@
 #include "cards/CardDetailsPane.h"
 #include "cards/CardsPane.h"
 #include "capture/OpenModelDialog.h"
+#include "cast/InModelCheckTool.h"
 #include "charts/LatencyChartsPane.h"
 #include "editor/KernelEditorPane.h"
 #include "log/ValidationLogPane.h"
@@ -809,6 +810,9 @@ bool MainWindow::startExport(const QString& file)
     request.projectDir = m_session->projectDir().toStdString();
     request.output = file.toStdString();
     request.workerPath = core::workerPath(std::nullopt);
+    // As `kforge export`: the package's model runs through the runtime before it is written, and a
+    // kernel that breaks accuracy or slows the model is dropped (not run in builds without CUDA).
+    request.inModelCheck = core::runInModelCheckTool;
     // The model goes in when its file is still the one captured; otherwise a kernels-only package
     // (the CLI asks for --no-model instead; here the result says which it is).
     const core::CaptureInfo& capture = m_session->project()->capture;

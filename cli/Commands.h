@@ -16,9 +16,6 @@ int runVerifyCommand(const std::vector<std::string>& args);
 int runExportCommand(const std::vector<std::string>& args);
 int runRunCommand(const std::vector<std::string>& args);
 
-/// kforge-cast-run, the helper that runs models through libkforge_runtime (CUDA builds only).
-std::string castRunToolPath();
-
 /// Prints "kforge: error: <message>" to stderr and returns `exitCode`.
 int fail(const std::string& message, int exitCode = 1);
 

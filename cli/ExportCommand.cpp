@@ -6,12 +6,11 @@
 #include "Commands.h"
 
 #include "cast/CastExport.h"
-#include "cast/CastReader.h"
 #include "cast/CastWriter.h"
 #include "cast/ExportDriver.h"
+#include "cast/InModelCheckTool.h"
 #include "kernel/NvrtcCompiler.h"
 #include "project/ProjectStore.h"
-#include "util/ChildProcess.h"
 #include "worker/WorkerPath.h"
 
 #include <nlohmann/json.hpp>
@@ -22,7 +21,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <unistd.h>
 
 namespace kforge::cli {
 namespace {
@@ -43,39 +41,6 @@ json decisionJson(const core::ExportDecision& d)
                 {"spread_percent", d.speedup ? json(d.spreadPercent) : json()},
                 {"architectures", d.architectures},
                 {"sanitizer", d.sanitizer.is_null() ? json() : d.sanitizer}};
-}
-
-// The in-model check in kforge-cast-run (CUDA builds): its JSON verdict, or "not run" with the
-// reason it could not give one. A helper killed by a signal ran our kernels and crashed: that
-// fails the check and drops every custom kernel.
-core::InModelCheck runInModelCheckTool(const fs::path& package, const core::CaptureInfo& capture)
-{
-    const std::string tool = castRunToolPath();
-    if (::access(tool.c_str(), X_OK) != 0)
-        return {false, false, "this build has no CUDA runtime (kforge-cast-run not found)", {}};
-    if (::isatty(STDERR_FILENO))
-        std::fprintf(stderr, "kforge: in-model check ...\n");
-    auto child = core::runChildProcess(
-        tool, {"check", package.string(), "--recorded-inputs", capture.inputs, "--seed", std::to_string(capture.inputSeed)});
-    if (!child)
-        return {false, false, child.error().toString(), {}};
-    if (child->signal != 0) {
-        core::InModelCheck crashed{true, false, "kforge-cast-run crashed (signal " + std::to_string(child->signal) + ")", {}};
-        if (auto opened = core::openCast(package))
-            for (const core::CastKernel& k : opened->kernels)
-                if (k.kind == core::KernelKind::Custom)
-                    crashed.dropped.push_back({k.id, "in-model check: the model run crashed"});
-        return crashed;
-    }
-    std::string firstErrorLine = child->err.substr(0, child->err.find('\n'));
-    if (firstErrorLine.starts_with("kforge: error: "))
-        firstErrorLine.erase(0, 15);
-    if (child->exitCode != 0)
-        return {false, false, firstErrorLine.empty() ? "kforge-cast-run failed" : firstErrorLine, {}};
-    auto check = core::inModelCheckFromJson(json::parse(child->out, nullptr, /*allow_exceptions=*/false));
-    if (!check)
-        return {false, false, "kforge-cast-run printed no verdict", {}};
-    return check.value();
 }
 
 } // namespace
@@ -135,7 +100,7 @@ int runExportCommand(const std::vector<std::string>& args)
             return core::InModelCheck{false, false, "skipped (--no-model-check)", {}};
         };
     else
-        request.inModelCheck = runInModelCheckTool;
+        request.inModelCheck = core::runInModelCheckTool;
     auto outcome = core::exportProject(request);
     if (!outcome)
         return fail(outcome.error().toString());

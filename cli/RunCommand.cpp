@@ -5,7 +5,7 @@
 #include "Commands.h"
 #include "RunOptions.h"
 
-#include "util/ChildProcess.h"
+#include "cast/InModelCheckTool.h"
 
 #include <cerrno>
 #include <cstring>
@@ -13,17 +13,12 @@
 
 namespace kforge::cli {
 
-std::string castRunToolPath()
-{
-    return core::siblingExecutablePath("kforge-cast-run", "runtime", "KFORGE_CAST_RUN");
-}
-
 int runRunCommand(const std::vector<std::string>& args)
 {
     RunOptions options;
     if (auto error = parseRunOptions(args, options))
         return fail(*error, 2);
-    const std::string tool = castRunToolPath();
+    const std::string tool = core::castRunToolPath();
     if (::access(tool.c_str(), X_OK) != 0)
         return fail("run: this build has no CUDA runtime (" + tool + " not found; build with -DKFORGE_TORCH_CUDA=ON)");
     std::vector<std::string> words{tool, "run"};

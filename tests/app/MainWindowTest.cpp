@@ -11,6 +11,7 @@
 #include "CardsTableModel.h"
 #include "LatencySeriesModel.h"
 #include "ExportJob.h"
+#include "cast/InModelCheckTool.h"
 #include "OptimizeJob.h"
 #include "cast/CastReader.h"
 #include "SearchTestSupport.h"
@@ -23,6 +24,7 @@
 #include "editor/SideBySideDiffView.h"
 #include "search/TreeStore.h"
 #include "tree/TreeGraphView.h"
+#include "util/Hash.h"
 #include "util/Version.h"
 
 #include <QAction>
@@ -398,6 +400,41 @@ private Q_SLOTS:
         QCOMPARE(package->header.customCount, std::uint64_t(1));
         QCOMPARE(package->audit.size(), project.cards.size());
         QVERIFY(!package->model); // the fixture's model file does not exist: kernels-only
+        QFile::remove(file);
+
+        // With the captured model there, File > Export runs the in-model check as `kforge export`
+        // does, through kforge-cast-run (a build without CUDA has none and says so).
+        kforge::core::Project withModel = project;
+        const QString modelFile = m_dir.filePath(QStringLiteral("vit_block.pt"));
+        const QByteArray modelBytes("not a real TorchScript archive, but the bytes that were captured");
+        {
+            QFile model(modelFile);
+            QVERIFY(model.open(QIODevice::WriteOnly));
+            model.write(modelBytes);
+        }
+        withModel.capture.modelPath = modelFile.toStdString();
+        withModel.capture.modelSha = kforge::core::fnv1a64Hex(modelBytes.toStdString());
+        QVERIFY(kforge::app::test::writeProject(m_project, withModel));
+        QVERIFY(window.openProject(m_project));
+        QVERIFY(window.startExport(file));
+        QTRY_VERIFY_WITH_TIMEOUT(!window.exportJob()->isRunning(), 120000);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QStringLiteral("; "))));
+        auto checked = kforge::core::openCast(file.toStdString());
+        QVERIFY2(checked.ok(), checked.ok() ? "" : checked.error().toString().c_str());
+        QVERIFY(checked->model.has_value());
+        std::string checkNote;
+        for (const std::string& note : checked->auditNotes)
+            if (note.starts_with("in-model check: "))
+                checkNote = note;
+        // Not "(this build has no CUDA runtime (libkforge_runtime))": that is an export without a checker.
+        QVERIFY2(checkNote.starts_with("in-model check: not run (") &&
+                     checkNote.find("libkforge_runtime") == std::string::npos,
+                 checkNote.c_str());
+        if (!QFile::exists(QString::fromStdString(kforge::core::castRunToolPath())))
+            QCOMPARE(QString::fromStdString(checkNote),
+                     QStringLiteral("in-model check: not run (this build has no CUDA runtime (kforge-cast-run not found))"));
+        QVERIFY(kforge::app::test::writeFixtureProject(m_project));
+        QFile::remove(modelFile);
         QFile::remove(QString::fromStdString(treeFile.string()));
         QFile::remove(file);
     }
