@@ -12,11 +12,22 @@ ExportJob::~ExportJob() = default;
 bool ExportJob::start(core::ExportRequest request)
 {
     Q_ASSERT(QThread::currentThread() == thread());
+    if (m_job.isRunning())
+        return false;
     const QString file = QString::fromStdString(request.output.string());
+    m_stop = false;
+    m_progress.card = 0;
+    m_progress.cards = 0;
+    m_progress.checkingModel = false;
+    request.progress = &m_progress;
+    request.stop = &m_stop;
     return m_job.start([request = std::move(request)]() { return core::exportProject(request); },
                        [this, file](core::Result<core::ExportOutcome>& outcome) {
                            if (!outcome.ok()) {
-                               Q_EMIT failed(QString::fromStdString(outcome.error().toString()));
+                               if (outcome.error().code == core::ErrorCode::Cancelled)
+                                   Q_EMIT cancelled();
+                               else
+                                   Q_EMIT failed(QString::fromStdString(outcome.error().toString()));
                                return;
                            }
                            const core::CastPackage& package = outcome.value().verified;

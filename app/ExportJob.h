@@ -1,9 +1,11 @@
 #pragma once
 // File > Export .cast: core::exportProject (the same code as `kforge export`) on a background
-// std::thread. The outcome comes back once through a queued call.
+// std::thread. The outcome comes back once through a queued call; progress() can be polled while
+// it runs, and stop() ends it after the card in work without writing anything.
 //
 // Contracts: create, call and destroy on the GUI thread; one export at a time; destruction joins
-// the thread (an export ends after its compiles and sanitizer runs). See JobThread.
+// the thread (an export ends after its compiles and sanitizer runs: call stop() first to make that
+// quick). See JobThread.
 
 #include "cast/ExportDriver.h"
 
@@ -11,6 +13,8 @@
 #include <QString>
 
 #include "JobThread.h"
+
+#include <atomic>
 
 namespace kforge::app {
 
@@ -20,15 +24,25 @@ public:
     explicit ExportJob(QObject* parent = nullptr);
     ~ExportJob() override;
 
+    /// The request's progress and stop fields are this job's own. False while an export runs.
     bool start(core::ExportRequest request);
     bool isRunning() const { return m_job.isRunning(); }
+    /// Asks the running export to stop after the card in work; it then emits cancelled().
+    void stop() { m_stop = true; }
+    /// Where the running (or last) export is.
+    const core::ExportProgress& progress() const { return m_progress; }
 
 Q_SIGNALS:
     /// The package was written; `summary` is one line, `audit` one line per card plus the notes.
     void finished(const QString& file, const QString& summary, const QString& audit);
     void failed(const QString& error);
+    /// Stopped on request: nothing was written.
+    void cancelled();
 
 private:
+    // Declared before m_job, so that the thread (joined when m_job is destroyed) never outlives them.
+    core::ExportProgress m_progress;
+    std::atomic<bool> m_stop{false};
     JobThread m_job{this};
 };
 

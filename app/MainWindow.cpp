@@ -96,7 +96,22 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     updateProposerLabel();
     probeGpu();
     m_exportJob = new ExportJob(this);
+    m_exportPoll = new QTimer(this);
+    m_exportPoll->setInterval(250);
+    connect(m_exportPoll, &QTimer::timeout, this, [this]() {
+        const core::ExportProgress& p = m_exportJob->progress();
+        if (p.checkingModel)
+            m_jobStatus->setProgress(tr("in-model check"), 0, 0);
+        else if (p.cards > 0)
+            m_jobStatus->setProgress(tr("card"), p.card, p.cards);
+    });
+    connect(m_exportJob, &ExportJob::cancelled, this, [this]() {
+        m_exportPoll->stop();
+        m_jobStatus->endJob(tr("Export cancelled: nothing written"));
+        updateRunActions();
+    });
     connect(m_exportJob, &ExportJob::finished, this, [this](const QString&, const QString& summary, const QString& audit) {
+        m_exportPoll->stop();
         m_jobStatus->endJob(tr("Export finished"));
         statusBar()->showMessage(summary, kStatusMessageMs);
         m_logModel->appendEntries({LogEntry{QDateTime::currentDateTime(), LogLevel::Info, m_session->currentCardId(),
@@ -104,6 +119,7 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
         updateRunActions();
     });
     connect(m_exportJob, &ExportJob::failed, this, [this](const QString& error) {
+        m_exportPoll->stop();
         m_jobStatus->endJob(tr("Export failed"));
         updateRunActions();
         reportError(tr("Export .cast"), error);
@@ -167,6 +183,11 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
         reportError(tr("Benchmark Edit"), error);
     });
     connect(m_jobStatus, &views::JobStatusWidget::cancelRequested, this, [this]() {
+        if (m_exportJob->isRunning()) {
+            m_exportJob->stop(); // after the card in work; cancelled() ends the job
+            m_jobStatus->setCancelling();
+            return;
+        }
         if (m_optimizeJob->isRunning()) {
             m_optimizeJob->stop();
             m_jobStatus->setCancelling();
@@ -822,6 +843,7 @@ bool MainWindow::startExport(const QString& file)
     if (!m_exportJob->start(std::move(request)))
         return false;
     m_jobStatus->beginJob(tr("Export .cast"));
+    m_exportPoll->start();
     updateRunActions();
     return true;
 }

@@ -16,11 +16,17 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <thread>
+#include <unistd.h>
 
 namespace kforge::cli {
 namespace {
@@ -41,6 +47,52 @@ json decisionJson(const core::ExportDecision& d)
                 {"spread_percent", d.speedup ? json(d.spreadPercent) : json()},
                 {"architectures", d.architectures},
                 {"sanitizer", d.sanitizer.is_null() ? json() : d.sanitizer}};
+}
+
+std::atomic<bool> g_stopRequested{false};
+
+void requestStop(int)
+{
+    g_stopRequested = true;
+}
+
+// Runs the export on a worker thread; the main thread shows a live progress line on a terminal and
+// turns Ctrl-C (or SIGTERM) into a clean cancellation after the card in work: nothing is written,
+// and sanitizer passes found so far are remembered for the next export.
+core::Result<core::ExportOutcome> runWithProgress(core::ExportRequest request, bool showProgress)
+{
+    core::ExportProgress progress;
+    request.progress = &progress;
+    request.stop = &g_stopRequested;
+    std::optional<core::Result<core::ExportOutcome>> result;
+    std::atomic<bool> finished{false};
+    auto previousInt = std::signal(SIGINT, requestStop);
+    auto previousTerm = std::signal(SIGTERM, requestStop);
+    std::thread worker([&] {
+        result.emplace(core::exportProject(request));
+        finished = true;
+    });
+    bool toldStopping = false;
+    while (!finished) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (g_stopRequested && !toldStopping) {
+            std::fprintf(stderr, "%skforge: export: stopping after the card in work ...\n", showProgress ? "\r\033[K" : "");
+            toldStopping = true;
+        }
+        if (showProgress && !toldStopping) {
+            if (progress.checkingModel)
+                std::fprintf(stderr, "\r\033[Kkforge: export: in-model check");
+            else if (progress.cards > 0)
+                std::fprintf(stderr, "\r\033[Kkforge: export: card %d/%d", progress.card.load(), progress.cards.load());
+            std::fflush(stderr);
+        }
+    }
+    worker.join();
+    std::signal(SIGINT, previousInt);
+    std::signal(SIGTERM, previousTerm);
+    if (showProgress)
+        std::fprintf(stderr, "\r\033[K");
+    return std::move(*result);
 }
 
 } // namespace
@@ -101,9 +153,9 @@ int runExportCommand(const std::vector<std::string>& args)
         };
     else
         request.inModelCheck = core::runInModelCheckTool;
-    auto outcome = core::exportProject(request);
+    auto outcome = runWithProgress(request, ::isatty(STDERR_FILENO));
     if (!outcome)
-        return fail(outcome.error().toString());
+        return fail(outcome.error().toString(), outcome.error().code == core::ErrorCode::Cancelled ? 130 : 1);
     const core::ExportResult* exported = &outcome->exported;
     const core::CastPackage* verified = &outcome->verified;
     const std::size_t byteCount = outcome->bytes;

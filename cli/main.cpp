@@ -183,6 +183,10 @@ audit notes say whether the check ran and what it found.
   --worker PATH           the kforge-worker executable (default: next to kforge; or $KFORGE_WORKER)
   --no-model-check        skip the in-model check (the audit notes say it was not run)
   --json                  print a JSON report instead of the audit table
+
+On a terminal a progress line shows the card in work. Ctrl-C (or SIGTERM) stops the export after
+that card: nothing is written and the exit status is 130 (sanitizer passes found so far are kept
+for the next export).
 )";
 
 constexpr const char* kRunHelp = R"(usage: kforge run FILE.cast --inputs SPEC... [options]

@@ -315,6 +315,9 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
     std::vector<std::string> reusedVerdicts; // kernels whose passed sanitizer verdict was reused
 
     for (std::size_t index = 0; index < project.cards.size(); ++index) {
+        if (options.beforeCard && !options.beforeCard(index, project.cards.size()))
+            return makeError(ErrorCode::Cancelled, "export cancelled: nothing written",
+                             "card " + std::to_string(index + 1) + " of " + std::to_string(project.cards.size()));
         const OperatorCard& card = project.cards[index];
         ExportDecision decision;
         decision.cardId = card.id;

@@ -73,6 +73,10 @@ struct ExportOptions {
     std::string createdUtc;
     std::string minTorchVersion;
     std::string minCudaVersion;
+    /// Called before card `index` (0-based) of `count` is looked at; returning false stops the
+    /// export there with ErrorCode::Cancelled (a card's compiles and sanitizer run are not cut
+    /// short). Null: every card is looked at.
+    std::function<bool(std::size_t index, std::size_t count)> beforeCard;
 };
 
 /// What happened to one card (one per card of the project, in project order).

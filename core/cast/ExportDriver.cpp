@@ -109,13 +109,13 @@ private:
         if (m_reuseVerdicts) {
             if (std::optional<json> passed = m_verdicts.find(inputs)) {
                 if (tty)
-                    std::fprintf(stderr, "kforge: sanitizer: %s %s (%s): passed before, reused\n",
+                    std::fprintf(stderr, "\r\033[Kkforge: sanitizer: %s %s (%s): passed before, reused\n",
                                  card.id.substr(0, 8).c_str(), card.qualifiedName().c_str(), node.id.c_str());
                 return SanitizerVerdict{*passed, {}};
             }
         }
         if (tty)
-            std::fprintf(stderr, "kforge: sanitizer: %s %s (%s) ...\n", card.id.substr(0, 8).c_str(),
+            std::fprintf(stderr, "\r\033[Kkforge: sanitizer: %s %s (%s) ...\n", card.id.substr(0, 8).c_str(),
                          card.qualifiedName().c_str(), node.id.c_str());
         BenchRequest request;
         request.projectDir = m_projectDir;
@@ -319,6 +319,14 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
     options.createdUtc = utcNowIso8601();
     options.minTorchVersion = majorMinor(project->capture.torchVersion);
     options.minCudaVersion = compiler.compiler().nvrtcVersion();
+    const auto stopRequested = [&request] { return request.stop && request.stop->load(); };
+    options.beforeCard = [&](std::size_t index, std::size_t count) {
+        if (request.progress) {
+            request.progress->cards = static_cast<int>(count);
+            request.progress->card = static_cast<int>(index) + 1;
+        }
+        return !stopRequested();
+    };
 
     auto exported = buildCastExport(project.value(), trees.value(), options);
     if (!exported)
@@ -326,9 +334,15 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
     auto bytes = CastWriter::build(exported->package);
     if (!bytes)
         return makeError(bytes.error().code, bytes.error().toString(), output.string());
+    if (stopRequested())
+        return makeError(ErrorCode::Cancelled, "export cancelled: nothing written", "before the in-model check");
+    if (request.progress)
+        request.progress->checkingModel = true;
     const auto checkStarted = std::chrono::steady_clock::now();
     auto check = runInModelCheck(request, exported->package, bytes.value(), project->capture);
     const double inModelCheckSeconds = secondsSince(checkStarted);
+    if (request.progress)
+        request.progress->checkingModel = false;
     if (!check)
         return check.error();
     applyInModelCheck(exported.value(), std::move(check.value()));

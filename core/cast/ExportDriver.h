@@ -13,6 +13,7 @@
 
 #include "project/Project.h"
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -27,6 +28,14 @@ const char* sanitizeModeName(SanitizeMode mode); // "auto", "on", "off"
 /// inputs. Provided by builds that have libkforge_runtime (runtime/run/InModelCheck.h).
 using InModelChecker = std::function<InModelCheck(const std::filesystem::path& package, const CaptureInfo& capture)>;
 
+/// Where a running export is, for a progress line or bar: written by the export's thread, read by
+/// any other.
+struct ExportProgress {
+    std::atomic<int> card{0};  // cards looked at so far (the one in work included)
+    std::atomic<int> cards{0}; // cards of the project; 0 before the project is read
+    std::atomic<bool> checkingModel{false}; // the in-model check runs
+};
+
 struct ExportRequest {
     std::filesystem::path projectDir;
     std::filesystem::path output;
@@ -40,6 +49,11 @@ struct ExportRequest {
     bool includeModel = true;
     std::string workerPath;                 // kforge-worker for the sanitizer gate
     InModelChecker inModelCheck;            // empty: the check is not run (said in the audit)
+    ExportProgress* progress = nullptr;     // updated when given; must outlive the call
+    /// When given and set, the export stops before the next card or before the in-model check
+    /// with ErrorCode::Cancelled and writes nothing (the card in work finishes first; sanitizer
+    /// passes found so far are remembered). Must outlive the call.
+    const std::atomic<bool>* stop = nullptr;
 };
 
 struct ExportOutcome {

@@ -5,7 +5,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <unistd.h>
 
 namespace kforge::core {
@@ -20,8 +19,6 @@ InModelCheck runInModelCheckTool(const std::filesystem::path& package, const Cap
     const std::string tool = castRunToolPath();
     if (::access(tool.c_str(), X_OK) != 0)
         return {false, false, "this build has no CUDA runtime (kforge-cast-run not found)", {}};
-    if (::isatty(STDERR_FILENO))
-        std::fprintf(stderr, "kforge: in-model check ...\n");
     auto child = runChildProcess(
         tool, {"check", package.string(), "--recorded-inputs", capture.inputs, "--seed", std::to_string(capture.inputSeed)});
     if (!child)

@@ -33,6 +33,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QPushButton>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -437,6 +438,63 @@ private Q_SLOTS:
         QFile::remove(modelFile);
         QFile::remove(QString::fromStdString(treeFile.string()));
         QFile::remove(file);
+    }
+
+    void cancellingAnExportWritesNothing()
+    {
+        // The softmax card has a passed kernel, so the export reaches the sanitizer gate; a
+        // compute-sanitizer on PATH (never run) and a worker that takes two seconds to fail its start
+        // keep it there while Cancel is clicked.
+        const kforge::core::Project project = kforge::app::test::makeFixtureProject();
+        std::string softmaxId;
+        for (const kforge::core::OperatorCard& card : project.cards)
+            if (card.qualifiedName() == "aten::softmax.int")
+                softmaxId = card.id;
+        kforge::core::SearchTree tree(softmaxId, 1);
+        kforge::core::Provenance root;
+        root.kind = kforge::core::ProvenanceKind::Root;
+        const nlohmann::json plan = {{"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}},
+                                                    {"args", {"ptr:self", "ptr:out0"}}}}}};
+        const std::string id =
+            tree.addRoot({"extern \"C\" __global__ void k(const float* x, float* y) { y[threadIdx.x] = x[threadIdx.x]; }\n",
+                          plan},
+                         root, 1700000000000)
+                .value();
+        QVERIFY(tree.recordEvaluation(id, kforge::test::passed(10.0, 15.0)).ok());
+        const auto treeFile = kforge::core::TreeStore::defaultPath(m_project.toStdString(), softmaxId);
+        QVERIFY(kforge::core::TreeStore(treeFile).save(tree).ok());
+        const QString tools = m_dir.filePath(QStringLiteral("slow-tools"));
+        QVERIFY(QDir().mkpath(tools));
+        for (const auto& [name, script] : {std::pair{"compute-sanitizer", "exit 1"}, std::pair{"slow-worker", "sleep 2\nexit 1"}}) {
+            QFile file(QDir(tools).filePath(QString::fromLatin1(name)));
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(QByteArray("#!/bin/sh\n") + script + "\n");
+            file.close();
+            QVERIFY(file.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+        }
+        const QByteArray oldPath = qgetenv("PATH");
+        const QByteArray oldWorker = qgetenv("KFORGE_WORKER");
+        qputenv("PATH", QFile::encodeName(tools) + ":" + oldPath);
+        qputenv("KFORGE_WORKER", QFile::encodeName(QDir(tools).filePath(QStringLiteral("slow-worker"))));
+
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QStringList errors;
+        window.setErrorReporter([&](const QString&, const QString& message) { errors << message; });
+        QVERIFY(window.openProject(m_project));
+        const QString file = m_dir.filePath(QStringLiteral("cancelled.cast"));
+        QVERIFY(window.startExport(file));
+        QVERIFY(window.jobStatus()->isJobVisible());
+        QPushButton* cancel = window.jobStatus()->findChild<QPushButton*>(QStringLiteral("jobCancel"));
+        QVERIFY(cancel && cancel->isEnabled());
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!window.exportJob()->isRunning(), 60000);
+        qputenv("PATH", oldPath);
+        qputenv("KFORGE_WORKER", oldWorker);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QStringLiteral("; ")))); // a cancel is not an error
+        QCOMPARE(window.jobStatus()->labelText(), QStringLiteral("Export cancelled: nothing written"));
+        QVERIFY(!QFile::exists(file));
+        QVERIFY(action(window, "actionExportCast")->isEnabled());
+        QFile::remove(QString::fromStdString(treeFile.string()));
     }
 
     void selectingARowShowsTheCardDetails()

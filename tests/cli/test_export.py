@@ -4,7 +4,10 @@ with kforge verify; and every bad input ends in one error line with nothing writ
 import json
 import os
 import shutil
+import signal
+import subprocess
 import tempfile
+import time
 import unittest
 import zipfile
 
@@ -245,6 +248,31 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
         self.assert_one_error_line(kforge("export", self.project, "-o", os.path.join(self.tmp, "y.cast")),
                                    "changed since it was captured")
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "y.cast")))
+
+    def test_ctrl_c_stops_after_the_card_in_work_and_writes_nothing(self):
+        self.hand_built_trees()
+        out = os.path.join(self.tmp, "c.cast")
+        # A compute-sanitizer on PATH (never run) and a worker that takes two seconds to fail its
+        # start: the sanitizer gate of the first custom kernel waits for it, and Ctrl-C arrives meanwhile.
+        tools = os.path.join(self.tmp, "tools")
+        os.makedirs(tools)
+        for name, script in (("compute-sanitizer", "exit 1"), ("slow-worker", "sleep 2\nexit 1")):
+            with open(os.path.join(tools, name), "w") as f:
+                f.write("#!/bin/sh\n" + script + "\n")
+            os.chmod(os.path.join(tools, name), 0o755)
+        env = dict(os.environ, PATH=tools + os.pathsep + os.environ.get("PATH", ""))
+        proc = subprocess.Popen([KFORGE, "export", self.project, "-o", out, "--worker", os.path.join(tools, "slow-worker")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        time.sleep(0.7)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, stderr)
+        lines = stderr.strip().splitlines()
+        self.assertEqual(lines[0], "kforge: export: stopping after the card in work ...")
+        self.assertRegex(lines[-1], r"^kforge: error: (card \d of 4|before the in-model check): "
+                                    r"export cancelled: nothing written$")
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual(stdout, "")
 
     def test_help_lists_every_export_option(self):
         result = kforge("export", "--help")

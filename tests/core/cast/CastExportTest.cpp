@@ -359,6 +359,38 @@ TEST_F(CastExportTest, ArchitecturesAsAskedGuardOnTheMeasuredOneAndPtxOfTheOldes
     EXPECT_FALSE(buildCastExport(project, trees, options).ok());
 }
 
+TEST_F(CastExportTest, BeforeCardSeesEveryCardAndCanStopTheExport)
+{
+    Project project;
+    const OperatorCard softmax = makeCard("aten::softmax", "int");
+    const OperatorCard relu = makeCard("aten::relu", "");
+    project.cards = {softmax, relu};
+    const std::map<std::string, SearchTree> trees{{softmax.id, makeTree(softmax, {{NodeStatus::Passed, 5, 10, 2.0}})},
+                                                  {relu.id, makeTree(relu, {{NodeStatus::Passed, 5, 10, 2.0}})}};
+    std::vector<std::string> seen;
+    std::vector<std::string> sanitized;
+    options.sanitize = [&](const OperatorCard& card, const SearchNode&) -> Result<SanitizerVerdict> {
+        sanitized.push_back(card.op);
+        return SanitizerVerdict{json{{"checked", true}, {"passed", true}}, ""};
+    };
+    options.beforeCard = [&](std::size_t index, std::size_t count) {
+        seen.push_back(std::to_string(index) + "/" + std::to_string(count));
+        return true;
+    };
+    EXPECT_EQ(exportOk(project, trees).decisions.size(), 2u);
+    EXPECT_EQ(seen, (std::vector<std::string>{"0/2", "1/2"}));
+
+    // A stop before the second card: the first card's work is done, then the export ends, cancelled.
+    seen.clear();
+    sanitized.clear();
+    options.beforeCard = [&](std::size_t index, std::size_t) { return index < 1; };
+    auto stopped = buildCastExport(project, trees, options);
+    ASSERT_FALSE(stopped.ok());
+    EXPECT_EQ(stopped.error().code, ErrorCode::Cancelled);
+    EXPECT_EQ(stopped.error().toString(), "card 2 of 2: export cancelled: nothing written");
+    EXPECT_EQ(sanitized, std::vector<std::string>{"aten::softmax"});
+}
+
 TEST_F(CastExportTest, SanitizerFindingFallsBackAndACleanRunIsRecorded)
 {
     Project project;
