@@ -2,8 +2,10 @@
 # GPU-machine steps, each sized for one `run` call (10 minutes at most); logs and results go to $OUT
 # (default ./out). The machine keeps build/ between calls only while it stays warm.
 #
-#   bash bench/gpu_session.sh check            build core + CLI (no GUI) against python3's torch,
-#                                              then `ctest -L gpu -j 2` (about 6-7 minutes)
+#   bash bench/gpu_session.sh check [CTEST_ARGS...]
+#                                              build core + CLI (no GUI) against python3's torch,
+#                                              then `ctest -L gpu -j 2 CTEST_ARGS` (about 7 minutes;
+#                                              `-E gpu_builtin_families` skips the 5-6 minute one)
 #   bash bench/gpu_session.sh suite MODELS [ARGS...]
 #                                              bench/suite.py on MODELS (comma-separated) for the
 #                                              rest of the call (resumable: repeat the same command
@@ -27,7 +29,7 @@ record_environment() {
 check() {
     (KFORGE_GUI=OFF bash "$root/packaging/build.sh" > "$out/build.log" 2>&1; echo "build exit $?" >> "$out/build.log")
     tail -n 2 "$out/build.log"
-    (cd "$root/build" && ctest -L gpu -j 2 -V > "$out/ctest-gpu.log" 2>&1; echo "ctest -L gpu exit $?" >> "$out/ctest-gpu.log")
+    (cd "$root/build" && ctest -L gpu -j 2 -V "$@" > "$out/ctest-gpu.log" 2>&1; echo "ctest -L gpu exit $?" >> "$out/ctest-gpu.log")
     grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|exit [0-9]" "$out/ctest-gpu.log"
 }
 
@@ -67,7 +69,7 @@ full() {
 }
 
 case "${1:-}" in
-    check) record_environment; check ;;
+    check) shift; record_environment; check "$@" ;;
     suite)
         if [ $# -lt 2 ]; then echo "usage: gpu_session.sh suite MODELS [suite.py args]" >&2; exit 2; fi
         shift; record_environment; suite "$@" ;;
