@@ -7,7 +7,10 @@ namespace kforge::app {
 
 ExportJob::ExportJob(QObject* parent) : QObject(parent) {}
 
-ExportJob::~ExportJob() = default;
+ExportJob::~ExportJob()
+{
+    m_stop = true; // m_job joins the thread next: let it end after the card in work
+}
 
 bool ExportJob::start(core::ExportRequest request)
 {

@@ -3,9 +3,9 @@
 // std::thread. The outcome comes back once through a queued call; progress() can be polled while
 // it runs, and stop() ends it after the card in work without writing anything.
 //
-// Contracts: create, call and destroy on the GUI thread; one export at a time; destruction joins
-// the thread (an export ends after its compiles and sanitizer runs: call stop() first to make that
-// quick). See JobThread.
+// Contracts: create, call and destroy on the GUI thread; one export at a time; destruction stops a
+// running export and joins its thread (it ends after the card in work and writes nothing). See
+// JobThread.
 
 #include "cast/ExportDriver.h"
 

@@ -410,8 +410,10 @@ void MainWindow::saveSettings() const
 
 void MainWindow::closeEvent(QCloseEvent* event)
 {
-    // The runner joins its thread when destroyed; asking it to stop now keeps that wait short.
+    // The runners join their threads when destroyed; asking them to stop now keeps that wait short
+    // (an export in work is cancelled after its current card and writes nothing).
     m_captureRunner->cancel();
+    m_exportJob->stop();
     saveSettings();
     event->accept();
 }
