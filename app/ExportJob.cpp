@@ -34,11 +34,17 @@ bool ExportJob::start(core::ExportRequest request)
                                return;
                            }
                            const core::CastPackage& package = outcome.value().verified;
-                           const QString summary = tr("wrote %1: %2 custom, %3 fallback, %4 bytes")
-                                                       .arg(file)
-                                                       .arg(package.header.customCount)
-                                                       .arg(package.header.fallbackCount)
-                                                       .arg(outcome.value().bytes);
+                           const core::ExportOutcome& done = outcome.value();
+                           const QString summary =
+                               tr("wrote %1: %2 custom, %3 fallback, %4 bytes in %5 s (sanitizer gate %6 s, "
+                                  "in-model check %7 s)")
+                                   .arg(file)
+                                   .arg(package.header.customCount)
+                                   .arg(package.header.fallbackCount)
+                                   .arg(done.bytes)
+                                   .arg(done.totalSeconds, 0, 'f', 1)
+                                   .arg(done.sanitizerSeconds, 0, 'f', 1)
+                                   .arg(done.inModelCheckSeconds, 0, 'f', 1);
                            QStringList audit;
                            for (const core::AuditEntry& a : package.audit)
                                audit << QStringLiteral("%1  %2  %3  %4")

@@ -33,7 +33,8 @@ public:
     const core::ExportProgress& progress() const { return m_progress; }
 
 Q_SIGNALS:
-    /// The package was written; `summary` is one line, `audit` one line per card plus the notes.
+    /// The package was written; `summary` is one line (counts, size and where the time went),
+    /// `audit` one line per card plus the notes.
     void finished(const QString& file, const QString& summary, const QString& audit);
     void failed(const QString& error);
     /// Stopped on request: nothing was written.

@@ -33,6 +33,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QSignalSpy>
 #include <QPushButton>
 #include <QHeaderView>
 #include <QLabel>
@@ -391,9 +392,18 @@ private Q_SLOTS:
         QVERIFY(window.openProject(m_project));
         QVERIFY(action(window, "actionExportCast")->isEnabled());
         const QString file = m_dir.filePath(QStringLiteral("fixture.cast"));
+        QSignalSpy finished(window.exportJob(), &kforge::app::ExportJob::finished);
         QVERIFY(window.startExport(file));
         QTRY_VERIFY_WITH_TIMEOUT(!window.exportJob()->isRunning(), 120000);
         QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QStringLiteral("; "))));
+        QCOMPARE(finished.count(), 1);
+        const QString summary = finished.at(0).at(1).toString();
+        QVERIFY2(QRegularExpression(QStringLiteral("^wrote .*fixture\\.cast: 1 custom, \\d+ fallback, \\d+ bytes in "
+                                                   "\\d+\\.\\d s \\(sanitizer gate \\d+\\.\\d s, in-model check "
+                                                   "\\d+\\.\\d s\\)$"))
+                     .match(summary)
+                     .hasMatch(),
+                 qPrintable(summary));
 
         // What `kforge verify` checks: the strict reader accepts it; one custom kernel, the rest audited.
         auto package = kforge::core::openCast(file.toStdString());
