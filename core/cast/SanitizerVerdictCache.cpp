@@ -4,6 +4,7 @@
 #include "util/AtomicFile.h"
 #include "util/Hash.h"
 #include "util/UtcTime.h"
+#include "util/Version.h"
 
 #include <algorithm>
 #include <vector>
@@ -54,6 +55,7 @@ SanitizerVerdictInputs sanitizerVerdictInputs(const OperatorCard& card, const Se
                         {"samples", sampleFiles(projectDir / ProjectPaths::kSamplesDir / card.id)},
                         {"worker", worker},
                         {"nvrtc", nvrtcVersion},
+                        {"kforge", kKforgeVersion},
                         {"sanitizer", sanitizerPath}};
     return SanitizerVerdictInputs{material.dump()};
 }

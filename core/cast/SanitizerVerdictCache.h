@@ -8,7 +8,8 @@
 // A verdict is reused only when everything it depended on is unchanged, compared as text (not
 // just by hash): the card's key, the kernel's source and launch plan, the captured samples the
 // tools ran on (each file's name, size and modification time), the worker's description (GPU,
-// architecture, driver, torch), the NVRTC version and the sanitizer's path.
+// architecture, CUDA driver and torch versions), the NVRTC and kforge versions and the sanitizer's
+// path.
 //
 // Thread: a cache object is immutable; find and storePassed may run from several threads and
 // processes (files are written atomically). Torch-free.

@@ -18,6 +18,7 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/core/InferenceMode.h>
 #include <cuda.h>
+#include <torch/version.h>
 #include <cuda_runtime_api.h>
 #include <torch/cuda.h>
 
@@ -692,12 +693,17 @@ Result<json> describeGpu()
     if (!torch::cuda::is_available())
         return makeError(ErrorCode::Unsupported, "no usable CUDA device", "worker");
     const cudaDeviceProp* props = at::cuda::getDeviceProperties(0);
+    int driver = 0;
+    cudaDriverGetVersion(&driver); // 0 when it cannot say: still a stable description
+    // The versions are part of what a remembered sanitizer verdict depended on (SanitizerVerdictCache).
     return json{{"gpu", props->name},
                 {"compute_capability", std::to_string(props->major) + "." + std::to_string(props->minor)},
                 {"architecture", "sm_" + std::to_string(props->major) + std::to_string(props->minor)},
                 {"sms", props->multiProcessorCount},
                 {"l2_bytes", props->l2CacheSize},
-                {"memory_bytes", props->totalGlobalMem}};
+                {"memory_bytes", props->totalGlobalMem},
+                {"cuda_driver", driver},
+                {"torch", TORCH_VERSION}};
 }
 
 Result<json> evaluateCandidate(const json& request)
