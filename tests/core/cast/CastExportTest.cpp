@@ -110,6 +110,19 @@ SearchTree makeTree(const OperatorCard& card, const std::vector<NodeSpec>& nodes
     return tree;
 }
 
+// A softmax and a relu card, each with one passed node 2x faster than eager.
+struct TwoCards {
+    OperatorCard softmax = makeCard("aten::softmax", "int");
+    OperatorCard relu = makeCard("aten::relu", "");
+    Project project = [this] {
+        Project p;
+        p.cards = {softmax, relu};
+        return p;
+    }();
+    std::map<std::string, SearchTree> trees{{softmax.id, makeTree(softmax, {{NodeStatus::Passed, 5, 10, 2.0}})},
+                                            {relu.id, makeTree(relu, {{NodeStatus::Passed, 5, 10, 2.0}})}};
+};
+
 class CastExportTest : public ::testing::Test {
 protected:
     CastExportTest()
@@ -361,12 +374,11 @@ TEST_F(CastExportTest, ArchitecturesAsAskedGuardOnTheMeasuredOneAndPtxOfTheOldes
 
 TEST_F(CastExportTest, BeforeCardSeesEveryCardAndCanStopTheExport)
 {
-    Project project;
-    const OperatorCard softmax = makeCard("aten::softmax", "int");
-    const OperatorCard relu = makeCard("aten::relu", "");
-    project.cards = {softmax, relu};
-    const std::map<std::string, SearchTree> trees{{softmax.id, makeTree(softmax, {{NodeStatus::Passed, 5, 10, 2.0}})},
-                                                  {relu.id, makeTree(relu, {{NodeStatus::Passed, 5, 10, 2.0}})}};
+    const TwoCards cards;
+    const Project& project = cards.project;
+    const OperatorCard& softmax = cards.softmax;
+    const OperatorCard& relu = cards.relu;
+    const std::map<std::string, SearchTree>& trees = cards.trees;
     std::vector<std::string> seen;
     std::vector<std::string> sanitized;
     options.sanitize = [&](const OperatorCard& card, const SearchNode&) -> Result<SanitizerVerdict> {
@@ -381,7 +393,6 @@ TEST_F(CastExportTest, BeforeCardSeesEveryCardAndCanStopTheExport)
     EXPECT_EQ(seen, (std::vector<std::string>{"0/2", "1/2"}));
 
     // A stop before the second card: the first card's work is done, then the export ends, cancelled.
-    seen.clear();
     sanitized.clear();
     options.beforeCard = [&](std::size_t index, std::size_t) { return index < 1; };
     auto stopped = buildCastExport(project, trees, options);
@@ -393,12 +404,11 @@ TEST_F(CastExportTest, BeforeCardSeesEveryCardAndCanStopTheExport)
 
 TEST_F(CastExportTest, SanitizerFindingFallsBackAndACleanRunIsRecorded)
 {
-    Project project;
-    const OperatorCard softmax = makeCard("aten::softmax", "int");
-    const OperatorCard relu = makeCard("aten::relu", "");
-    project.cards = {softmax, relu};
-    const std::map<std::string, SearchTree> trees{{softmax.id, makeTree(softmax, {{NodeStatus::Passed, 5, 10, 2.0}})},
-                                                  {relu.id, makeTree(relu, {{NodeStatus::Passed, 5, 10, 2.0}})}};
+    const TwoCards cards;
+    const Project& project = cards.project;
+    const OperatorCard& softmax = cards.softmax;
+    const OperatorCard& relu = cards.relu;
+    const std::map<std::string, SearchTree>& trees = cards.trees;
     std::vector<std::string> checked;
     options.sanitize = [&](const OperatorCard& card, const SearchNode& node) -> Result<SanitizerVerdict> {
         checked.push_back(card.id + "/" + node.id);
