@@ -68,6 +68,21 @@ QAction* action(QWidget& window, const char* name)
     return found;
 }
 
+// The fixture project's softmax card.
+std::string fixtureSoftmaxId()
+{
+    for (const kforge::core::OperatorCard& card : kforge::app::test::makeFixtureProject().cards)
+        if (card.qualifiedName() == "aten::softmax.int")
+            return card.id;
+    return {};
+}
+
+// A kernel that compiles with NVRTC for the softmax card's launch plan.
+constexpr const char* kCopyKernel =
+    "extern \"C\" __global__ void k(const float* x, float* y)\n{\n    y[threadIdx.x] = x[threadIdx.x];\n}\n";
+const nlohmann::json kCopyPlan = {{"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}},
+                                                  {"args", {"ptr:self", "ptr:out0"}}}}}};
+
 } // namespace
 
 class MainWindowTest : public QObject {
@@ -133,10 +148,7 @@ private Q_SLOTS:
     {
         // A small tree for the softmax card, saved where the search keeps it.
         const kforge::core::Project project = kforge::app::test::makeFixtureProject();
-        std::string softmaxId;
-        for (const kforge::core::OperatorCard& card : project.cards)
-            if (card.qualifiedName() == "aten::softmax.int")
-                softmaxId = card.id;
+        const std::string softmaxId = fixtureSoftmaxId();
         QVERIFY(!softmaxId.empty());
         kforge::core::SearchTree tree(softmaxId, 1);
         const std::string root = kforge::test::addRoot(tree, kforge::test::passed(20));
@@ -190,15 +202,10 @@ private Q_SLOTS:
     {
         // The softmax card's tree holds one node with a plain kernel; the edits are benchmarked
         // for real: NVRTC compiles them, the worker (no GPU here) makes them compile-only.
-        const kforge::core::Project project = kforge::app::test::makeFixtureProject();
-        std::string softmaxId;
-        for (const kforge::core::OperatorCard& card : project.cards)
-            if (card.qualifiedName() == "aten::softmax.int")
-                softmaxId = card.id;
-        const std::string good = "extern \"C\" __global__ void k(const float* x, float* y)\n{\n    y[threadIdx.x] = x[threadIdx.x];\n}\n";
+        const std::string softmaxId = fixtureSoftmaxId();
+        const std::string good = kCopyKernel;
         const std::string broken = "extern \"C\" __global__ void k(const float* x, float* y)\n{\n    y[threadIdx.x] = undefined_name;\n}\n";
-        const nlohmann::json plan = {{"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}},
-                                                    {"args", {"ptr:self", "ptr:out0"}}}}}};
+        const nlohmann::json& plan = kCopyPlan;
         kforge::core::SearchTree tree(softmaxId, 1);
         kforge::core::Candidate rootCandidate{good, plan};
         kforge::core::Provenance rootProvenance;
@@ -370,20 +377,10 @@ private Q_SLOTS:
     {
         // The softmax card's tree has a passed node 1.5x faster than eager with a real kernel.
         const kforge::core::Project project = kforge::app::test::makeFixtureProject();
-        std::string softmaxId;
-        for (const kforge::core::OperatorCard& card : project.cards)
-            if (card.qualifiedName() == "aten::softmax.int")
-                softmaxId = card.id;
-        const std::string source = "extern \"C\" __global__ void k(const float* x, float* y)\n{\n    y[threadIdx.x] = x[threadIdx.x];\n}\n";
-        const nlohmann::json plan = {{"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}},
-                                                    {"args", {"ptr:self", "ptr:out0"}}}}}};
-        kforge::core::SearchTree tree(softmaxId, 1);
-        kforge::core::Provenance root;
-        root.kind = kforge::core::ProvenanceKind::Root;
-        const std::string id = tree.addRoot({source, plan}, root, 1700000000000).value();
-        QVERIFY(tree.recordEvaluation(id, kforge::test::passed(10.0, 15.0)).ok());
-        const auto treeFile = kforge::core::TreeStore::defaultPath(m_project.toStdString(), softmaxId);
-        QVERIFY(kforge::core::TreeStore(treeFile).save(tree).ok());
+        std::filesystem::path treeFile;
+        savePassedSoftmaxTree(treeFile);
+        if (QTest::currentTestFailed())
+            return;
         qputenv("KFORGE_WORKER", QByteArray(KFORGE_WORKER_PATH));
 
         MainWindow window(MainWindow::SettingsMode::Ephemeral);
@@ -455,24 +452,10 @@ private Q_SLOTS:
         // The softmax card has a passed kernel, so the export reaches the sanitizer gate; a
         // compute-sanitizer on PATH (never run) and a worker that takes two seconds to fail its start
         // keep it there while Cancel is clicked.
-        const kforge::core::Project project = kforge::app::test::makeFixtureProject();
-        std::string softmaxId;
-        for (const kforge::core::OperatorCard& card : project.cards)
-            if (card.qualifiedName() == "aten::softmax.int")
-                softmaxId = card.id;
-        kforge::core::SearchTree tree(softmaxId, 1);
-        kforge::core::Provenance root;
-        root.kind = kforge::core::ProvenanceKind::Root;
-        const nlohmann::json plan = {{"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}},
-                                                    {"args", {"ptr:self", "ptr:out0"}}}}}};
-        const std::string id =
-            tree.addRoot({"extern \"C\" __global__ void k(const float* x, float* y) { y[threadIdx.x] = x[threadIdx.x]; }\n",
-                          plan},
-                         root, 1700000000000)
-                .value();
-        QVERIFY(tree.recordEvaluation(id, kforge::test::passed(10.0, 15.0)).ok());
-        const auto treeFile = kforge::core::TreeStore::defaultPath(m_project.toStdString(), softmaxId);
-        QVERIFY(kforge::core::TreeStore(treeFile).save(tree).ok());
+        std::filesystem::path treeFile;
+        savePassedSoftmaxTree(treeFile);
+        if (QTest::currentTestFailed())
+            return;
         const QString tools = m_dir.filePath(QStringLiteral("slow-tools"));
         QVERIFY(QDir().mkpath(tools));
         for (const auto& [name, script] : {std::pair{"compute-sanitizer", "exit 1"}, std::pair{"slow-worker", "sleep 2\nexit 1"}}) {
@@ -751,6 +734,20 @@ private Q_SLOTS:
     }
 
 private:
+    // Saves, where the search keeps it, a softmax tree whose one node is a real kernel that passed
+    // at 10 us against eager's 15 us (what an export packages as custom); `file` is where.
+    void savePassedSoftmaxTree(std::filesystem::path& file)
+    {
+        const std::string softmaxId = fixtureSoftmaxId();
+        kforge::core::SearchTree tree(softmaxId, 1);
+        kforge::core::Provenance root;
+        root.kind = kforge::core::ProvenanceKind::Root;
+        const std::string id = tree.addRoot({kCopyKernel, kCopyPlan}, root, 1700000000000).value();
+        QVERIFY(tree.recordEvaluation(id, kforge::test::passed(10.0, 15.0)).ok());
+        file = kforge::core::TreeStore::defaultPath(m_project.toStdString(), softmaxId);
+        QVERIFY(kforge::core::TreeStore(file).save(tree).ok());
+    }
+
     QTemporaryDir m_dir;
     QString m_project;
     QString m_otherProject;
