@@ -1,58 +1,39 @@
 #include "ArgParser.h"
 #include "CardsTable.h"
 #include "Commands.h"
+#include "Interruptible.h"
 
 #include "capture/CaptureJob.h"
 
-#include <atomic>
 #include <charconv>
-#include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
-#include <optional>
-#include <thread>
 #include <unistd.h>
 
 namespace kforge::cli {
 namespace {
-
-std::atomic<bool> g_stopRequested{false};
-
-void requestStop(int)
-{
-    g_stopRequested = true;
-}
 
 // Runs the capture on a worker thread; the main thread shows a live progress line on a terminal
 // and turns Ctrl-C into a clean cancellation (no project is written).
 core::Result<core::CaptureReport> runWithProgress(const core::CaptureOptions& options, bool showProgress)
 {
     core::CaptureProgress progress;
-    std::optional<core::Result<core::CaptureReport>> result;
-    std::atomic<bool> finished{false};
-    auto previousHandler = std::signal(SIGINT, requestStop);
-    std::thread worker([&] {
-        result.emplace(core::runCapture(options, &progress, &g_stopRequested));
-        finished = true;
-    });
-    while (!finished) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (showProgress) {
+    auto result = runInterruptible(
+        [&] { return core::runCapture(options, &progress, &g_interruptRequested); },
+        [&] {
+            if (!showProgress)
+                return;
             std::fprintf(stderr, "\r\033[Kkforge: %s", core::capturePhaseName(progress.phase.load()));
             if (progress.total > 0)
                 std::fprintf(stderr, " %d/%d", progress.done.load(), progress.total.load());
             std::fflush(stderr);
-        }
-    }
-    worker.join();
-    std::signal(SIGINT, previousHandler);
+        },
+        /*alsoSigterm=*/false);
     if (showProgress)
         std::fprintf(stderr, "\r\033[K");
-    return std::move(*result);
+    return result;
 }
-
 
 } // namespace
 

@@ -4,6 +4,7 @@
 
 #include "ArgParser.h"
 #include "Commands.h"
+#include "Interruptible.h"
 
 #include "cast/CastExport.h"
 #include "cast/CastWriter.h"
@@ -16,16 +17,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <optional>
-#include <thread>
 #include <unistd.h>
 
 namespace kforge::cli {
@@ -49,13 +45,6 @@ json decisionJson(const core::ExportDecision& d)
                 {"sanitizer", d.sanitizer.is_null() ? json() : d.sanitizer}};
 }
 
-std::atomic<bool> g_stopRequested{false};
-
-void requestStop(int)
-{
-    g_stopRequested = true;
-}
-
 // Runs the export on a worker thread; the main thread shows a live progress line on a terminal and
 // turns Ctrl-C (or SIGTERM) into a clean cancellation after the card in work: nothing is written,
 // and sanitizer passes found so far are remembered for the next export.
@@ -63,36 +52,28 @@ core::Result<core::ExportOutcome> runWithProgress(core::ExportRequest request, b
 {
     core::ExportProgress progress;
     request.progress = &progress;
-    request.stop = &g_stopRequested;
-    std::optional<core::Result<core::ExportOutcome>> result;
-    std::atomic<bool> finished{false};
-    auto previousInt = std::signal(SIGINT, requestStop);
-    auto previousTerm = std::signal(SIGTERM, requestStop);
-    std::thread worker([&] {
-        result.emplace(core::exportProject(request));
-        finished = true;
-    });
+    request.stop = &g_interruptRequested;
     bool toldStopping = false;
-    while (!finished) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (g_stopRequested && !toldStopping) {
-            std::fprintf(stderr, "%skforge: export: stopping after the card in work ...\n", showProgress ? "\r\033[K" : "");
-            toldStopping = true;
-        }
-        if (showProgress && !toldStopping) {
+    auto result = runInterruptible(
+        [&] { return core::exportProject(request); },
+        [&] {
+            if (g_interruptRequested && !toldStopping) {
+                std::fprintf(stderr, "%skforge: export: stopping after the card in work ...\n",
+                             showProgress ? "\r\033[K" : "");
+                toldStopping = true;
+            }
+            if (!showProgress || toldStopping)
+                return;
             if (progress.checkingModel)
                 std::fprintf(stderr, "\r\033[Kkforge: export: in-model check");
             else if (progress.cards > 0)
                 std::fprintf(stderr, "\r\033[Kkforge: export: card %d/%d", progress.card.load(), progress.cards.load());
             std::fflush(stderr);
-        }
-    }
-    worker.join();
-    std::signal(SIGINT, previousInt);
-    std::signal(SIGTERM, previousTerm);
+        },
+        /*alsoSigterm=*/true);
     if (showProgress)
         std::fprintf(stderr, "\r\033[K");
-    return std::move(*result);
+    return result;
 }
 
 } // namespace
