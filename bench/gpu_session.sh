@@ -11,6 +11,12 @@
 #                                              rest of the call (resumable: repeat the same command
 #                                              while the machine is warm), then bench/report.py of
 #                                              every model done so far into $OUT/report
+#   bash bench/gpu_session.sh build             build core + CLI (no GUI) against python3's torch (about 2 minutes)
+#   bash bench/gpu_session.sh baselines MODELS --baselines-from DIR [ARGS...]
+#                                              bench/suite.py --baselines-from: eager and torch.compile
+#                                              alone for an earlier run's cards (DIR: its published
+#                                              results, e.g. bench/results/DATE-suite-h200-run3) into
+#                                              $OUT/baselines; resumable like suite; needs build first
 #   bash bench/gpu_session.sh full             the whole test suite, the example and the older
 #                                              benchmarks (capture overhead, evaluator cross-check,
 #                                              search targets); longer than one call
@@ -26,9 +32,13 @@ record_environment() {
     } > "$out/environment.txt" 2>&1
 }
 
-check() {
+build() {
     (KFORGE_GUI=OFF bash "$root/packaging/build.sh" > "$out/build.log" 2>&1; echo "build exit $?" >> "$out/build.log")
     tail -n 2 "$out/build.log"
+}
+
+check() {
+    build
     (cd "$root/build" && ctest -L gpu -j 2 -V "$@" > "$out/ctest-gpu.log" 2>&1; echo "ctest -L gpu exit $?" >> "$out/ctest-gpu.log")
     grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|exit [0-9]" "$out/ctest-gpu.log"
 }
@@ -42,6 +52,14 @@ suite() {
     grep -v -E "^E[0-9]{4} |AUTOTUNE|triton_|^ +(mm|conv)" "$out/suite.log" | tail -n 20
     python3 "$root/bench/report.py" "$root/build/suite" --out-dir "$out/report" > /dev/null 2> "$out/report.err" \
         || tail -n 3 "$out/report.err"
+}
+
+baselines() {
+    local models="$1"; shift
+    python3 "$root/bench/suite.py" --kforge "$root/build/cli/kforge" --out "$root/build/suite" --models "$models" \
+        --budget $((560 - SECONDS)) --publish "$out/baselines" "$@" > "$out/baselines.log" 2>&1
+    echo "suite --baselines-from exit $?"
+    grep -v -E "^E[0-9]{4} |AUTOTUNE|triton_|^ +(mm|conv)" "$out/baselines.log" | grep -E "^suite:|baselines\)" | tail -n 12
 }
 
 full() {
@@ -69,10 +87,14 @@ full() {
 }
 
 case "${1:-}" in
+    build) record_environment; build ;;
     check) shift; record_environment; check "$@" ;;
     suite)
         if [ $# -lt 2 ]; then echo "usage: gpu_session.sh suite MODELS [suite.py args]" >&2; exit 2; fi
         shift; record_environment; suite "$@" ;;
+    baselines)
+        if [ $# -lt 2 ]; then echo "usage: gpu_session.sh baselines MODELS --baselines-from DIR [suite.py args]" >&2; exit 2; fi
+        shift; record_environment; baselines "$@" ;;
     full) record_environment; full ;;
-    *) echo "usage: gpu_session.sh check | suite MODELS [ARGS...] | full" >&2; exit 2 ;;
+    *) echo "usage: gpu_session.sh build | check | suite MODELS [ARGS...] | baselines MODELS ARGS... | full" >&2; exit 2 ;;
 esac

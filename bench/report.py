@@ -12,6 +12,10 @@ Written to --out-dir (bench/results/ by default):
 
 Plain Python (no torch, no GPU): runs wherever the JSON files are.
 
+Several runs make one report: the last input holding a model's result gives its row, and a
+baselines pass among the inputs (bench/suite.py --baselines-from) fills that result's missing
+torch.compile numbers, marked with a dagger (bench/report_baselines.py).
+
 Usage: report.py RESULT.json|DIR ... [--out-dir bench/results] [--date YYYY-MM-DD] [--suffix run2]
 """
 import argparse
@@ -22,8 +26,11 @@ import os
 import re
 import sys
 
+from report_baselines import fill_compile
+
 FORMAT = "kforge-suite-result"
 LIMIT = 0.10  # evaluator vs do_bench disagreement flagged beyond this (as in card_bench.py)
+BASELINE_MARK = " †"  # a torch.compile number from a separate baselines pass
 NOISY_SPREAD = 0.10  # eager rounds of the in-process .cast measurement spreading wider than this are marked noisy
 
 # The Kernel Forge paper's headline per-op speedups over eager (GB10 GPU, LLM proposer, 50
@@ -39,7 +46,10 @@ _DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f
 
 
 def load_results(paths):
-    results = {}
+    """{model: result}, in the suite's order; a later file of the same model replaces an earlier one.
+    Baselines passes (suite.py --baselines-from) among the inputs fill their model's missing
+    torch.compile numbers (bench/report_baselines.py)."""
+    results, baselines = {}, {}
     for path in paths:
         if not os.path.exists(path):
             raise ValueError(f"{path}: no such file or folder")
@@ -52,7 +62,12 @@ def load_results(paths):
             except json.JSONDecodeError as e:
                 raise ValueError(f"{file}: not valid JSON ({e})")
             if isinstance(data, dict) and data.get("format") == FORMAT:
-                results[data["model"]] = data
+                (baselines if data.get("kind") == "baselines" else results)[data["model"]] = data
+    for model, base in baselines.items():
+        if model in results:
+            results[model] = fill_compile(results[model], base)
+        else:
+            print(f"report: baselines of {model} ignored: no suite result of {model} among the inputs", file=sys.stderr)
     return dict(sorted(results.items(), key=lambda kv: (kv[1].get("order", 99), kv[0])))
 
 
@@ -107,7 +122,7 @@ def card_numbers(card):
         "best_node": ev.get("best_id"), "best_iteration": ev.get("iteration"), "nodes": card.get("nodes"),
         "optimize_wall_s": (card.get("optimize") or {}).get("wall_s"),
         "export": exp.get("decision"), "export_reason": exp.get("reason"),
-        "compile_s": comp.get("compile_s"),
+        "compile_s": comp.get("compile_s"), "compile_source": card.get("compile_source") or "",
         "flags": ",".join(card.get("flagged") or []),
         "errors": "; ".join(e for e in (card.get("error"), cand.get("error"), comp.get("error")) if e),
         "no_kernel": card.get("no_best_reason"),
@@ -129,7 +144,7 @@ def model_numbers(result):
         "cast_eager_rounds_ms": (((result.get("end_to_end") or {}).get("cast_runtime") or {}).get("rounds") or {})
         .get("eager_ms"),
         "compile_ms": e2e.get("compile_ms"),
-        "compile_speedup": e2e.get("compile_speedup_vs_eager"),
+        "compile_speedup": e2e.get("compile_speedup_vs_eager"), "compile_source": e2e.get("compile_source") or "",
         "kforge_run_eager_ms": e2e.get("kforge_run_eager_ms"), "kforge_run_cast_ms": e2e.get("kforge_run_cast_ms"),
         "kforge_run_speedup": e2e.get("kforge_run_speedup"), "optimization_wall_s": s.get("optimization_wall_s"),
         "flagged_cards": s.get("flagged_cards"), "missing": "; ".join(result.get("missing") or []),
@@ -191,6 +206,7 @@ def command_lines(results):
         commands.extend(run["command"] for run in (result.get("optimize") or {}).get("runs", []))
         commands.append((result.get("export") or {}).get("command"))
         commands.append(((result.get("end_to_end") or {}).get("kforge_run") or {}).get("command"))
+        commands.extend((result.get("baselines") or {}).get("commands", []))
         for command in commands:
             if command and command not in seen:
                 seen.add(command)
@@ -228,7 +244,8 @@ def model_table(results):
             f"{n['faster_do_bench']} | {n['exported']} | {pct(n['share_searched'])} / {pct(n['share_exported'])} | "
             f"{fmt(n['eager_ms'])} | {cast_cell(n)} | "
             f"{fmt(n['kforge_run_eager_ms'])} -> {fmt(n['kforge_run_cast_ms'])} | {fmt(n['compile_ms'])} "
-            f"({fmt(n['compile_speedup'], '{:.2f}x')}) | {fmt(n['optimization_wall_s'], '{:.0f}')} | "
+            f"({fmt(n['compile_speedup'], '{:.2f}x')}){BASELINE_MARK if n['compile_source'] else ''} | "
+            f"{fmt(n['optimization_wall_s'], '{:.0f}')} | "
             f"{n['flagged_cards']} |")
     lines.append(f"| **all** | | **{totals[0]} / {totals[1]}** | **{totals[2]}** | | | | | | | |")
     return lines
@@ -248,7 +265,8 @@ def card_table(result):
             flags = (flags + " " if flags else "") + "error: " + n["errors"][:120]
         lines.append(
             f"| {n['shape']} | {pct(n['time_share'], 1)} | {n['calls'] or '-'} | {fmt(n['eager_us'], '{:.1f}')} | "
-            f"{fmt(n['compile_us'], '{:.1f}')} | {fmt(n['kf_us'], '{:.1f}')} | {fmt(n['kf_vs_eager'], '{:.2f}x')} | "
+            f"{fmt(n['compile_us'], '{:.1f}')}{BASELINE_MARK if n['compile_source'] else ''} | {fmt(n['kf_us'], '{:.1f}')} | "
+            f"{fmt(n['kf_vs_eager'], '{:.2f}x')} | "
             f"{fmt(n['compile_vs_eager'], '{:.2f}x')} | {fmt(n['kf_vs_compile'], '{:.2f}x')} | "
             f"{fmt(n['evaluator_kf_us'], '{:.1f}')} / {fmt(n['evaluator_eager_us'], '{:.1f}')} "
             f"({fmt(n['evaluator_speedup'], '{:.2f}x')}) | {pct(n['disagreement_kf'])} / {pct(n['disagreement_eager'])} "
@@ -268,9 +286,27 @@ def not_searched_lines(result):
             for (op, reason), (count, share) in sorted(groups.items(), key=lambda kv: -kv[1][1])]
 
 
+def baselines_line(result):
+    """Where a result's filled-in torch.compile numbers came from, or nothing."""
+    base = result.get("baselines")
+    if not base:
+        return []
+    commit = (base.get("commit") or "?").split(" ", 1)[0][:12]
+    what = [f"{base['cards_filled']} card(s)"] + (["end to end"] if base.get("end_to_end_filled") else [])
+    line = (f"- torch.compile numbers marked{BASELINE_MARK} ({' and '.join(what)}) come from a separate baselines pass "
+            f"(bench/suite.py --baselines-from) of {base.get('date')}, commit {commit}"
+            + (" with uncommitted changes" if base.get("uncommitted_changes") else "") +
+            ": speedups over the eager time of that pass" +
+            (f" (end to end eager there {base['eager_ms']:.2f} ms)" if base.get("eager_ms") else "") +
+            "; KF vs compile is the ratio of the two speedups over eager")
+    if base.get("missing"):
+        line += f"; that pass lacks {'; '.join(base['missing'])}"
+    return [line]
+
+
 def end_to_end_lines(result):
     """Notes under a model's heading: optimize's note, each end-to-end measurement's output check,
-    the runtime's kernel hits, and every error."""
+    the runtime's kernel hits, where filled-in torch.compile numbers came from, and every error."""
     lines = []
     note = (result.get("optimize") or {}).get("note")
     if note:
@@ -307,7 +343,8 @@ def end_to_end_lines(result):
         if piece.get("compile_s") is not None:
             parts.append(f"first call (compile) {piece['compile_s']:.0f} s")
         if parts:
-            lines.append(f"- {label}: " + "; ".join(parts))
+            lines.append(f"- {label}{BASELINE_MARK if piece.get('source') == 'baselines' else ''}: " + "; ".join(parts))
+    lines += baselines_line(result)
     return lines + ([""] if lines else [])
 
 
@@ -342,7 +379,10 @@ def write_markdown(path, results, date, gpu, files, argv):
             "from eager timed alone when the host's speed drifts; rounds whose eager times spread by more than "
             f"{NOISY_SPREAD:.0%} are marked noisy (a host-bound model, where Python's launch speed sets the time). "
             "`kforge run` times the TorchScript model (wall clock + synchronize), "
-            "eager and the package alternating too.", ""]
+            "eager and the package alternating too." + (
+                f" {BASELINE_MARK.strip()}: torch.compile measured by a separate baselines pass, against the eager time "
+                "of that pass (see the model's section)." if any(r.get("baselines") for r in results.values()) else ""),
+            ""]
     out += ["## The paper's headline per-op speedups next to ours", "",
             "| op | paper model | paper speedup (GB10, LLM proposer) | our model | our card | evaluator | do_bench | "
             "vs torch.compile | exported |", "|---|---|---|---|---|---|---|---|---|"]

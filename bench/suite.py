@@ -21,10 +21,17 @@ machine an ignored path such as build/suite, not $OUT, which is emptied before e
 --publish DIR copies each model's result.json to DIR/MODEL.json (one small file per model, for
 $OUT). bench/report.py turns those into markdown.
 
+With --baselines-from DIR, a baselines pass instead: capture, then eager and torch.compile alone,
+per card for the cards of DIR/MODEL.json (an earlier run's published result) and end to end, into
+OUT/MODEL/baselines/. bench/report.py given that run and this pass fills the run's missing
+torch.compile numbers from it, each against the eager time of its own pass (bench/report_baselines.py):
+torch.compile's first calls take minutes per model, which a full run on a fresh GPU lease may not
+have left.
+
 Usage: suite.py --kforge build/cli/kforge --out build/suite [--models resnet50_fp32,...]
                 [--stage all|capture|optimize|export|measure] [--iterations 50]
                 [--time-limit-per-card 30] [--budget 540] [--no-compile | --no-card-compile]
-                [--publish DIR] [--retry]
+                [--publish DIR] [--retry] [--baselines-from DIR ...]
 Exit: 0 every requested stage done; 1 done, but a stage or measurement failed (recorded in the
 results); 3 the budget ran out first (rerun to continue); 2 bad arguments or no GPU.
 """
@@ -55,9 +62,10 @@ from card_bench import (COMPILE_MODE, copy_bandwidth_gbps, do_bench_us, flatten,
                         run)
 from kforge_export import export_for_kforge  # noqa: E402
 from processes import kill_tree  # noqa: E402
-from suite_results import assemble, load_cards, read_json, searched_ids, write_json  # noqa: E402
+from suite_results import assemble, assemble_baselines, load_cards, read_json, searched_ids, write_json  # noqa: E402
 
 STAGES = ("capture", "optimize", "export", "measure")
+BASELINES = "baselines"  # OUT/MODEL/ folder of --baselines-from
 CAST_PIECES = ("cast_runtime", "kforge_run")  # end-to-end measurements that need the .cast
 SEED = 1
 CAST_ROUNDS = 9  # eager / .cast alternations of the in-process end-to-end measurement
@@ -362,36 +370,56 @@ class ModelRun:
     def measure(self):
         if not self.optimized():
             return
+        searched = searched_ids(self.project)
+        self.measure_cards([c for c in load_cards(self.project) if c["id"] in searched], "measure",
+                           with_candidate=True, with_compile=not (self.args.no_compile or self.args.no_card_compile))
+        pieces = [("eager", self.e2e_eager), ("cast_runtime", self.e2e_cast_runtime),
+                  ("kforge_run", self.e2e_kforge_run)]
+        if not self.args.no_compile:
+            pieces.append(("compile", self.e2e_compile))
+        self.measure_end_to_end(pieces, "measure")
+        torch._dynamo.reset()
+        self.release()
+
+    def measure_baselines(self):
+        """--baselines-from: eager and torch.compile alone, per card for the cards of an earlier
+        run's result and end to end, into OUT/MODEL/baselines/ (a full run's measure/ is untouched)."""
+        if not self.captured():
+            say(f"{self.name}: baselines wait for a successful capture")
+            return
+        # End to end first: the number a user compares with, and the longest compile.
+        self.measure_end_to_end([("eager", self.e2e_eager), ("compile", self.e2e_compile)], BASELINES)
+        wanted = set(self.args.baseline_cards[self.name])
+        self.measure_cards([c for c in load_cards(self.project) if c["id"] in wanted], BASELINES,
+                           with_candidate=False, with_compile=True)
+        torch._dynamo.reset()
+        self.release()
+
+    def copy_gbps(self):
         copy_path = self.path("measure", "copy.json")
         if read_json(copy_path) is None:
             write_json(copy_path, {"gb_per_s": copy_bandwidth_gbps(), "method": "do_bench of a 1 GiB device copy, "
                                    "(read + write bytes) / median time"})
-        copy_gbps = read_json(copy_path)["gb_per_s"]
-        self.measure_cards(copy_gbps)
-        self.measure_end_to_end()
-        torch._dynamo.reset()
-        self.release()
+        return read_json(copy_path)["gb_per_s"]
 
-    def measure_cards(self, copy_gbps):
-        searched = searched_ids(self.project)
-        cards = sorted((c for c in load_cards(self.project) if c["id"] in searched),
-                       key=lambda c: -(c.get("time_share") or 0))
-        workdir = self.path("measure", "work")
+    def measure_cards(self, cards, folder, with_candidate, with_compile):
+        """card_bench.measure_card of each card, largest share first, into OUT/MODEL/FOLDER/cards/:
+        eager, the best node of its search tree (with_candidate, where it has one) and torch.compile."""
+        cards = sorted(cards, key=lambda c: -(c.get("time_share") or 0))
+        copy_gbps = self.copy_gbps()
+        workdir = self.path(folder, "work")
         os.makedirs(workdir, exist_ok=True)
+        searched = searched_ids(self.project)
         for i, card in enumerate(cards):
-            piece = self.path("measure", "cards", card["id"] + ".json")
+            piece = self.path(folder, "cards", card["id"] + ".json")
             if not self.pending(read_json(piece)):
                 continue
             self.budget.need(30, f"{self.name} card {card['id'][:8]}")
             say(f"{self.name}: card {i + 1}/{len(cards)} {card['id'][:8]} {card['op']}")
-            cmd = [self.args.kforge, "tree", self.project, "--card", card["id"], "--json"]
-            result = self.run_kforge(cmd, f"{self.name} tree {card['id'][:8]}")
             try:
-                if result.returncode != 0:
-                    raise RuntimeError(f"kforge tree failed (exit {result.returncode}): {result.stderr.strip()}")
-                row = measure_card(card, self.project, json.loads(result.stdout)["nodes"], self.args.kforge,
-                                   self.env, workdir, copy_gbps,
-                                   with_compile=not (self.args.no_compile or self.args.no_card_compile))
+                nodes = self.tree_nodes(card) if with_candidate and card["id"] in searched else []
+                row = measure_card(card, self.project, nodes, self.args.kforge, self.env, workdir, copy_gbps,
+                                   with_compile=with_compile)
             except OutOfBudget:
                 raise
             except Exception as e:  # noqa: BLE001 - recorded; the card still appears in the report
@@ -400,14 +428,17 @@ class ModelRun:
                 self.failed = True
             write_json(piece, row)
 
-    def measure_end_to_end(self):
-        pieces = [("eager", self.e2e_eager), ("cast_runtime", self.e2e_cast_runtime),
-                  ("kforge_run", self.e2e_kforge_run)]
-        if not self.args.no_compile:
-            pieces.append(("compile", self.e2e_compile))
+    def tree_nodes(self, card):
+        cmd = [self.args.kforge, "tree", self.project, "--card", card["id"], "--json"]
+        result = self.run_kforge(cmd, f"{self.name} tree {card['id'][:8]}")
+        if result.returncode != 0:
+            raise RuntimeError(f"kforge tree failed (exit {result.returncode}): {result.stderr.strip()}")
+        return json.loads(result.stdout)["nodes"]
+
+    def measure_end_to_end(self, pieces, folder):
         export_attempted = read_json(self.path("export.json")) is not None
         for name, fn in pieces:
-            piece = self.path("measure", f"e2e_{name}.json")
+            piece = self.path(folder, f"e2e_{name}.json")
             if not self.pending(read_json(piece)) or (name in CAST_PIECES and not export_attempted):
                 continue
             self.budget.need(120 if name == "compile" else 30, f"{self.name} end-to-end {name}")
@@ -525,6 +556,30 @@ def print_summary(name, result):
           f"missing: {', '.join(result['missing']) or 'nothing'}")
 
 
+def print_baselines_summary(name, result):
+    e2e, cards = result["end_to_end"], result["cards"]
+    ms = {k: "-" if not (e2e.get(k) or {}).get("ms") else f"{e2e[k]['ms']:.2f}" for k in ("eager", "compile")}
+    compiled = sum(1 for c in cards if ((c.get("do_bench") or {}).get("compile") or {}).get("us"))
+    print(f"{name} (baselines): cards with torch.compile {compiled} of {len(result['card_ids'])}; end to end ms: "
+          f"eager {ms['eager']}, torch.compile {ms['compile']}; missing: {', '.join(result['missing']) or 'nothing'}")
+
+
+def baseline_cards(folders, names):
+    """{model: card ids} from the last of `folders` that holds MODEL.json (a published suite result)."""
+    cards = {}
+    for folder in folders:
+        if not os.path.isdir(folder):
+            raise ValueError(f"--baselines-from {folder}: no such folder")
+        for name in names:
+            result = read_json(os.path.join(folder, name + ".json"))
+            if result is not None:
+                cards[name] = [card["id"] for card in result.get("cards", [])]
+    absent = [name for name in names if name not in cards]
+    if absent:
+        raise ValueError(f"no result for {', '.join(absent)} in {', '.join(folders)} (--baselines-from)")
+    return cards
+
+
 def settings_of(args):
     return {"iterations": args.iterations, "time_limit_per_card_s": args.time_limit_per_card, "seed": SEED,
             "proposer": "builtin", "samples": 1, "sample_budget_mb": args.sample_budget_mb,
@@ -554,6 +609,11 @@ def main():
     parser.add_argument("--worker", help="kforge-worker to use (sets KFORGE_WORKER)")
     parser.add_argument("--publish", help="copy each model's result.json to DIR/MODEL.json")
     parser.add_argument("--retry", action="store_true", help="run again the stages and measurements that failed")
+    parser.add_argument("--baselines-from", action="append", metavar="DIR",
+                        help="instead of the suite: capture, then eager and torch.compile alone (per card for the "
+                             "cards of DIR/MODEL.json, an earlier run's published result, and end to end), for "
+                             "bench/report.py to fill in that run's missing torch.compile numbers; repeatable, the "
+                             "last DIR holding a model's result names its cards")
     args = parser.parse_args()
     started = time.monotonic()
     budget = Budget(args.budget)
@@ -562,6 +622,14 @@ def main():
     unknown = [n for n in names if n not in models.MODELS]
     if unknown:
         parser.error(f"unknown model(s) {', '.join(unknown)} (known: {', '.join(models.MODELS)})")
+    if args.baselines_from:
+        if args.stage != "all" or args.no_compile:
+            parser.error("--baselines-from measures torch.compile: it takes neither --stage nor --no-compile")
+        try:
+            args.baseline_cards = baseline_cards(args.baselines_from, names)
+        except ValueError as e:
+            print(f"suite: error: {e}", file=sys.stderr)
+            return 2
     args.kforge = os.path.abspath(args.kforge)
     if not os.access(args.kforge, os.X_OK):
         print(f"suite: error: {args.kforge} is not an executable kforge (build it first)", file=sys.stderr)
@@ -580,7 +648,7 @@ def main():
     environment_now = environment(args.kforge)
     invocation = {"command": shell_line([sys.executable.rsplit("/", 1)[-1], os.path.abspath(__file__)] + sys.argv[1:]),
                   "date": environment_now["date"]}
-    stages = STAGES if args.stage == "all" else (args.stage,)
+    stages = ("capture", "measure_baselines") if args.baselines_from else STAGES if args.stage == "all" else (args.stage,)
     runs, complete, reason = [], True, None
     budget.arm()
     try:
@@ -598,15 +666,20 @@ def main():
 
     published = []
     for model_run in runs:
-        result = assemble(model_run.dir, model_run.name, model_run.description, environment_now, settings_of(args),
-                          read_json(model_run.path("invocations.json")) or [])
+        invocations = read_json(model_run.path("invocations.json")) or []
+        if args.baselines_from:
+            result = assemble_baselines(model_run.dir, model_run.name, model_run.description, environment_now,
+                                        invocations, args.baseline_cards[model_run.name])
+        else:
+            result = assemble(model_run.dir, model_run.name, model_run.description, environment_now,
+                              settings_of(args), invocations)
         result["order"] = list(models.MODELS).index(model_run.name)  # the report lists models in the suite's order
         write_json(model_run.path("result.json"), result)
         if args.publish:
             os.makedirs(args.publish, exist_ok=True)
             shutil.copyfile(model_run.path("result.json"), os.path.join(args.publish, model_run.name + ".json"))
             published.append(model_run.name + ".json")
-        print_summary(model_run.name, result)
+        (print_baselines_summary if args.baselines_from else print_summary)(model_run.name, result)
     if published:
         say(f"published {', '.join(published)} to {args.publish}")
     say(f"{time.monotonic() - started:.0f} s" + ("" if complete else f"; stopped: {reason}; rerun the same command "

@@ -11,10 +11,17 @@ suite.py):
     measure/copy.json       device copy bandwidth by do_bench
     measure/cards/ID.json   bench/card_bench.measure_card of one searched card
     measure/e2e_*.json      end to end: eager, cast_runtime, kforge_run, compile
+    baselines/cards/ID.json, baselines/e2e_{eager,compile}.json
+                            suite.py --baselines-from: eager and torch.compile alone
 
 result.json schema (format "kforge-suite-result", version 1): model, description, environment,
 settings, invocations, capture, optimize, export, cards (every searched card), not_searched,
 end_to_end, summary, missing. bench/report.py reads only these files.
+
+A baselines result (suite.py --baselines-from; "kind": "baselines") has model, description,
+environment, invocations, capture, card_ids (the earlier run's cards it was asked for), cards
+(eager and torch.compile by do_bench), end_to_end (eager, compile) and missing; bench/report.py
+fills an earlier run's missing torch.compile numbers from it (bench/report_baselines.py).
 """
 import json
 import os
@@ -179,3 +186,28 @@ def assemble(model_dir, name, description, environment, settings, invocations):
         "summary": summarize(cards, end_to_end, optimize, all_cards),
         "missing": missing,
     }
+
+
+def assemble_baselines(model_dir, name, description, environment, invocations, card_ids):
+    """The result of a --baselines-from pass: the requested cards' eager and torch.compile rows
+    (a card this capture did not produce, or not measured yet, is listed as missing)."""
+    captured = {c["id"] for c in load_cards(os.path.join(model_dir, "project"))}
+    capture = read_json(os.path.join(model_dir, "capture.json"))
+    missing = [] if capture is not None else ["capture"]
+    cards = []
+    for card_id in card_ids:
+        row = read_json(os.path.join(model_dir, "baselines", "cards", card_id + ".json"))
+        if row is not None:
+            cards.append(row)
+        elif capture is not None and card_id not in captured:
+            missing.append(f"card {card_id[:8]} (not in this capture)")
+        else:
+            missing.append(f"measure card {card_id[:8]}")
+    end_to_end = {}
+    for piece in ("eager", "compile"):
+        end_to_end[piece] = read_json(os.path.join(model_dir, "baselines", f"e2e_{piece}.json"))
+        if end_to_end[piece] is None:
+            missing.append(f"end to end {piece}")
+    return {"format": FORMAT, "version": VERSION, "kind": "baselines", "model": name, "description": description,
+            "environment": environment, "invocations": invocations, "capture": capture, "card_ids": card_ids,
+            "cards": cards, "end_to_end": end_to_end, "missing": missing}

@@ -1,0 +1,72 @@
+"""Fills a suite result's missing torch.compile numbers from a baselines pass of the same model.
+
+A baselines pass (bench/suite.py --baselines-from; "kind": "baselines") times eager and
+torch.compile alone, per card and end to end, on another day or machine lease than the run whose
+Kernel Forge numbers the report shows. Absolute times from two passes are not compared: every
+torch.compile speedup is taken against the eager time of its own pass, and Kernel Forge against
+torch.compile is the ratio of the two speedups over eager. Only numbers the run lacks are filled;
+a measured number (or a recorded compile error) is never replaced. Every filled number is marked
+("compile_source": "baselines") and the result records where they came from ("baselines").
+Plain Python: no torch, no GPU.
+"""
+import copy
+
+
+def _card_compile_missing(card):
+    return not (card.get("do_bench") or {}).get("compile")
+
+
+def _fill_card(card, base):
+    """Copies base's torch.compile timing into card; False when base has none to give."""
+    base_db = base.get("do_bench") or {}
+    compiled, base_eager = base_db.get("compile") or {}, base_db.get("eager_us")
+    if not compiled.get("us") or not base_eager:
+        return False
+    card.setdefault("do_bench", {})["compile"] = dict(compiled, eager_us_same_pass=base_eager)
+    card["compile_source"] = "baselines"
+    speedups = card.setdefault("speedups", {})
+    speedups["compile_vs_eager"] = base_eager / compiled["us"]
+    if speedups.get("candidate_vs_eager"):
+        speedups["candidate_vs_compile"] = speedups["candidate_vs_eager"] / speedups["compile_vs_eager"]
+    base_bandwidth = (base.get("bandwidth") or {}).get("compile")
+    if base_bandwidth:
+        card.setdefault("bandwidth", {})["compile"] = base_bandwidth
+    return True
+
+
+def fill_compile(result, baselines):
+    """A copy of `result` with its missing torch.compile numbers taken from `baselines` (same model)."""
+    if baselines.get("model") != result.get("model"):
+        raise ValueError(f"baselines of {baselines.get('model')} cannot fill {result.get('model')}")
+    result = copy.deepcopy(result)
+    base_cards = {card["id"]: card for card in baselines.get("cards", [])}
+    filled_cards = 0
+    for card in result.get("cards", []):
+        base = base_cards.get(card["id"])
+        if base is not None and _card_compile_missing(card) and _fill_card(card, base):
+            filled_cards += 1
+
+    e2e = result.setdefault("end_to_end", {})
+    base_e2e = baselines.get("end_to_end") or {}
+    base_eager = (base_e2e.get("eager") or {}).get("ms")
+    base_compile = base_e2e.get("compile") or {}
+    filled_e2e = False
+    if not e2e.get("compile") and base_compile.get("ms") and base_eager:
+        e2e["compile"] = dict(base_compile, eager_ms_same_pass=base_eager, source="baselines")
+        summary = result.setdefault("summary", {}).setdefault("end_to_end", {})
+        summary["compile_ms"] = base_compile["ms"]
+        summary["compile_speedup_vs_eager"] = base_eager / base_compile["ms"]
+        summary["compile_source"] = "baselines"
+        result["missing"] = [m for m in result.get("missing", []) if m != "end to end compile"]
+        filled_e2e = True
+
+    if filled_cards or filled_e2e:
+        environment = baselines.get("environment") or {}
+        result["baselines"] = {
+            "date": environment.get("date"), "commit": environment.get("commit"),
+            "uncommitted_changes": environment.get("uncommitted_changes"),
+            "commands": [i["command"] for i in baselines.get("invocations", []) if i.get("command")],
+            "cards_filled": filled_cards, "end_to_end_filled": filled_e2e, "eager_ms": base_eager,
+            "missing": baselines.get("missing", []),
+        }
+    return result

@@ -1,0 +1,155 @@
+"""bench/report.py with a baselines pass among its inputs (bench/suite.py --baselines-from): the
+pass fills the missing torch.compile numbers of the committed run-3 and run-5 results, each speedup
+taken against the eager time of its own pass, marked, with the pass named; a measured number is
+never replaced. Also suite_results.assemble_baselines on a hand-made pass folder. Plain Python (the
+assemble test imports torch through card_bench, on the CPU)."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SOURCE = os.environ.get("KFORGE_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+RESULTS = os.path.join(SOURCE, "bench", "results")
+RUN3 = os.path.join(RESULTS, "2026-12-01-suite-h200-run3")
+RUN5 = os.path.join(RESULTS, "2026-12-01-suite-h200-run5")
+
+GEMMA_SOFTMAX = "9dcdd0966961bd15"  # gemma_layers_bf16_s512's softmax card in run 3: eager 52.99 us, KF 16.64 us
+
+
+def read(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
+def baselines_of(model, cards, eager_ms, compile_ms, missing=()):
+    """A baselines result as suite.py --baselines-from publishes it. cards: {id: (eager us, compile us)}."""
+    return {
+        "format": "kforge-suite-result", "version": 1, "kind": "baselines", "model": model, "description": "",
+        "environment": {"date": "2026-12-02T10:00:00+00:00", "commit": "abcdef1234567890 baselines",
+                        "uncommitted_changes": False, "gpu": "NVIDIA H200"},
+        "invocations": [{"command": f"python3 bench/suite.py --baselines-from X --models {model}"}],
+        "card_ids": list(cards),
+        "cards": [{"id": card_id, "do_bench": {"eager_us": eager, "compile": {"us": compiled, "compile_s": 3.0}},
+                   "bandwidth": {"compile": {"gb_per_s": 1000.0, "fraction_of_copy": 0.25}}}
+                  for card_id, (eager, compiled) in cards.items()],
+        "end_to_end": {"eager": {"ms": eager_ms}, "compile": {"ms": compile_ms, "compile_s": 60.0,
+                                                              "output": {"max_abs_diff": 0.01}}},
+        "missing": list(missing), "order": 0,
+    }
+
+
+class ReportWithBaselinesTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="kforge-report-baselines-")
+        tmp = cls.tmp.name
+        base = os.path.join(tmp, "baselines")
+        os.makedirs(base)
+        qwen = read(os.path.join(RUN5, "qwen_layers_bf16_s2048.json"))
+        cls.qwen_softmax = next(c for c in qwen["cards"] if c["op"] == "aten::softmax.int")
+        passes = [
+            # gemma s512 (run 3 ran without torch.compile): softmax 50 us eager, 25 us compiled there.
+            baselines_of("gemma_layers_bf16_s512", {GEMMA_SOFTMAX: (50.0, 25.0)}, 2.5, 1.25, ["measure card 0123abcd"]),
+            # qwen s2048 (run 5 measured torch.compile): different numbers that must not replace run 5's.
+            baselines_of("qwen_layers_bf16_s2048", {cls.qwen_softmax["id"]: (1000.0, 10.0)}, 12.0, 1.0),
+            # sd_block_fp16 is not among the report's inputs.
+            baselines_of("sd_block_fp16", {}, 1.0, 0.5),
+        ]
+        for result in passes:
+            with open(os.path.join(base, result["model"] + ".json"), "w") as f:
+                json.dump(result, f)
+        cls.report = subprocess.run(
+            [sys.executable, os.path.join(SOURCE, "bench", "report.py"), os.path.join(RUN3, "gemma_layers_bf16_s512.json"),
+             RUN5, base, "--out-dir", tmp, "--suffix", "baselines"], capture_output=True, text=True)
+        stem = os.path.join(tmp, "2026-12-01-suite-h200-baselines")
+        cls.markdown = read_text(stem + ".md") if cls.report.returncode == 0 else ""
+        with open(stem + "-cards.csv") as f:
+            cls.cards = {(row["model"], row["card"]): row for row in csv.DictReader(f)}
+        with open(stem + "-models.csv") as f:
+            cls.models = {row["model"]: row for row in csv.DictReader(f)}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def row(self, model):
+        return next(line for line in self.markdown.splitlines() if line.startswith(f"| {model} |"))
+
+    def test_runs_and_ignores_a_pass_without_a_result(self):
+        self.assertEqual(self.report.returncode, 0, self.report.stderr)
+        self.assertIn("baselines of sd_block_fp16 ignored: no suite result", self.report.stderr)
+        self.assertNotIn("## sd_block_fp16", self.markdown)
+
+    def test_end_to_end_compile_is_filled_against_its_own_eager(self):
+        # 2.5 / 1.25 ms in the pass: 2.00x, not run 3's eager 2.80 ms over 1.25 ms.
+        self.assertIn("| 1.25 (2.00x) † |", self.row("gemma_layers_bf16_s512"))
+        self.assertEqual(self.models["gemma_layers_bf16_s512"]["compile_source"], "baselines")
+
+    def test_card_speedup_over_compile_is_the_ratio_of_speedups(self):
+        card = self.cards[("gemma_layers_bf16_s512", GEMMA_SOFTMAX)]
+        self.assertAlmostEqual(float(card["compile_vs_eager"]), 2.0)
+        self.assertAlmostEqual(float(card["kf_vs_compile"]), float(card["kf_vs_eager"]) / 2.0)
+        self.assertEqual(card["compile_source"], "baselines")
+        self.assertIn("| 25.0 † |", self.markdown)
+
+    def test_measured_numbers_are_never_replaced(self):
+        card = self.cards[("qwen_layers_bf16_s2048", self.qwen_softmax["id"])]
+        self.assertEqual(card["compile_source"], "")
+        self.assertAlmostEqual(float(card["compile_us"]), self.qwen_softmax["do_bench"]["compile"]["us"])
+        self.assertIn("| 6.32 (1.89x) |", self.row("qwen_layers_bf16_s2048"))
+        self.assertEqual(self.models["qwen_layers_bf16_s2048"]["compile_source"], "")
+
+    def test_the_pass_is_named_with_what_it_lacks(self):
+        self.assertIn("come from a separate baselines pass (bench/suite.py --baselines-from) of "
+                      "2026-12-02T10:00:00+00:00, commit abcdef123456", self.markdown)
+        self.assertIn("that pass lacks measure card 0123abcd", self.markdown)
+        self.assertIn("`python3 bench/suite.py --baselines-from X --models gemma_layers_bf16_s512`", self.markdown)
+
+    def test_a_filled_end_to_end_compile_leaves_the_missing_list(self):
+        with tempfile.TemporaryDirectory(prefix="kforge-report-missing-") as tmp:
+            resnet = os.path.join(RUN5, "resnet50_fp16_cl.json")
+            self.assertIn("end to end compile", read(resnet)["missing"])
+            with open(os.path.join(tmp, "pass.json"), "w") as f:
+                json.dump(baselines_of("resnet50_fp16_cl", {}, 7.8, 3.9), f)
+            run = subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "report.py"), resnet,
+                                  os.path.join(tmp, "pass.json"), "--out-dir", tmp, "--suffix", "m"],
+                                 capture_output=True, text=True)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            markdown = read_text(os.path.join(tmp, "2026-12-01-suite-h200-m.md"))
+        self.assertNotIn("**Incomplete**", markdown)
+        self.assertIn("| 3.90 (2.00x) † |", markdown)
+
+
+class AssembleBaselinesTest(unittest.TestCase):
+    """suite_results.assemble_baselines: measured cards, cards this capture lacks, unmeasured pieces."""
+
+    def test_lists_what_is_missing(self):
+        sys.path.insert(0, os.path.join(SOURCE, "bench"))
+        from suite_results import assemble_baselines, write_json
+        with tempfile.TemporaryDirectory(prefix="kforge-assemble-baselines-") as model_dir:
+            write_json(os.path.join(model_dir, "capture.json"), {"cards": 2})
+            write_json(os.path.join(model_dir, "project", "cards.json"),
+                       {"cards": [{"id": "aaaa000000000000"}, {"id": "bbbb000000000000"}]})
+            write_json(os.path.join(model_dir, "baselines", "cards", "aaaa000000000000.json"),
+                       {"id": "aaaa000000000000", "do_bench": {"eager_us": 5.0, "compile": {"us": 4.0}}})
+            write_json(os.path.join(model_dir, "baselines", "e2e_eager.json"), {"ms": 2.0})
+            result = assemble_baselines(model_dir, "m", "d", {"date": "x"}, [],
+                                        ["aaaa000000000000", "bbbb000000000000", "cccc000000000000"])
+        self.assertEqual(result["kind"], "baselines")
+        self.assertEqual([c["id"] for c in result["cards"]], ["aaaa000000000000"])
+        self.assertEqual(result["missing"], ["measure card bbbb0000", "card cccc0000 (not in this capture)",
+                                             "end to end compile"])
+        self.assertEqual(result["end_to_end"]["eager"], {"ms": 2.0})
+
+
+if __name__ == "__main__":
+    unittest.main()
