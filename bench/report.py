@@ -193,8 +193,14 @@ def environment_lines(results):
     dates = sorted({e.get("date") for e in envs if e.get("date")})
     if len(dates) > 1:
         lines.append(f"- Results of invocations between {dates[0]} and {dates[-1]} (UTC)")
-    settings = next((r["settings"] for r in results.values() if r.get("settings")), {})
-    lines.append("- Settings: " + ", ".join(f"{k} {v}" for k, v in settings.items()))
+    settings = {}
+    for model, result in results.items():
+        label = ", ".join(f"{k} {v}" for k, v in (result.get("settings") or {}).items())
+        settings.setdefault(label, []).append(model)
+    if len(settings) == 1:
+        lines.append(f"- Settings: {next(iter(settings))}")
+    else:  # runs with different settings (e.g. one without torch.compile)
+        lines += [f"- Settings of {', '.join(models)}: {label}" for label, models in settings.items()]
     return lines
 
 

@@ -114,6 +114,12 @@ class ReportWithBaselinesTest(unittest.TestCase):
         self.assertIn("that pass lacks measure card 0123abcd", self.markdown)
         self.assertIn("`python3 bench/suite.py --baselines-from X --models gemma_layers_bf16_s512`", self.markdown)
 
+    def test_runs_with_different_settings_name_each(self):
+        # Run 3 ran without torch.compile, run 5 with it: one settings line would misstate one of them.
+        self.assertIn("- Settings of gemma_layers_bf16_s512: ", self.markdown)
+        self.assertIn("torch_compile False", self.markdown)
+        self.assertIn("- Settings of resnet50_fp16_cl, qwen_layers_bf16_s2048: ", self.markdown)
+
     def test_a_filled_end_to_end_compile_leaves_the_missing_list(self):
         with tempfile.TemporaryDirectory(prefix="kforge-report-missing-") as tmp:
             resnet = os.path.join(RUN5, "resnet50_fp16_cl.json")
