@@ -6,6 +6,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace kforge::core {
@@ -15,12 +16,37 @@ namespace {
 thread_local OpRecorder* t_activeRecorder = nullptr;
 thread_local int t_depth = 0;
 
+void collectStorages(const c10::IValue& value, std::vector<const c10::StorageImpl*>& storages)
+{
+    if (value.isTensor()) {
+        const at::Tensor& tensor = value.toTensor();
+        if (tensor.defined() && tensor.has_storage())
+            storages.push_back(tensor.storage().unsafeGetStorageImpl());
+    } else if (value.isTensorList()) {
+        for (const at::Tensor& tensor : value.toTensorVector())
+            if (tensor.defined() && tensor.has_storage())
+                storages.push_back(tensor.storage().unsafeGetStorageImpl());
+    }
+}
+
+bool sharesStorage(c10::ArrayRef<c10::IValue> outputs, const std::vector<const c10::StorageImpl*>& inputStorages)
+{
+    std::vector<const c10::StorageImpl*> outputStorages;
+    for (const c10::IValue& output : outputs)
+        collectStorages(output, outputStorages);
+    return std::any_of(outputStorages.begin(), outputStorages.end(), [&](const c10::StorageImpl* storage) {
+        return std::find(inputStorages.begin(), inputStorages.end(), storage) != inputStorages.end();
+    });
+}
+
 } // namespace
 
 struct OpRecorder::CallContext : at::ObserverContext {
     bool topLevel = false;
     RecordedVariant* variant = nullptr;
     CapturedSample* sample = nullptr; // non-null: keep this call's outputs
+    std::vector<const c10::StorageImpl*> inputStorages; // of a sampled call, to spot aliasing outputs
+    bool mutates = false;
     bool wantOutputSpecs = false;
     std::optional<size_t> returns; // the schema's number of results, when known
 };
@@ -102,6 +128,7 @@ const OpRecorder::SchemaInfo& OpRecorder::schemaFor(const at::RecordFunction& fn
         for (const c10::Argument& argument : schema->arguments())
             info.arguments.emplace_back(argument.name(), argument.type()->str());
         info.returns = schema->returns().size();
+        info.mutates = schema->is_mutable();
         info.known = true;
     }
     return m_schemas.emplace(qualified, std::move(info)).first->second;
@@ -159,7 +186,8 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
     call->variant = &variant;
 
     const bool wantsSample = static_cast<int>(variant.samples.size()) < m_options.samplesPerCard &&
-                             (m_options.sampleVendorBacked || !variant.card.vendorBacked);
+                             (m_options.sampleVendorBacked || !variant.card.vendorBacked) &&
+                             !variant.outputAliasesInput;
     if (wantsSample) {
         std::int64_t inputBytes = 0;
         for (const c10::IValue& input : inputs)
@@ -175,6 +203,9 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
             m_sampleBytes += inputBytes;
             variant.samples.push_back(std::move(sample));
             call->sample = &variant.samples.back();
+            call->mutates = schema.mutates;
+            for (const c10::IValue& input : inputs)
+                collectStorages(input, call->inputStorages);
         }
     }
     return call;
@@ -194,6 +225,13 @@ void OpRecorder::endCall(const at::RecordFunction& fn, CallContext& call)
                 for (const at::Tensor& t : output.toTensorVector())
                     call.variant->card.outputs.push_back(torchinterop::tensorSpecOf(t));
         }
+    }
+    if (call.sample && !call.mutates && sharesStorage(outputs, call.inputStorages)) {
+        // Nothing computed: give the sample's bytes back to the budget and sample no later call.
+        m_sampleBytes -= call.sample->bytes;
+        call.variant->samples.pop_back();
+        call.variant->outputAliasesInput = true;
+        return;
     }
     if (call.sample) {
         for (const c10::IValue& output : outputs) {

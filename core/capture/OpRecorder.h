@@ -39,6 +39,9 @@ struct RecordedVariant {
     std::vector<c10::IValue> timingInputs;   // first call's inputs on the capture device
     std::vector<CapturedSample> samples;
     bool budgetExhausted = false;            // a sample was skipped for the memory budget
+    // An output shares storage with an input of a call that writes no argument (a view, or the
+    // input itself, like eval-mode dropout): no work a kernel could do, so no sample is kept.
+    bool outputAliasesInput = false;
 };
 
 class OpRecorder {
@@ -65,7 +68,8 @@ private:
         std::string schemaText;
         std::vector<std::pair<std::string, std::string>> arguments; // name, type
         size_t returns = 0;
-        bool known = false; // false: no schema, inputs and outputs are taken as given
+        bool mutates = false; // an argument is written (in-place or out=): its output aliases it
+        bool known = false;   // false: no schema, inputs and outputs are taken as given
     };
     struct CallContext;
 

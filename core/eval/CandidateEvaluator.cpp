@@ -722,7 +722,10 @@ Result<json> evaluateCandidate(const json& request)
         return valid.error();
     if (card->samples.empty())
         return makeError(ErrorCode::InvalidArgument,
-                         "the card has no captured samples to validate against (capture with --samples 1 or more)",
+                         "the card has no captured samples to validate against (" +
+                             (card->samplesNote.empty() ? std::string("capture with --samples 1 or more")
+                                                        : card->samplesNote) +
+                             ")",
                          "card " + card->id);
     auto cubinText = base64Decode(request.at("cubin_base64").get<std::string>());
     if (!cubinText)

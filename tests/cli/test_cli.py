@@ -76,7 +76,7 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
         self.assertEqual(kforge("capture", self.model("transformer_block.pt"), "--inputs", "2x8x32", "-o", out,
                                 "--quiet").returncode, 0)
         data = json.loads(kforge("cards", out, "--json").stdout)
-        loaded = 0
+        loaded, list_values = 0, 0
         for card in data["cards"]:
             for ref in card["samples"]:
                 inputs, outputs = load_sample(os.path.join(out, ref["file"]))
@@ -87,8 +87,13 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
                         self.assertEqual(list(value.stride()), arg["tensors"][0]["strides"])
                     elif arg["kind"] == "value":
                         self.assertEqual(value, arg["value"])
+                        list_values += isinstance(value, list)
                 loaded += 1
-        self.assertGreater(loaded, 10)
+        # The block's computing ops that are not vendor-backed (layer_norm, mul, softmax, add,
+        # gelu...); its views (transpose, unflatten, chunk) keep no sample. layer_norm's
+        # normalized_shape is a list argument, which load_sample unpickles through its allow-list.
+        self.assertGreaterEqual(loaded, 8)
+        self.assertGreater(list_values, 0)
 
     def softmax_project(self):
         out = os.path.join(self.tmp, "softmax")

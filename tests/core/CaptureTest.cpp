@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <map>
 
 using namespace kforge::core;
@@ -222,6 +223,50 @@ TEST(Capture, SampleBudgetLimitsSamplesAndSaysWhy)
     }
     EXPECT_TRUE(anyExhausted);
     EXPECT_LE(total, 5000 + 4096); // the budget bounds inputs; one call's outputs may follow
+}
+
+TEST(Capture, OpsThatOnlyAliasTheirInputKeepNoSample)
+{
+    ScratchDir scratch;
+    CaptureOptions options = cpuCapture("transformer_block.pt", {"2x8x32:float32"}, scratch / "project");
+    options.samplesPerCard = 1;
+    auto report = runCapture(options);
+    ASSERT_TRUE(report.ok()) << report.error().toString();
+    int views = 0;
+    int computing = 0;
+    for (const OperatorCard& card : report->project.cards) {
+        if (card.op == "aten::transpose" || card.op == "aten::unflatten" || card.op == "aten::chunk") {
+            ++views;
+            EXPECT_TRUE(card.samples.empty()) << card.key;
+            EXPECT_NE(card.samplesNote.find("view of an input"), std::string::npos) << card.key << ": " << card.samplesNote;
+        }
+        if (card.op == "aten::layer_norm" || card.op == "aten::softmax" || card.op == "aten::gelu" ||
+            card.op == "aten::add") {
+            ++computing;
+            EXPECT_EQ(card.samples.size(), 1u) << card.key;
+            EXPECT_EQ(card.samplesNote, "") << card.key;
+        }
+    }
+    EXPECT_EQ(views, 5);     // three transpose variants, unflatten, chunk
+    EXPECT_EQ(computing, 4); // layer_norm, softmax, gelu, add
+}
+
+TEST(Capture, AnInPlaceOpKeepsItsSampleThoughItReturnsItsInput)
+{
+    ScratchDir scratch;
+    CaptureOptions options = cpuCapture("inplace_add.pt", {"4x8"}, scratch / "project");
+    options.samplesPerCard = 1;
+    auto report = runCapture(options);
+    ASSERT_TRUE(report.ok()) << report.error().toString();
+    const auto add = std::find_if(report->project.cards.begin(), report->project.cards.end(),
+                                  [](const OperatorCard& card) { return card.op == "aten::add_"; });
+    ASSERT_NE(add, report->project.cards.end());
+    ASSERT_EQ(add->samples.size(), 1u);
+    auto sample = loadSampleFile(scratch / "project" / add->samples[0].file);
+    ASSERT_TRUE(sample.ok()) << sample.error().toString();
+    // The pre-call self and the post-call output: add_ wrote self + other into it.
+    EXPECT_TRUE(at::allclose(sample->outputs[0].toTensor(),
+                             sample->inputs[0].toTensor() + sample->inputs[1].toTensor()));
 }
 
 TEST(Capture, InputsFromTorchSaveFile)
