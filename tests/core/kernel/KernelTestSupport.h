@@ -1,39 +1,13 @@
 #pragma once
 // Shared helpers of the kernel tests: candidate sources with known error positions and scratch dirs.
 
-#include <atomic>
+#include "../ScratchDir.h"
+
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <system_error>
-#include <unistd.h>
 
 namespace kforge::core::test {
-
-/// A scratch directory removed with everything in it when the object dies.
-class ScratchDir {
-public:
-    explicit ScratchDir(const std::string& tag)
-    {
-        static std::atomic<int> counter{0};
-        m_path = std::filesystem::temp_directory_path()
-                 / ("kforge-kernel-" + tag + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        std::filesystem::remove_all(m_path);
-        std::filesystem::create_directories(m_path);
-    }
-    ~ScratchDir()
-    {
-        std::error_code ec;
-        std::filesystem::remove_all(m_path, ec);
-    }
-    ScratchDir(const ScratchDir&) = delete;
-    ScratchDir& operator=(const ScratchDir&) = delete;
-
-    const std::filesystem::path& path() const { return m_path; }
-
-private:
-    std::filesystem::path m_path;
-};
 
 inline void writeText(const std::filesystem::path& path, const std::string& text)
 {

@@ -2,6 +2,8 @@
 // Deterministic stand-ins for the proposer and the evaluator, and a scratch directory, shared by
 // the search tests.
 
+#include "../ScratchDir.h"
+
 #include "search/Evaluator.h"
 #include "search/Proposer.h"
 #include "search/SearchRun.h"
@@ -14,7 +16,6 @@
 #include <functional>
 #include <string>
 #include <vector>
-#include <unistd.h>
 
 namespace kforge::core::test {
 
@@ -132,24 +133,6 @@ public:
         e.eagerUs = eagerUs;
         return e;
     }
-};
-
-/// A fresh directory under the system temp dir, removed on destruction.
-class ScratchDir {
-public:
-    ScratchDir()
-    {
-        static int counter = 0;
-        m_path = std::filesystem::temp_directory_path() /
-                 ("kforge-search-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        std::filesystem::remove_all(m_path);
-        std::filesystem::create_directories(m_path);
-    }
-    ~ScratchDir() { std::filesystem::remove_all(m_path); }
-    const std::filesystem::path& path() const { return m_path; }
-
-private:
-    std::filesystem::path m_path;
 };
 
 /// Options with a fixed node clock, so trees of different runs compare byte for byte.
