@@ -310,6 +310,26 @@ def baselines_line(result):
     return [line]
 
 
+def sanitizer_timing_text(result):
+    """Where the sanitizer gate's time went, from the per-tool step times kforge records: the
+    kernels run now and reused, and the slowest tool run's start-up, evaluation and exit."""
+    runs, reused = [], 0
+    for card in result["cards"]:
+        export = card.get("export") or {}
+        reused += bool(export.get("sanitizer_reused"))
+        for tool, steps in (export.get("sanitizer_seconds") or {}).items():
+            runs.append((sum(steps.get(k) or 0 for k in ("start", "evaluate", "exit")), card, tool, steps))
+    if not runs and not reused:
+        return ""
+    text = f" Sanitizer gate: {len({id(r[1]) for r in runs})} kernel(s) run, {reused} reused"
+    if runs:
+        total, card, tool, steps = max(runs, key=lambda r: r[0])
+        text += (f"; slowest tool run {tool} on {short_key(card.get('key', card.get('op', '')))}: {total:.0f} s "
+                 f"(start {steps.get('start', 0):.0f} s, evaluate {steps.get('evaluate', 0):.0f} s, "
+                 f"exit {steps.get('exit', 0):.0f} s)")
+    return text + "."
+
+
 def end_to_end_lines(result):
     """Notes under a model's heading: optimize's note, each end-to-end measurement's output check,
     the runtime's kernel hits, where filled-in torch.compile numbers came from, and every error."""
@@ -411,7 +431,7 @@ def write_markdown(path, results, date, gpu, files, argv):
         seconds = (result.get("export") or {}).get("seconds")
         if seconds:  # runs from before kforge export reported its phases have none
             out += [f"Export took {seconds['total']:.0f} s: sanitizer gate {seconds['sanitizer']:.0f} s, "
-                    f"in-model check {seconds['in_model_check']:.0f} s.", ""]
+                    f"in-model check {seconds['in_model_check']:.0f} s." + sanitizer_timing_text(result), ""]
         out += [f"Every searched card ({len(result['cards'])}), by share of model time:", ""] + card_table(result)
         out += ["", "Not searched:"] + (not_searched_lines(result) or ["- none"]) + [""]
     out += ["## Files", ""] + [f"- {os.path.basename(f)}" for f in files if f]

@@ -90,6 +90,19 @@ def not_searched(cards, searched, optimize):
     return rows
 
 
+def sanitizer_timing(record):
+    """{"sanitizer_reused": True} for a verdict reused from an earlier export, {"sanitizer_seconds":
+    {tool: {"start", "evaluate", "exit"}}} for one run now (kforge records the steps' wall times
+    since 2026-12-01), else {}."""
+    if not isinstance(record, dict) or not record.get("checked"):
+        return {}
+    if record.get("reused"):
+        return {"sanitizer_reused": True}
+    seconds = {tool: result["seconds"] for tool, result in (record.get("tools") or {}).items()
+               if isinstance(result, dict) and isinstance(result.get("seconds"), dict)}
+    return {"sanitizer_seconds": seconds} if seconds else {}
+
+
 def summarize(cards, end_to_end, optimize, all_cards):
     def share(rows):
         return sum(r.get("time_share") or 0 for r in rows)
@@ -156,6 +169,7 @@ def assemble(model_dir, name, description, environment, settings, invocations):
         decision = decisions.get(card["id"])
         if decision:
             row["export"] = {k: decision.get(k) for k in ("decision", "reason", "kernel", "speedup")}
+            row["export"].update(sanitizer_timing(decision.get("sanitizer")))
         row["optimize"] = per_card_wall.get(card["id"][:8])
         cards.append(row)
 

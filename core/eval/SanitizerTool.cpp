@@ -88,9 +88,21 @@ SanitizerToolRun runSanitizerTool(const std::string& sanitizer, const std::strin
     command.environment.emplace_back("PYTORCH_NO_CUDA_MEMORY_CACHING", "1");
     command.startTimeout = std::chrono::minutes(5);
     command.shutdownGrace = kSanitizerExitGrace;
+    // Where a gate's time goes (start-up under the tool, the evaluation, the exit that writes the
+    // summary) is recorded with its verdict: exports of large models spend most of their time here.
+    using Clock = std::chrono::steady_clock;
+    const auto secondsBetween = [](Clock::time_point from, Clock::time_point to) {
+        return std::chrono::duration<double>(to - from).count();
+    };
     WorkerClient sanitized(command);
-    WorkerResponse response = sanitized.request("evaluate", evaluatePayload, timeout);
+    const Clock::time_point started = Clock::now();
+    WorkerResponse response = sanitized.start();
+    const Clock::time_point up = Clock::now();
+    if (response.ok())
+        response = sanitized.request("evaluate", evaluatePayload, timeout);
+    const Clock::time_point evaluated = Clock::now();
     sanitized.shutdown();
+    const Clock::time_point exited = Clock::now();
     Result<std::string> read = readWholeFile(log);
     const std::string text = read.ok() ? read.value() : std::string();
     std::filesystem::remove(log, ec);
@@ -98,7 +110,10 @@ SanitizerToolRun runSanitizerTool(const std::string& sanitizer, const std::strin
     const std::optional<int> errors = sanitizerErrorCount(text);
     SanitizerToolRun run;
     run.record = json{{"errors", errors ? json(*errors) : json()},
-                      {"evaluation", response.ok() ? response.result.value("status", std::string()) : response.describe()}};
+                      {"evaluation", response.ok() ? response.result.value("status", std::string()) : response.describe()},
+                      {"seconds", json{{"start", secondsBetween(started, up)},
+                                       {"evaluate", secondsBetween(up, evaluated)},
+                                       {"exit", secondsBetween(evaluated, exited)}}}};
     if (errors && *errors == 0 && response.ok())
         return run;
     run.record["log"] = text.size() > 16384 ? text.substr(0, 16384) + "\n[truncated]" : text;

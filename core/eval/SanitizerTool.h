@@ -31,7 +31,8 @@ std::string findComputeSanitizer();
 std::optional<int> sanitizerErrorCount(const std::string& log);
 
 struct SanitizerToolRun {
-    /// {"errors": N or null, "evaluation": the worker's status or its failure, "log" (on failure)}.
+    /// {"errors": N or null, "evaluation": the worker's status or its failure, "seconds": {"start",
+    /// "evaluate", "exit"} (wall time of each step), "log" (on failure)}.
     nlohmann::json record;
     /// One line when the tool found something, the evaluation failed or the log has no summary;
     /// empty when the run was clean.

@@ -26,7 +26,11 @@ class ReportOf:
         cls.result = subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "report.py"), cls.results,
                                      "--out-dir", cls.out, "--suffix", "test"], capture_output=True, text=True)
         base = os.path.join(cls.out, "2026-12-01-suite-h200-test")
-        cls.markdown = open(base + ".md").read() if cls.result.returncode == 0 else ""
+        if cls.result.returncode == 0:
+            with open(base + ".md") as f:
+                cls.markdown = f.read()
+        else:
+            cls.markdown = ""
         with open(base + "-cards.csv") as f:
             cls.cards = list(csv.DictReader(f))
 
@@ -88,6 +92,10 @@ class ExportPhasesTest(unittest.TestCase):
             with open(os.path.join(RESULTS_RUN4, "sd_block_fp16.json")) as f:
                 result = json.load(f)
             result["export"]["seconds"] = {"sanitizer": 21.4, "in_model_check": 9.6, "total": 34.3}
+            result["cards"][0]["export"]["sanitizer_seconds"] = {
+                "memcheck": {"start": 4.0, "evaluate": 2.0, "exit": 1.0},
+                "initcheck": {"start": 5.0, "evaluate": 3.0, "exit": 9.0}}
+            result["cards"][1]["export"]["sanitizer_reused"] = True
             os.makedirs(os.path.join(tmp, "in"))
             with open(os.path.join(tmp, "in", "sd_block_fp16.json"), "w") as f:
                 json.dump(result, f)
@@ -96,7 +104,20 @@ class ExportPhasesTest(unittest.TestCase):
             self.assertEqual(run.returncode, 0, run.stderr)
             with open(os.path.join(tmp, "2026-12-01-suite-h200-phases.md")) as f:
                 markdown = f.read()
-        self.assertIn("Export took 34 s: sanitizer gate 21 s, in-model check 10 s.", markdown)
+        self.assertIn("Export took 34 s: sanitizer gate 21 s, in-model check 10 s. Sanitizer gate: 1 kernel(s) run, "
+                      "1 reused; slowest tool run initcheck on group_norm f16[2,512,64,64]: 17 s (start 5 s, "
+                      "evaluate 3 s, exit 9 s).", markdown)
+
+    def test_sanitizer_timing_of_a_decision(self):
+        sys.path.insert(0, os.path.join(SOURCE, "bench"))
+        from suite_results import sanitizer_timing
+        steps = {"start": 1.0, "evaluate": 2.0, "exit": 3.0}
+        record = {"checked": True, "passed": True, "tools": {"memcheck": {"errors": 0, "seconds": steps},
+                                                             "racecheck": {"errors": 0}}}
+        self.assertEqual(sanitizer_timing(record), {"sanitizer_seconds": {"memcheck": steps}})
+        self.assertEqual(sanitizer_timing({"checked": True, "reused": {"checked_utc": "x"}}), {"sanitizer_reused": True})
+        self.assertEqual(sanitizer_timing({"checked": False, "reason": "off"}), {})
+        self.assertEqual(sanitizer_timing(None), {})
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 // shell script written by the test) runs kforge_fake_worker under it and writes its summary only
 // after the worker exits, as the real tool does. No GPU.
 
+#include "ScratchDir.h"
 #include "eval/SanitizerTool.h"
 
 #include <gtest/gtest.h>
@@ -52,15 +53,10 @@ class SanitizerToolTest : public ::testing::Test {
 protected:
     void SetUp() override
     {
-        m_dir = std::filesystem::temp_directory_path() /
-                ("kforge-sanitizer-tool-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                 "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        std::filesystem::create_directories(m_dir);
         m_sanitizer = m_dir / "compute-sanitizer";
         std::ofstream(m_sanitizer) << kFakeSanitizer;
         std::filesystem::permissions(m_sanitizer, std::filesystem::perms::owner_all);
     }
-    void TearDown() override { std::filesystem::remove_all(m_dir); }
 
     SanitizerToolRun run(std::vector<std::pair<std::string, std::string>> environment)
     {
@@ -70,7 +66,7 @@ protected:
         return runSanitizerTool(m_sanitizer.string(), "initcheck", nlohmann::json::object(), worker, 30s);
     }
 
-    std::filesystem::path m_dir;
+    test::ScratchDir m_dir;
     std::filesystem::path m_sanitizer;
 };
 
@@ -85,6 +81,12 @@ TEST_F(SanitizerToolTest, WaitsForTheSummaryTheToolWritesAfterTheWorkerExits)
     EXPECT_EQ(clean.record["errors"], 0);
     EXPECT_EQ(clean.record["evaluation"], "passed");
     EXPECT_FALSE(clean.record.contains("log"));
+    // The three steps' wall times; the tool's exit (its summary) took the three seconds.
+    const nlohmann::json& seconds = clean.record["seconds"];
+    EXPECT_GE(seconds["start"].get<double>(), 0.0);
+    EXPECT_GE(seconds["evaluate"].get<double>(), 0.0);
+    EXPECT_GE(seconds["exit"].get<double>(), 2.5);
+    EXPECT_LT(seconds["start"].get<double>() + seconds["evaluate"].get<double>(), 2.5);
 }
 
 TEST_F(SanitizerToolTest, ReportsTheToolsErrors)
