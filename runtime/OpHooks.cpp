@@ -116,10 +116,29 @@ void recordFallbacks(const std::vector<std::shared_ptr<Entry>>& entries, std::ui
     }
 }
 
-HookCall selfOnly(const at::Tensor& self)
+// The hook of an op whose only argument is `self` (relu, silu, sigmoid, tanh, neg, rsqrt): the
+// package's kernel for `Key` where a guard matches, else the original CUDA kernel.
+template <const char* Key, at::Tensor (*Original)(const at::Tensor&)>
+at::Tensor selfOnlyHook(const at::Tensor& self)
 {
-    return HookCall{{{"self", &self}}, {}};
+    if (auto out = serveCall(Key, HookCall{{{"self", &self}}, {}}))
+        return out->front();
+    return Original(self);
 }
+
+constexpr char kRelu[] = "aten::relu";
+constexpr char kSilu[] = "aten::silu";
+constexpr char kSigmoid[] = "aten::sigmoid";
+constexpr char kTanh[] = "aten::tanh";
+constexpr char kNeg[] = "aten::neg";
+constexpr char kRsqrt[] = "aten::rsqrt";
+// Named instances: TORCH_FN takes a plain function (pointer) name.
+constexpr auto reluHook = &selfOnlyHook<kRelu, &at::cuda::relu>;
+constexpr auto siluHook = &selfOnlyHook<kSilu, &at::cuda::silu>;
+constexpr auto sigmoidHook = &selfOnlyHook<kSigmoid, &at::cuda::sigmoid>;
+constexpr auto tanhHook = &selfOnlyHook<kTanh, &at::cuda::tanh>;
+constexpr auto negHook = &selfOnlyHook<kNeg, &at::cuda::neg>;
+constexpr auto rsqrtHook = &selfOnlyHook<kRsqrt, &at::cuda::rsqrt>;
 
 at::Tensor softmaxHook(const at::Tensor& self, int64_t dim, bool halfToFloat)
 {
@@ -137,20 +156,6 @@ at::Tensor logSoftmaxHook(const at::Tensor& self, int64_t dim, bool halfToFloat)
     return at::cuda::_log_softmax(self, dim, halfToFloat);
 }
 
-at::Tensor negHook(const at::Tensor& self)
-{
-    if (auto out = serveCall("aten::neg", selfOnly(self)))
-        return out->front();
-    return at::cuda::neg(self);
-}
-
-at::Tensor rsqrtHook(const at::Tensor& self)
-{
-    if (auto out = serveCall("aten::rsqrt", selfOnly(self)))
-        return out->front();
-    return at::cuda::rsqrt(self);
-}
-
 at::Tensor powScalarHook(const at::Tensor& self, const at::Scalar& exponent)
 {
     HookCall call{{{"self", &self}}, {{"exponent", c10::IValue(exponent)}}};
@@ -159,40 +164,12 @@ at::Tensor powScalarHook(const at::Tensor& self, const at::Scalar& exponent)
     return at::cuda::pow(self, exponent);
 }
 
-at::Tensor reluHook(const at::Tensor& self)
-{
-    if (auto out = serveCall("aten::relu", selfOnly(self)))
-        return out->front();
-    return at::cuda::relu(self);
-}
-
 at::Tensor geluHook(const at::Tensor& self, c10::string_view approximate)
 {
     HookCall call{{{"self", &self}}, {{"approximate", std::string(approximate)}}};
     if (auto out = serveCall("aten::gelu", call))
         return out->front();
     return at::cuda::gelu(self, approximate);
-}
-
-at::Tensor siluHook(const at::Tensor& self)
-{
-    if (auto out = serveCall("aten::silu", selfOnly(self)))
-        return out->front();
-    return at::cuda::silu(self);
-}
-
-at::Tensor sigmoidHook(const at::Tensor& self)
-{
-    if (auto out = serveCall("aten::sigmoid", selfOnly(self)))
-        return out->front();
-    return at::cuda::sigmoid(self);
-}
-
-at::Tensor tanhHook(const at::Tensor& self)
-{
-    if (auto out = serveCall("aten::tanh", selfOnly(self)))
-        return out->front();
-    return at::cuda::tanh(self);
 }
 
 HookCall binaryCall(const at::Tensor& self, const at::Tensor& other, const at::Scalar* alpha)
