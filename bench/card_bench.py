@@ -9,6 +9,8 @@ strides and dtypes):
     with bench/cubin_launch.py, after checking that its outputs match eager;
   - torch.compile(mode="max-autotune-no-cudagraphs", fullgraph=True) of a one-op function that
     calls the operator with the card's non-tensor arguments baked in.
+Each is also timed on the GPU alone (device_time_us: the host's launch overhead hidden behind a
+GPU sleep), which compares kernels where a per-call time would compare Python and dynamo overhead.
 
 Needs a CUDA device, triton and cuda-python (cubin_launch). Callers add ROOT/tools and ROOT/bench
 to sys.path (kforge_samples, cubin_launch).
@@ -19,6 +21,7 @@ import time
 
 import torch
 from processes import run  # noqa: F401 - the scripts import it from here
+from speedups import device_speedups
 
 COMPILE_MODE = "max-autotune-no-cudagraphs"
 DISAGREEMENT_LIMIT = 0.10  # evaluator vs do_bench beyond this is flagged in the report
@@ -57,6 +60,57 @@ def flatten(value):
 def do_bench_us(fn, warmup=25, rep=200):
     import triton.testing
     return triton.testing.do_bench(fn, warmup=warmup, rep=rep, return_mode="median") * 1000.0
+
+
+SLEEP_CYCLES = 4_000_000  # torch.cuda._sleep before each timed call: about 2 ms at the H200's clock
+
+
+def device_time_us(fn, reps=30, warmup=3):
+    """GPU time of one call of `fn`, without the host's launch overhead: before each call the L2
+    is flushed (a 256 MiB zero_) and the GPU is kept busy by torch.cuda._sleep while the host
+    enqueues the call, so the CUDA events around it see its kernels (and the gaps between them)
+    run back to back, not Python, dynamo's guards or a launcher. Median over `reps` calls.
+
+    do_bench's per-call time includes that overhead whenever the host is slower than the flush:
+    torch.compile of one small op spends tens of microseconds in guards and its wrapper, which
+    a compiled whole model pays once per graph, not per op. Raises when a call's host time
+    outlasted the sleep (the GPU then waited for the host and the time would include it)."""
+    cache = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    sleep_start, sleep_end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    sleep_start.record()
+    torch.cuda._sleep(SLEEP_CYCLES)
+    sleep_end.record()
+    torch.cuda.synchronize()
+    sleep_us = sleep_start.elapsed_time(sleep_end) * 1000.0
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    host_us = []
+    for start, end in zip(starts, ends):
+        cache.zero_()
+        torch.cuda._sleep(SLEEP_CYCLES)
+        began = time.perf_counter()
+        start.record()
+        fn()
+        end.record()
+        host_us.append((time.perf_counter() - began) * 1e6)
+        torch.cuda.synchronize()  # one call at a time: the next call's host work must not overlap this one's sleep
+    if max(host_us) >= 0.8 * sleep_us:
+        raise RuntimeError(f"the host took {max(host_us):.0f} us to enqueue a call, near the {sleep_us:.0f} us "
+                           "sleep: the GPU time would include host time")
+    times = sorted(start.elapsed_time(end) * 1000.0 for start, end in zip(starts, ends))
+    return times[len(times) // 2]
+
+
+def device_time_into(record, key, fn):
+    """record[key] = device_time_us(fn), or record[key + "_error"] when it cannot be isolated (an op
+    that synchronizes, say): the per-call time stands without it."""
+    try:
+        record[key] = device_time_us(fn)
+    except Exception as e:  # noqa: BLE001 - recorded next to the number it would have been
+        record[key + "_error"] = one_line(f"{type(e).__name__}: {e}")
 
 
 def split_call(op, inputs):
@@ -252,6 +306,7 @@ def time_candidate(card, project, best, kforge, env, workdir, inputs, expected):
             got = [t for t in launcher.outputs] or flatten(own[0])
             result["matches_eager"], result["max_abs_error"] = _matches(got, expected)
             result["us"] = do_bench_us(launcher)
+            device_time_into(result, "device_us", launcher)
         launcher.unload()
     finally:
         if os.path.exists(cubin_path):  # cubins are build products, not results
@@ -271,7 +326,9 @@ def time_compiled(op, inputs, expected):
         compile_s = time.monotonic() - started
         matches, error = _matches(got, expected)
         us = do_bench_us(lambda: compiled(*tensors))
-    return {"us": us, "compile_s": compile_s, "matches_eager": matches, "max_abs_error": error}
+        result = {"us": us, "compile_s": compile_s, "matches_eager": matches, "max_abs_error": error}
+        device_time_into(result, "device_us", lambda: compiled(*tensors))
+    return result
 
 
 def evaluator_summary(card, nodes):
@@ -322,6 +379,7 @@ def measure_card(card, project, nodes, kforge, env, workdir, copy_gbps, with_com
         own = clone_inputs(inputs)
         positional, keywords = split_call(op, own)
         db["eager_us"] = do_bench_us(lambda: op(*positional, **keywords))
+        device_time_into(db, "eager_device_us", lambda: op(*positional, **keywords))
         del own
     if best is not None:
         try:
@@ -361,6 +419,8 @@ def derive(result, card, copy_gbps):
         sp["candidate_vs_compile"] = comp["us"] / cand["us"]
     if ev.get("speedup"):
         sp["evaluator_candidate_vs_eager"] = ev["speedup"]
+    sp.update(device_speedups(db.get("eager_device_us"), comp.get("device_us"), cand.get("device_us"),
+                              ev.get("speedup")))
     dis = result["disagreement"] = {}
     if ev and cand.get("us"):
         dis["candidate"] = ev["median_us"] / cand["us"] - 1

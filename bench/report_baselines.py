@@ -4,33 +4,47 @@ A baselines pass (bench/suite.py --baselines-from; "kind": "baselines") times ea
 torch.compile alone, per card and end to end, on another day or machine lease than the run whose
 Kernel Forge numbers the report shows. Absolute times from two passes are not compared: every
 torch.compile speedup is taken against the eager time of its own pass, and Kernel Forge against
-torch.compile is the ratio of the two speedups over eager. Only numbers the run lacks are filled;
-a measured number (or a recorded compile error) is never replaced. Every filled number is marked
-("compile_source": "baselines") and the result records where they came from ("baselines").
+torch.compile is the ratio of the two speedups over eager. Only numbers the run lacks are filled:
+the whole torch.compile timing of a card, or only its GPU time (device_time_us) for runs from
+before that was measured; a measured number (or a recorded compile error) is never replaced.
+Every filled number is marked ("compile_source" or "compile_device_source": "baselines") and the
+result records where they came from ("baselines").
 Plain Python: no torch, no GPU.
 """
 import copy
 
-
-def _card_compile_missing(card):
-    return not (card.get("do_bench") or {}).get("compile")
+from speedups import device_speedups
 
 
 def _fill_card(card, base):
-    """Copies base's torch.compile timing into card; False when base has none to give."""
+    """Copies what `card` lacks of base's torch.compile timing: the whole timing (per call and GPU
+    time), or only the GPU time (runs from before device_time_us). Returns whether it copied."""
     base_db = base.get("do_bench") or {}
-    compiled, base_eager = base_db.get("compile") or {}, base_db.get("eager_us")
-    if not compiled.get("us") or not base_eager:
-        return False
-    card.setdefault("do_bench", {})["compile"] = dict(compiled, eager_us_same_pass=base_eager)
-    card["compile_source"] = "baselines"
+    compiled, base_eager, base_eager_device = base_db.get("compile") or {}, base_db.get("eager_us"), \
+        base_db.get("eager_device_us")
+    db = card.setdefault("do_bench", {})
     speedups = card.setdefault("speedups", {})
-    speedups["compile_vs_eager"] = base_eager / compiled["us"]
-    if speedups.get("candidate_vs_eager"):
-        speedups["candidate_vs_compile"] = speedups["candidate_vs_eager"] / speedups["compile_vs_eager"]
-    base_bandwidth = (base.get("bandwidth") or {}).get("compile")
-    if base_bandwidth:
-        card.setdefault("bandwidth", {})["compile"] = base_bandwidth
+    if not db.get("compile"):
+        if not compiled.get("us") or not base_eager:
+            return False
+        db["compile"] = dict(compiled, eager_us_same_pass=base_eager, eager_device_us_same_pass=base_eager_device)
+        card["compile_source"] = "baselines"
+        speedups["compile_vs_eager"] = base_eager / compiled["us"]
+        if speedups.get("candidate_vs_eager"):
+            speedups["candidate_vs_compile"] = speedups["candidate_vs_eager"] / speedups["compile_vs_eager"]
+        base_bandwidth = (base.get("bandwidth") or {}).get("compile")
+        if base_bandwidth:
+            card.setdefault("bandwidth", {})["compile"] = base_bandwidth
+    elif not db["compile"].get("device_us") and compiled.get("device_us") and base_eager_device:
+        db["compile"]["device_us"] = compiled["device_us"]
+        db["compile"]["eager_device_us_same_pass"] = base_eager_device
+        card["compile_device_source"] = "baselines"
+    else:
+        return False
+    # GPU time: torch.compile against the eager time of the baselines pass; Kernel Forge through
+    # the evaluator's speedup (this run's cubin and that pass's torch.compile never shared a pass).
+    speedups.update(device_speedups(base_eager_device, compiled.get("device_us"), None,
+                                    (card.get("evaluator") or {}).get("speedup")))
     return True
 
 
@@ -43,7 +57,7 @@ def fill_compile(result, baselines):
     filled_cards = 0
     for card in result.get("cards", []):
         base = base_cards.get(card["id"])
-        if base is not None and _card_compile_missing(card) and _fill_card(card, base):
+        if base is not None and _fill_card(card, base):
             filled_cards += 1
 
     e2e = result.setdefault("end_to_end", {})

@@ -387,9 +387,12 @@ class ModelRun:
         if not self.captured():
             say(f"{self.name}: baselines wait for a successful capture")
             return
-        # End to end first: the number a user compares with, and the longest compile.
-        self.measure_end_to_end([("eager", self.e2e_eager), ("compile", self.e2e_compile)], BASELINES)
-        wanted = set(self.args.baseline_cards[self.name])
+        # End to end first: the number a user compares with, and the longest compile (skipped when
+        # the earlier run has it: the pass then adds the cards' GPU times only).
+        source = self.args.baseline_sources[self.name]
+        if not source["has_end_to_end_compile"]:
+            self.measure_end_to_end([("eager", self.e2e_eager), ("compile", self.e2e_compile)], BASELINES)
+        wanted = set(source["cards"])
         self.measure_cards([c for c in load_cards(self.project) if c["id"] in wanted], BASELINES,
                            with_candidate=False, with_compile=True)
         torch._dynamo.reset()
@@ -564,20 +567,24 @@ def print_baselines_summary(name, result):
           f"eager {ms['eager']}, torch.compile {ms['compile']}; missing: {', '.join(result['missing']) or 'nothing'}")
 
 
-def baseline_cards(folders, names):
-    """{model: card ids} from the last of `folders` that holds MODEL.json (a published suite result)."""
-    cards = {}
+def baseline_sources(folders, names):
+    """{model: {"cards": card ids, "has_end_to_end_compile"}} from the last of `folders` holding
+    MODEL.json (a published suite result): the cards a baselines pass times, and whether that run
+    already measured torch.compile end to end (then the pass does not compile the model again)."""
+    sources = {}
     for folder in folders:
         if not os.path.isdir(folder):
             raise ValueError(f"--baselines-from {folder}: no such folder")
         for name in names:
             result = read_json(os.path.join(folder, name + ".json"))
             if result is not None:
-                cards[name] = [card["id"] for card in result.get("cards", [])]
-    absent = [name for name in names if name not in cards]
+                sources[name] = {"cards": [card["id"] for card in result.get("cards", [])],
+                                 "has_end_to_end_compile": bool(((result.get("end_to_end") or {}).get("compile")
+                                                                 or {}).get("ms"))}
+    absent = [name for name in names if name not in sources]
     if absent:
         raise ValueError(f"no result for {', '.join(absent)} in {', '.join(folders)} (--baselines-from)")
-    return cards
+    return sources
 
 
 def settings_of(args):
@@ -626,7 +633,7 @@ def main():
         if args.stage != "all" or args.no_compile:
             parser.error("--baselines-from measures torch.compile: it takes neither --stage nor --no-compile")
         try:
-            args.baseline_cards = baseline_cards(args.baselines_from, names)
+            args.baseline_sources = baseline_sources(args.baselines_from, names)
         except ValueError as e:
             print(f"suite: error: {e}", file=sys.stderr)
             return 2
@@ -669,7 +676,8 @@ def main():
         invocations = read_json(model_run.path("invocations.json")) or []
         if args.baselines_from:
             result = assemble_baselines(model_run.dir, model_run.name, model_run.description, environment_now,
-                                        invocations, args.baseline_cards[model_run.name])
+                                        invocations, args.baseline_sources[model_run.name]["cards"],
+                                        args.baseline_sources[model_run.name]["has_end_to_end_compile"])
         else:
             result = assemble(model_run.dir, model_run.name, model_run.description, environment_now,
                               settings_of(args), invocations)

@@ -202,9 +202,10 @@ def assemble(model_dir, name, description, environment, settings, invocations):
     }
 
 
-def assemble_baselines(model_dir, name, description, environment, invocations, card_ids):
+def assemble_baselines(model_dir, name, description, environment, invocations, card_ids, end_to_end_skipped=False):
     """The result of a --baselines-from pass: the requested cards' eager and torch.compile rows
-    (a card this capture did not produce, or not measured yet, is listed as missing)."""
+    (a card this capture did not produce, or not measured yet, is listed as missing), and end to
+    end eager and torch.compile unless the earlier run had them (`end_to_end_skipped`)."""
     captured = {c["id"] for c in load_cards(os.path.join(model_dir, "project"))}
     capture = read_json(os.path.join(model_dir, "capture.json"))
     missing = [] if capture is not None else ["capture"]
@@ -220,7 +221,7 @@ def assemble_baselines(model_dir, name, description, environment, invocations, c
     end_to_end = {}
     for piece in ("eager", "compile"):
         end_to_end[piece] = read_json(os.path.join(model_dir, "baselines", f"e2e_{piece}.json"))
-        if end_to_end[piece] is None:
+        if end_to_end[piece] is None and not end_to_end_skipped:
             missing.append(f"end to end {piece}")
     return {"format": FORMAT, "version": VERSION, "kind": "baselines", "model": name, "description": description,
             "environment": environment, "invocations": invocations, "capture": capture, "card_ids": card_ids,

@@ -30,14 +30,17 @@ def read_text(path):
 
 
 def baselines_of(model, cards, eager_ms, compile_ms, missing=()):
-    """A baselines result as suite.py --baselines-from publishes it. cards: {id: (eager us, compile us)}."""
+    """A baselines result as suite.py --baselines-from publishes it. cards: {id: (eager us, compile us)}
+    per call; their GPU times (device_time_us) are set to 80% of those."""
     return {
         "format": "kforge-suite-result", "version": 1, "kind": "baselines", "model": model, "description": "",
         "environment": {"date": "2026-12-02T10:00:00+00:00", "commit": "abcdef1234567890 baselines",
                         "uncommitted_changes": False, "gpu": "NVIDIA H200"},
         "invocations": [{"command": f"python3 bench/suite.py --baselines-from X --models {model}"}],
         "card_ids": list(cards),
-        "cards": [{"id": card_id, "do_bench": {"eager_us": eager, "compile": {"us": compiled, "compile_s": 3.0}},
+        "cards": [{"id": card_id, "do_bench": {"eager_us": eager, "eager_device_us": 0.8 * eager,
+                                               "compile": {"us": compiled, "device_us": 0.8 * compiled,
+                                                           "compile_s": 3.0}},
                    "bandwidth": {"compile": {"gb_per_s": 1000.0, "fraction_of_copy": 0.25}}}
                   for card_id, (eager, compiled) in cards.items()],
         "end_to_end": {"eager": {"ms": eager_ms}, "compile": {"ms": compile_ms, "compile_s": 60.0,
@@ -101,6 +104,24 @@ class ReportWithBaselinesTest(unittest.TestCase):
         self.assertEqual(card["compile_source"], "baselines")
         self.assertIn("| 25.0 † |", self.markdown)
 
+    def test_gpu_time_of_compile_against_its_own_eager(self):
+        # gemma softmax: eager 40 us, compile 20 us of GPU time in the pass: 2.00x; Kernel Forge by its
+        # evaluator speedup (3.66x in run 3) over that.
+        card = self.cards[("gemma_layers_bf16_s512", GEMMA_SOFTMAX)]
+        self.assertAlmostEqual(float(card["compile_vs_eager_device"]), 2.0)
+        self.assertAlmostEqual(float(card["kf_vs_compile_device"]), float(card["evaluator_speedup"]) / 2.0)
+        self.assertEqual(card["compile_device_source"], "baselines")
+
+    def test_a_run_with_per_call_compile_gets_only_the_gpu_time(self):
+        # qwen softmax in run 5: per-call compile measured there (kept); GPU time from the pass,
+        # 1000 / 10 us = 100x over eager, so KF (3.68x by the evaluator) is far behind it.
+        card = self.cards[("qwen_layers_bf16_s2048", self.qwen_softmax["id"])]
+        self.assertAlmostEqual(float(card["compile_us"]), self.qwen_softmax["do_bench"]["compile"]["us"])
+        self.assertAlmostEqual(float(card["compile_vs_eager_device"]), 100.0)
+        self.assertAlmostEqual(float(card["kf_vs_compile_device"]), float(card["evaluator_speedup"]) / 100.0)
+        self.assertEqual(card["compile_device_source"], "baselines")
+        self.assertEqual(card["compile_source"], "")
+
     def test_measured_numbers_are_never_replaced(self):
         card = self.cards[("qwen_layers_bf16_s2048", self.qwen_softmax["id"])]
         self.assertEqual(card["compile_source"], "")
@@ -155,6 +176,11 @@ class AssembleBaselinesTest(unittest.TestCase):
         self.assertEqual(result["missing"], ["measure card bbbb0000", "card cccc0000 (not in this capture)",
                                              "end to end compile"])
         self.assertEqual(result["end_to_end"]["eager"], {"ms": 2.0})
+        # The earlier run measured torch.compile end to end: the pass does not, and lacks nothing there.
+        with tempfile.TemporaryDirectory(prefix="kforge-assemble-baselines-") as model_dir:
+            write_json(os.path.join(model_dir, "capture.json"), {"cards": 0})
+            skipped = assemble_baselines(model_dir, "m", "d", {}, [], [], end_to_end_skipped=True)
+        self.assertEqual(skipped["missing"], [])
 
 
 if __name__ == "__main__":
