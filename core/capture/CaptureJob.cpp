@@ -18,6 +18,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iomanip>
+#include <optional>
+#include <sstream>
 
 namespace kforge::core {
 namespace fs = std::filesystem;
@@ -94,6 +97,35 @@ Result<void> saveSamples(std::vector<RecordedVariant>& variants, const fs::path&
             progress->done = ++done;
     }
     return {};
+}
+
+// When the sample budget ran out: how many cards it left without a sample (they cannot be
+// validated, so no kernel can be proven for them), their share of the model's time, and the budget
+// that would have sampled their first calls. `cards` are the variants' cards, in the same order.
+std::optional<std::string> sampleBudgetNote(const std::vector<RecordedVariant>& variants,
+                                            const std::vector<OperatorCard>& cards, std::int64_t budgetBytes,
+                                            std::int64_t usedBytes)
+{
+    int unsampled = 0;
+    double share = 0;
+    std::int64_t missingBytes = 0;
+    for (size_t i = 0; i < variants.size() && i < cards.size(); ++i) {
+        if (!variants[i].budgetExhausted || !cards[i].samples.empty())
+            continue;
+        ++unsampled;
+        share += cards[i].timeShare;
+        missingBytes += variants[i].unsampledBytes;
+    }
+    if (unsampled == 0)
+        return std::nullopt;
+    constexpr std::int64_t kMiB = 1 << 20;
+    const auto mib = [](std::int64_t bytes) { return std::to_string((bytes + kMiB - 1) / kMiB); };
+    std::ostringstream text;
+    text << "the sample budget (" << mib(budgetBytes) << " MB) ran out: " << unsampled << " card"
+         << (unsampled == 1 ? "" : "s") << " (" << std::fixed << std::setprecision(1) << share * 100.0
+         << "% of model time) have no sample, so no kernel can be validated for them; --sample-budget-mb "
+         << mib(usedBytes + missingBytes) << " would sample their first calls";
+    return text.str();
 }
 
 void describeMissingSamples(RecordedVariant& variant, const CaptureOptions& options)
@@ -280,6 +312,8 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
         card.timeShare = info.totalEagerUs > 0 && inGpuTime(card) ? card.totalEagerUs() / info.totalEagerUs : 0;
     if (!device->is_cuda())
         report.notes.push_back("captured on CPU: latencies are CPU wall-clock times, not GPU times");
+    if (auto note = sampleBudgetNote(variants, project.cards, options.sampleBudgetBytes, recorder.sampleBytes()))
+        report.notes.push_back(*note);
 
     if (auto saved = saveProject(stagingGuard.path(), project); !saved)
         return saved.error();

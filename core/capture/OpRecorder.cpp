@@ -47,6 +47,7 @@ struct OpRecorder::CallContext : at::ObserverContext {
     CapturedSample* sample = nullptr; // non-null: keep this call's outputs
     std::vector<const c10::StorageImpl*> inputStorages; // of a sampled call, to spot aliasing outputs
     bool mutates = false;
+    bool skippedForBudget = false; // the variant's first call without room in the budget: size its outputs
     bool wantOutputSpecs = false;
     std::optional<size_t> returns; // the schema's number of results, when known
 };
@@ -193,6 +194,10 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
         for (const c10::IValue& input : inputs)
             inputBytes += torchinterop::payloadBytes(input);
         if (m_sampleBytes + inputBytes > m_options.sampleBudgetBytes) {
+            if (!variant.budgetExhausted && variant.samples.empty()) {
+                variant.unsampledBytes = inputBytes;
+                call->skippedForBudget = true;
+            }
             variant.budgetExhausted = true;
         } else {
             CapturedSample sample;
@@ -225,6 +230,10 @@ void OpRecorder::endCall(const at::RecordFunction& fn, CallContext& call)
                 for (const at::Tensor& t : output.toTensorVector())
                     call.variant->card.outputs.push_back(torchinterop::tensorSpecOf(t));
         }
+    }
+    if (call.skippedForBudget) {
+        for (const c10::IValue& output : outputs)
+            call.variant->unsampledBytes += torchinterop::payloadBytes(output);
     }
     if (call.sample && !call.mutates && sharesStorage(outputs, call.inputStorages)) {
         // Nothing computed: give the sample's bytes back to the budget and sample no later call.

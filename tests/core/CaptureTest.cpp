@@ -8,7 +8,9 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <iomanip>
 #include <map>
+#include <sstream>
 
 using namespace kforge::core;
 using kforge::core::test::cpuCapture;
@@ -223,6 +225,34 @@ TEST(Capture, SampleBudgetLimitsSamplesAndSaysWhy)
     }
     EXPECT_TRUE(anyExhausted);
     EXPECT_LE(total, 5000 + 4096); // the budget bounds inputs; one call's outputs may follow
+
+    // One note sums it up: how many cards, their share, and a budget that samples them.
+    const auto note = std::find_if(report->notes.begin(), report->notes.end(), [](const std::string& text) {
+        return text.find("sample budget") != std::string::npos;
+    });
+    ASSERT_NE(note, report->notes.end());
+    int unsampled = 0;
+    double share = 0;
+    for (const OperatorCard& card : report->project.cards) {
+        if (card.samples.empty() && card.samplesNote.find("budget") != std::string::npos) {
+            ++unsampled;
+            share += card.timeShare;
+        }
+    }
+    std::ostringstream expected;
+    expected << "the sample budget (1 MB) ran out: " << unsampled << " card" << (unsampled == 1 ? "" : "s") << " ("
+             << std::fixed << std::setprecision(1) << share * 100.0 << "% of model time) have no sample";
+    EXPECT_EQ(note->rfind(expected.str(), 0), 0u) << *note;
+    EXPECT_NE(note->find("--sample-budget-mb 1 would sample their first calls"), std::string::npos) << *note;
+}
+
+TEST(Capture, AGenerousBudgetLeavesNoBudgetNote)
+{
+    ScratchDir scratch;
+    auto report = runCapture(cpuCapture("basic_block.pt", {"2x8x8x8"}, scratch / "project"));
+    ASSERT_TRUE(report.ok()) << report.error().toString();
+    for (const std::string& note : report->notes)
+        EXPECT_EQ(note.find("sample budget"), std::string::npos) << note;
 }
 
 TEST(Capture, OpsThatOnlyAliasTheirInputKeepNoSample)
