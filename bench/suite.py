@@ -22,8 +22,8 @@ machine an ignored path such as build/suite, not $OUT, which is emptied before e
 $OUT). bench/report.py turns those into markdown.
 
 With --baselines-from DIR, a baselines pass instead: capture, then eager and torch.compile alone,
-per card for the cards of DIR/MODEL.json (an earlier run's published result) and end to end, into
-OUT/MODEL/baselines/. bench/report.py given that run and this pass fills the run's missing
+per card for the cards of DIR/MODEL.json (an earlier run's published result; per call and GPU time)
+and end to end unless that run has it, into OUT/MODEL/baselines/. bench/report.py given that run and this pass fills the run's missing
 torch.compile numbers from it, each against the eager time of its own pass (bench/report_baselines.py):
 torch.compile's first calls take minutes per model, which a full run on a fresh GPU lease may not
 have left.
