@@ -567,14 +567,14 @@ void MainWindow::onCaptureSucceeded(std::shared_ptr<const core::CaptureReport> r
     m_openModelAction->setEnabled(true);
     // The report's project is what the capture just wrote to outputDir: no need to read it back.
     showProject(std::shared_ptr<const core::Project>(report, &report->project), outputDir);
-    m_jobStatus->endJob(tr("Captured %1 cards in %2 s")
-                            .arg(report->project.cards.size())
-                            .arg(report->times.totalMs / 1000.0, 0, 'f', 1));
-    QStringList notes;
+    // The capture's notes (a sample budget that ran out, a CPU capture) stay with its summary
+    // until the next job: cards left without a sample can never get a kernel.
+    QString summary = tr("Captured %1 cards in %2 s")
+                          .arg(report->project.cards.size())
+                          .arg(report->times.totalMs / 1000.0, 0, 'f', 1);
     for (const std::string& note : report->notes)
-        notes << fromStd(note);
-    if (!notes.isEmpty())
-        statusBar()->showMessage(notes.join(QStringLiteral("; ")), 2 * kStatusMessageMs);
+        summary += tr("; note: %1").arg(fromStd(note));
+    m_jobStatus->endJob(summary);
 }
 
 void MainWindow::onCaptureFailed(const QString& error, bool cancelled)

@@ -163,6 +163,23 @@ private Q_SLOTS:
         QCOMPARE(errors.size(), 1);
     }
 
+    void aCaptureNoteStaysWithItsSummary()
+    {
+        // A budget too small for every sample: the note that says so stays in the job label (and
+        // its tooltip) until the next job, instead of a status message that times out.
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QSignalSpy succeeded(window.captureRunner(), &CaptureJobRunner::succeeded);
+        core::CaptureOptions options = convGnOptions(m_dir.filePath(QStringLiteral("small_budget")));
+        options.sampleBudgetBytes = 4096;
+        QVERIFY(window.startCapture(options));
+        QVERIFY(succeeded.wait(kCaptureTimeoutMs));
+        const QString label = window.jobStatus()->labelText();
+        QVERIFY2(label.startsWith(QStringLiteral("Captured ")), qPrintable(label));
+        QVERIFY2(label.contains(QStringLiteral("; note: the sample budget")), qPrintable(label));
+        QVERIFY2(label.contains(QStringLiteral("--sample-budget-mb")), qPrintable(label));
+        QVERIFY2(label.contains(QStringLiteral("; note: captured on CPU")), qPrintable(label));
+    }
+
     void theStatusBarCancelButtonStopsTheCapture()
     {
         MainWindow window(MainWindow::SettingsMode::Ephemeral);

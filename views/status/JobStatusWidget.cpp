@@ -29,6 +29,7 @@ void JobStatusWidget::beginJob(const QString& title)
 {
     m_title = title;
     m_label->setText(title);
+    m_label->setToolTip(QString());
     m_progress->setRange(0, 0);
     m_progress->setFormat(QString());
     m_cancel->setEnabled(true);
@@ -58,6 +59,7 @@ void JobStatusWidget::setCancelling()
 void JobStatusWidget::endJob(const QString& message)
 {
     m_label->setText(message);
+    m_label->setToolTip(message); // the whole text where the status bar has no room for it
     m_progress->hide();
     m_cancel->hide();
 }

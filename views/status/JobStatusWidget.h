@@ -22,7 +22,8 @@ public:
     void setProgress(const QString& phase, int done, int total);
     /// Disables Cancel and says the job is stopping.
     void setCancelling();
-    /// Hides the bar and the button; `message` stays in the label (e.g. how the job ended).
+    /// Hides the bar and the button; `message` stays in the label (e.g. how the job ended, with
+    /// what the user should know about the result) and its tooltip, until the next job.
     void endJob(const QString& message);
 
     bool isJobVisible() const;
