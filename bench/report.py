@@ -323,15 +323,14 @@ def baselines_line(result):
 def sanitizer_timing_text(result):
     """Where the sanitizer gate's time went, from the per-tool step times kforge records: the
     kernels run now and reused, and the slowest tool run's start-up, evaluation and exit."""
-    runs, reused = [], 0
-    for card in result["cards"]:
-        export = card.get("export") or {}
-        reused += bool(export.get("sanitizer_reused"))
-        for tool, steps in (export.get("sanitizer_seconds") or {}).items():
-            runs.append((sum(steps.get(k) or 0 for k in ("start", "evaluate", "exit")), card, tool, steps))
-    if not runs and not reused:
+    exports = [(card, card.get("export") or {}) for card in result["cards"]]
+    checked = [(card, export["sanitizer_seconds"]) for card, export in exports if export.get("sanitizer_seconds")]
+    reused = sum(1 for _, export in exports if export.get("sanitizer_reused"))
+    if not checked and not reused:
         return ""
-    text = f" Sanitizer gate: {len({id(r[1]) for r in runs})} kernel(s) run, {reused} reused"
+    runs = [(sum(steps.get(k) or 0 for k in ("start", "evaluate", "exit")), card, tool, steps)
+            for card, tools in checked for tool, steps in tools.items()]
+    text = f" Sanitizer gate: {len(checked)} kernel(s) run, {reused} reused"
     if runs:
         total, card, tool, steps = max(runs, key=lambda r: r[0])
         text += (f"; slowest tool run {tool} on {short_key(card.get('key', card.get('op', '')))}: {total:.0f} s "

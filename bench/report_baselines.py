@@ -20,8 +20,8 @@ def _fill_card(card, base):
     """Copies what `card` lacks of base's torch.compile timing: the whole timing (per call and GPU
     time), or only the GPU time (runs from before device_time_us). Returns whether it copied."""
     base_db = base.get("do_bench") or {}
-    compiled, base_eager, base_eager_device = base_db.get("compile") or {}, base_db.get("eager_us"), \
-        base_db.get("eager_device_us")
+    compiled = base_db.get("compile") or {}
+    base_eager, base_eager_device = base_db.get("eager_us"), base_db.get("eager_device_us")
     db = card.setdefault("do_bench", {})
     speedups = card.setdefault("speedups", {})
     if not db.get("compile"):

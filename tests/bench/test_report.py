@@ -16,6 +16,19 @@ RESULTS_RUN3 = os.path.join(SOURCE, "bench", "results", "2026-12-01-suite-h200-r
 RESULTS_RUN4 = os.path.join(SOURCE, "bench", "results", "2026-12-01-suite-h200-run4")
 
 
+def run_report(inputs, out_dir, suffix):
+    """bench/report.py on `inputs` (result files or folders) into out_dir: the finished process, the
+    path stem of what it wrote, and its markdown ("" when it failed)."""
+    run = subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "report.py"), *inputs, "--out-dir", out_dir,
+                          "--suffix", suffix], capture_output=True, text=True)
+    stem = os.path.join(out_dir, "2026-12-01-suite-h200-" + suffix)
+    markdown = ""
+    if run.returncode == 0:
+        with open(stem + ".md") as f:
+            markdown = f.read()
+    return run, stem, markdown
+
+
 class ReportOf:
     """Runs bench/report.py on `results` once for the class; markdown and cards CSV in attributes."""
     results = RESULTS
@@ -23,14 +36,7 @@ class ReportOf:
     @classmethod
     def setUpClass(cls):
         cls.out = tempfile.mkdtemp(prefix="kforge-report-")
-        cls.result = subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "report.py"), cls.results,
-                                     "--out-dir", cls.out, "--suffix", "test"], capture_output=True, text=True)
-        base = os.path.join(cls.out, "2026-12-01-suite-h200-test")
-        if cls.result.returncode == 0:
-            with open(base + ".md") as f:
-                cls.markdown = f.read()
-        else:
-            cls.markdown = ""
+        cls.result, base, cls.markdown = run_report([cls.results], cls.out, "test")
         with open(base + "-cards.csv") as f:
             cls.cards = list(csv.DictReader(f))
 
@@ -99,11 +105,8 @@ class ExportPhasesTest(unittest.TestCase):
             os.makedirs(os.path.join(tmp, "in"))
             with open(os.path.join(tmp, "in", "sd_block_fp16.json"), "w") as f:
                 json.dump(result, f)
-            run = subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "report.py"), os.path.join(tmp, "in"),
-                                  "--out-dir", tmp, "--suffix", "phases"], capture_output=True, text=True)
+            run, _, markdown = run_report([os.path.join(tmp, "in")], tmp, "phases")
             self.assertEqual(run.returncode, 0, run.stderr)
-            with open(os.path.join(tmp, "2026-12-01-suite-h200-phases.md")) as f:
-                markdown = f.read()
         self.assertIn("Export took 34 s: sanitizer gate 21 s, in-model check 10 s. Sanitizer gate: 1 kernel(s) run, "
                       "1 reused; slowest tool run initcheck on group_norm f16[2,512,64,64]: 17 s (start 5 s, "
                       "evaluate 3 s, exit 9 s).", markdown)

@@ -6,10 +6,11 @@ assemble test imports torch through card_bench, on the CPU)."""
 import csv
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
+
+from test_report import run_report
 
 SOURCE = os.environ.get("KFORGE_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 RESULTS = os.path.join(SOURCE, "bench", "results")
@@ -22,11 +23,6 @@ GEMMA_SOFTMAX = "9dcdd0966961bd15"  # gemma_layers_bf16_s512's softmax card in r
 def read(path):
     with open(path) as f:
         return json.load(f)
-
-
-def read_text(path):
-    with open(path) as f:
-        return f.read()
 
 
 def baselines_of(model, cards, eager_ms, compile_ms, missing=()):
@@ -70,11 +66,8 @@ class ReportWithBaselinesTest(unittest.TestCase):
         for result in passes:
             with open(os.path.join(base, result["model"] + ".json"), "w") as f:
                 json.dump(result, f)
-        cls.report = subprocess.run(
-            [sys.executable, os.path.join(SOURCE, "bench", "report.py"), os.path.join(RUN3, "gemma_layers_bf16_s512.json"),
-             RUN5, base, "--out-dir", tmp, "--suffix", "baselines"], capture_output=True, text=True)
-        stem = os.path.join(tmp, "2026-12-01-suite-h200-baselines")
-        cls.markdown = read_text(stem + ".md") if cls.report.returncode == 0 else ""
+        cls.report, stem, cls.markdown = run_report([os.path.join(RUN3, "gemma_layers_bf16_s512.json"), RUN5, base],
+                                                    tmp, "baselines")
         with open(stem + "-cards.csv") as f:
             cls.cards = {(row["model"], row["card"]): row for row in csv.DictReader(f)}
         with open(stem + "-models.csv") as f:
@@ -147,11 +140,8 @@ class ReportWithBaselinesTest(unittest.TestCase):
             self.assertIn("end to end compile", read(resnet)["missing"])
             with open(os.path.join(tmp, "pass.json"), "w") as f:
                 json.dump(baselines_of("resnet50_fp16_cl", {}, 7.8, 3.9), f)
-            run = subprocess.run([sys.executable, os.path.join(SOURCE, "bench", "report.py"), resnet,
-                                  os.path.join(tmp, "pass.json"), "--out-dir", tmp, "--suffix", "m"],
-                                 capture_output=True, text=True)
+            run, _, markdown = run_report([resnet, os.path.join(tmp, "pass.json")], tmp, "m")
             self.assertEqual(run.returncode, 0, run.stderr)
-            markdown = read_text(os.path.join(tmp, "2026-12-01-suite-h200-m.md"))
         self.assertNotIn("**Incomplete**", markdown)
         self.assertIn("| 3.90 (2.00x) † |", markdown)
 
