@@ -35,6 +35,15 @@ Project captureOnCpu(const ScratchDir& scratch, const std::string& model, std::v
     return report.ok() ? report->project : Project{};
 }
 
+/// One sample per card, as `kforge capture --samples 1` takes them for the search.
+Result<CaptureReport> captureOneSamplePerCard(const ScratchDir& scratch, const std::string& model,
+                                              std::vector<std::string> inputs)
+{
+    CaptureOptions options = cpuCapture(model, std::move(inputs), scratch / "project");
+    options.samplesPerCard = 1;
+    return runCapture(options);
+}
+
 } // namespace
 
 TEST(Capture, ConvGroupNormBlockCards)
@@ -140,9 +149,7 @@ TEST(Capture, ResNetBasicBlockCards)
 TEST(Capture, CardsCarryTimingsSharesAndSamplesAndReopenExactly)
 {
     ScratchDir scratch;
-    CaptureOptions options = cpuCapture("basic_block.pt", {"2x8x8x8"}, scratch / "project");
-    options.samplesPerCard = 1;
-    auto report = runCapture(options);
+    auto report = captureOneSamplePerCard(scratch, "basic_block.pt", {"2x8x8x8"});
     ASSERT_TRUE(report.ok()) << report.error().toString();
     const Project& project = report->project;
 
@@ -258,9 +265,7 @@ TEST(Capture, AGenerousBudgetLeavesNoBudgetNote)
 TEST(Capture, OpsThatOnlyAliasTheirInputKeepNoSample)
 {
     ScratchDir scratch;
-    CaptureOptions options = cpuCapture("transformer_block.pt", {"2x8x32:float32"}, scratch / "project");
-    options.samplesPerCard = 1;
-    auto report = runCapture(options);
+    auto report = captureOneSamplePerCard(scratch, "transformer_block.pt", {"2x8x32:float32"});
     ASSERT_TRUE(report.ok()) << report.error().toString();
     int views = 0;
     int computing = 0;
@@ -284,9 +289,7 @@ TEST(Capture, OpsThatOnlyAliasTheirInputKeepNoSample)
 TEST(Capture, AnInPlaceOpKeepsItsSampleThoughItReturnsItsInput)
 {
     ScratchDir scratch;
-    CaptureOptions options = cpuCapture("inplace_add.pt", {"4x8"}, scratch / "project");
-    options.samplesPerCard = 1;
-    auto report = runCapture(options);
+    auto report = captureOneSamplePerCard(scratch, "inplace_add.pt", {"4x8"});
     ASSERT_TRUE(report.ok()) << report.error().toString();
     const auto add = std::find_if(report->project.cards.begin(), report->project.cards.end(),
                                   [](const OperatorCard& card) { return card.op == "aten::add_"; });

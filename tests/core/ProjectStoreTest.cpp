@@ -1,12 +1,12 @@
 #include "project/ProjectStore.h"
 #include "util/AtomicFile.h"
 
+#include "ScratchDir.h"
 #include "TestProject.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <unistd.h>
 
 using namespace kforge::core;
 namespace fs = std::filesystem;
@@ -15,16 +15,6 @@ namespace {
 
 class ProjectStoreTest : public ::testing::Test {
 protected:
-    void SetUp() override
-    {
-        m_root = fs::temp_directory_path() /
-                 ("kforge_store_test_" + std::to_string(::getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(m_root);
-        fs::create_directories(m_root);
-    }
-    void TearDown() override { fs::remove_all(m_root); }
-
     fs::path savedFixture()
     {
         const fs::path dir = m_root / "project";
@@ -33,7 +23,8 @@ protected:
         return dir;
     }
 
-    fs::path m_root;
+    test::ScratchDir m_scratch;
+    const fs::path m_root = m_scratch.path();
 };
 
 } // namespace

@@ -376,8 +376,6 @@ TEST_F(CastExportTest, BeforeCardSeesEveryCardAndCanStopTheExport)
 {
     const TwoCards cards;
     const Project& project = cards.project;
-    const OperatorCard& softmax = cards.softmax;
-    const OperatorCard& relu = cards.relu;
     const std::map<std::string, SearchTree>& trees = cards.trees;
     std::vector<std::string> seen;
     std::vector<std::string> sanitized;

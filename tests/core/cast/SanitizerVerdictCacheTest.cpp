@@ -1,6 +1,7 @@
 // Passed sanitizer verdicts kept between exports (core/cast/SanitizerVerdictCache): reused only for
 // exactly the same kernel, samples, worker and toolchain; findings are never kept. No GPU.
 
+#include "../ScratchDir.h"
 #include "cast/SanitizerVerdictCache.h"
 
 #include "project/ProjectJson.h"
@@ -22,12 +23,6 @@ class SanitizerVerdictCacheTest : public ::testing::Test {
 protected:
     void SetUp() override
     {
-        m_root = fs::temp_directory_path() /
-                 ("kforge-verdicts-" + std::to_string(::getpid()) + "-" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        fs::remove_all(m_root);
-        fs::create_directories(samplesDir());
-
         ArgSpec self;
         self.name = "self";
         self.type = "Tensor";
@@ -45,8 +40,6 @@ protected:
         m_node.candidate.source = "extern \"C\" __global__ void kf() {}\n";
         m_node.candidate.launchPlan = json{{"launches", json::array()}};
     }
-    void TearDown() override { fs::remove_all(m_root); }
-
     fs::path samplesDir() const { return m_root / "project" / "samples" / m_card.id; }
     void writeSample(const std::string& name, const std::string& bytes) const
     {
@@ -58,7 +51,8 @@ protected:
                                       "/usr/local/cuda/bin/compute-sanitizer");
     }
 
-    fs::path m_root;
+    test::ScratchDir m_scratch;
+    const fs::path m_root = m_scratch.path();
     OperatorCard m_card;
     SearchNode m_node;
     const json m_passed{{"checked", true}, {"passed", true}, {"tools", {{"memcheck", {{"errors", 0}}}}}};
