@@ -20,7 +20,7 @@ end_to_end, summary, missing. bench/report.py reads only these files.
 
 A baselines result (suite.py --baselines-from; "kind": "baselines") has model, description,
 environment, invocations, capture, card_ids (the earlier run's cards it was asked for), cards
-(eager and torch.compile by do_bench), end_to_end (eager, compile) and missing; bench/report.py
+(eager and torch.compile, per call and GPU time), end_to_end (eager, compile) and missing; bench/report.py
 fills an earlier run's missing torch.compile numbers from it (bench/report_baselines.py).
 """
 import json
