@@ -20,6 +20,12 @@
 #   bash bench/gpu_session.sh full             the whole test suite, the example and the older
 #                                              benchmarks (capture overhead, evaluator cross-check,
 #                                              search targets); longer than one call
+#
+# suite and baselines stop at --budget seconds (default: what is left of 560 s since this script
+# started). torch.compile's max-autotune results survive a fresh machine: each call leaves
+# inductor's autotune cache (a small JSON) in $OUT/inductor-autotune/; copy that folder to
+# bench/.inductor-autotune/ (git-ignored) and carry it, and the next machine starts from it instead
+# of benchmarking every convolution and matmul choice again (ResNet-50 fp32 needed more than one call).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${OUT:-$root/out}"
@@ -43,12 +49,35 @@ check() {
     grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|exit [0-9]" "$out/ctest-gpu.log"
 }
 
+# --budget with what is left of the call, unless the caller's arguments name one.
+default_budget() {
+    case " $* " in *" --budget "*) ;; *) echo --budget $((560 - SECONDS)) ;; esac
+}
+
+# inductor's local autotune cache (torch/_inductor/codecache.py, LocalCache: cache/<system hash>)
+# under the suite's TORCHINDUCTOR_CACHE_DIR: restored from a carried copy where the machine has
+# none, and handed back in $OUT after the run.
+autotune_cache="$root/build/suite/inductor-cache/cache"
+restore_autotune_cache() {
+    if [ -d "$root/bench/.inductor-autotune" ]; then
+        mkdir -p "$autotune_cache" && cp -n "$root/bench/.inductor-autotune/"* "$autotune_cache/" 2>/dev/null
+    fi
+    return 0
+}
+save_autotune_cache() {
+    if [ -d "$autotune_cache" ]; then
+        mkdir -p "$out/inductor-autotune" && cp "$autotune_cache/"* "$out/inductor-autotune/" 2>/dev/null
+    fi
+    return 0
+}
+
 suite() {
     local models="$1"; shift
-    local budget=$((560 - SECONDS))
+    restore_autotune_cache
     python3 "$root/bench/suite.py" --kforge "$root/build/cli/kforge" --out "$root/build/suite" --models "$models" \
-        --budget "$budget" --publish "$out/suite" "$@" > "$out/suite.log" 2>&1
+        $(default_budget "$@") --publish "$out/suite" "$@" > "$out/suite.log" 2>&1
     echo "suite exit $?"
+    save_autotune_cache
     grep -v -E "^E[0-9]{4} |AUTOTUNE|triton_|^ +(mm|conv)" "$out/suite.log" | tail -n 20
     python3 "$root/bench/report.py" "$root/build/suite" --out-dir "$out/report" > /dev/null 2> "$out/report.err" \
         || tail -n 3 "$out/report.err"
@@ -56,9 +85,11 @@ suite() {
 
 baselines() {
     local models="$1"; shift
+    restore_autotune_cache
     python3 "$root/bench/suite.py" --kforge "$root/build/cli/kforge" --out "$root/build/suite" --models "$models" \
-        --budget $((560 - SECONDS)) --publish "$out/baselines" "$@" > "$out/baselines.log" 2>&1
+        $(default_budget "$@") --publish "$out/baselines" "$@" > "$out/baselines.log" 2>&1
     echo "suite --baselines-from exit $?"
+    save_autotune_cache
     grep -v -E "^E[0-9]{4} |AUTOTUNE|triton_|^ +(mm|conv)" "$out/baselines.log" | grep -E "^suite:|baselines\)" | tail -n 12
 }
 
