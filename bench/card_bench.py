@@ -65,7 +65,17 @@ def do_bench_us(fn, warmup=25, rep=200):
 SLEEP_CYCLES = 4_000_000  # torch.cuda._sleep before each timed call: about 2 ms at the H200's clock
 
 
-def device_time_us(fn, reps=30, warmup=3):
+def _sleep_us(cycles):
+    """How long torch.cuda._sleep(cycles) keeps the GPU busy, in microseconds."""
+    began, ended = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    began.record()
+    torch.cuda._sleep(cycles)
+    ended.record()
+    torch.cuda.synchronize()
+    return began.elapsed_time(ended) * 1000.0
+
+
+def device_time_us(fn, reps=30, warmup=3, sleep_cycles=SLEEP_CYCLES):
     """GPU time of one call of `fn`, without the host's launch overhead: before each call the L2
     is flushed (a 256 MiB zero_) and the GPU is kept busy by torch.cuda._sleep while the host
     enqueues the call, so the CUDA events around it see its kernels (and the gaps between them)
@@ -79,18 +89,13 @@ def device_time_us(fn, reps=30, warmup=3):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    sleep_start, sleep_end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    sleep_start.record()
-    torch.cuda._sleep(SLEEP_CYCLES)
-    sleep_end.record()
-    torch.cuda.synchronize()
-    sleep_us = sleep_start.elapsed_time(sleep_end) * 1000.0
+    sleep_us = _sleep_us(sleep_cycles)
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     host_us = []
     for start, end in zip(starts, ends):
         cache.zero_()
-        torch.cuda._sleep(SLEEP_CYCLES)
+        torch.cuda._sleep(sleep_cycles)
         began = time.perf_counter()
         start.record()
         fn()
@@ -104,11 +109,30 @@ def device_time_us(fn, reps=30, warmup=3):
     return times[len(times) // 2]
 
 
-def device_time_into(record, key, fn):
-    """record[key] = device_time_us(fn), or record[key + "_error"] when it cannot be isolated (an op
-    that synchronizes, say): the per-call time stands without it."""
+def model_device_time_ms(fn, reps=20, warmup=3):
+    """device_time_us of a whole model's forward, in milliseconds, with a sleep sized to the model:
+    a host-bound model takes milliseconds to enqueue its launches, longer than the fixed sleep
+    of one op. The sleep is three times the slowest of five enqueues (at least SLEEP_CYCLES), so
+    device_time_us's check (host under 80% of the sleep) leaves room for the host's jitter."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    host_us = []
+    for _ in range(5):
+        began = time.perf_counter()
+        fn()
+        host_us.append((time.perf_counter() - began) * 1e6)
+        torch.cuda.synchronize()
+    cycles = max(SLEEP_CYCLES, int(SLEEP_CYCLES * 3.0 * max(host_us) / _sleep_us(SLEEP_CYCLES)))
+    return device_time_us(fn, reps=reps, warmup=0, sleep_cycles=cycles) / 1000.0
+
+
+def device_time_into(record, key, fn, timer=device_time_us):
+    """record[key] = timer(fn) (device_time_us, or model_device_time_ms for a whole model), or
+    record[key + "_error"] when it cannot be isolated (an op that synchronizes, a host that cannot
+    enqueue a call within the sleep): the per-call time stands without it."""
     try:
-        record[key] = device_time_us(fn)
+        record[key] = timer(fn)
     except Exception as e:  # noqa: BLE001 - recorded next to the number it would have been
         record[key + "_error"] = one_line(f"{type(e).__name__}: {e}")
 

@@ -152,7 +152,12 @@ def model_numbers(result):
         "compile_ms": e2e.get("compile_ms"),
         "compile_speedup": e2e.get("compile_speedup_vs_eager"), "compile_source": e2e.get("compile_source") or "",
         "kforge_run_eager_ms": e2e.get("kforge_run_eager_ms"), "kforge_run_cast_ms": e2e.get("kforge_run_cast_ms"),
-        "kforge_run_speedup": e2e.get("kforge_run_speedup"), "optimization_wall_s": s.get("optimization_wall_s"),
+        "kforge_run_speedup": e2e.get("kforge_run_speedup"),
+        "eager_device_ms": e2e.get("eager_device_ms"), "cast_device_ms": e2e.get("cast_runtime_device_ms"),
+        "cast_device_speedup": e2e.get("cast_runtime_device_speedup_vs_eager"),
+        "compile_device_ms": e2e.get("compile_device_ms"),
+        "compile_device_speedup": e2e.get("compile_device_speedup_vs_eager"),
+        "optimization_wall_s": s.get("optimization_wall_s"),
         "flagged_cards": s.get("flagged_cards"), "missing": "; ".join(result.get("missing") or []),
     }
 
@@ -243,12 +248,26 @@ def cast_cell(n):
     return cell
 
 
+def device_cell(n):
+    """End-to-end GPU time (host launch overhead hidden): eager / .cast / torch.compile, each speedup
+    over eager after it; "-" where the run predates the measurement or it could not be isolated."""
+    if n["eager_device_ms"] is None and n["cast_device_ms"] is None and n["compile_device_ms"] is None:
+        return "-"
+
+    def side(ms, speedup, mark=""):
+        return fmt(ms) + (f" ({fmt(speedup, '{:.2f}x')}){mark}" if ms is not None else "")
+    return " / ".join([fmt(n["eager_device_ms"]), side(n["cast_device_ms"], n["cast_device_speedup"]),
+                       side(n["compile_device_ms"], n["compile_device_speedup"],
+                            BASELINE_MARK if n["compile_source"] else "")])
+
+
 def model_table(results):
     lines = ["| model | cards (searched / vendor / all) | faster than eager: evaluator / do_bench | exported kernels | "
              "model time searched / exported | eager ms (alone) | .cast in Python: eager -> .cast ms (speedup) | "
              "kforge run eager -> .cast ms | "
-             "torch.compile ms (speedup) | optimize wall s | flagged cards |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "torch.compile ms (speedup) | GPU time ms: eager / .cast / torch.compile | optimize wall s | "
+             "flagged cards |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     totals = [0, 0, 0]
     for result in results.values():
         n = model_numbers(result)
@@ -259,9 +278,9 @@ def model_table(results):
             f"{fmt(n['eager_ms'])} | {cast_cell(n)} | "
             f"{fmt(n['kforge_run_eager_ms'])} -> {fmt(n['kforge_run_cast_ms'])} | {fmt(n['compile_ms'])} "
             f"({fmt(n['compile_speedup'], '{:.2f}x')}){BASELINE_MARK if n['compile_source'] else ''} | "
-            f"{fmt(n['optimization_wall_s'], '{:.0f}')} | "
+            f"{device_cell(n)} | {fmt(n['optimization_wall_s'], '{:.0f}')} | "
             f"{n['flagged_cards']} |")
-    lines.append(f"| **all** | | **{totals[0]} / {totals[1]}** | **{totals[2]}** | | | | | | | |")
+    lines.append(f"| **all** | | **{totals[0]} / {totals[1]}** | **{totals[2]}** | | | | | | | | |")
     return lines
 
 
@@ -372,11 +391,20 @@ def end_to_end_lines(result):
             parts.append("alternating rounds, eager / .cast ms: " + ", ".join(
                 f"{fmt(e, '{:.2f}')} / {fmt(c, '{:.2f}')}" for e, c in zip(rounds["eager_ms"], rounds["cast_ms"])) +
                 f"; speedup {fmt(piece.get('speedup'), '{:.3f}')}x (median of the rounds' ratios)")
+            if any(rounds.get("eager_device_ms") or []):
+                parts.append("GPU time, eager / .cast ms: " + ", ".join(
+                    f"{fmt(e, '{:.2f}')} / {fmt(c, '{:.2f}')}"
+                    for e, c in zip(rounds["eager_device_ms"], rounds.get("cast_device_ms") or [])) +
+                    f"; speedup {fmt(piece.get('device_speedup'), '{:.3f}')}x")
+            for error in rounds.get("device_errors") or []:
+                parts.append(f"GPU time not isolated ({error})")
         elif piece.get("eager_before_ms") is not None:
             parts.append(f"eager in the same process {fmt(piece['eager_before_ms'], '{:.2f}')} ms before loading, "
                          f"{fmt(piece.get('eager_after_ms'), '{:.2f}')} ms after unloading")
         if piece.get("compile_s") is not None:
             parts.append(f"first call (compile) {piece['compile_s']:.0f} s")
+        if piece.get("device_ms_error"):
+            parts.append(f"GPU time not isolated ({piece['device_ms_error']})")
         if parts:
             lines.append(f"- {label}{BASELINE_MARK if piece.get('source') == 'baselines' else ''}: " + "; ".join(parts))
     lines += baselines_line(result)
@@ -414,7 +442,11 @@ def write_markdown(path, results, date, gpu, files, argv):
             "from eager timed alone when the host's speed drifts; rounds whose eager times spread by more than "
             f"{NOISY_SPREAD:.0%} are marked noisy (a host-bound model, where Python's launch speed sets the time). "
             "`kforge run` times the TorchScript model (wall clock + synchronize), "
-            "eager and the package alternating too." + (
+            "eager and the package alternating too. GPU time: the same forward passes with the host's launch "
+            "overhead hidden (bench/card_bench.py model_device_time_ms: L2 flushed, the forward enqueued behind a "
+            "GPU sleep, median), the kernels' time alone, which host drift does not move; the .cast's is the median "
+            "over the same alternating rounds. Where the GPU time gains and the wall time does not, the host's "
+            "launch speed sets the model's time." + (
                 f" {BASELINE_MARK.strip()}: torch.compile measured by a separate baselines pass, against the eager time "
                 "of that pass (see the model's section)." if any(r.get("baselines") for r in results.values()) else ""),
             ""]

@@ -66,11 +66,16 @@ def fill_compile(result, baselines):
     base_compile = base_e2e.get("compile") or {}
     filled_e2e = False
     if not e2e.get("compile") and base_compile.get("ms") and base_eager:
-        e2e["compile"] = dict(base_compile, eager_ms_same_pass=base_eager, source="baselines")
+        base_eager_device = (base_e2e.get("eager") or {}).get("device_ms")
+        e2e["compile"] = dict(base_compile, eager_ms_same_pass=base_eager, eager_device_ms_same_pass=base_eager_device,
+                              source="baselines")
         summary = result.setdefault("summary", {}).setdefault("end_to_end", {})
         summary["compile_ms"] = base_compile["ms"]
         summary["compile_speedup_vs_eager"] = base_eager / base_compile["ms"]
         summary["compile_source"] = "baselines"
+        if base_compile.get("device_ms") and base_eager_device:
+            summary["compile_device_ms"] = base_compile["device_ms"]
+            summary["compile_device_speedup_vs_eager"] = base_eager_device / base_compile["device_ms"]
         result["missing"] = [m for m in result.get("missing", []) if m != "end to end compile"]
         filled_e2e = True
 

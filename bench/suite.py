@@ -9,7 +9,8 @@ For each model of bench/models (random weights, no downloads), four stages:
   measure   every searched card (bench/card_bench.py): eager, best kernel and torch.compile by
             triton.testing.do_bench next to the evaluator's numbers; end to end: the eager module,
             the same module with the .cast loaded through libkforge_runtime and torch.compile
-            (all do_bench), and `kforge run model.cast --json`.
+            (all do_bench, and each also by GPU time with the host's launch overhead hidden:
+            card_bench.model_device_time_ms), and `kforge run model.cast --json`.
 
 Resumable, so that every invocation fits the GPU machine's 10-minute limit: what a stage produced
 stays in OUT/MODEL/ (see bench/suite_results.py) and is not redone; a failure is recorded and not
@@ -58,8 +59,8 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import models  # noqa: E402
 import torch  # noqa: E402
 import triton  # noqa: E402
-from card_bench import (COMPILE_MODE, copy_bandwidth_gbps, do_bench_us, flatten, measure_card, one_line,  # noqa: E402
-                        run)
+from card_bench import (COMPILE_MODE, copy_bandwidth_gbps, device_time_into, do_bench_us, flatten,  # noqa: E402
+                        measure_card, model_device_time_ms, one_line, run)
 from kforge_export import export_for_kforge  # noqa: E402
 from processes import kill_tree  # noqa: E402
 from suite_results import assemble, assemble_baselines, load_cards, read_json, searched_ids, write_json  # noqa: E402
@@ -69,6 +70,9 @@ BASELINES = "baselines"  # OUT/MODEL/ folder of --baselines-from
 CAST_PIECES = ("cast_runtime", "kforge_run")  # end-to-end measurements that need the .cast
 SEED = 1
 CAST_ROUNDS = 9  # eager / .cast alternations of the in-process end-to-end measurement
+DEVICE_METHOD = ("GPU time of one forward with the host's launch overhead hidden (bench/card_bench.py "
+                 "model_device_time_ms: L2 flushed, the call enqueued behind a GPU sleep three times its "
+                 "host time, median of 20)")
 
 
 class OutOfBudget(BaseException):
@@ -474,7 +478,10 @@ class ModelRun:
         module, inputs = self.built()
         with torch.no_grad():
             us = do_bench_us(lambda: module(*inputs), warmup=100, rep=1000)
-        return {"ms": us / 1000, "method": "do_bench (L2 flushed, median) of the eager nn.Module, no_grad"}
+            record = {"ms": us / 1000, "method": "do_bench (L2 flushed, median) of the eager nn.Module, no_grad; "
+                      "device_ms: " + DEVICE_METHOD}
+            device_time_into(record, "device_ms", lambda: module(*inputs), timer=model_device_time_ms)
+        return record
 
     def runtime_library(self):
         if self.args.runtime:
@@ -492,32 +499,45 @@ class ModelRun:
         if not hasattr(torch.ops, "kforge") or not hasattr(torch.ops.kforge, "load_cast"):
             torch.ops.load_library(library)
 
-        def bench_module():
+        def bench_module(rounds, side):
             with torch.no_grad():
-                return do_bench_us(lambda: module(*inputs), warmup=50, rep=300) / 1000
+                rounds[side + "_ms"].append(do_bench_us(lambda: module(*inputs), warmup=50, rep=300) / 1000)
+                timed = {}
+                device_time_into(timed, "ms", lambda: module(*inputs), timer=model_device_time_ms)
+            rounds[side + "_device_ms"].append(timed.get("ms"))
+            if timed.get("ms_error"):
+                rounds.setdefault("device_errors", []).append(f"{side}: {timed['ms_error']}")
         # Eager and the loaded package alternate within this process, CAST_ROUNDS times: a drift
         # (clocks, host load; eager gemma was seen to move from 5.9 to 2.3 ms within one process)
-        # then touches both sides instead of being read as the package's effect.
-        eager_ms, cast_ms, got, stats = [], [], None, None
+        # then touches both sides instead of being read as the package's effect. Each round also
+        # takes both sides' GPU time (host launch overhead hidden), which host drift does not move.
+        rounds = {"eager_ms": [], "cast_ms": [], "eager_device_ms": [], "cast_device_ms": []}
+        got, stats = None, None
         for _ in range(CAST_ROUNDS):
-            eager_ms.append(bench_module())
+            bench_module(rounds, "eager")
             handle = torch.ops.kforge.load_cast(self.cast)
             try:
                 if got is None:
                     with torch.no_grad():
                         got = flatten(module(*inputs))
-                cast_ms.append(bench_module())
+                bench_module(rounds, "cast")
                 stats = json.loads(torch.ops.kforge.cast_stats())
             finally:
                 torch.ops.kforge.unload_cast(handle)
-        ratios = sorted(e / c for e, c in zip(eager_ms, cast_ms))
-        return {"ms": statistics.median(cast_ms), "eager_ms": statistics.median(eager_ms),
-                "speedup": statistics.median(ratios), "rounds": {"eager_ms": eager_ms, "cast_ms": cast_ms},
-                "output": self.difference(got, expected), "stats": stats,
-                "method": f"{CAST_ROUNDS} rounds, each a do_bench (L2 flushed, median) of the eager nn.Module "
-                          "and then of the same module with the .cast loaded (torch.ops.kforge.load_cast), "
-                          "no_grad; ms and eager_ms: medians over the rounds, speedup: median of the "
-                          "per-round ratios"}
+        record = {"ms": statistics.median(rounds["cast_ms"]), "eager_ms": statistics.median(rounds["eager_ms"]),
+                  "speedup": statistics.median(e / c for e, c in zip(rounds["eager_ms"], rounds["cast_ms"])),
+                  "rounds": rounds, "output": self.difference(got, expected), "stats": stats,
+                  "method": f"{CAST_ROUNDS} rounds, each a do_bench (L2 flushed, median) of the eager nn.Module "
+                            "and then of the same module with the .cast loaded (torch.ops.kforge.load_cast), "
+                            "no_grad; ms and eager_ms: medians over the rounds, speedup: median of the "
+                            "per-round ratios; device_ms, eager_device_ms and device_speedup: the same of "
+                            "each side's GPU time in the round, " + DEVICE_METHOD}
+        device_pairs = [(e, c) for e, c in zip(rounds["eager_device_ms"], rounds["cast_device_ms"]) if e and c]
+        if device_pairs:
+            record["device_ms"] = statistics.median(c for _, c in device_pairs)
+            record["eager_device_ms"] = statistics.median(e for e, _ in device_pairs)
+            record["device_speedup"] = statistics.median(e / c for e, c in device_pairs)
+        return record
 
     def e2e_kforge_run(self):
         if not self.exported():
@@ -542,8 +562,11 @@ class ModelRun:
             torch.cuda.synchronize()
             compile_s = time.monotonic() - started
             us = do_bench_us(lambda: compiled(*inputs), warmup=100, rep=1000)
-        return {"ms": us / 1000, "compile_s": compile_s, "output": self.difference(got, expected),
-                "method": f"do_bench (L2 flushed, median) of torch.compile(mode={COMPILE_MODE!r}), no_grad"}
+            record = {"ms": us / 1000, "compile_s": compile_s, "output": self.difference(got, expected),
+                      "method": f"do_bench (L2 flushed, median) of torch.compile(mode={COMPILE_MODE!r}), no_grad; "
+                                "device_ms: " + DEVICE_METHOD}
+            device_time_into(record, "device_ms", lambda: compiled(*inputs), timer=model_device_time_ms)
+        return record
 
 
 def print_summary(name, result):

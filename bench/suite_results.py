@@ -116,6 +116,7 @@ def summarize(cards, end_to_end, optimize, all_cards):
                 if (c.get("evaluator") or {}).get("speedup"))
     e2e = {}
     eager = (end_to_end.get("eager") or {}).get("ms")
+    eager_device = (end_to_end.get("eager") or {}).get("device_ms")
     for name in ("eager", "cast_runtime", "compile"):
         piece = end_to_end.get(name) or {}
         ms = piece.get("ms")
@@ -126,6 +127,15 @@ def summarize(cards, end_to_end, optimize, all_cards):
                 e2e[name + "_eager_ms"] = piece.get("eager_ms")
             elif eager and name != "eager":
                 e2e[name + "_speedup_vs_eager"] = eager / ms
+        # GPU time (host launch overhead hidden): the model's kernels alone, which host drift
+        # and Python's launch speed do not move.
+        device_ms = piece.get("device_ms")
+        if device_ms:
+            e2e[name + "_device_ms"] = device_ms
+            if piece.get("device_speedup"):
+                e2e[name + "_device_speedup_vs_eager"] = piece["device_speedup"]
+            elif eager_device and name != "eager":
+                e2e[name + "_device_speedup_vs_eager"] = eager_device / device_ms
     run = end_to_end.get("kforge_run") or {}
     if run.get("report"):
         report = run["report"]

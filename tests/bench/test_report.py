@@ -89,6 +89,44 @@ class ReportOfRoundsTest(ReportOf, unittest.TestCase):
         self.assertIn("- Commit of resnet50_fp16_cl, sd_block_fp16,", self.markdown)
 
 
+class EndToEndGpuTimeTest(unittest.TestCase):
+    """A run with end-to-end GPU times (suite.py's model_device_time_ms): suite_results.summarize
+    takes them into the summary and the report shows them next to the wall times."""
+
+    def test_gpu_time_column_and_rounds(self):
+        import json
+        sys.path.insert(0, os.path.join(SOURCE, "bench"))
+        from suite_results import summarize
+        with open(os.path.join(RESULTS_RUN4, "sd_block_fp16.json")) as f:
+            result = json.load(f)
+        e2e = result["end_to_end"]
+        e2e["eager"]["device_ms"] = 1.0
+        e2e["compile"]["device_ms"] = 0.5
+        e2e["cast_runtime"]["rounds"]["eager_device_ms"] = [1.0, 1.1, 1.0]
+        e2e["cast_runtime"]["rounds"]["cast_device_ms"] = [0.8, None, 0.8]
+        e2e["cast_runtime"]["rounds"]["device_errors"] = ["cast: RuntimeError: the host took 9000 us"]
+        e2e["cast_runtime"].update(device_ms=0.8, eager_device_ms=1.0, device_speedup=1.25)
+        summary = summarize(result["cards"], e2e, result.get("optimize"), result["cards"])["end_to_end"]
+        self.assertEqual(summary["cast_runtime_device_speedup_vs_eager"], 1.25)  # the rounds' own ratio
+        self.assertEqual(summary["compile_device_speedup_vs_eager"], 2.0)  # against eager alone
+        result["summary"]["end_to_end"] = summary
+        with tempfile.TemporaryDirectory(prefix="kforge-report-device-") as tmp:
+            os.makedirs(os.path.join(tmp, "in"))
+            with open(os.path.join(tmp, "in", "sd_block_fp16.json"), "w") as f:
+                json.dump(result, f)
+            run, _, markdown = run_report([os.path.join(tmp, "in")], tmp, "device")
+            self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("| 1.00 / 0.80 (1.25x) / 0.50 (2.00x) |", markdown)
+        self.assertIn("GPU time, eager / .cast ms: 1.00 / 0.80, 1.10 / -, 1.00 / 0.80; speedup 1.250x", markdown)
+        self.assertIn("GPU time not isolated (cast: RuntimeError: the host took 9000 us)", markdown)
+
+    def test_runs_without_gpu_times_show_a_dash(self):
+        with tempfile.TemporaryDirectory(prefix="kforge-report-nodevice-") as tmp:
+            _, _, markdown = run_report([RESULTS_RUN4], tmp, "nodevice")
+        sd = next(line for line in markdown.splitlines() if line.startswith("| sd_block_fp16 |"))
+        self.assertIn("(1.76x) | - |", sd)
+
+
 class ExportPhasesTest(unittest.TestCase):
     """Results of a kforge export that reports its phases: the report says where the time went."""
 
