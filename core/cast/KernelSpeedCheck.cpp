@@ -36,6 +36,27 @@ int passesPerMeasurement(double passMs, const KernelSpeedCheckOptions& options)
     return static_cast<int>(std::clamp(wanted, double(options.passesPerMeasure), double(most)));
 }
 
+namespace {
+
+// Per-round ratios of two configurations, by wall time and by GPU time; the GPU ratios are used
+// only when every round had both GPU times.
+struct RoundRatios {
+    std::vector<double> wall, gpu;
+    bool gpuInEveryRound = true;
+
+    void add(const ModelTime& numerator, const ModelTime& denominator)
+    {
+        wall.push_back(numerator.wallMs / denominator.wallMs);
+        if (numerator.gpuMs > 0 && denominator.gpuMs > 0)
+            gpu.push_back(numerator.gpuMs / denominator.gpuMs);
+        else
+            gpuInEveryRound = false;
+    }
+    bool byGpu() const { return gpuInEveryRound && !gpu.empty(); }
+};
+
+} // namespace
+
 Result<KernelSpeedCheck> checkKernelSpeed(const std::set<std::string>& kernels, const TimeKernelSet& timeWith,
                                           const KernelSpeedCheckOptions& options)
 {
@@ -47,7 +68,7 @@ Result<KernelSpeedCheck> checkKernelSpeed(const std::set<std::string>& kernels, 
         return warm.error();
 
     // Step 3: each kernel's removal against the full set, interleaved.
-    std::map<std::string, std::vector<double>> ratios; // full-set time / time without the kernel
+    std::map<std::string, RoundRatios> ratios; // full-set time / time without the kernel
     for (int round = 0; round < options.rounds; ++round) {
         auto full = timeWith(kernels);
         if (!full)
@@ -55,25 +76,29 @@ Result<KernelSpeedCheck> checkKernelSpeed(const std::set<std::string>& kernels, 
         for (const std::string& id : kernels) {
             std::set<std::string> without = kernels;
             without.erase(id);
-            auto ms = timeWith(without);
-            if (!ms)
-                return ms.error();
-            ratios[id].push_back(full.value() / ms.value());
+            auto time = timeWith(without);
+            if (!time)
+                return time.error();
+            ratios[id].add(full.value(), time.value());
         }
     }
     for (const auto& [id, values] : ratios) {
-        const double ratio = medianOf(values);
+        const bool byGpu = values.byGpu();
+        const double ratio = medianOf(byGpu ? values.gpu : values.wall);
         if (ratio > 1.0 + options.dropThreshold) {
             check.kept.erase(id);
-            check.dropped.push_back({id, "in-model check: the model ran " + formatPercent(ratio - 1.0) +
-                                             " faster without it"});
+            check.dropped.push_back({id, byGpu ? "in-model check: the model's GPU time was " +
+                                                     formatPercent(1.0 - 1.0 / ratio) + " lower without it"
+                                               : "in-model check: the model ran " + formatPercent(ratio - 1.0) +
+                                                     " faster without it"});
         }
     }
     if (check.kept.empty())
         return check;
 
     // Step 4: the kernels left against none, interleaved.
-    std::vector<double> keptTimes, noneTimes, keptOverNone;
+    std::vector<double> keptWall, noneWall, keptGpu, noneGpu;
+    RoundRatios keptOverNone;
     for (int round = 0; round < options.rounds; ++round) {
         auto kept = timeWith(check.kept);
         if (!kept)
@@ -81,16 +106,28 @@ Result<KernelSpeedCheck> checkKernelSpeed(const std::set<std::string>& kernels, 
         auto none = timeWith({});
         if (!none)
             return none.error();
-        keptTimes.push_back(kept.value());
-        noneTimes.push_back(none.value());
-        keptOverNone.push_back(kept.value() / none.value());
+        keptWall.push_back(kept->wallMs);
+        noneWall.push_back(none->wallMs);
+        keptGpu.push_back(kept->gpuMs);
+        noneGpu.push_back(none->gpuMs);
+        keptOverNone.add(kept.value(), none.value());
     }
     check.comparedCount = check.kept.size();
-    check.keptMs = medianOf(keptTimes);
-    check.noneMs = medianOf(noneTimes);
-    const double slowdown = medianOf(keptOverNone);
-    if (slowdown > 1.0 + options.dropThreshold) {
-        const std::string reason = "in-model check: the model ran " + formatPercent(slowdown - 1.0) + " slower with the " +
+    check.keptMs = medianOf(keptWall);
+    check.noneMs = medianOf(noneWall);
+    if (keptOverNone.byGpu()) {
+        check.keptGpuMs = medianOf(keptGpu);
+        check.noneGpuMs = medianOf(noneGpu);
+    }
+    const double slowdown = medianOf(keptOverNone.wall);
+    const double gpuSlowdown = keptOverNone.byGpu() ? medianOf(keptOverNone.gpu) : 0.0;
+    std::string slower;
+    if (slowdown > 1.0 + options.dropThreshold)
+        slower = "ran " + formatPercent(slowdown - 1.0) + " slower";
+    else if (gpuSlowdown > 1.0 + options.dropThreshold)
+        slower = "took " + formatPercent(gpuSlowdown - 1.0) + " more GPU time";
+    if (!slower.empty()) {
+        const std::string reason = "in-model check: the model " + slower + " with the " +
                                    std::to_string(check.kept.size()) + " kernels left than with none";
         for (const std::string& id : check.kept)
             check.dropped.push_back({id, reason});

@@ -1,10 +1,12 @@
 #include "InModelCheckRun.h"
 
 #include "CastRuntime.h"
+#include "ForwardGpuTimer.h"
 #include "ModelHarness.h"
 #include "cast/CastReader.h"
 
 #include <cstdio>
+#include <optional>
 #include <set>
 
 namespace kforge::runtime {
@@ -35,6 +37,19 @@ core::Result<double> medianForwardMs(ModelHarness& harness, int passes)
         times.push_back(pass->milliseconds);
     }
     return summarizeLatency(times).medianMs;
+}
+
+// The median GPU time of `passes` forward passes; an error when one is not isolated from the host.
+core::Result<double> medianGpuMs(ForwardGpuTimer& timer, ModelHarness& harness, int passes)
+{
+    std::vector<double> times;
+    for (int i = 0; i < passes; ++i) {
+        auto ms = timer.milliseconds(harness);
+        if (!ms)
+            return ms.error();
+        times.push_back(ms.value());
+    }
+    return core::medianOf(std::move(times));
 }
 
 struct Unloader {
@@ -127,15 +142,36 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     // Speed (core/cast/KernelSpeedCheck.h): each kernel's removal against the full set, then the
     // kernels left against none, interleaved.
     core::KernelSpeedCheck speed;
+    std::string gpuTimeNote;
     if (!kept.empty()) {
         enableOnly(custom, {});
         auto probe = medianForwardMs(harness.value(), options.passesPerMeasure);
         if (!probe)
             return notRun(probe.error().toString());
         const int passes = core::passesPerMeasurement(probe.value(), options);
-        auto timeWith = [&](const std::set<std::string>& on) -> core::Result<double> {
+        // GPU time decides each kernel's removal where it can be isolated (ForwardGpuTimer.h); a
+        // model where it cannot (a forward pass that synchronizes) is judged by wall time alone.
+        std::optional<ForwardGpuTimer> gpuTimer;
+        if (auto calibrated = ForwardGpuTimer::calibrate(harness.value()))
+            gpuTimer.emplace(calibrated.value());
+        else
+            gpuTimeNote = "GPU time not measured: " + calibrated.error().message;
+        auto timeWith = [&](const std::set<std::string>& on) -> core::Result<core::ModelTime> {
             enableOnly(custom, on);
-            return medianForwardMs(harness.value(), passes);
+            auto wall = medianForwardMs(harness.value(), passes);
+            if (!wall)
+                return wall.error();
+            core::ModelTime time{wall.value(), 0.0};
+            if (gpuTimer) {
+                auto gpu = medianGpuMs(*gpuTimer, harness.value(), options.gpuPassesPerMeasure);
+                if (gpu) {
+                    time.gpuMs = gpu.value();
+                } else { // from here on by wall time only
+                    gpuTimeNote = "GPU time not measured: " + gpu.error().message;
+                    gpuTimer.reset();
+                }
+            }
+            return time;
         };
         auto timed = core::checkKernelSpeed(kept, timeWith, options);
         if (!timed)
@@ -160,7 +196,12 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     if (speed.noneMs > 0)
         check.reason += "; model " + formatMs(speed.noneMs) + " with the runtime's kernels off, " +
                         formatMs(speed.keptMs) + " with " + std::to_string(speed.comparedCount) +
+                        (speed.noneGpuMs > 0 ? " (GPU time " + formatMs(speed.noneGpuMs) + " and " +
+                                                   formatMs(speed.keptGpuMs) + ")"
+                                             : "") +
                         " (medians of interleaved rounds)";
+    if (!gpuTimeNote.empty())
+        check.reason += "; " + gpuTimeNote + " (removals judged by wall time)";
     return check;
 }
 

@@ -8,8 +8,10 @@
 //    the model does not run in float64. If they are not, each kernel is tried alone; a kernel
 //    that alone fails is dropped; if none does alone, all are dropped (they fail only together).
 // 3. Each remaining kernel's removal is timed against the full set, and then the kernels left
-//    against none, interleaved (core/cast/KernelSpeedCheck.h): a kernel whose removal makes the
-//    model faster, or a set of kernels that makes it slower than none, is dropped.
+//    against none, interleaved (core/cast/KernelSpeedCheck.h), by wall time and by GPU time with
+//    the host's launch overhead hidden (ForwardGpuTimer.h): a kernel whose removal makes the
+//    model's GPU time lower (its wall time, where the GPU time cannot be isolated), or a set of
+//    kernels that makes the model slower than none by either clock, is dropped.
 // Anything that stops the check from running (no GPU, inputs file gone) is a "not run" result
 // with the reason, not an error: export still writes the package and says so in its audit.
 

@@ -218,6 +218,10 @@ def check_composites(args, export_for_kforge):
         for dropped in check["dropped"]:
             if not dropped["reason"].startswith("in-model check: "):
                 failures.append(f"dropped kernel without a reason: {dropped}")
+        # The fixture's forward never synchronizes: its GPU time must be isolated (ForwardGpuTimer)
+        # wherever the speed steps ran, and the audit line says what it was.
+        if "kernels off" in check["reason"] and "(GPU time " not in check["reason"]:
+            failures.append(f"in-model check timed no GPU time: {check['reason']}")
         result = json.loads(run([args.kforge, "run", checked, "--inputs", inputs_path, "--runs", "5", "--json"],
                                 "kforge run"))
         print("kforge run:", json.dumps(result)[:1500])

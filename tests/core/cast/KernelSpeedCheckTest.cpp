@@ -12,22 +12,27 @@ using namespace kforge::core;
 namespace {
 
 // A model of `baseMs` with every kernel off; each enabled kernel adds its delta (negative: it helps).
-// Noise is uniform within +-noise (a fraction), drawn per measurement.
+// Noise is uniform within +-noise (a fraction), drawn per measurement. Wall time only (GPU time 0,
+// not measured) unless gpuDeltaMs is set: then the GPU time is gpuBaseMs plus those deltas, exact.
 struct SimulatedModel {
     double baseMs = 10.0;
     std::map<std::string, double> deltaMs;
     double noise = 0.0;
+    double gpuBaseMs = 8.0;
+    std::map<std::string, double> gpuDeltaMs;
     std::mt19937 random{7};
     std::vector<std::set<std::string>> measured;
 
-    Result<double> operator()(const std::set<std::string>& enabled)
+    Result<ModelTime> operator()(const std::set<std::string>& enabled)
     {
         measured.push_back(enabled);
-        double ms = baseMs;
-        for (const std::string& id : enabled)
+        double ms = baseMs, gpuMs = gpuBaseMs;
+        for (const std::string& id : enabled) {
             ms += deltaMs.at(id);
+            gpuMs += gpuDeltaMs.empty() ? 0.0 : gpuDeltaMs.at(id);
+        }
         std::uniform_real_distribution<double> jitter(-noise, noise);
-        return ms * (1.0 + jitter(random));
+        return ModelTime{ms * (1.0 + jitter(random)), gpuDeltaMs.empty() ? 0.0 : gpuMs};
     }
 };
 
@@ -113,10 +118,10 @@ TEST(KernelSpeedCheck, MeasurementsInterleaveTheConfigurations)
 TEST(KernelSpeedCheck, ATimingErrorStopsTheCheck)
 {
     int calls = 0;
-    auto failing = [&calls](const std::set<std::string>&) -> Result<double> {
+    auto failing = [&calls](const std::set<std::string>&) -> Result<ModelTime> {
         if (++calls == 3)
             return makeError(ErrorCode::Internal, "the forward pass failed", "model");
-        return 5.0;
+        return ModelTime{5.0, 4.0};
     };
     auto check = checkKernelSpeed({"a", "b"}, failing, {});
     ASSERT_FALSE(check.ok());
@@ -130,6 +135,77 @@ TEST(KernelSpeedCheck, NoKernelsMeansNoMeasurement)
     ASSERT_TRUE(check.ok());
     EXPECT_TRUE(model.measured.empty());
     EXPECT_EQ(check->comparedCount, 0u);
+}
+
+TEST(KernelSpeedCheck, GpuTimeDecidesEachRemovalWhereEveryMeasurementHasOne)
+{
+    // A host-bound model: the wall time says nothing about the kernels (each "helps" or "hurts" by
+    // +-8% of noise, beyond the 1% threshold), the GPU time says pool saves 0.3 ms and slow costs
+    // 0.1 ms. Judged by wall time, pool (5x faster alone) could go on noise; by GPU time it stays.
+    SimulatedModel model;
+    model.deltaMs = {{"pool", 0.0}, {"bn", 0.0}, {"slow", 0.0}};
+    model.noise = 0.08;
+    model.gpuDeltaMs = {{"pool", -0.3}, {"bn", -0.2}, {"slow", +0.1}};
+    model.random.seed(3);
+    auto check = checkKernelSpeed(keys(model.deltaMs), std::ref(model), {});
+    ASSERT_TRUE(check.ok()) << check.error().toString();
+    // Step 4 by wall time could still drop the kept pair on this much noise; what this test asserts
+    // is step 3: slow dropped by its GPU time, pool and bn not dropped by step 3.
+    EXPECT_EQ(reasonFor(*check, "slow"), "in-model check: the model's GPU time was 1.3% lower without it");
+    for (const std::string id : {"pool", "bn"})
+        EXPECT_EQ(reasonFor(*check, id).find("without it"), std::string::npos) << reasonFor(*check, id);
+}
+
+TEST(KernelSpeedCheck, WallTimeDecidesWhenARoundLacksAGpuTime)
+{
+    SimulatedModel model;
+    model.deltaMs = {{"k0", -1.0}, {"slow", +0.4}};
+    model.gpuDeltaMs = {{"k0", +0.5}, {"slow", -0.5}}; // the clocks disagree on both kernels
+    int call = 0;
+    auto oneGpuTimeMissing = [&](const std::set<std::string>& on) -> Result<ModelTime> {
+        auto time = model(on);
+        if (++call == 3) // warm-up, round 1's full set, then its measurement without k0: not isolated
+            time->gpuMs = 0;
+        return time;
+    };
+    auto check = checkKernelSpeed(keys(model.deltaMs), oneGpuTimeMissing, {});
+    ASSERT_TRUE(check.ok()) << check.error().toString();
+    // k0's removals lack one GPU time: judged by wall time (it helps), kept; by GPU time it would
+    // have gone. slow's removals all have GPU times: by GPU time (it helps), kept.
+    EXPECT_EQ(check->kept, (std::set<std::string>{"k0", "slow"}));
+}
+
+TEST(KernelSpeedCheck, KernelsLeftAreDroppedWhenEitherClockSaysSlowerThanNone)
+{
+    {
+        // The kernels save GPU time, but their launches cost the host more than they save: the wall
+        // time (what the user waits for) is 5% slower with them.
+        SimulatedModel model;
+        model.deltaMs = {{"a", 0.25}, {"b", 0.25}};
+        model.gpuDeltaMs = {{"a", -0.5}, {"b", -0.5}};
+        KernelSpeedCheckOptions options;
+        options.dropThreshold = 0.03; // step 3 keeps both (each costs 2.4% of wall time, GPU decides)
+        auto check = checkKernelSpeed(keys(model.deltaMs), std::ref(model), options);
+        ASSERT_TRUE(check.ok()) << check.error().toString();
+        EXPECT_TRUE(check->kept.empty());
+        EXPECT_EQ(reasonFor(*check, "a"), "in-model check: the model ran 5.0% slower with the 2 kernels left than with none");
+        EXPECT_NEAR(check->keptGpuMs, 7.0, 1e-9);
+        EXPECT_NEAR(check->noneGpuMs, 8.0, 1e-9);
+    }
+    {
+        // The wall time cannot tell (equal), the GPU time is 2.5% worse with the pair than with
+        // none, though each removal alone stays under the 3% threshold.
+        SimulatedModel model;
+        model.deltaMs = {{"a", 0.0}, {"b", 0.0}};
+        model.gpuDeltaMs = {{"a", 0.1}, {"b", 0.1}};
+        KernelSpeedCheckOptions options;
+        options.dropThreshold = 0.02;
+        auto check = checkKernelSpeed(keys(model.deltaMs), std::ref(model), options);
+        ASSERT_TRUE(check.ok()) << check.error().toString();
+        EXPECT_TRUE(check->kept.empty());
+        EXPECT_EQ(reasonFor(*check, "b"),
+                  "in-model check: the model took 2.5% more GPU time with the 2 kernels left than with none");
+    }
 }
 
 TEST(KernelSpeedCheck, AMeasurementOfAShortModelSpansSeveralPasses)

@@ -1,0 +1,112 @@
+#include "ForwardGpuTimer.h"
+
+#include "capture/TorchInterop.h"
+#include "capture/TorchModel.h"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/Sleep.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace kforge::runtime {
+
+using core::ErrorCode;
+using core::makeError;
+
+namespace {
+
+constexpr std::int64_t kCalibrationCycles = 2'000'000; // about 1 ms at an H200's clock
+constexpr double kLeastSpinMs = 1.0;
+constexpr double kSpinOverHost = 3.0;    // spin length over the slowest calibration enqueue
+constexpr double kIsolatedFraction = 0.8; // an enqueue longer than this share of the spin is not hidden
+constexpr int kRetries = 2;
+
+using Clock = std::chrono::steady_clock;
+
+double millisecondsSince(Clock::time_point start)
+{
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+struct TimedPass {
+    double gpuMs = 0;
+    double hostMs = 0; // the time forward() took to return: its enqueue
+};
+
+// One forward pass behind a spin of `cycles` (0: none), timed by CUDA events on the current stream.
+core::Result<TimedPass> timedPass(ModelHarness& harness, std::int64_t cycles)
+{
+    try {
+        c10::InferenceMode inferenceMode;
+        core::synchronizeDevice(harness.device);
+        const at::cuda::CUDAStream stream = at::cuda::getCurrentCUDAStream(harness.device.index());
+        at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
+        if (cycles > 0)
+            at::cuda::sleep(cycles);
+        const auto began = Clock::now();
+        start.record(stream);
+        harness.module.forward(harness.inputs);
+        end.record(stream);
+        TimedPass pass;
+        pass.hostMs = millisecondsSince(began);
+        core::synchronizeDevice(harness.device);
+        pass.gpuMs = start.elapsed_time(end);
+        return pass;
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::BadInputs, "the model failed: " + core::torchinterop::oneLineError(e), "forward");
+    }
+}
+
+} // namespace
+
+core::Result<ForwardGpuTimer> ForwardGpuTimer::calibrate(ModelHarness& harness, int passes)
+{
+    double spinMs = 0;
+    try {
+        core::synchronizeDevice(harness.device);
+        const at::cuda::CUDAStream stream = at::cuda::getCurrentCUDAStream(harness.device.index());
+        at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
+        start.record(stream);
+        at::cuda::sleep(kCalibrationCycles);
+        end.record(stream);
+        core::synchronizeDevice(harness.device);
+        spinMs = start.elapsed_time(end);
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Internal, "cannot time a spin kernel: " + core::torchinterop::oneLineError(e),
+                         "GPU timer");
+    }
+    if (!(spinMs > 0))
+        return makeError(ErrorCode::Internal, "a spin kernel took no measurable time", "GPU timer");
+    double slowestHostMs = 0;
+    for (int i = 0; i < std::max(passes, 1); ++i) {
+        auto pass = timedPass(harness, 0);
+        if (!pass)
+            return pass.error();
+        slowestHostMs = std::max(slowestHostMs, pass->hostMs);
+    }
+    const double cyclesPerMs = static_cast<double>(kCalibrationCycles) / spinMs;
+    const double wantedMs = std::max(kLeastSpinMs, kSpinOverHost * slowestHostMs);
+    return ForwardGpuTimer(cyclesPerMs, static_cast<std::int64_t>(wantedMs * cyclesPerMs));
+}
+
+core::Result<double> ForwardGpuTimer::milliseconds(ModelHarness& harness)
+{
+    for (int attempt = 0;; ++attempt) {
+        auto pass = timedPass(harness, m_spinCycles);
+        if (!pass)
+            return pass.error();
+        if (pass->hostMs < kIsolatedFraction * spinMs())
+            return pass->gpuMs;
+        if (attempt == kRetries)
+            return makeError(ErrorCode::Internal,
+                             "the host took " + std::to_string(pass->hostMs) + " ms to enqueue a forward pass, near the " +
+                                 std::to_string(spinMs()) + " ms spin: its GPU time would include the host's",
+                             "GPU timer");
+        m_spinCycles *= 2;
+    }
+}
+
+} // namespace kforge::runtime

@@ -1,0 +1,37 @@
+#pragma once
+// The GPU time of one forward pass of a whole model, without the host's launch overhead: the pass is
+// enqueued while a spin kernel (at::cuda::sleep) keeps the GPU busy, so the CUDA events around it
+// see the model's kernels (and the gaps between them) run back to back, whatever Python or
+// TorchScript's interpreter cost on the host. Export's in-model check decides each kernel's removal
+// by this time: on a host-bound model the wall time moves by more than one kernel saves (host
+// drift between rounds), and kernels were dropped on noise. bench/card_bench.py
+// model_device_time_ms measures the same way from Python. CUDA builds only.
+
+#include "ModelHarness.h"
+#include "util/Result.h"
+
+#include <cstdint>
+
+namespace kforge::runtime {
+
+class ForwardGpuTimer {
+public:
+    /// Measures the spin kernel's rate and the host's time to enqueue one forward pass (the
+    /// slowest of `passes`), and sizes the spin to three times that.
+    static core::Result<ForwardGpuTimer> calibrate(ModelHarness& harness, int passes = 3);
+
+    /// One pass's GPU time in milliseconds. When the host's enqueue outlasted 80% of the spin (the
+    /// GPU then waited for the host), the spin is doubled and the pass timed again, twice at
+    /// most; then an error: the time would include the host's.
+    core::Result<double> milliseconds(ModelHarness& harness);
+
+    double spinMs() const { return static_cast<double>(m_spinCycles) / m_cyclesPerMs; }
+
+private:
+    ForwardGpuTimer(double cyclesPerMs, std::int64_t spinCycles) : m_cyclesPerMs(cyclesPerMs), m_spinCycles(spinCycles) {}
+
+    double m_cyclesPerMs;
+    std::int64_t m_spinCycles;
+};
+
+} // namespace kforge::runtime
