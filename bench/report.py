@@ -403,6 +403,12 @@ def end_to_end_lines(result):
                          f"{fmt(piece.get('eager_after_ms'), '{:.2f}')} ms after unloading")
         if piece.get("compile_s") is not None:
             parts.append(f"first call (compile) {piece['compile_s']:.0f} s")
+        report = piece.get("report") or {}
+        if report.get("eager_gpu_ms"):
+            parts.append(f"GPU time eager / .cast ms: {fmt(report['eager_gpu_ms'])} / {fmt(report.get('cast_gpu_ms'))}"
+                         f" ({fmt(report.get('gpu_speedup'), '{:.2f}x')})")
+        if report.get("gpu_time_note"):
+            parts.append(report["gpu_time_note"])
         if piece.get("device_ms_error"):
             parts.append(f"GPU time not isolated ({piece['device_ms_error']})")
         if parts:

@@ -142,6 +142,9 @@ def summarize(cards, end_to_end, optimize, all_cards):
         e2e["kforge_run_eager_ms"] = (report.get("eager_ms") or {}).get("median")
         e2e["kforge_run_cast_ms"] = (report.get("cast_ms") or {}).get("median")
         e2e["kforge_run_speedup"] = report.get("speedup")
+        e2e["kforge_run_eager_gpu_ms"] = report.get("eager_gpu_ms")
+        e2e["kforge_run_cast_gpu_ms"] = report.get("cast_gpu_ms")
+        e2e["kforge_run_gpu_speedup"] = report.get("gpu_speedup")
     runs = (optimize or {}).get("runs", [])
     return {
         "cards_total": len(all_cards),

@@ -161,7 +161,9 @@ FILE.cast. Then the in-model check (CUDA builds with a GPU): the package's model
 runtime on the captured inputs; its outputs must be as accurate as eager's against the model run
 in float64 (at most twice eager's relative RMSE plus one rounding; element-wise tolerances when the
 model does not run in float64), a kernel that alone breaks that is dropped, and so is a kernel
-whose removal makes the model more than 1% faster. Dropped kernels become fallbacks with the reason; the
+whose removal makes the model more than 1% faster (by its GPU time with the host's launch overhead
+hidden; by wall time where that cannot be isolated), and every kernel when together they make the
+model slower than none by either clock. Dropped kernels become fallbacks with the reason; the
 audit notes say whether the check ran and what it found.
 
   -o, --output FILE.cast  the package to write (an existing file is replaced only if it is a .cast)
@@ -193,7 +195,8 @@ constexpr const char* kRunHelp = R"(usage: kforge run FILE.cast --inputs SPEC...
 
 Runs the package's TorchScript model end to end on the GPU (cuda:0): eager, then with the package
 loaded through libkforge_runtime, then eager again. Prints the median latency of each (wall time of
-forward plus a device synchronize; eager over both of its halves), the largest output difference
+forward plus a device synchronize; eager over both of its halves) and its GPU time with the host's
+launch overhead hidden (what the kernels took, whatever the host's launch speed), the largest output difference
 against eager and whether the outputs are as accurate as eager's (the in-model check's criterion,
 see 'kforge export --help'), and every custom kernel's hit and fallback counts with the last reason
 a call fell back. Exits 1 when they are not. Only builds with the CUDA runtime (-DKFORGE_TORCH_CUDA=ON) have it.

@@ -1,11 +1,14 @@
 #include "CastModelRun.h"
 
 #include "CastRuntime.h"
+#include "ForwardGpuTimer.h"
 #include "ModelHarness.h"
 #include "cast/CastReader.h"
 #include "util/AtomicFile.h"
 
 #include <ATen/cuda/CUDAContext.h>
+
+#include <algorithm>
 
 namespace kforge::runtime {
 
@@ -28,6 +31,28 @@ core::Result<std::vector<double>> timeRuns(ModelHarness& harness, int warmup, in
         times.push_back(pass->milliseconds);
     }
     return times;
+}
+
+constexpr int kGpuPasses = 10; // GPU time varies little: fewer passes than the wall time needs
+
+// The median GPU time of the model as it is now configured; unset, with `note` saying why, when
+// the timer cannot isolate it (a forward pass that synchronizes) or failed before.
+std::optional<double> medianGpuMs(std::optional<ForwardGpuTimer>& timer, ModelHarness& harness, int runs,
+                                  std::string& note)
+{
+    if (!timer)
+        return std::nullopt;
+    std::vector<double> times;
+    for (int i = 0; i < std::min(runs, kGpuPasses); ++i) {
+        auto ms = timer->milliseconds(harness);
+        if (!ms) {
+            note = "GPU time not measured: " + ms.error().message;
+            timer.reset();
+            return std::nullopt;
+        }
+        times.push_back(ms.value());
+    }
+    return summarizeLatency(std::move(times)).medianMs;
 }
 
 json latencyJson(const LatencySummary& s)
@@ -85,6 +110,12 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
     auto eager = timeRuns(harness.value(), options.warmup, options.kernels ? firstHalf : options.runs);
     if (!eager)
         return eager.error();
+    std::optional<ForwardGpuTimer> gpuTimer;
+    if (auto calibrated = ForwardGpuTimer::calibrate(harness.value()))
+        gpuTimer.emplace(calibrated.value());
+    else
+        report.gpuTimeNote = "GPU time not measured: " + calibrated.error().message;
+    report.eagerGpuMs = medianGpuMs(gpuTimer, harness.value(), options.runs, report.gpuTimeNote);
     if (options.kernels) {
         auto handle = loadPackage(options.castFile.string());
         if (!handle)
@@ -92,6 +123,8 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
         auto withKernels = runTimedForward(harness.value());
         core::Result<std::vector<double>> castTimes =
             withKernels ? timeRuns(harness.value(), options.warmup, options.runs) : core::Result<std::vector<double>>(withKernels.error());
+        if (castTimes)
+            report.castGpuMs = medianGpuMs(gpuTimer, harness.value(), options.runs, report.gpuTimeNote);
         report.kernels = kernelsWithReasons(runtimeStats());
         (void)unloadPackage(handle.value());
         if (!castTimes)
@@ -117,6 +150,13 @@ json toJson(const CastRunReport& report)
         j["cast_ms"] = latencyJson(*report.cast);
         j["speedup"] = report.cast->medianMs > 0 ? report.eager.medianMs / report.cast->medianMs : 0.0;
     }
+    j["eager_gpu_ms"] = report.eagerGpuMs ? json(*report.eagerGpuMs) : json(nullptr);
+    j["cast_gpu_ms"] = report.castGpuMs ? json(*report.castGpuMs) : json(nullptr);
+    j["gpu_speedup"] = report.eagerGpuMs && report.castGpuMs && *report.castGpuMs > 0
+                           ? json(*report.eagerGpuMs / *report.castGpuMs)
+                           : json(nullptr);
+    if (!report.gpuTimeNote.empty())
+        j["gpu_time_note"] = report.gpuTimeNote;
     if (report.output)
         j["output"] = {{"max_abs_diff", report.output->maxAbsDiff},
                        {"within_tolerance", report.output->withinTolerance},

@@ -6,6 +6,8 @@
 // Timing: wall time of forward + device synchronize, median of `runs` per configuration after
 // `warmup` passes. Eager is measured before loading the package and again after unloading it
 // (half the runs each, so clock drift does not favour either side); with kernels in between.
+// Each configuration's GPU time too (ForwardGpuTimer.h: the host's launch overhead hidden; median
+// of up to 10 passes): on a host-bound model the wall time is the host's, the GPU time the kernels'.
 
 #include "RunSummary.h"
 #include "util/Result.h"
@@ -36,6 +38,8 @@ struct CastRunReport {
     LatencySummary eager;
     std::optional<LatencySummary> cast;
     std::optional<OutputDifference> output;
+    std::optional<double> eagerGpuMs, castGpuMs; // medians; unset when not isolated (gpuTimeNote says why)
+    std::string gpuTimeNote;
     nlohmann::json kernels = nlohmann::json::array(); // runtime stats, with last_fallback_reason
 };
 

@@ -39,6 +39,18 @@ void printReport(const runtime::CastRunReport& report)
                       report.cast->medianMs > 0 ? report.eager.medianMs / report.cast->medianMs : 0.0);
         std::cout << line;
     }
+    if (report.eagerGpuMs) {
+        std::snprintf(line, sizeof line, "GPU time (host launch overhead hidden): eager %.3f ms", *report.eagerGpuMs);
+        std::cout << line;
+        if (report.castGpuMs && *report.castGpuMs > 0) {
+            std::snprintf(line, sizeof line, ", .cast %.3f ms: %.3fx eager", *report.castGpuMs,
+                          *report.eagerGpuMs / *report.castGpuMs);
+            std::cout << line;
+        }
+        std::cout << "\n";
+    }
+    if (!report.gpuTimeNote.empty())
+        std::cout << report.gpuTimeNote << "\n";
     if (report.output) {
         std::snprintf(line, sizeof line, "output: max abs diff %.3g vs eager (%s: %s)\n", report.output->maxAbsDiff,
                       report.output->tolerance.empty() ? "exact" : report.output->tolerance.c_str(),

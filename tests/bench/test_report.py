@@ -106,6 +106,7 @@ class EndToEndGpuTimeTest(unittest.TestCase):
         e2e["cast_runtime"]["rounds"]["cast_device_ms"] = [0.8, None, 0.8]
         e2e["cast_runtime"]["rounds"]["device_errors"] = ["cast: RuntimeError: the host took 9000 us"]
         e2e["cast_runtime"].update(device_ms=0.8, eager_device_ms=1.0, device_speedup=1.25)
+        e2e["kforge_run"]["report"].update(eager_gpu_ms=1.2, cast_gpu_ms=0.9, gpu_speedup=1.2 / 0.9)
         summary = summarize(result["cards"], e2e, result.get("optimize"), result["cards"])["end_to_end"]
         self.assertEqual(summary["cast_runtime_device_speedup_vs_eager"], 1.25)  # the rounds' own ratio
         self.assertEqual(summary["compile_device_speedup_vs_eager"], 2.0)  # against eager alone
@@ -119,6 +120,7 @@ class EndToEndGpuTimeTest(unittest.TestCase):
         self.assertIn("| 1.00 / 0.80 (1.25x) / 0.50 (2.00x) |", markdown)
         self.assertIn("GPU time, eager / .cast ms: 1.00 / 0.80, 1.10 / -, 1.00 / 0.80; speedup 1.250x", markdown)
         self.assertIn("GPU time not isolated (cast: RuntimeError: the host took 9000 us)", markdown)
+        self.assertIn("GPU time eager / .cast ms: 1.20 / 0.90 (1.33x)", markdown)  # kforge run's own
 
     def test_runs_without_gpu_times_show_a_dash(self):
         with tempfile.TemporaryDirectory(prefix="kforge-report-nodevice-") as tmp:

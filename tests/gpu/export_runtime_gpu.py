@@ -229,6 +229,8 @@ def check_composites(args, export_for_kforge):
             failures.append(f"kforge run: outputs not within tolerance: {result['output']}")
         if result["cast_ms"] is None or result["eager_ms"]["median"] <= 0:
             failures.append("kforge run: no latencies")
+        if not (result.get("eager_gpu_ms") or 0) > 0 or not (result.get("cast_gpu_ms") or 0) > 0:
+            failures.append(f"kforge run: no GPU times ({result.get('gpu_time_note')})")
         kept = [k for k in result["kernels"]]
         if kept and not any(k["hits"] > 0 for k in kept):
             failures.append("kforge run: no kernel hit")
