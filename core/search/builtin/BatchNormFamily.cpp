@@ -92,24 +92,119 @@ Result<void> BatchNormFamily::check(const nlohmann::json& p) const
                          context);
     if (p["items_per_thread"].get<int>() > 8)
         return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
+    // Channels-last without the precompute kernel: each thread keeps the (mean, scale, shift) of its
+    // own V channels in registers, which holds only when a row's C / V vectors divide a block.
+    if (m_channelsLast && !p["precompute"].get<bool>() && threads % (m_channels / v) != 0)
+        return makeError(ErrorCode::InvalidArgument,
+                         "inline scale/shift of a channels-last input needs C / vector_width (" +
+                             std::to_string(m_channels / v) + ") to divide threads (" + std::to_string(threads) + ")",
+                         context);
     return {};
 }
 
 nlohmann::json BatchNormFamily::rootParams() const
 {
     const int v = widestVectorWidth(m_channelsLast ? m_channels : m_spatial, m_inDtype, m_outDtype);
+    const int items = m_numel >= (1 << 22) ? 2 : 1;
+    if (m_channelsLast) {
+        // Channel-resident (one launch, each thread's channels in registers) where a block of at
+        // most 1024 threads holds whole rows of C / V vectors; else precomputed into scratch.
+        const std::int64_t rowVectors = m_channels / v;
+        int threads = 256;
+        while (threads < 1024 && threads % rowVectors != 0)
+            threads *= 2;
+        const bool resident = threads % rowVectors == 0;
+        return {{"threads", resident ? threads : 256}, {"vector_width", v}, {"items_per_thread", items},
+                {"precompute", !resident}};
+    }
     // Per-channel values reused by many vectors: precompute them once when the spatial size is small
     // relative to the channel count (the inline form reloads four values per vector).
-    // Channels-last: every vector needs V channels' values, so they are always precomputed first.
-    return {{"threads", 256},
-            {"vector_width", v},
-            {"items_per_thread", m_numel >= (1 << 22) ? 2 : 1},
-            {"precompute", m_channelsLast || m_spatial / v < 64}};
+    return {{"threads", 256}, {"vector_width", v}, {"items_per_thread", items}, {"precompute", m_spatial / v < 64}};
 }
 
 std::vector<Knob> BatchNormFamily::knobs() const
 {
     return kKnobs;
+}
+
+// The grid-stride kernel over vectors of the flat tensor: each vector finds its channel (NCHW: the
+// vector's spatial block; channels-last: V consecutive channels at the flat index modulo C) and
+// reads its (mean, scale, shift) from the precomputed scratch or computes them inline.
+std::string BatchNormFamily::flatKernel(bool precompute, const std::string& statParams, const std::string& statArgs) const
+{
+    std::ostringstream s;
+    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) kf_batch_norm(const in_t* __restrict__ x, "
+      << (precompute ? "const float* __restrict__ params, " : statParams)
+      << "out_t* __restrict__ y)\n{\n"
+      << "    const InVec* xv = reinterpret_cast<const InVec*>(x);\n"
+      << "    OutVec* yv = reinterpret_cast<OutVec*>(y);\n"
+      << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
+      << "    for (long long base = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x; base < NVEC;\n"
+      << "         base += stride) {\n"
+      << "        InVec t[ITEMS];\n"
+      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+      << "            if (j < NVEC)\n                t[k] = xv[j];\n        }\n"
+      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+      << "            if (j < NVEC) {\n";
+    if (m_channelsLast) {
+        // Element e of the vector is channel c0 + e (the flat NHWC index modulo C); always precomputed
+        // here (channels-last inline is channelResidentKernel).
+        s << "                const long long c0 = (j * V) % C;\n"
+          << "                OutVec o;\n"
+          << "#pragma unroll\n                for (int e = 0; e < V; ++e) {\n"
+          << "                    const float mean = params[c0 + e], scale = params[C + c0 + e],\n"
+          << "                                shift = params[2 * C + c0 + e];\n"
+          << "                    o.v[e] = kfStore((kfLoad(t[k].v[e]) - mean) * scale + shift);\n"
+          << "                }\n"
+          << "                yv[j] = o;\n            }\n        }\n    }\n}\n";
+    } else {
+        s << "                const long long c = (j * V / S) % C;\n"
+          << "                float mean, scale, shift;\n";
+        if (precompute)
+            s << "                mean = params[c];\n                scale = params[C + c];\n"
+              << "                shift = params[2 * C + c];\n";
+        else
+            s << "                kfChannel(" << statArgs << "rm, rv, c, mean, scale, shift);\n";
+        s << "                OutVec o;\n"
+          << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n"
+          << "                    o.v[e] = kfStore((kfLoad(t[k].v[e]) - mean) * scale + shift);\n"
+          << "                yv[j] = o;\n            }\n        }\n    }\n}\n";
+    }
+    return s.str();
+}
+
+// Channels-last, one launch: a block covers whole rows of C / V vectors (THREADS is a multiple of
+// C / V, and so is every stride of the loop), so a thread's vectors are always the same V channels,
+// whose (mean, scale, shift) it computes once into registers; the loop then only streams x to y.
+std::string BatchNormFamily::channelResidentKernel(const std::string& statParams, const std::string& statArgs) const
+{
+    std::ostringstream s;
+    s << "\nconstexpr long long ROW_VECTORS = C / V; // divides THREADS\n"
+      << "extern \"C\" __global__ void __launch_bounds__(THREADS) kf_batch_norm(const in_t* __restrict__ x, "
+      << statParams << "out_t* __restrict__ y)\n{\n"
+      << "    const InVec* xv = reinterpret_cast<const InVec*>(x);\n"
+      << "    OutVec* yv = reinterpret_cast<OutVec*>(y);\n"
+      << "    const long long first = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x;\n"
+      << "    const long long c0 = (first % ROW_VECTORS) * V;\n"
+      << "    float mean[V], scale[V], shift[V];\n"
+      << "#pragma unroll\n    for (int e = 0; e < V; ++e)\n"
+      << "        kfChannel(" << statArgs << "rm, rv, c0 + e, mean[e], scale[e], shift[e]);\n"
+      << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
+      << "    for (long long base = first; base < NVEC; base += stride) {\n"
+      << "        InVec t[ITEMS];\n"
+      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+      << "            if (j < NVEC)\n                t[k] = xv[j];\n        }\n"
+      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+      << "            if (j < NVEC) {\n"
+      << "                OutVec o;\n"
+      << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n"
+      << "                    o.v[e] = kfStore((kfLoad(t[k].v[e]) - mean[e]) * scale[e] + shift[e]);\n"
+      << "                yv[j] = o;\n            }\n        }\n    }\n}\n";
+    return s.str();
 }
 
 Result<Candidate> BatchNormFamily::generate(const nlohmann::json& params) const
@@ -167,48 +262,10 @@ Result<Candidate> BatchNormFamily::generate(const nlohmann::json& params) const
           << "    float mean, scale, shift;\n"
           << "    kfChannel(" << wArg << bArg << "rm, rv, c, mean, scale, shift);\n"
           << "    params[c] = mean;\n    params[C + c] = scale;\n    params[2 * C + c] = shift;\n}\n";
-    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) kf_batch_norm(const in_t* __restrict__ x, "
-      << (precompute ? "const float* __restrict__ params, " : wParam + bParam + statParams)
-      << "out_t* __restrict__ y)\n{\n"
-      << "    const InVec* xv = reinterpret_cast<const InVec*>(x);\n"
-      << "    OutVec* yv = reinterpret_cast<OutVec*>(y);\n"
-      << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
-      << "    for (long long base = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x; base < NVEC;\n"
-      << "         base += stride) {\n"
-      << "        InVec t[ITEMS];\n"
-      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
-      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
-      << "            if (j < NVEC)\n                t[k] = xv[j];\n        }\n"
-      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
-      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
-      << "            if (j < NVEC) {\n";
-    if (m_channelsLast) {
-        // Element e of the vector is channel c0 + e (the flat NHWC index modulo C).
-        s << "                const long long c0 = (j * V) % C;\n"
-          << "                OutVec o;\n"
-          << "#pragma unroll\n                for (int e = 0; e < V; ++e) {\n"
-          << "                    float mean, scale, shift;\n";
-        if (precompute)
-            s << "                    mean = params[c0 + e];\n                    scale = params[C + c0 + e];\n"
-              << "                    shift = params[2 * C + c0 + e];\n";
-        else
-            s << "                    kfChannel(" << wArg << bArg << "rm, rv, c0 + e, mean, scale, shift);\n";
-        s << "                    o.v[e] = kfStore((kfLoad(t[k].v[e]) - mean) * scale + shift);\n"
-          << "                }\n"
-          << "                yv[j] = o;\n            }\n        }\n    }\n}\n";
-    } else {
-        s << "                const long long c = (j * V / S) % C;\n"
-          << "                float mean, scale, shift;\n";
-        if (precompute)
-            s << "                mean = params[c];\n                scale = params[C + c];\n"
-              << "                shift = params[2 * C + c];\n";
-        else
-            s << "                kfChannel(" << wArg << bArg << "rm, rv, c, mean, scale, shift);\n";
-        s << "                OutVec o;\n"
-          << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n"
-          << "                    o.v[e] = kfStore((kfLoad(t[k].v[e]) - mean) * scale + shift);\n"
-          << "                yv[j] = o;\n            }\n        }\n    }\n}\n";
-    }
+    if (m_channelsLast && !precompute)
+        s << channelResidentKernel(wParam + bParam + statParams, wArg + bArg);
+    else
+        s << flatKernel(precompute, wParam + bParam + statParams, wArg + bArg);
 
     std::vector<std::string> stats;
     if (hasW)

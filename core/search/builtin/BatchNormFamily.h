@@ -3,8 +3,10 @@
 // float32/float16/bfloat16 tensor [N, C, *] with the running statistics: per channel
 // y = (x - running_mean) * rsqrt(running_var + eps) * weight + bias in fp32 (weight/bias optional).
 // Parameters (docs/builtin-proposer.md): threads, vector_width (divides the spatial size so a vector
-// stays in one channel), items_per_thread, precompute (a first tiny kernel writes each channel's
-// (mean, scale, shift) to a scratch buffer vs computing them inline per vector). Thread: see KernelFamily.
+// stays in one channel; channels-last: divides C), items_per_thread, precompute (a first tiny kernel
+// writes each channel's (mean, scale, shift) to a scratch buffer vs computing them inline per vector;
+// channels-last inline: channel-resident, each thread computes its V channels' values once into
+// registers and streams, in one launch, where C / V divides threads). Thread: see KernelFamily.
 
 #include "search/builtin/KernelFamily.h"
 
@@ -25,6 +27,10 @@ private:
     BatchNormFamily() = default;
     std::vector<Knob> knobs() const override;
     Result<void> check(const nlohmann::json& params) const override;
+    // The main kernel's source (after the shared prelude): `statParams` its per-channel parameter
+    // list ("const float* __restrict__ w, ..."), `statArgs` the matching kfChannel arguments ("w, b, ").
+    std::string flatKernel(bool precompute, const std::string& statParams, const std::string& statArgs) const;
+    std::string channelResidentKernel(const std::string& statParams, const std::string& statArgs) const;
 
     std::string m_inDtype, m_outDtype, m_weightDtype, m_biasDtype, m_meanDtype, m_varDtype; // empty: None
     std::int64_t m_numel = 0, m_channels = 0, m_spatial = 0;

@@ -1002,6 +1002,39 @@ TEST(BuiltinProposer, BatchNormCoversChannelsLastInputs)
     EXPECT_FALSE(BuiltinProposer::supports(mixed).ok()); // output stays NCHW contiguous
 }
 
+TEST(BuiltinProposer, ChannelsLastBatchNormStartsChannelResidentWhereARowFitsABlock)
+{
+    auto nhwcCard = [](const std::string& dtype, std::vector<std::int64_t> sizes) {
+        OperatorCard card = batchNormCard(dtype, sizes, true);
+        const std::int64_t c = sizes[1], h = sizes[2], w = sizes[3];
+        card.args[0].tensors[0].strides = card.outputs[0].strides = {h * w * c, 1, w * c, c};
+        return card;
+    };
+    // ResNet-50 fp16 [32, 2048, 7, 7]: 256 vectors of 8 channels per row; one launch, no scratch,
+    // each thread's channels computed once; the walk also visits the precomputed form.
+    const SearchTree tree = growChain(nhwcCard("float16", {32, 2048, 7, 7}), 12, true, 5);
+    const SearchNode& root = *tree.root();
+    EXPECT_FALSE(root.provenance.details["params"]["precompute"].get<bool>());
+    EXPECT_EQ(root.provenance.details["params"]["threads"], 256);
+    EXPECT_EQ(root.candidate.launchPlan["launches"].size(), 1u);
+    EXPECT_FALSE(root.candidate.launchPlan.contains("scratch"));
+    EXPECT_NE(root.candidate.source.find("ROW_VECTORS = C / V"), std::string::npos);
+    std::set<bool> variants;
+    for (const SearchNode& node : tree.nodes())
+        variants.insert(node.provenance.details["params"]["precompute"].get<bool>());
+    EXPECT_EQ(variants.size(), 2u);
+
+    // fp32 [32, 2048, 7, 7]: 512 vectors of 4 per row: the root grows its block to 512 threads.
+    const SearchTree wide = growChain(nhwcCard("float32", {32, 2048, 7, 7}), 0, true);
+    EXPECT_EQ(wide.root()->provenance.details["params"]["threads"], 512);
+
+    // C = 12 (3 vectors of 4 per row) divides no power-of-two block: precomputed, and no neighbour
+    // turns it inline.
+    const SearchTree odd = growChain(nhwcCard("float32", {2, 12, 7, 7}), 12, true, 5);
+    for (const SearchNode& node : odd.nodes())
+        EXPECT_TRUE(node.provenance.details["params"]["precompute"].get<bool>()) << node.provenance.transformation;
+}
+
 TEST(BuiltinProposer, BinaryOpsCompileForEveryDtypeAndBroadcast)
 {
     for (const std::string& dtype : kDtypes) {
