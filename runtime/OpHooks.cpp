@@ -126,7 +126,18 @@ at::Tensor selfOnlyHook(const at::Tensor& self)
     return Original(self);
 }
 
+// The in-place form (relu_, silu_): the kernel writes through `self` (output 0 is self).
+template <const char* Key, at::Tensor& (*Original)(at::Tensor&)>
+at::Tensor& selfOnlyInPlaceHook(at::Tensor& self)
+{
+    if (serveCall(Key, HookCall{{{"self", &self}}, {}}))
+        return self;
+    return Original(self);
+}
+
 constexpr char kRelu[] = "aten::relu";
+constexpr char kReluInPlace[] = "aten::relu_";
+constexpr char kSiluInPlace[] = "aten::silu_";
 constexpr char kSilu[] = "aten::silu";
 constexpr char kSigmoid[] = "aten::sigmoid";
 constexpr char kTanh[] = "aten::tanh";
@@ -139,6 +150,8 @@ constexpr auto sigmoidHook = &selfOnlyHook<kSigmoid, &at::cuda::sigmoid>;
 constexpr auto tanhHook = &selfOnlyHook<kTanh, &at::cuda::tanh>;
 constexpr auto negHook = &selfOnlyHook<kNeg, &at::cuda::neg>;
 constexpr auto rsqrtHook = &selfOnlyHook<kRsqrt, &at::cuda::rsqrt>;
+constexpr auto reluInPlaceHook = &selfOnlyInPlaceHook<kReluInPlace, &at::cuda::relu_>;
+constexpr auto siluInPlaceHook = &selfOnlyInPlaceHook<kSiluInPlace, &at::cuda::silu_>;
 
 at::Tensor softmaxHook(const at::Tensor& self, int64_t dim, bool halfToFloat)
 {
@@ -270,6 +283,8 @@ bool registerOne(torch::Library& library, const std::string& key)
     if (key == "aten::_softmax") library.impl(name.c_str(), TORCH_FN(softmaxHook));
     else if (key == "aten::_log_softmax") library.impl(name.c_str(), TORCH_FN(logSoftmaxHook));
     else if (key == "aten::relu") library.impl(name.c_str(), TORCH_FN(reluHook));
+    else if (key == "aten::relu_") library.impl(name.c_str(), TORCH_FN(reluInPlaceHook));
+    else if (key == "aten::silu_") library.impl(name.c_str(), TORCH_FN(siluInPlaceHook));
     else if (key == "aten::gelu") library.impl(name.c_str(), TORCH_FN(geluHook));
     else if (key == "aten::silu") library.impl(name.c_str(), TORCH_FN(siluHook));
     else if (key == "aten::sigmoid") library.impl(name.c_str(), TORCH_FN(sigmoidHook));
@@ -295,7 +310,8 @@ const char* const kHooked[] = {"aten::_softmax",    "aten::_log_softmax", "aten:
                                "aten::silu",        "aten::sigmoid",      "aten::tanh",        "aten::add.Tensor",
                                "aten::sub.Tensor",  "aten::mul.Tensor",   "aten::div.Tensor",  "aten::add_.Tensor",
                                "aten::sub_.Tensor", "aten::mul_.Tensor",  "aten::div_.Tensor", "aten::mean.dim",
-                               "aten::sum.dim_IntList", "aten::neg",       "aten::rsqrt",      "aten::pow.Tensor_Scalar"};
+                               "aten::sum.dim_IntList", "aten::neg",       "aten::rsqrt",      "aten::pow.Tensor_Scalar",
+                               "aten::relu_",       "aten::silu_"};
 
 } // namespace
 

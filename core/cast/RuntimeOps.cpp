@@ -15,6 +15,8 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
         {"aten::log_softmax.int", {"aten::log_softmax", "int"}},
         {"aten::_log_softmax", {"aten::_log_softmax", ""}},
         {"aten::relu", {"aten::relu", ""}},
+        {"aten::relu_", {"aten::relu_", ""}},
+        {"aten::silu_", {"aten::silu_", ""}},
         {"aten::gelu", {"aten::gelu", ""}},
         {"aten::silu", {"aten::silu", ""}},
         {"aten::sigmoid", {"aten::sigmoid", ""}},

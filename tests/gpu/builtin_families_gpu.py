@@ -51,7 +51,7 @@ ITERATIONS = 4
 COVERED = {
     "aten::softmax.int": 1, "aten::log_softmax.int": 1, "aten::layer_norm": 1, "aten::rms_norm": 1,
     "aten::group_norm": 2, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 2, "aten::max_pool2d": 2, "aten::mean.dim": 1,
-    "aten::sum.dim_IntList": 1, "aten::relu": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
+    "aten::sum.dim_IntList": 1, "aten::relu": 2, "aten::relu_": 2, "aten::silu_": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
     "aten::tanh": 1, "aten::add.Tensor": 3, "aten::sub.Tensor": 2, "aten::mul.Tensor": 3, "aten::div.Tensor": 2,
     "aten::embedding": 1, "aten::add_.Tensor": 1, "aten::to.dtype": 1, "aten::neg": 1, "aten::rsqrt": 1,
     "aten::pow.Tensor_Scalar": 1,
@@ -117,6 +117,12 @@ def make_model(length, dtype_name, device):
                 x.mean(dim=-1),
                 x.sum(dim=-1),
                 torch.relu(x),
+                # in place (torchvision's ReLU(inplace=True)) on a copy, NCHW and channels-last, and
+                # out of place on channels-last memory
+                F.relu(x.clone(), inplace=True),
+                F.relu(xp.clone(memory_format=torch.channels_last), inplace=True),
+                torch.relu(xp.clone(memory_format=torch.channels_last)),
+                F.silu(x.clone(), inplace=True),
                 F.gelu(x),
                 F.gelu(x, approximate="tanh"),
                 F.silu(x),

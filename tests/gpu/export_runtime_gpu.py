@@ -8,8 +8,9 @@ speed); with the package loaded the module's output matches eager within the eva
 tolerance and every custom kernel records hits; a batch of 128 falls back (counted) and equals eager
 bit for bit; unloading restores eager.
 
-Model 2 (composite operators): batch_norm (eval), group_norm, silu, max_pool2d, adaptive_avg_pool2d, embedding,
-mean, add, rms_norm, layer_norm. Checks: every composite card exported as a custom kernel hits under
+Model 2 (composite operators): batch_norm (eval), relu_ (in place), group_norm, silu, max_pool2d,
+adaptive_avg_pool2d, embedding, mean, add, rms_norm, layer_norm. Checks: relu_ is exported and hits
+under no_grad (the in-place hook); every composite card exported as a custom kernel hits under
 torch.no_grad() (AutogradCUDA hook) and under torch.inference_mode() (CUDA hook) with outputs within
 tolerance; with grad enabled and an input that requires grad the composite kernels fall back (reason
 "autograd") and the gradients match eager's; a second export with the in-model check runs it and
@@ -50,7 +51,8 @@ class NormBlock(torch.nn.Module):
             self.bn.running_var.uniform_(0.5, 2.0)
 
     def forward(self, x, ids):
-        h = torch.nn.functional.silu(self.gn(self.bn(x)))
+        # ResNet's ReLU(inplace=True) after batch_norm: aten::relu_, hooked in place
+        h = torch.nn.functional.silu(self.gn(torch.nn.functional.relu(self.bn(x), inplace=True)))
         h = torch.nn.functional.max_pool2d(h, 3, 2, 1)
         pooled = torch.nn.functional.adaptive_avg_pool2d(h, 1).flatten(1)
         e = self.emb(ids).mean(dim=1)
@@ -176,6 +178,10 @@ def check_composites(args, export_for_kforge):
             torch.ops.kforge.unload_cast(handle)
         hits = lambda stats: {k["op"]: k["hits"] for k in stats["kernels"]}
         falls = lambda stats: {k["op"]: k["fallbacks"] for k in stats["kernels"]}
+        if "aten::relu_" not in custom:
+            failures.append("relu_ (in place) not exported as a custom kernel")
+        elif hits(no_grad_stats).get("aten::relu_", 0) < 1:
+            failures.append("relu_: no hit under no_grad (the in-place hook)")
         for op in sorted(custom & COMPOSITE):
             if hits(no_grad_stats).get(op, 0) < 1:
                 failures.append(f"{op}: no hit under no_grad")

@@ -79,7 +79,8 @@ bool UnaryFamily::coversOp(const std::string& qualifiedOp)
 {
     return qualifiedOp == "aten::relu" || qualifiedOp == "aten::gelu" || qualifiedOp == "aten::silu" ||
            qualifiedOp == "aten::sigmoid" || qualifiedOp == "aten::tanh" || qualifiedOp == "aten::to.dtype" ||
-           qualifiedOp == "aten::neg" || qualifiedOp == "aten::rsqrt" || qualifiedOp == "aten::pow.Tensor_Scalar";
+           qualifiedOp == "aten::neg" || qualifiedOp == "aten::rsqrt" || qualifiedOp == "aten::pow.Tensor_Scalar" ||
+           qualifiedOp == "aten::relu_" || qualifiedOp == "aten::silu_";
 }
 
 Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& card)
@@ -87,13 +88,22 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     const std::string op = card.qualifiedName();
     if (!coversOp(op))
         return unsupportedCard(card, "op not covered by the built-in proposer yet");
-    auto input = contiguousFloatInput(card, "self");
-    if (!input)
-        return input.error();
-    const TensorSpec& in = *input.value();
+    const ArgSpec* self = card.findArg("self");
+    if (!self || self->kind != ArgKind::Tensor || self->tensors.size() != 1)
+        return unsupportedCard(card, "the card has no tensor argument 'self'");
+    const TensorSpec& in = self->tensors[0];
+    if (!isBuiltinFloatDtype(in.dtype))
+        return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
+    // Contiguous or channels-last: both dense, so with the output laid out the same the kernel runs
+    // over storage order and element k of the output is element k of the input.
+    const bool channelsLast = !in.isContiguous() && isChannelsLast(in);
+    if (!in.isContiguous() && !channelsLast)
+        return unsupportedCard(card, "input layout " + in.toShortString() + " (contiguous or channels-last only)");
+    if (in.numel() == 0)
+        return unsupportedCard(card, "empty input");
     const bool cast = op == "aten::to.dtype";
-    if (card.outputs.size() != 1 || card.outputs[0].sizes != in.sizes || !card.outputs[0].isContiguous())
-        return unsupportedCard(card, "expected one contiguous output of the input's sizes");
+    if (card.outputs.size() != 1 || card.outputs[0].sizes != in.sizes || card.outputs[0].strides != in.strides)
+        return unsupportedCard(card, "expected one output of the input's sizes and layout");
     const TensorSpec& out = card.outputs[0];
     if (!cast && out.dtype != in.dtype)
         return unsupportedCard(card, "expected an output of the input's dtype");
@@ -115,6 +125,11 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
 
     std::unique_ptr<UnaryFamily> family(new UnaryFamily());
     family->m_op = cast ? "to" : card.op.substr(6); // after "aten::"
+    if (family->m_op.ends_with("_")) {
+        family->m_op.pop_back();
+        family->m_inPlace = true;
+    }
+    family->m_channelsLast = channelsLast;
     if (family->m_op == "pow") {
         // Eager's CUDA pow computes exponent 2 as base * base (PowKernel.cu); other exponents go
         // through other special cases or powf and are not covered.
@@ -282,7 +297,9 @@ Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const
     if (!parsed)
         return parsed.error();
     const Params p = parsed.value();
-    const std::string kernel = "kf_" + m_op;
+    const std::string kernel = "kf_" + m_op + (m_inPlace ? "_" : "");
+    // In place, y is x: no __restrict__ promise. Each element is read and written by the same thread.
+    const char* restrictQualifier = m_inPlace ? "" : " __restrict__";
 
     // Pairs of 16-bit values convert with one instruction; 32-bit indices when they cannot overflow
     // (base + stride < 2^31 while base < NVEC: NVEC < 2^30 is enough for any grid this plan makes).
@@ -293,7 +310,8 @@ Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const
         geluSource = isHalfWidth(m_outDtype) ? kGeluShortErfcSource : kGeluErfcSource;
     std::ostringstream s;
     s << "// Built-in elementwise " << m_op << (m_op == "gelu" ? (m_tanhGelu ? " (tanh)" : " (exact)") : "")
-      << " over " << m_numel << " contiguous " << m_inDtype << " elements"
+      << (m_inPlace ? "_ (in place)" : "") << " over " << m_numel
+      << (m_channelsLast ? " channels-last (in storage order) " : " contiguous ") << m_inDtype << " elements"
       << (m_inDtype != m_outDtype ? " into " + m_outDtype : std::string()) << ", fp32 math.\n"
       << "// Template parameters: " << params.dump() << "\n"
       << dtypePrelude(m_inDtype, m_outDtype) << (pairs ? pairConversions(m_inDtype) : std::string())
@@ -309,7 +327,7 @@ Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const
       << geluSource
       << "__device__ __forceinline__ float kfOp(float x) { return " << opExpression(p.fastMath) << "; }\n"
       << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel
-      << "(const in_t* __restrict__ x, out_t* __restrict__ y)\n{\n"
+      << "(const in_t*" << restrictQualifier << " x, out_t*" << restrictQualifier << " y)\n{\n"
       << R"(    const InVec* xv = reinterpret_cast<const InVec*>(x);
     OutVec* yv = reinterpret_cast<OutVec*>(y);
     const idx_t stride = static_cast<idx_t>(gridDim.x) * THREADS * ITEMS;

@@ -1,8 +1,10 @@
 #pragma once
-// Elementwise unary ops on a contiguous float32/float16/bfloat16 tensor: aten::relu, aten::gelu
-// (approximate "none": exact erff form; "tanh"), aten::silu, aten::sigmoid, aten::tanh, aten::neg,
-// aten::rsqrt, aten::pow.Tensor_Scalar with exponent 2, and the dtype conversion aten::to.dtype into
-// another of those dtypes (widened exactly, rounded to nearest even).
+// Elementwise unary ops on a float32/float16/bfloat16 tensor, contiguous or 4-D channels-last (the
+// output laid out as the input: the kernel runs over storage order, where both are dense): aten::relu,
+// aten::gelu (approximate "none": exact erff form; "tanh"), aten::silu, aten::sigmoid, aten::tanh,
+// aten::neg, aten::rsqrt, aten::pow.Tensor_Scalar with exponent 2, the dtype conversion aten::to.dtype
+// into another of those dtypes (widened exactly, rounded to nearest even), and in place aten::relu_
+// and aten::silu_ (torchvision's ReLU(inplace=True): output 0 is self).
 // Parameters (docs/builtin-proposer.md):
 //   threads           threads per block (64..1024, power of two)
 //   vector_width      elements per load/store (1, 2, 4, 8; at most 16 bytes); the numel % width
@@ -50,6 +52,8 @@ private:
     static constexpr int kPreserveFormat = 1;
 
     std::string m_op;          // "relu", "gelu", "silu", "sigmoid", "tanh", "neg", "rsqrt", "pow", "to"
+    bool m_inPlace = false;    // relu_ / silu_: y is x
+    bool m_channelsLast = false; // input and output NHWC (for the source's comment; indexing is flat)
     bool m_tanhGelu = false;   // gelu approximate="tanh"
     std::string m_inDtype, m_outDtype; // differ only for "to"
     std::int64_t m_numel = 0;

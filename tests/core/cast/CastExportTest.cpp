@@ -274,6 +274,20 @@ TEST_F(CastExportTest, CompositeOperatorsAreDispatchedAsThemselves)
     EXPECT_FALSE(runtimeHookFor("aten::to.dtype_layout", why).has_value());
 }
 
+TEST_F(CastExportTest, InPlaceUnaryOperatorsAreDispatchedAsThemselves)
+{
+    // The built-in proposer covers relu_ and silu_ (ResNet's ReLU(inplace=True)): the runtime must
+    // hook them in place, or export would list every such kernel as a fallback.
+    for (const char* op : {"aten::relu_", "aten::silu_"}) {
+        std::string why;
+        const auto hook = runtimeHookFor(op, why);
+        ASSERT_TRUE(hook.has_value()) << op << ": " << why;
+        EXPECT_EQ(hook->op, op);
+    }
+    std::string why;
+    EXPECT_FALSE(runtimeHookFor("aten::gelu_", why).has_value()); // not covered, not hooked
+}
+
 TEST_F(CastExportTest, InModelCheckDropsKernelsIntoFallbacksWithTheirReason)
 {
     Project project;
