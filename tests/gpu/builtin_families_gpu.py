@@ -53,7 +53,7 @@ COVERED = {
     "aten::group_norm": 2, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 2, "aten::max_pool2d": 2, "aten::mean.dim": 1,
     "aten::sum.dim_IntList": 1, "aten::relu": 2, "aten::relu_": 2, "aten::silu_": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
     "aten::tanh": 1, "aten::add.Tensor": 3, "aten::sub.Tensor": 2, "aten::mul.Tensor": 3, "aten::div.Tensor": 2,
-    "aten::embedding": 1, "aten::add_.Tensor": 1, "aten::to.dtype": 1, "aten::neg": 1, "aten::rsqrt": 1,
+    "aten::embedding": 1, "aten::add_.Tensor": 2, "aten::to.dtype": 1, "aten::neg": 1, "aten::rsqrt": 1,
     "aten::pow.Tensor_Scalar": 1,
 }
 # Covered ops whose support is being added: "unsupported" is reported, not a failure.
@@ -96,6 +96,9 @@ def make_model(length, dtype_name, device):
         def forward(self, x, y, b, d, db, xg, x4, xp, idx):
             acc = x.clone()
             acc.add_(y)
+            # channels-last residual add_, as ResNet-50 fp16 channels-last's
+            acc_cl = xp.clone(memory_format=torch.channels_last)
+            acc_cl.add_(xp.clone(memory_format=torch.channels_last))
             return (
                 torch.softmax(x, dim=-1),
                 torch.log_softmax(x, dim=-1),
@@ -136,7 +139,7 @@ def make_model(length, dtype_name, device):
                 x * b, x * y,
                 x * self.scale64, x + self.scale64,
                 x / db, x / d,
-                acc,
+                acc, acc_cl,
                 F.embedding(idx, self.embedding),
                 x.to(torch.float16 if x.dtype == torch.float32 else torch.float32),
             )

@@ -81,8 +81,15 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
                                              ": an operand of another dtype than the output's must be 0-dim and floating");
     if (!isBuiltinFloatDtype(out.dtype))
         return unsupportedCard(card, "dtype " + out.dtype + " not covered (float32, float16, bfloat16)");
-    if (!out.isContiguous())
-        return unsupportedCard(card, "non-contiguous output " + out.toShortString());
+    const bool channelsLast = !out.isContiguous() && isChannelsLast(out);
+    if (!out.isContiguous() && !channelsLast)
+        return unsupportedCard(card, "output layout " + out.toShortString() + " (contiguous or channels-last only)");
+    if (channelsLast)
+        for (int k = 0; k < 2; ++k)
+            if (k != f->m_scalarOperand && (operands[k]->sizes != out.sizes || operands[k]->strides != out.strides))
+                return unsupportedCard(card, std::string("channels-last output ") + out.toShortString() + " with operand '" +
+                                                 names[k] + "' " + operands[k]->toShortString() +
+                                                 " laid out otherwise (broadcasting into channels-last is not covered)");
     if (out.numel() == 0)
         return unsupportedCard(card, "empty output");
     if (f->m_inPlace && (a.sizes != out.sizes || a.strides != out.strides))
@@ -112,7 +119,10 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     auto flatOperand = [&](int k) {
         return k == f->m_scalarOperand || (operands[k]->isContiguous() && operands[k]->sizes == out.sizes);
     };
-    f->m_flat = flatOperand(0) && flatOperand(1);
+    // Channels-last: every operand is laid out as the output (checked above), so element k of storage
+    // is the same logical element in all three: flat over storage order.
+    f->m_channelsLast = channelsLast;
+    f->m_flat = channelsLast || (flatOperand(0) && flatOperand(1));
     // Drop size-1 dims, then merge dim d into d+1 when every operand steps through them as one.
     for (std::size_t d = 0; d < rank; ++d) {
         if (out.sizes[d] == 1)
@@ -218,7 +228,10 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
     std::ostringstream s;
     const char* operandNames[2] = {"self", "other"};
     s << "// Built-in elementwise " << m_op << (m_inPlace ? "_ (in place)" : "") << " over " << m_numel << " " << m_dtype << " outputs, "
-      << (m_flat ? "both operands contiguous and same-shaped" : "broadcast strides baked in") << ", fp32 math.\n";
+      << (m_channelsLast ? "channels-last, both operands laid out alike (flat over storage order)"
+          : m_flat       ? "both operands contiguous and same-shaped"
+                         : "broadcast strides baked in")
+      << ", fp32 math.\n";
     if (m_scalarOperand >= 0)
         s << "// '" << operandNames[m_scalarOperand] << "' is a 0-dim " << m_scalarDtype
           << " tensor: its value, cast to the output's dtype as eager's CUDA kernel casts it, is read once per thread.\n";

@@ -6,7 +6,9 @@
 // are CUDA tensors of the output's dtype (float32/float16/bfloat16), any sizes that broadcast and any
 // strides; or one of them is a 0-dim CUDA tensor of another floating dtype (float64 included: a
 // traced Python number), whose value the kernel reads at each launch and casts to the output's dtype
-// as eager's CUDA kernel does. The output is contiguous. Each operand's broadcast strides against the output shape are
+// as eager's CUDA kernel does. The output is contiguous, or 4-D channels-last with both operands laid
+// out exactly as it (ResNet's residual add_ in channels-last fp16: flat over storage order, no
+// broadcasting). Each operand's broadcast strides against the output shape are
 // computed at generation time (size-1 dims dropped, mergeable dims merged) and baked in as constants.
 // Fast path when both operands are contiguous with the output's sizes (flat, vectorized, scalar tail).
 // Parameters (docs/builtin-proposer.md): threads, vector_width, items_per_thread. fp32 math.
@@ -40,7 +42,8 @@ private:
     double m_alpha = 1;
     std::int64_t m_numel = 0;
     bool m_inPlace = false;           // add_ & co.: output 0 is self
-    bool m_flat = false;              // fast path: both operands contiguous with the output's sizes
+    bool m_flat = false;              // fast path: both operands laid out as the (dense) output, same sizes
+    bool m_channelsLast = false;      // the output (and so both operands) NHWC: flat in storage order
     std::vector<std::int64_t> m_dims; // general path: merged output dims (no size-1 dims unless numel 1)
     std::vector<std::int64_t> m_strides[2]; // broadcast strides of self / other over m_dims
     int m_scalarOperand = -1;               // 0 self, 1 other: a 0-dim operand of another dtype; -1 none

@@ -1073,6 +1073,35 @@ TEST(BuiltinProposer, ChannelsLastBatchNormStartsChannelResidentWhereARowFitsABl
         EXPECT_TRUE(node.provenance.details["params"]["precompute"].get<bool>()) << node.provenance.transformation;
 }
 
+TEST(BuiltinProposer, ChannelsLastBinaryOpsRunOverStorageOrderWhenEveryOperandIsLaidOutAlike)
+{
+    // ResNet-50 fp16 channels-last's residual add_: self, other and the output all NHWC.
+    const std::int64_t n = 2, c = 64, h = 7, w = 7;
+    const std::vector<std::int64_t> nhwc{h * w * c, 1, w * c, c};
+    for (const std::string& dtype : kDtypes) {
+        SCOPED_TRACE(dtype);
+        const TensorSpec t{dtype, {n, c, h, w}, nhwc, "cuda:0"};
+        OperatorCard add = binaryCard("aten::add_", dtype, t, t);
+        add.outputs = {t};
+        const SearchTree tree = growChain(add, 3, true);
+        ASSERT_GE(tree.size(), 2u);
+        EXPECT_NE(tree.root()->candidate.source.find("channels-last, both operands laid out alike"), std::string::npos);
+        // A 0-dim scalar operand takes no part in the layout.
+        OperatorCard scaled = binaryCard("aten::mul", dtype, t, TensorSpec{"float64", {}, {}, "cuda:0"});
+        scaled.outputs = {t};
+        EXPECT_EQ(growChain(scaled, 1, true).size(), 2u);
+    }
+    // A broadcast (bias [C]) or an NCHW operand into a channels-last output is refused.
+    const TensorSpec out{"float16", {n, c, h, w}, nhwc, "cuda:0"};
+    OperatorCard bias = binaryCard("aten::add", "float16", out, cudaTensor("float16", {c, 1, 1}));
+    bias.outputs = {out};
+    EXPECT_NE(BuiltinProposer::supports(bias).error().message.find("broadcasting into channels-last is not covered"),
+              std::string::npos);
+    OperatorCard nchw = binaryCard("aten::add", "float16", out, cudaTensor("float16", {n, c, h, w}));
+    nchw.outputs = {out};
+    EXPECT_FALSE(BuiltinProposer::supports(nchw).ok());
+}
+
 TEST(BuiltinProposer, BinaryOpsCompileForEveryDtypeAndBroadcast)
 {
     for (const std::string& dtype : kDtypes) {
