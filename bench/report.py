@@ -156,6 +156,7 @@ def model_numbers(result):
         "eager_device_ms": e2e.get("eager_device_ms"), "cast_device_ms": e2e.get("cast_runtime_device_ms"),
         "cast_device_speedup": e2e.get("cast_runtime_device_speedup_vs_eager"),
         "compile_device_ms": e2e.get("compile_device_ms"),
+        "compile_device_source": e2e.get("compile_device_source") or "",
         "compile_device_speedup": e2e.get("compile_device_speedup_vs_eager"),
         "optimization_wall_s": s.get("optimization_wall_s"),
         "flagged_cards": s.get("flagged_cards"), "missing": "; ".join(result.get("missing") or []),
@@ -258,7 +259,7 @@ def device_cell(n):
         return fmt(ms) + (f" ({fmt(speedup, '{:.2f}x')}){mark}" if ms is not None else "")
     return " / ".join([fmt(n["eager_device_ms"]), side(n["cast_device_ms"], n["cast_device_speedup"]),
                        side(n["compile_device_ms"], n["compile_device_speedup"],
-                            BASELINE_MARK if n["compile_source"] else "")])
+                            BASELINE_MARK if n["compile_source"] or n["compile_device_source"] else "")])
 
 
 def model_table(results):

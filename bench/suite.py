@@ -593,7 +593,8 @@ def print_baselines_summary(name, result):
 def baseline_sources(folders, names):
     """{model: {"cards": card ids, "has_end_to_end_compile"}} from the last of `folders` holding
     MODEL.json (a published suite result): the cards a baselines pass times, and whether that run
-    already measured torch.compile end to end (then the pass does not compile the model again)."""
+    already measured torch.compile end to end, GPU time included (then the pass does not compile the
+    model again; runs from before the end-to-end GPU time get it from the pass)."""
     sources = {}
     for folder in folders:
         if not os.path.isdir(folder):
@@ -601,9 +602,9 @@ def baseline_sources(folders, names):
         for name in names:
             result = read_json(os.path.join(folder, name + ".json"))
             if result is not None:
-                sources[name] = {"cards": [card["id"] for card in result.get("cards", [])],
-                                 "has_end_to_end_compile": bool(((result.get("end_to_end") or {}).get("compile")
-                                                                 or {}).get("ms"))}
+                sources[name] = {"cards": [card["id"] for card in result.get("cards", [])]}
+                compiled = (result.get("end_to_end") or {}).get("compile") or {}
+                sources[name]["has_end_to_end_compile"] = bool(compiled.get("ms") and compiled.get("device_ms"))
     absent = [name for name in names if name not in sources]
     if absent:
         raise ValueError(f"no result for {', '.join(absent)} in {', '.join(folders)} (--baselines-from)")

@@ -122,6 +122,14 @@ class ReportWithBaselinesTest(unittest.TestCase):
         self.assertEqual(card["compile_device_source"], "baselines")
         self.assertEqual(card["compile_source"], "")
 
+    def test_a_run_with_end_to_end_compile_gets_only_its_gpu_time(self):
+        # qwen s2048: run 5's per-call 6.32 ms stays (unmarked); the GPU time is the pass's, eager
+        # 9.6 ms and compile 0.4 ms there: 24x, marked.
+        row = self.row("qwen_layers_bf16_s2048")
+        self.assertIn("| 6.32 (1.89x) |", row)
+        self.assertIn("| - / - / 0.40 (24.00x) † |", row)
+        self.assertEqual(self.models["qwen_layers_bf16_s2048"]["compile_device_source"], "baselines")
+
     def test_measured_numbers_are_never_replaced(self):
         card = self.cards[("qwen_layers_bf16_s2048", self.qwen_softmax["id"])]
         self.assertEqual(card["compile_source"], "")
