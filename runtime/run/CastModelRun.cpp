@@ -42,17 +42,13 @@ std::optional<double> medianGpuMs(std::optional<ForwardGpuTimer>& timer, ModelHa
 {
     if (!timer)
         return std::nullopt;
-    std::vector<double> times;
-    for (int i = 0; i < std::min(runs, kGpuPasses); ++i) {
-        auto ms = timer->milliseconds(harness);
-        if (!ms) {
-            note = "GPU time not measured: " + ms.error().message;
-            timer.reset();
-            return std::nullopt;
-        }
-        times.push_back(ms.value());
+    auto ms = timer->medianMilliseconds(harness, std::min(runs, kGpuPasses));
+    if (!ms) {
+        note = "GPU time not measured: " + ms.error().message;
+        timer.reset();
+        return std::nullopt;
     }
-    return summarizeLatency(std::move(times)).medianMs;
+    return ms.value();
 }
 
 json latencyJson(const LatencySummary& s)

@@ -2,6 +2,7 @@
 
 #include "capture/TorchInterop.h"
 #include "capture/TorchModel.h"
+#include "cast/KernelSpeedCheck.h"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <vector>
 
 namespace kforge::runtime {
 
@@ -107,6 +109,18 @@ core::Result<double> ForwardGpuTimer::milliseconds(ModelHarness& harness)
                              "GPU timer");
         m_spinCycles *= 2;
     }
+}
+
+core::Result<double> ForwardGpuTimer::medianMilliseconds(ModelHarness& harness, int passes)
+{
+    std::vector<double> times;
+    for (int i = 0; i < passes; ++i) {
+        auto ms = milliseconds(harness);
+        if (!ms)
+            return ms.error();
+        times.push_back(ms.value());
+    }
+    return core::medianOf(std::move(times));
 }
 
 } // namespace kforge::runtime

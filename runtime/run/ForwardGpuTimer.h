@@ -24,6 +24,8 @@ public:
     /// GPU then waited for the host), the spin is doubled and the pass timed again, twice at
     /// most; then an error: the time would include the host's.
     core::Result<double> milliseconds(ModelHarness& harness);
+    /// The median of `passes` such times; the first error stops it.
+    core::Result<double> medianMilliseconds(ModelHarness& harness, int passes);
 
     double spinMs() const { return static_cast<double>(m_spinCycles) / m_cyclesPerMs; }
 

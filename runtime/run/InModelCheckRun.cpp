@@ -39,19 +39,6 @@ core::Result<double> medianForwardMs(ModelHarness& harness, int passes)
     return summarizeLatency(times).medianMs;
 }
 
-// The median GPU time of `passes` forward passes; an error when one is not isolated from the host.
-core::Result<double> medianGpuMs(ForwardGpuTimer& timer, ModelHarness& harness, int passes)
-{
-    std::vector<double> times;
-    for (int i = 0; i < passes; ++i) {
-        auto ms = timer.milliseconds(harness);
-        if (!ms)
-            return ms.error();
-        times.push_back(ms.value());
-    }
-    return core::medianOf(std::move(times));
-}
-
 struct Unloader {
     int handle;
     ~Unloader() { (void)unloadPackage(handle); }
@@ -163,7 +150,7 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
                 return wall.error();
             core::ModelTime time{wall.value(), 0.0};
             if (gpuTimer) {
-                auto gpu = medianGpuMs(*gpuTimer, harness.value(), options.gpuPassesPerMeasure);
+                auto gpu = gpuTimer->medianMilliseconds(harness.value(), options.gpuPassesPerMeasure);
                 if (gpu) {
                     time.gpuMs = gpu.value();
                 } else { // from here on by wall time only
