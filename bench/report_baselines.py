@@ -76,7 +76,7 @@ def fill_compile(result, baselines):
         summary["compile_source"] = "baselines"
         result["missing"] = [m for m in result.get("missing", []) if m != "end to end compile"]
         filled_e2e = True
-    elif e2e.get("compile", {}).get("ms") and not e2e["compile"].get("device_ms"):
+    elif (e2e.get("compile") or {}).get("ms") and not e2e["compile"].get("device_ms"):
         # A run from before the end-to-end GPU time: its per-call number stays, the GPU time is the pass's.
         if base_compile.get("device_ms") and base_eager_device:
             e2e["compile"]["device_source"] = "baselines"

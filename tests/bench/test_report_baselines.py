@@ -149,6 +149,21 @@ class ReportWithBaselinesTest(unittest.TestCase):
         self.assertIn("torch_compile False", self.markdown)
         self.assertIn("- Settings of resnet50_fp16_cl, qwen_layers_bf16_s2048: ", self.markdown)
 
+    def test_a_pass_without_end_to_end_compile_fills_nothing_there(self):
+        # ResNet-50 fp32: run 3 has no torch.compile (null), and neither has a pass whose compile did
+        # not finish: the row keeps "-" and the report still runs.
+        with tempfile.TemporaryDirectory(prefix="kforge-report-nocompile-") as tmp:
+            resnet = os.path.join(RUN3, "resnet50_fp32.json")
+            self.assertIsNone(read(resnet)["end_to_end"].get("compile"))
+            unfinished = baselines_of("resnet50_fp32", {}, 6.0, 3.0, ["end to end compile"])
+            unfinished["end_to_end"]["compile"] = None
+            with open(os.path.join(tmp, "pass.json"), "w") as f:
+                json.dump(unfinished, f)
+            run, _, markdown = run_report([resnet, os.path.join(tmp, "pass.json")], tmp, "n")
+            self.assertEqual(run.returncode, 0, run.stderr)
+        row = next(line for line in markdown.splitlines() if line.startswith("| resnet50_fp32 |"))
+        self.assertIn("| - (-) |", row)
+
     def test_a_filled_end_to_end_compile_leaves_the_missing_list(self):
         with tempfile.TemporaryDirectory(prefix="kforge-report-missing-") as tmp:
             resnet = os.path.join(RUN5, "resnet50_fp16_cl.json")
