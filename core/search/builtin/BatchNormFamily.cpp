@@ -11,6 +11,16 @@ const std::vector<Knob> kKnobs = {{"threads", "threads-per-block", "", ""},
                                   {"items_per_thread", "items-per-thread", "", ""},
                                   {"precompute", "", "precompute-scale-shift", "inline-scale-shift"}};
 constexpr int kParamThreads = 128; // threads of the per-channel kernel
+// Inside the grid-stride loop over `base` of both main kernels: load the thread's ITEMS vectors
+// (strided by THREADS), then open the per-item block that computes vector j (closed by the caller).
+constexpr const char* kLoadItemsThenEach =
+    "        InVec t[ITEMS];\n"
+    "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+    "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+    "            if (j < NVEC)\n                t[k] = xv[j];\n        }\n"
+    "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+    "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+    "            if (j < NVEC) {\n";
 
 } // namespace
 
@@ -23,12 +33,10 @@ Result<std::unique_ptr<BatchNormFamily>> BatchNormFamily::create(const OperatorC
         return unsupportedCard(card, "the card has no bool argument 'training'");
     if (training->value.get<bool>())
         return unsupportedCard(card, "training=true (batch statistics) not covered: inference only");
-    const ArgSpec* input = card.findArg("input");
-    if (!input || input->kind != ArgKind::Tensor || input->tensors.size() != 1)
-        return unsupportedCard(card, "the card has no tensor argument 'input'");
-    const TensorSpec& in = input->tensors[0];
-    if (!isBuiltinFloatDtype(in.dtype))
-        return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
+    auto input = floatTensorInput(card, "input");
+    if (!input)
+        return input.error();
+    const TensorSpec& in = *input.value();
     const bool channelsLast = !in.isContiguous() && isChannelsLast(in);
     if (!in.isContiguous() && !channelsLast)
         return unsupportedCard(card, "input layout " + in.toShortString() + " (NCHW contiguous or channels-last only)");
@@ -141,13 +149,7 @@ std::string BatchNormFamily::flatKernel(bool precompute, const std::string& stat
       << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
       << "    for (long long base = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x; base < NVEC;\n"
       << "         base += stride) {\n"
-      << "        InVec t[ITEMS];\n"
-      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
-      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
-      << "            if (j < NVEC)\n                t[k] = xv[j];\n        }\n"
-      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
-      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
-      << "            if (j < NVEC) {\n";
+      << kLoadItemsThenEach;
     if (m_channelsLast) {
         // Element e of the vector is channel c0 + e (the flat NHWC index modulo C); always precomputed
         // here (channels-last inline is channelResidentKernel).
@@ -193,13 +195,7 @@ std::string BatchNormFamily::channelResidentKernel(const std::string& statParams
       << "        kfChannel(" << statArgs << "rm, rv, c0 + e, mean[e], scale[e], shift[e]);\n"
       << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
       << "    for (long long base = first; base < NVEC; base += stride) {\n"
-      << "        InVec t[ITEMS];\n"
-      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
-      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
-      << "            if (j < NVEC)\n                t[k] = xv[j];\n        }\n"
-      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
-      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
-      << "            if (j < NVEC) {\n"
+      << kLoadItemsThenEach
       << "                OutVec o;\n"
       << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n"
       << "                    o.v[e] = kfStore((kfLoad(t[k].v[e]) - mean[e]) * scale[e] + shift[e]);\n"

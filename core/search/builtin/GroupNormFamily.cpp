@@ -17,12 +17,10 @@ Result<std::unique_ptr<GroupNormFamily>> GroupNormFamily::create(const OperatorC
 {
     if (!coversOp(card.qualifiedName()))
         return unsupportedCard(card, "op not covered by the built-in proposer yet");
-    const ArgSpec* input = card.findArg("input");
-    if (!input || input->kind != ArgKind::Tensor || input->tensors.size() != 1)
-        return unsupportedCard(card, "the card has no tensor argument 'input'");
-    const TensorSpec& in = input->tensors[0];
-    if (!isBuiltinFloatDtype(in.dtype))
-        return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
+    auto input = floatTensorInput(card, "input");
+    if (!input)
+        return input.error();
+    const TensorSpec& in = *input.value();
     const bool channelsLast = !in.isContiguous() && isChannelsLast(in);
     if (!in.isContiguous() && !channelsLast)
         return unsupportedCard(card, "input layout " + in.toShortString() + " (NCHW contiguous or channels-last only)");

@@ -69,7 +69,7 @@ Error unsupportedCard(const OperatorCard& card, const std::string& why)
     return makeError(ErrorCode::Unsupported, why, "built-in proposer, " + card.qualifiedName());
 }
 
-Result<const TensorSpec*> contiguousFloatInput(const OperatorCard& card, const std::string& name)
+Result<const TensorSpec*> floatTensorInput(const OperatorCard& card, const std::string& name)
 {
     const ArgSpec* arg = card.findArg(name);
     if (!arg || arg->kind != ArgKind::Tensor || arg->tensors.size() != 1)
@@ -77,6 +77,15 @@ Result<const TensorSpec*> contiguousFloatInput(const OperatorCard& card, const s
     const TensorSpec& in = arg->tensors[0];
     if (!isBuiltinFloatDtype(in.dtype))
         return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
+    return &in;
+}
+
+Result<const TensorSpec*> contiguousFloatInput(const OperatorCard& card, const std::string& name)
+{
+    auto input = floatTensorInput(card, name);
+    if (!input)
+        return input;
+    const TensorSpec& in = *input.value();
     if (!in.isContiguous())
         return unsupportedCard(card, "non-contiguous input " + in.toShortString());
     if (in.numel() == 0)

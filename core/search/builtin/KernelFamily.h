@@ -56,8 +56,10 @@ namespace kforge::core {
 
 /// Unsupported error naming the card's op, as every family reports refusals.
 Error unsupportedCard(const OperatorCard& card, const std::string& why);
-/// The card's tensor argument `name` when it is one contiguous, non-empty float32/float16/bfloat16
-/// tensor; otherwise the Unsupported error saying which of these it is not.
+/// The card's tensor argument `name` when it is one float32/float16/bfloat16 tensor (any layout and
+/// size); otherwise the Unsupported error saying which of these it is not.
+Result<const TensorSpec*> floatTensorInput(const OperatorCard& card, const std::string& name);
+/// floatTensorInput, and contiguous and non-empty.
 Result<const TensorSpec*> contiguousFloatInput(const OperatorCard& card, const std::string& name);
 bool isPowerOfTwo(std::int64_t v);
 /// The widest vector of 8, 4, 2 or 1 elements that divides `unit` (what a vector must not straddle:

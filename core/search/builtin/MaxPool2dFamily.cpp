@@ -52,12 +52,10 @@ Result<std::unique_ptr<MaxPool2dFamily>> MaxPool2dFamily::create(const OperatorC
 {
     if (!coversOp(card.qualifiedName()))
         return unsupportedCard(card, "op not covered by the built-in proposer yet");
-    const ArgSpec* self = card.findArg("self");
-    if (!self || self->kind != ArgKind::Tensor || self->tensors.size() != 1)
-        return unsupportedCard(card, "the card has no tensor argument 'self'");
-    const TensorSpec& in = self->tensors[0];
-    if (!isBuiltinFloatDtype(in.dtype))
-        return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
+    auto input = floatTensorInput(card, "self");
+    if (!input)
+        return input.error();
+    const TensorSpec& in = *input.value();
     if (in.sizes.size() != 4 || in.numel() == 0)
         return unsupportedCard(card, "input " + in.toShortString() + ": expected a non-empty [N, C, H, W] tensor");
     std::unique_ptr<MaxPool2dFamily> f(new MaxPool2dFamily());

@@ -88,12 +88,10 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     const std::string op = card.qualifiedName();
     if (!coversOp(op))
         return unsupportedCard(card, "op not covered by the built-in proposer yet");
-    const ArgSpec* self = card.findArg("self");
-    if (!self || self->kind != ArgKind::Tensor || self->tensors.size() != 1)
-        return unsupportedCard(card, "the card has no tensor argument 'self'");
-    const TensorSpec& in = self->tensors[0];
-    if (!isBuiltinFloatDtype(in.dtype))
-        return unsupportedCard(card, "input dtype " + in.dtype + " not covered (float32, float16, bfloat16)");
+    auto input = floatTensorInput(card, "self");
+    if (!input)
+        return input.error();
+    const TensorSpec& in = *input.value();
     // Contiguous or channels-last: both dense, so with the output laid out the same the kernel runs
     // over storage order and element k of the output is element k of the input.
     const bool channelsLast = !in.isContiguous() && isChannelsLast(in);
