@@ -71,25 +71,26 @@ save_autotune_cache() {
     return 0
 }
 
-suite() {
-    local models="$1"; shift
+# bench/suite.py on MODELS (then ARGS) within the autotune cache's restore and hand-back, publishing
+# to $out/NAME and logging to $out/NAME.log; prints its exit status.
+run_suite() {
+    local name="$1" models="$2"; shift 2
     restore_autotune_cache
     python3 "$root/bench/suite.py" --kforge "$root/build/cli/kforge" --out "$root/build/suite" --models "$models" \
-        $(default_budget "$@") --publish "$out/suite" "$@" > "$out/suite.log" 2>&1
-    echo "suite exit $?"
+        $(default_budget "$@") --publish "$out/$name" "$@" > "$out/$name.log" 2>&1
+    echo "bench/suite.py ($name) exit $?"
     save_autotune_cache
+}
+
+suite() {
+    run_suite suite "$@"
     grep -v -E "^E[0-9]{4} |AUTOTUNE|triton_|^ +(mm|conv)" "$out/suite.log" | tail -n 20
     python3 "$root/bench/report.py" "$root/build/suite" --out-dir "$out/report" > /dev/null 2> "$out/report.err" \
         || tail -n 3 "$out/report.err"
 }
 
 baselines() {
-    local models="$1"; shift
-    restore_autotune_cache
-    python3 "$root/bench/suite.py" --kforge "$root/build/cli/kforge" --out "$root/build/suite" --models "$models" \
-        $(default_budget "$@") --publish "$out/baselines" "$@" > "$out/baselines.log" 2>&1
-    echo "suite --baselines-from exit $?"
-    save_autotune_cache
+    run_suite baselines "$@"
     grep -v -E "^E[0-9]{4} |AUTOTUNE|triton_|^ +(mm|conv)" "$out/baselines.log" | grep -E "^suite:|baselines\)" | tail -n 12
 }
 
