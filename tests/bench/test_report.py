@@ -29,6 +29,17 @@ def run_report(inputs, out_dir, suffix):
     return run, stem, markdown
 
 
+def run_report_of(result, out_dir, suffix):
+    """bench/report.py on one result (a dict, written to out_dir/in/MODEL.json): the finished
+    process and its markdown."""
+    import json
+    os.makedirs(os.path.join(out_dir, "in"))
+    with open(os.path.join(out_dir, "in", result["model"] + ".json"), "w") as f:
+        json.dump(result, f)
+    run, _, markdown = run_report([os.path.join(out_dir, "in")], out_dir, suffix)
+    return run, markdown
+
+
 class ReportOf:
     """Runs bench/report.py on `results` once for the class; markdown and cards CSV in attributes."""
     results = RESULTS
@@ -112,10 +123,7 @@ class EndToEndGpuTimeTest(unittest.TestCase):
         self.assertEqual(summary["compile_device_speedup_vs_eager"], 2.0)  # against eager alone
         result["summary"]["end_to_end"] = summary
         with tempfile.TemporaryDirectory(prefix="kforge-report-device-") as tmp:
-            os.makedirs(os.path.join(tmp, "in"))
-            with open(os.path.join(tmp, "in", "sd_block_fp16.json"), "w") as f:
-                json.dump(result, f)
-            run, _, markdown = run_report([os.path.join(tmp, "in")], tmp, "device")
+            run, markdown = run_report_of(result, tmp, "device")
             self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("| 1.00 / 0.80 (1.25x) / 0.50 (2.00x) |", markdown)
         self.assertIn("GPU time, eager / .cast ms: 1.00 / 0.80, 1.10 / -, 1.00 / 0.80; speedup 1.250x", markdown)
@@ -142,10 +150,7 @@ class ExportPhasesTest(unittest.TestCase):
                 "memcheck": {"start": 4.0, "evaluate": 2.0, "exit": 1.0},
                 "initcheck": {"start": 5.0, "evaluate": 3.0, "exit": 9.0}}
             result["cards"][1]["export"]["sanitizer_reused"] = True
-            os.makedirs(os.path.join(tmp, "in"))
-            with open(os.path.join(tmp, "in", "sd_block_fp16.json"), "w") as f:
-                json.dump(result, f)
-            run, _, markdown = run_report([os.path.join(tmp, "in")], tmp, "phases")
+            run, markdown = run_report_of(result, tmp, "phases")
             self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("Export took 34 s: sanitizer gate 21 s, in-model check 10 s. Sanitizer gate: 1 kernel(s) run, "
                       "1 reused; slowest tool run initcheck on group_norm f16[2,512,64,64]: 17 s (start 5 s, "
