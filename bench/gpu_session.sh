@@ -22,10 +22,16 @@
 #                                              search targets); longer than one call
 #
 # suite and baselines stop at --budget seconds (default: what is left of 560 s since this script
-# started). torch.compile's max-autotune results survive a fresh machine: each call leaves
-# inductor's autotune cache (a small JSON) in $OUT/inductor-autotune/; copy that folder to
-# bench/.inductor-autotune/ (git-ignored) and carry it, and the next machine starts from it instead
-# of benchmarking every convolution and matmul choice again (ResNet-50 fp32 needed more than one call).
+# started). torch.compile's max-autotune results survive a fresh machine: the suite starts from
+# inductor's autotune cache kept in bench/inductor-autotune/ (committed, a small JSON keyed by
+# inductor's system hash, so another torch or GPU ignores it), and each call hands the machine's
+# cache back in results.tar.gz (inductor-autotune/): copy it over bench/inductor-autotune/ and commit
+# it, and the next machine skips the convolution and matmul benchmarks done before (ResNet-50 fp32
+# needs more than one call without it).
+#
+# The device tool returns at most 8 files from $OUT: each step ends by packing everything it wrote
+# into $OUT/results.tar.gz and leaves beside it only the few files worth reading at once
+# (environment.txt, the step's log, the report's markdown).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${OUT:-$root/out}"
@@ -58,10 +64,11 @@ default_budget() {
 # under the suite's TORCHINDUCTOR_CACHE_DIR: restored from a carried copy where the machine has
 # none, and handed back in $OUT after the run.
 autotune_cache="$root/build/suite/inductor-cache/cache"
+committed_autotune="$root/bench/inductor-autotune"
 restore_autotune_cache() {
-    if [ -d "$root/bench/.inductor-autotune" ]; then
-        mkdir -p "$autotune_cache" && cp -n "$root/bench/.inductor-autotune/"* "$autotune_cache/" 2>/dev/null
-    fi
+    mkdir -p "$autotune_cache"
+    find "$committed_autotune" -maxdepth 1 -type f -regextype egrep -regex '.*/[0-9a-f]{64}' \
+        -exec cp -n {} "$autotune_cache/" \; 2>/dev/null
     return 0
 }
 save_autotune_cache() {
@@ -94,6 +101,22 @@ baselines() {
     grep -v -E "^E[0-9]{4} |AUTOTUNE|triton_|^ +(mm|conv)" "$out/baselines.log" | grep -E "^suite:|baselines\)" | tail -n 12
 }
 
+# Packs everything under $out into $out/results.tar.gz, then removes what is packed except KEEP
+# (paths relative to $out), so that the device tool's file limit never drops a result.
+bundle_out() {
+    local archive="/tmp/kforge-results-$$.tar.gz" keep path
+    (cd "$out" && tar czf "$archive" --exclude=./results.tar.gz .) || { echo "cannot pack $out" >&2; return 1; }
+    mv "$archive" "$out/results.tar.gz"
+    while IFS= read -r -d '' path; do
+        path="${path#"$out"/}"
+        [ "$path" = results.tar.gz ] && continue
+        for keep in "$@"; do [ "$path" = "$keep" ] && continue 2; done
+        rm -f "$out/$path"
+    done < <(find "$out" -type f -print0)
+    find "$out" -mindepth 1 -type d -empty -delete
+    echo "results: \$OUT/results.tar.gz (beside it: $*)"
+}
+
 full() {
     KFORGE_GUI=OFF bash "$root/packaging/test.sh" > "$out/test.log" 2>&1
     echo "test.sh exit $?" >> "$out/test.log"
@@ -119,14 +142,15 @@ full() {
 }
 
 case "${1:-}" in
-    build) record_environment; build ;;
-    check) shift; record_environment; check "$@" ;;
+    build) record_environment; build; bundle_out environment.txt build.log ;;
+    check) shift; record_environment; check "$@"; bundle_out environment.txt ctest-gpu.log ;;
     suite)
         if [ $# -lt 2 ]; then echo "usage: gpu_session.sh suite MODELS [suite.py args]" >&2; exit 2; fi
-        shift; record_environment; suite "$@" ;;
+        shift; record_environment; suite "$@"
+        bundle_out environment.txt suite.log "$(cd "$out" && ls report/*.md 2>/dev/null | head -n 1)" ;;
     baselines)
         if [ $# -lt 2 ]; then echo "usage: gpu_session.sh baselines MODELS --baselines-from DIR [suite.py args]" >&2; exit 2; fi
-        shift; record_environment; baselines "$@" ;;
-    full) record_environment; full ;;
+        shift; record_environment; baselines "$@"; bundle_out environment.txt baselines.log ;;
+    full) record_environment; full; bundle_out environment.txt test.log ctest-gpu.log ;;
     *) echo "usage: gpu_session.sh build | check | suite MODELS [ARGS...] | baselines MODELS ARGS... | full" >&2; exit 2 ;;
 esac
