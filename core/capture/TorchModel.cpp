@@ -7,6 +7,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/cuda.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/serialize.h>
 
@@ -167,11 +168,17 @@ Result<std::vector<c10::IValue>> makeInputs(const InputSpec& spec, c10::Device d
     }
 }
 
+c10::IValue forwardOpByOp(torch::jit::Module& module, std::vector<c10::IValue> inputs)
+{
+    torch::jit::GraphOptimizerEnabledGuard opByOp(false);
+    return module.forward(std::move(inputs));
+}
+
 Result<c10::IValue> runForward(torch::jit::Module& module, const std::vector<c10::IValue>& inputs, c10::Device device)
 {
     try {
         c10::InferenceMode inferenceMode;
-        c10::IValue output = module.forward(inputs);
+        c10::IValue output = forwardOpByOp(module, inputs);
         synchronizeDevice(device);
         return output;
     } catch (const std::exception& e) {

@@ -35,16 +35,17 @@ core::Result<std::vector<double>> timeRuns(ModelHarness& harness, int warmup, in
 
 constexpr int kGpuPasses = 10; // GPU time varies little: fewer passes than the wall time needs
 
-// The median GPU time of the model as it is now configured; unset, with `note` saying why, when
-// the timer cannot isolate it (a forward pass that synchronizes) or failed before.
+// The median GPU time of the model as it is now configured (`side`: "eager" or "with the package");
+// unset, with `note` saying why, when the timer cannot isolate it (a forward pass that synchronizes)
+// or failed before.
 std::optional<double> medianGpuMs(std::optional<ForwardGpuTimer>& timer, ModelHarness& harness, int runs,
-                                  std::string& note)
+                                  const std::string& side, std::string& note)
 {
     if (!timer)
         return std::nullopt;
     auto ms = timer->medianMilliseconds(harness, std::min(runs, kGpuPasses));
     if (!ms) {
-        note = "GPU time not measured: " + ms.error().message;
+        note = "GPU time not measured (" + side + "): " + ms.error().message;
         timer.reset();
         return std::nullopt;
     }
@@ -111,7 +112,7 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
         gpuTimer.emplace(calibrated.value());
     else
         report.gpuTimeNote = "GPU time not measured: " + calibrated.error().message;
-    report.eagerGpuMs = medianGpuMs(gpuTimer, harness.value(), options.runs, report.gpuTimeNote);
+    report.eagerGpuMs = medianGpuMs(gpuTimer, harness.value(), options.runs, "eager", report.gpuTimeNote);
     if (options.kernels) {
         auto handle = loadPackage(options.castFile.string());
         if (!handle)
@@ -120,7 +121,7 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
         core::Result<std::vector<double>> castTimes =
             withKernels ? timeRuns(harness.value(), options.warmup, options.runs) : core::Result<std::vector<double>>(withKernels.error());
         if (castTimes)
-            report.castGpuMs = medianGpuMs(gpuTimer, harness.value(), options.runs, report.gpuTimeNote);
+            report.castGpuMs = medianGpuMs(gpuTimer, harness.value(), options.runs, "with the package", report.gpuTimeNote);
         report.kernels = kernelsWithReasons(runtimeStats());
         (void)unloadPackage(handle.value());
         if (!castTimes)
