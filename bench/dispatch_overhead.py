@@ -5,7 +5,8 @@ back adds under 2 us per call).
 A .cast package with custom kernels for relu and layer_norm (one-op models, captured, searched for a
 few iterations, exported with --min-speedup 0.01 --no-model-check) is loaded into this process.
 Then each operator is called in a tight loop on tensors whose shape differs from the packaged one,
-so every call runs the guard, misses, and goes to the original kernel. The same loop runs with the
+so every call runs the guard, misses, and goes to the original kernel; once with one such shape, once
+with two shapes in turn (each miss unlike the one before, as a model's calls are). The same loop runs with the
 package unloaded. Host time per call (time.perf_counter over the loop, device synchronized at both
 ends; the tensors are small so that the GPU never holds the host back) is compared, interleaved
 over several rounds, median of rounds. The hit path is measured the same way on the packaged shape.
@@ -16,6 +17,7 @@ Prints a markdown table and writes OUT/dispatch_overhead.json. Exit 0 when every
 overhead is under 2 us.
 """
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -85,9 +87,14 @@ def main():
         cast, custom = build_package(args.kforge, work)
         hit = torch.randn(64, 256, device="cuda")   # the packaged shape
         miss = torch.randn(32, 256, device="cuda")  # another batch: the guard falls back
+        # A model calls a hooked op with several shapes in turn (Gemma's mul.Tensor), so each miss
+        # differs from the one before: the runtime must not format a reason on every such call.
+        turns = itertools.cycle([miss, torch.randn(16, 256, device="cuda")])
         cases = {
             "relu fallback (guard miss)": lambda: torch.relu(miss),
             "layer_norm fallback (guard miss)": lambda: F.layer_norm(miss, (256,)),
+            "relu fallback, two shapes in turn": lambda: torch.relu(next(turns)),
+            "layer_norm fallback, two shapes in turn": lambda: F.layer_norm(next(turns), (256,)),
             "relu hit": lambda: torch.relu(hit),
             "layer_norm hit": lambda: F.layer_norm(hit, (256,)),
         }

@@ -17,6 +17,8 @@
 #                                              alone for an earlier run's cards (DIR: its published
 #                                              results, e.g. bench/results/DATE-suite-h200-run3) into
 #                                              $OUT/baselines; resumable like suite; needs build first
+#   bash bench/gpu_session.sh dispatch         bench/dispatch_overhead.py (the runtime's host cost per
+#                                              hooked call, hit and fallback; about a minute); needs build first
 #   bash bench/gpu_session.sh full             the whole test suite, the example and the older
 #                                              benchmarks (capture overhead, evaluator cross-check,
 #                                              search targets); longer than one call
@@ -117,6 +119,13 @@ bundle_out() {
     echo "results: \$OUT/results.tar.gz (beside it: $*)"
 }
 
+dispatch() {
+    python3 "$root/bench/dispatch_overhead.py" --kforge "$root/build/cli/kforge" \
+        --library "$root/build/runtime/libkforge_runtime.so" --out "$out/dispatch" > "$out/dispatch_overhead.md" 2>&1
+    echo "dispatch_overhead exit $?" >> "$out/dispatch_overhead.md"
+    cat "$out/dispatch_overhead.md"
+}
+
 full() {
     KFORGE_GUI=OFF bash "$root/packaging/test.sh" > "$out/test.log" 2>&1
     echo "test.sh exit $?" >> "$out/test.log"
@@ -151,6 +160,7 @@ case "${1:-}" in
     baselines)
         if [ $# -lt 2 ]; then echo "usage: gpu_session.sh baselines MODELS --baselines-from DIR [suite.py args]" >&2; exit 2; fi
         shift; record_environment; baselines "$@"; bundle_out environment.txt baselines.log ;;
+    dispatch) record_environment; dispatch; bundle_out environment.txt dispatch_overhead.md ;;
     full) record_environment; full; bundle_out environment.txt test.log ctest-gpu.log ;;
-    *) echo "usage: gpu_session.sh build | check | suite MODELS [ARGS...] | baselines MODELS ARGS... | full" >&2; exit 2 ;;
+    *) echo "usage: gpu_session.sh build | check | suite MODELS [ARGS...] | baselines MODELS ARGS... | dispatch | full" >&2; exit 2 ;;
 esac

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 
 #include <c10/util/bit_cast.h>
 
@@ -34,8 +35,7 @@ namespace {
 struct Entry {
     std::string hook; // "aten::add.Tensor"
     std::unique_ptr<PackagedKernel> kernel;
-    // The signature of the last fallback whose reason is recorded (0: none yet); the reason is
-    // formatted again only when it changes, so a stream of identical misses stays cheap.
+    // The signature of the last fallback (0: none yet); its reason is in g_reasonBySignature.
     std::atomic<std::uint64_t> lastFallbackSignature{0};
 };
 
@@ -47,8 +47,14 @@ struct Registry {
 std::atomic<std::shared_ptr<const Registry>> g_registry{std::make_shared<const Registry>()};
 Registry g_building; // filled by addToRegistry under the load lock, published by registerHooks
 
+// Why a fallback happened, by its signature: each distinct signature's reason is formatted once.
+// A model calls a hooked op with many shapes in turn (Gemma's mul.Tensor: about 70 misses per
+// forward, each unlike the one before), and formatting a mismatch costs microseconds of host time
+// on every such call otherwise. Bounded: past kMostReasonsKept distinct signatures (a model with
+// ever-changing shapes) the map starts again.
 std::mutex g_reasonsMutex;
-std::map<std::string, std::string> g_lastReason; // kernel id -> why the last fallback happened
+std::unordered_map<std::uint64_t, std::string> g_reasonBySignature;
+constexpr std::size_t kMostReasonsKept = 4096;
 
 std::string hookKey(const core::RuntimeHook& hook)
 {
@@ -89,6 +95,8 @@ std::uint64_t fallbackSignature(const HookCall* call, std::uint64_t salt)
             else if (v.isIntList())
                 for (std::int64_t x : v.toIntList())
                     mix(static_cast<std::uint64_t>(x));
+            else if (v.isString())
+                mix(std::hash<std::string_view>{}(v.toStringRef()));
             else
                 mix(static_cast<std::uint64_t>(v.isNone() ? 7 : 11));
         }
@@ -96,24 +104,26 @@ std::uint64_t fallbackSignature(const HookCall* call, std::uint64_t salt)
     return h | 1;
 }
 
-// Counts a fallback for every kernel of the hook and records its reason when the signature differs
-// from the last recorded one (`reason` is only called then).
+// Counts a fallback for every kernel of the hook and marks `signature` as its last; `reason` is
+// only called when no fallback with this signature was recorded before. The signature must
+// determine the reason's text (the call's metadata and which kernel's mismatch is reported).
 template <class Reason>
 void recordFallbacks(const std::vector<std::shared_ptr<Entry>>& entries, std::uint64_t signature, Reason reason)
 {
-    bool changed = false;
     for (const std::shared_ptr<Entry>& entry : entries) {
         entry->kernel->fallbacks.fetch_add(1, std::memory_order_relaxed);
-        changed = changed || entry->lastFallbackSignature.load(std::memory_order_relaxed) != signature;
-    }
-    if (!changed)
-        return;
-    const std::string text = reason();
-    std::lock_guard lock(g_reasonsMutex);
-    for (const std::shared_ptr<Entry>& entry : entries) {
-        g_lastReason[entry->kernel->id()] = text;
         entry->lastFallbackSignature.store(signature, std::memory_order_relaxed);
     }
+    {
+        std::lock_guard lock(g_reasonsMutex);
+        if (g_reasonBySignature.count(signature))
+            return;
+    }
+    std::string text = reason();
+    std::lock_guard lock(g_reasonsMutex);
+    if (g_reasonBySignature.size() >= kMostReasonsKept)
+        g_reasonBySignature.clear();
+    g_reasonBySignature.emplace(signature, std::move(text));
 }
 
 // The hook of an op whose only argument is `self` (relu, silu, sigmoid, tanh, neg, rsqrt): the
@@ -338,8 +348,12 @@ std::optional<std::vector<at::Tensor>> serveCall(const char* hook, const HookCal
         }
         refused = "launch refused: " + outputs.error().message;
     }
-    // A refused launch is rare and always recorded (signature 0 never matches a recorded one).
-    const std::uint64_t signature = !refused.empty() ? 0 : fallbackSignature(&call, firstMismatch ? 2 : 1);
+    // The salt names the reason's source: the refusal's text, the kernel whose mismatch is
+    // reported, or none enabled.
+    const std::uint64_t salt = !refused.empty() ? std::hash<std::string>{}(refused)
+                               : firstMismatch  ? reinterpret_cast<std::uintptr_t>(firstMismatch)
+                                                : 1;
+    const std::uint64_t signature = fallbackSignature(&call, salt);
     recordFallbacks(found->second, signature, [&]() -> std::string {
         if (!refused.empty())
             return refused;
@@ -409,15 +423,24 @@ void clearRegistry()
     g_building = Registry{};
     g_registry.store(std::make_shared<const Registry>());
     std::lock_guard lock(g_reasonsMutex);
-    g_lastReason.clear();
+    g_reasonBySignature.clear();
 }
 
 nlohmann::json registryStats()
 {
     const std::shared_ptr<const Registry> registry = g_registry.load();
     nlohmann::json kernels = nlohmann::json::array();
+    nlohmann::json reasons = nlohmann::json::object();
+    std::lock_guard lock(g_reasonsMutex);
     for (const auto& [key, entries] : registry->byHook)
-        for (const std::shared_ptr<Entry>& entry : entries)
+        for (const std::shared_ptr<Entry>& entry : entries) {
+            if (const std::uint64_t last = entry->lastFallbackSignature.load(); last != 0) {
+                const auto found = g_reasonBySignature.find(last);
+                reasons[entry->kernel->id()] = found != g_reasonBySignature.end()
+                                                   ? found->second
+                                                   : "(not kept: more than " + std::to_string(kMostReasonsKept) +
+                                                         " different fallbacks)";
+            }
             kernels.push_back({{"id", entry->kernel->id()},
                                {"card", entry->kernel->card().id},
                                {"op", entry->kernel->card().qualifiedName()},
@@ -425,10 +448,7 @@ nlohmann::json registryStats()
                                {"hits", entry->kernel->hits.load()},
                                {"fallbacks", entry->kernel->fallbacks.load()},
                                {"enabled", entry->kernel->enabled.load()}});
-    nlohmann::json reasons = nlohmann::json::object();
-    std::lock_guard lock(g_reasonsMutex);
-    for (const auto& [id, reason] : g_lastReason)
-        reasons[id] = reason;
+        }
     return {{"kernels", kernels}, {"fallback_reasons", reasons}};
 }
 
