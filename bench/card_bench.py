@@ -17,6 +17,7 @@ to sys.path (kforge_samples, cubin_launch).
 """
 import json
 import os
+import statistics
 import time
 
 import torch
@@ -109,11 +110,14 @@ def device_time_us(fn, reps=30, warmup=3, sleep_cycles=SLEEP_CYCLES):
     return times[len(times) // 2]
 
 
-def model_device_time_ms(fn, reps=20, warmup=3):
+def model_device_time_ms(fn, reps=20, warmup=3, host=None):
     """device_time_us of a whole model's forward, in milliseconds, with a sleep sized to the model:
     a host-bound model takes milliseconds to enqueue its launches, longer than the fixed sleep
     of one op. The sleep is three times the slowest of five enqueues (at least SLEEP_CYCLES), so
-    device_time_us's check (host under 80% of the sleep) leaves room for the host's jitter."""
+    device_time_us's check (host under 80% of the sleep) leaves room for the host's jitter.
+    host: a dict that receives "host_ms", the median of those enqueues (the GPU idle, so nothing
+    holds the host back): a forward whose host_ms reaches its GPU time is host-bound, and its wall
+    time follows the host's speed."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -123,6 +127,8 @@ def model_device_time_ms(fn, reps=20, warmup=3):
         fn()
         host_us.append((time.perf_counter() - began) * 1e6)
         torch.cuda.synchronize()
+    if host is not None:
+        host["host_ms"] = statistics.median(host_us) / 1000.0
     cycles = max(SLEEP_CYCLES, int(SLEEP_CYCLES * 3.0 * max(host_us) / _sleep_us(SLEEP_CYCLES)))
     return device_time_us(fn, reps=reps, warmup=0, sleep_cycles=cycles) / 1000.0
 

@@ -397,6 +397,11 @@ def end_to_end_lines(result):
                     f"{fmt(e, '{:.2f}')} / {fmt(c, '{:.2f}')}"
                     for e, c in zip(rounds["eager_device_ms"], rounds.get("cast_device_ms") or [])) +
                     f"; speedup {fmt(piece.get('device_speedup'), '{:.3f}')}x")
+            if any(rounds.get("eager_host_ms") or []):
+                parts.append("host enqueue of one forward, eager / .cast ms: " + ", ".join(
+                    f"{fmt(e, '{:.2f}')} / {fmt(c, '{:.2f}')}"
+                    for e, c in zip(rounds["eager_host_ms"], rounds.get("cast_host_ms") or [])) +
+                    " (where it reaches the GPU time, the host sets the wall time)")
             for error in rounds.get("device_errors") or []:
                 parts.append(f"GPU time not isolated ({error})")
         elif piece.get("eager_before_ms") is not None:
@@ -412,6 +417,9 @@ def end_to_end_lines(result):
             parts.append(report["gpu_time_note"])
         if piece.get("device_ms_error"):
             parts.append(f"GPU time not isolated ({piece['device_ms_error']})")
+        if piece.get("host_ms") is not None:
+            parts.append(f"GPU time {fmt(piece.get('device_ms'))} ms, host enqueue of one forward "
+                         f"{fmt(piece['host_ms'])} ms")
         if parts:
             lines.append(f"- {label}{BASELINE_MARK if piece.get('source') == 'baselines' else ''}: " + "; ".join(parts))
     lines += baselines_line(result)

@@ -72,7 +72,8 @@ SEED = 1
 CAST_ROUNDS = 9  # eager / .cast alternations of the in-process end-to-end measurement
 DEVICE_METHOD = ("GPU time of one forward with the host's launch overhead hidden (bench/card_bench.py "
                  "model_device_time_ms: L2 flushed, the call enqueued behind a GPU sleep three times its "
-                 "host time, median of 20)")
+                 "host time, median of 20); host_ms: the median time the host took to enqueue one forward "
+                 "with the GPU idle (a forward whose host_ms reaches its GPU time is host-bound)")
 
 
 class OutOfBudget(BaseException):
@@ -480,7 +481,8 @@ class ModelRun:
             us = do_bench_us(lambda: module(*inputs), warmup=100, rep=1000)
             record = {"ms": us / 1000, "method": "do_bench (L2 flushed, median) of the eager nn.Module, no_grad; "
                       "device_ms: " + DEVICE_METHOD}
-            device_time_into(record, "device_ms", lambda: module(*inputs), timer=model_device_time_ms)
+            device_time_into(record, "device_ms", lambda: module(*inputs),
+                             timer=lambda fn: model_device_time_ms(fn, host=record))
         return record
 
     def runtime_library(self):
@@ -503,15 +505,18 @@ class ModelRun:
             with torch.no_grad():
                 rounds[side + "_ms"].append(do_bench_us(lambda: module(*inputs), warmup=50, rep=300) / 1000)
                 timed = {}
-                device_time_into(timed, "ms", lambda: module(*inputs), timer=model_device_time_ms)
+                device_time_into(timed, "ms", lambda: module(*inputs),
+                                 timer=lambda fn: model_device_time_ms(fn, host=timed))
             rounds[side + "_device_ms"].append(timed.get("ms"))
+            rounds[side + "_host_ms"].append(timed.get("host_ms"))
             if timed.get("ms_error"):
                 rounds.setdefault("device_errors", []).append(f"{side}: {timed['ms_error']}")
         # Eager and the loaded package alternate within this process, CAST_ROUNDS times: a drift
         # (clocks, host load; eager gemma was seen to move from 5.9 to 2.3 ms within one process)
         # then touches both sides instead of being read as the package's effect. Each round also
         # takes both sides' GPU time (host launch overhead hidden), which host drift does not move.
-        rounds = {"eager_ms": [], "cast_ms": [], "eager_device_ms": [], "cast_device_ms": []}
+        rounds = {"eager_ms": [], "cast_ms": [], "eager_device_ms": [], "cast_device_ms": [],
+                  "eager_host_ms": [], "cast_host_ms": []}
         got, stats = None, None
         for _ in range(CAST_ROUNDS):
             bench_module(rounds, "eager")
@@ -565,7 +570,8 @@ class ModelRun:
             record = {"ms": us / 1000, "compile_s": compile_s, "output": self.difference(got, expected),
                       "method": f"do_bench (L2 flushed, median) of torch.compile(mode={COMPILE_MODE!r}), no_grad; "
                                 "device_ms: " + DEVICE_METHOD}
-            device_time_into(record, "device_ms", lambda: compiled(*inputs), timer=model_device_time_ms)
+            device_time_into(record, "device_ms", lambda: compiled(*inputs),
+                             timer=lambda fn: model_device_time_ms(fn, host=record))
         return record
 
 

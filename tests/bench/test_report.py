@@ -116,6 +116,9 @@ class EndToEndGpuTimeTest(unittest.TestCase):
         e2e["cast_runtime"]["rounds"]["eager_device_ms"] = [1.0, 1.1, 1.0]
         e2e["cast_runtime"]["rounds"]["cast_device_ms"] = [0.8, None, 0.8]
         e2e["cast_runtime"]["rounds"]["device_errors"] = ["cast: RuntimeError: the host took 9000 us"]
+        e2e["cast_runtime"]["rounds"]["eager_host_ms"] = [0.7, 0.7, 0.75]
+        e2e["cast_runtime"]["rounds"]["cast_host_ms"] = [0.9, None, 0.95]
+        e2e["eager"]["host_ms"] = 0.7
         e2e["cast_runtime"].update(device_ms=0.8, eager_device_ms=1.0, device_speedup=1.25)
         e2e["kforge_run"]["report"].update(eager_gpu_ms=1.2, cast_gpu_ms=0.9, gpu_speedup=1.2 / 0.9)
         summary = summarize(result["cards"], e2e, result.get("optimize"), result["cards"])["end_to_end"]
@@ -129,6 +132,8 @@ class EndToEndGpuTimeTest(unittest.TestCase):
         self.assertIn("GPU time, eager / .cast ms: 1.00 / 0.80, 1.10 / -, 1.00 / 0.80; speedup 1.250x", markdown)
         self.assertIn("GPU time not isolated (cast: RuntimeError: the host took 9000 us)", markdown)
         self.assertIn("GPU time eager / .cast ms: 1.20 / 0.90 (1.33x)", markdown)  # kforge run's own
+        self.assertIn("host enqueue of one forward, eager / .cast ms: 0.70 / 0.90, 0.70 / -, 0.75 / 0.95", markdown)
+        self.assertIn("GPU time 1.00 ms, host enqueue of one forward 0.70 ms", markdown)  # eager alone
 
     def test_runs_without_gpu_times_show_a_dash(self):
         with tempfile.TemporaryDirectory(prefix="kforge-report-nodevice-") as tmp:
