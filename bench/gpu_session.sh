@@ -27,13 +27,14 @@
 # started). torch.compile's max-autotune results survive a fresh machine: the suite starts from
 # inductor's autotune cache kept in bench/inductor-autotune/ (committed, a small JSON keyed by
 # inductor's system hash, so another torch or GPU ignores it), and each call hands the machine's
-# cache back in results.tar.gz (inductor-autotune/): copy it over bench/inductor-autotune/ and commit
+# cache back in results-STEP.tar.gz (inductor-autotune/): copy it over bench/inductor-autotune/ and commit
 # it, and the next machine skips the convolution and matmul benchmarks done before (ResNet-50 fp32
 # needs more than one call without it).
 #
 # The device tool returns at most 8 files from $OUT: each step ends by packing everything it wrote
-# into $OUT/results.tar.gz and leaves beside it only the few files worth reading at once
-# (environment.txt, the step's log, the report's markdown).
+# into $OUT/results-STEP.tar.gz and leaves beside it only the few files worth reading at once
+# (environment.txt, the step's log, the report's markdown). Steps can be chained in one call
+# (`gpu_session.sh check -E gpu_builtin_families; gpu_session.sh dispatch`).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${OUT:-$root/out}"
@@ -103,20 +104,22 @@ baselines() {
     grep -v -E "^E[0-9]{4} |AUTOTUNE|triton_|^ +(mm|conv)" "$out/baselines.log" | grep -E "^suite:|baselines\)" | tail -n 12
 }
 
-# Packs everything under $out into $out/results.tar.gz, then removes what is packed except KEEP
-# (paths relative to $out), so that the device tool's file limit never drops a result.
+# Packs everything under $out (but earlier steps' archives) into $out/results-STEP.tar.gz, then
+# removes what is packed except KEEP (paths relative to $out), so that the device tool's file limit
+# never drops a result; steps chained in one call each leave their own archive.
 bundle_out() {
-    local archive="/tmp/kforge-results-$$.tar.gz" keep path
-    (cd "$out" && tar czf "$archive" --exclude=./results.tar.gz .) || { echo "cannot pack $out" >&2; return 1; }
-    mv "$archive" "$out/results.tar.gz"
+    local step="$1" archive="/tmp/kforge-results-$$.tar.gz" keep path
+    shift
+    (cd "$out" && tar czf "$archive" --exclude='./results-*.tar.gz' .) || { echo "cannot pack $out" >&2; return 1; }
+    mv "$archive" "$out/results-$step.tar.gz"
     while IFS= read -r -d '' path; do
         path="${path#"$out"/}"
-        [ "$path" = results.tar.gz ] && continue
+        case "$path" in results-*.tar.gz) continue ;; esac
         for keep in "$@"; do [ "$path" = "$keep" ] && continue 2; done
         rm -f "$out/$path"
     done < <(find "$out" -type f -print0)
     find "$out" -mindepth 1 -type d -empty -delete
-    echo "results: \$OUT/results.tar.gz (beside it: $*)"
+    echo "results: \$OUT/results-$step.tar.gz (beside it: $*)"
 }
 
 dispatch() {
@@ -151,16 +154,16 @@ full() {
 }
 
 case "${1:-}" in
-    build) record_environment; build; bundle_out environment.txt build.log ;;
-    check) shift; record_environment; check "$@"; bundle_out environment.txt ctest-gpu.log ;;
+    build) record_environment; build; bundle_out build environment.txt build.log ;;
+    check) shift; record_environment; check "$@"; bundle_out check environment.txt ctest-gpu.log ;;
     suite)
         if [ $# -lt 2 ]; then echo "usage: gpu_session.sh suite MODELS [suite.py args]" >&2; exit 2; fi
         shift; record_environment; suite "$@"
-        bundle_out environment.txt suite.log "$(cd "$out" && ls report/*.md 2>/dev/null | head -n 1)" ;;
+        bundle_out suite environment.txt suite.log "$(cd "$out" && ls report/*.md 2>/dev/null | head -n 1)" ;;
     baselines)
         if [ $# -lt 2 ]; then echo "usage: gpu_session.sh baselines MODELS --baselines-from DIR [suite.py args]" >&2; exit 2; fi
-        shift; record_environment; baselines "$@"; bundle_out environment.txt baselines.log ;;
-    dispatch) record_environment; dispatch; bundle_out environment.txt dispatch_overhead.md ;;
-    full) record_environment; full; bundle_out environment.txt test.log ctest-gpu.log ;;
+        shift; record_environment; baselines "$@"; bundle_out baselines environment.txt baselines.log ;;
+    dispatch) record_environment; dispatch; bundle_out dispatch environment.txt dispatch_overhead.md ;;
+    full) record_environment; full; bundle_out full environment.txt test.log ctest-gpu.log ;;
     *) echo "usage: gpu_session.sh build | check | suite MODELS [ARGS...] | baselines MODELS ARGS... | dispatch | full" >&2; exit 2 ;;
 esac
