@@ -16,6 +16,23 @@ std::string formatPercent(double fraction)
     return text;
 }
 
+// Per-round ratios of two configurations, by wall time and by GPU time; the GPU ratios are used
+// only when every round had both GPU times.
+struct RoundRatios {
+    std::vector<double> wall, gpu;
+    bool gpuInEveryRound = true;
+
+    void add(const ModelTime& numerator, const ModelTime& denominator)
+    {
+        wall.push_back(numerator.wallMs / denominator.wallMs);
+        if (numerator.gpuMs > 0 && denominator.gpuMs > 0)
+            gpu.push_back(numerator.gpuMs / denominator.gpuMs);
+        else
+            gpuInEveryRound = false;
+    }
+    bool byGpu() const { return gpuInEveryRound && !gpu.empty(); }
+};
+
 } // namespace
 
 double medianOf(std::vector<double> values)
@@ -35,27 +52,6 @@ int passesPerMeasurement(double passMs, const KernelSpeedCheckOptions& options)
     const double wanted = std::ceil(options.minMeasureMs / passMs);
     return static_cast<int>(std::clamp(wanted, double(options.passesPerMeasure), double(most)));
 }
-
-namespace {
-
-// Per-round ratios of two configurations, by wall time and by GPU time; the GPU ratios are used
-// only when every round had both GPU times.
-struct RoundRatios {
-    std::vector<double> wall, gpu;
-    bool gpuInEveryRound = true;
-
-    void add(const ModelTime& numerator, const ModelTime& denominator)
-    {
-        wall.push_back(numerator.wallMs / denominator.wallMs);
-        if (numerator.gpuMs > 0 && denominator.gpuMs > 0)
-            gpu.push_back(numerator.gpuMs / denominator.gpuMs);
-        else
-            gpuInEveryRound = false;
-    }
-    bool byGpu() const { return gpuInEveryRound && !gpu.empty(); }
-};
-
-} // namespace
 
 Result<KernelSpeedCheck> checkKernelSpeed(const std::set<std::string>& kernels, const TimeKernelSet& timeWith,
                                           const KernelSpeedCheckOptions& options)
