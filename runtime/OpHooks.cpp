@@ -48,9 +48,9 @@ std::atomic<std::shared_ptr<const Registry>> g_registry{std::make_shared<const R
 Registry g_building; // filled by addToRegistry under the load lock, published by registerHooks
 
 // Why a fallback happened, by its signature: each distinct signature's reason is formatted once.
-// A model calls a hooked op with many shapes in turn (Gemma's mul.Tensor: about 70 misses per
-// forward, each unlike the one before), and formatting a mismatch costs microseconds of host time
-// on every such call otherwise. Bounded: past kMostReasonsKept distinct signatures (a model with
+// A model calls a hooked op with many shapes in turn (Gemma s512's add and mul: about 28 misses per
+// forward), and even one shape's misses differ in their pointers' alignment (part of the
+// signature): formatting a mismatch on every change cost microseconds of host time per call. Bounded: past kMostReasonsKept distinct signatures (a model with
 // ever-changing shapes) the map starts again.
 std::mutex g_reasonsMutex;
 std::unordered_map<std::uint64_t, std::string> g_reasonBySignature;
