@@ -25,6 +25,7 @@ import glob
 import json
 import os
 import re
+import statistics
 import sys
 
 from report_baselines import fill_compile
@@ -32,6 +33,7 @@ from report_baselines import fill_compile
 FORMAT = "kforge-suite-result"
 LIMIT = 0.10  # evaluator vs do_bench disagreement flagged beyond this (as in card_bench.py)
 BASELINE_MARK = " †"  # a torch.compile number from a separate baselines pass
+HOST_BOUND_FRACTION = 0.9  # a .cast whose host enqueue reaches this share of its GPU time is marked host-bound
 NOISY_SPREAD = 0.10  # eager rounds of the in-process .cast measurement spreading wider than this are marked noisy
 
 # The Kernel Forge paper's headline per-op speedups over eager (GB10 GPU, LLM proposer, 50
@@ -136,6 +138,11 @@ def card_numbers(card):
     }
 
 
+def cast_rounds(result):
+    """The alternating eager / .cast rounds of the in-process .cast measurement ({} without)."""
+    return (((result.get("end_to_end") or {}).get("cast_runtime") or {}).get("rounds") or {})
+
+
 def model_numbers(result):
     s = result["summary"]
     e2e = s.get("end_to_end", {})
@@ -147,8 +154,9 @@ def model_numbers(result):
         "predicted_speedup": s.get("predicted_speedup_from_shares"),
         "eager_ms": e2e.get("eager_ms"), "cast_ms": e2e.get("cast_runtime_ms"),
         "cast_speedup": e2e.get("cast_runtime_speedup_vs_eager"), "cast_eager_ms": e2e.get("cast_runtime_eager_ms"),
-        "cast_eager_rounds_ms": (((result.get("end_to_end") or {}).get("cast_runtime") or {}).get("rounds") or {})
-        .get("eager_ms"),
+        "cast_eager_rounds_ms": cast_rounds(result).get("eager_ms"),
+        "cast_host_rounds_ms": cast_rounds(result).get("cast_host_ms"),
+        "cast_device_rounds_ms": cast_rounds(result).get("cast_device_ms"),
         "compile_ms": e2e.get("compile_ms"),
         "compile_speedup": e2e.get("compile_speedup_vs_eager"), "compile_source": e2e.get("compile_source") or "",
         "kforge_run_eager_ms": e2e.get("kforge_run_eager_ms"), "kforge_run_cast_ms": e2e.get("kforge_run_cast_ms"),
@@ -238,7 +246,9 @@ def cast_cell(n):
     """The in-process .cast time and speedup, after the eager time it alternated with (median of the
     rounds) where the run recorded rounds; a package without custom kernels registers nothing, so
     its time is eager's run again and no speedup is shown for it. Rounds whose eager times spread
-    by more than NOISY_SPREAD are marked noisy with their range: the ratio is then within noise."""
+    by more than NOISY_SPREAD are marked noisy with their range: the ratio is then within noise. A
+    package whose host enqueue (median over the rounds) reaches HOST_BOUND_FRACTION of its GPU time
+    is marked host-bound: its wall time is the host's, whatever its kernels do."""
     if not n["exported"] and n["cast_ms"] is not None:
         return f"{fmt(n['cast_ms'])} (no custom kernel)"
     paired = f"{fmt(n['cast_eager_ms'])} -> " if n["cast_eager_ms"] is not None else ""
@@ -246,6 +256,11 @@ def cast_cell(n):
     rounds = n["cast_eager_rounds_ms"]
     if rounds and max(rounds) > min(rounds) * (1 + NOISY_SPREAD):
         cell += f", noisy: eager rounds {min(rounds):.2f}-{max(rounds):.2f}"
+    host = [h for h in n.get("cast_host_rounds_ms") or [] if h is not None]
+    gpu = [g for g in n.get("cast_device_rounds_ms") or [] if g is not None]
+    if host and gpu and statistics.median(host) >= HOST_BOUND_FRACTION * statistics.median(gpu):
+        cell += (f", host-bound: enqueue {statistics.median(host):.2f} ms for {statistics.median(gpu):.2f} ms "
+                 "of GPU time")
     return cell
 
 
@@ -455,7 +470,9 @@ def write_markdown(path, results, date, gpu, files, argv):
             "that alternate eager and the loaded package in one process (where the run recorded them; the rounds "
             "are listed under each model), shown after the median eager time of those rounds, which can differ "
             "from eager timed alone when the host's speed drifts; rounds whose eager times spread by more than "
-            f"{NOISY_SPREAD:.0%} are marked noisy (a host-bound model, where Python's launch speed sets the time). "
+            f"{NOISY_SPREAD:.0%} are marked noisy (a host-bound model, where Python's launch speed sets the time), "
+            f"and a .cast whose host enqueue of one forward reaches {HOST_BOUND_FRACTION:.0%} of its GPU time is "
+            "marked host-bound. "
             "`kforge run` times the TorchScript model (wall clock + synchronize), "
             "eager and the package alternating too. GPU time: the same forward passes with the host's launch "
             "overhead hidden (bench/card_bench.py model_device_time_ms: L2 flushed, the forward enqueued behind a "

@@ -104,7 +104,9 @@ class EndToEndGpuTimeTest(unittest.TestCase):
     """A run with end-to-end GPU times (suite.py's model_device_time_ms): suite_results.summarize
     takes them into the summary and the report shows them next to the wall times."""
 
-    def test_gpu_time_column_and_rounds(self):
+    @staticmethod
+    def run4_sd_with_gpu_times(cast_host_ms):
+        """Run 4's SD block result with end-to-end GPU and host times filled in, summarized."""
         import json
         sys.path.insert(0, os.path.join(SOURCE, "bench"))
         from suite_results import summarize
@@ -117,14 +119,19 @@ class EndToEndGpuTimeTest(unittest.TestCase):
         e2e["cast_runtime"]["rounds"]["cast_device_ms"] = [0.8, None, 0.8]
         e2e["cast_runtime"]["rounds"]["device_errors"] = ["cast: RuntimeError: the host took 9000 us"]
         e2e["cast_runtime"]["rounds"]["eager_host_ms"] = [0.7, 0.7, 0.75]
-        e2e["cast_runtime"]["rounds"]["cast_host_ms"] = [0.9, None, 0.95]
+        e2e["cast_runtime"]["rounds"]["cast_host_ms"] = cast_host_ms
         e2e["eager"]["host_ms"] = 0.7
         e2e["cast_runtime"].update(device_ms=0.8, eager_device_ms=1.0, device_speedup=1.25)
         e2e["kforge_run"]["report"].update(eager_gpu_ms=1.2, cast_gpu_ms=0.9, gpu_speedup=1.2 / 0.9)
-        summary = summarize(result["cards"], e2e, result.get("optimize"), result["cards"])["end_to_end"]
+        result["summary"]["end_to_end"] = summarize(result["cards"], e2e, result.get("optimize"),
+                                                    result["cards"])["end_to_end"]
+        return result
+
+    def test_gpu_time_column_and_rounds(self):
+        result = self.run4_sd_with_gpu_times([0.9, None, 0.95])
+        summary = result["summary"]["end_to_end"]
         self.assertEqual(summary["cast_runtime_device_speedup_vs_eager"], 1.25)  # the rounds' own ratio
         self.assertEqual(summary["compile_device_speedup_vs_eager"], 2.0)  # against eager alone
-        result["summary"]["end_to_end"] = summary
         with tempfile.TemporaryDirectory(prefix="kforge-report-device-") as tmp:
             run, markdown = run_report_of(result, tmp, "device")
             self.assertEqual(run.returncode, 0, run.stderr)
@@ -134,6 +141,15 @@ class EndToEndGpuTimeTest(unittest.TestCase):
         self.assertIn("GPU time eager / .cast ms: 1.20 / 0.90 (1.33x)", markdown)  # kforge run's own
         self.assertIn("host enqueue of one forward, eager / .cast ms: 0.70 / 0.90, 0.70 / -, 0.75 / 0.95", markdown)
         self.assertIn("GPU time 1.00 ms, host enqueue of one forward 0.70 ms", markdown)  # eager alone
+        self.assertIn(", host-bound: enqueue 0.93 ms for 0.80 ms of GPU time |", markdown)
+
+    def test_a_package_the_host_keeps_up_with_is_not_host_bound(self):
+        result = self.run4_sd_with_gpu_times([0.5, 0.6, 0.5])
+        with tempfile.TemporaryDirectory(prefix="kforge-report-gpubound-") as tmp:
+            run, markdown = run_report_of(result, tmp, "gpubound")
+            self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("host enqueue of one forward, eager / .cast ms: 0.70 / 0.50", markdown)
+        self.assertNotIn("host-bound:", markdown)
 
     def test_runs_without_gpu_times_show_a_dash(self):
         with tempfile.TemporaryDirectory(prefix="kforge-report-nodevice-") as tmp:
