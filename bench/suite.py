@@ -352,7 +352,8 @@ class ModelRun:
         record_path = self.path("export.json")
         if not self.pending(read_json(record_path)) or not self.optimized():
             return
-        cmd = [self.args.kforge, "export", self.project, "-o", self.cast, "--sanitize", self.args.sanitize, "--json"]
+        cmd = [self.args.kforge, "export", self.project, "-o", self.cast, "--sanitize", self.args.sanitize,
+               "--sanitize-jobs", str(self.args.sanitize_jobs), "--json"]
         say(f"{self.name}: {shell_line(cmd)}")
         started = time.monotonic()
         result = self.run_kforge(cmd, f"{self.name} export", reserve=15)
@@ -620,7 +621,7 @@ def baseline_sources(folders, names):
 def settings_of(args):
     return {"iterations": args.iterations, "time_limit_per_card_s": args.time_limit_per_card, "seed": SEED,
             "proposer": "builtin", "samples": 1, "sample_budget_mb": args.sample_budget_mb,
-            "sanitize": args.sanitize, "kforge_run_runs": args.runs, "torch_compile": not args.no_compile,
+            "sanitize": args.sanitize, "sanitize_jobs": args.sanitize_jobs, "kforge_run_runs": args.runs, "torch_compile": not args.no_compile,
             "card_torch_compile": not (args.no_compile or args.no_card_compile)}
 
 
@@ -638,6 +639,8 @@ def main():
     parser.add_argument("--sample-budget-mb", type=int, default=8192,
                         help="kforge capture --sample-budget-mb (default 8192)")
     parser.add_argument("--sanitize", default="auto", choices=("auto", "on", "off"), help="kforge export --sanitize")
+    parser.add_argument("--sanitize-jobs", type=int, default=4,
+                        help="kforge export --sanitize-jobs (default 4: the GPU machine has 16 cores and 128 GB)")
     parser.add_argument("--runs", type=int, default=30, help="kforge run --runs")
     parser.add_argument("--no-compile", action="store_true", help="skip every torch.compile measurement")
     parser.add_argument("--no-card-compile", action="store_true",

@@ -82,7 +82,7 @@ int runExportCommand(const std::vector<std::string>& args)
 {
     ArgParser parser;
     parser.option("--output").alias("-o", "--output").option("--min-speedup").multiOption("--cards")
-        .multiOption("--arch").option("--sanitize").flag("--rerun-sanitizer").option("--worker").flag("--no-model").flag("--no-model-check").flag("--json");
+        .multiOption("--arch").option("--sanitize").flag("--rerun-sanitizer").option("--sanitize-jobs").option("--worker").flag("--no-model").flag("--no-model-check").flag("--json");
     if (auto error = parser.parse(args))
         return fail("export: " + *error + " (see 'kforge export --help')", 2);
     if (parser.positionals().size() != 1)
@@ -103,6 +103,9 @@ int runExportCommand(const std::vector<std::string>& args)
             return fail("--sanitize: expected auto, on or off, got '" + *text + "'", 2);
     }
     request.reuseSanitizerVerdicts = !parser.has("--rerun-sanitizer");
+    if (auto text = parser.value("--sanitize-jobs");
+        text && (!parseNumber(*text, request.sanitizeJobs) || request.sanitizeJobs < 1 || request.sanitizeJobs > 16))
+        return fail("--sanitize-jobs: expected a whole number from 1 to 16, got '" + *text + "'", 2);
     for (const std::string& arch : parser.values("--arch")) {
         if (!core::isArchName(arch) || !core::NvrtcCompiler::isValidArchitecture(arch))
             return fail("--arch: expected sm_NN (e.g. sm_90), got '" + arch + "'", 2);

@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
+#include <future>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace kforge::core {
@@ -283,6 +286,106 @@ void applyInModelCheck(ExportResult& result, InModelCheck check)
     result.inModelCheck = std::move(check);
 }
 
+namespace {
+
+// A kernel that reached the sanitizer gate: what completing it needs once the verdict is in.
+struct PendingKernel {
+    const OperatorCard* card = nullptr;
+    const SearchNode* node = nullptr;
+    double speedup = 0;
+    std::string best;      // "best 1.623x (n3)" (+ " on GPU"), for a sanitizer fallback's reason
+    std::string gpu;       // " on NVIDIA H200" where the tree holds nodes of several GPUs, else ""
+    std::string guardArch; // the architecture the guard names
+    std::vector<std::string> archs;
+    json plan;
+    std::shared_future<Result<SanitizerVerdict>> verdict;
+};
+
+// One card's kernel and decision while the export runs.
+struct CardSlot {
+    CastKernel kernel;
+    ExportDecision decision;
+    std::optional<PendingKernel> pending; // set when the card waits for its sanitizer verdict
+};
+
+// Starts each kernel's sanitizer gate: at once, to its end, when options.sanitizeConcurrency is 1
+// (or there is no gate); else on its own thread, at most that many at a time (a new gate first
+// waits for a running one to finish). The futures of std::async wait for their thread when the
+// last copy goes, so an export that returns early (an error, a cancel) never leaves a gate running.
+class SanitizerGates {
+public:
+    explicit SanitizerGates(const ExportOptions& options) : m_options(options) {}
+
+    std::shared_future<Result<SanitizerVerdict>> start(const OperatorCard& card, const SearchNode& node)
+    {
+        if (!m_options.sanitize)
+            return ready(SanitizerVerdict{json{{"checked", false}, {"reason", m_options.sanitizerSkipReason}}, {}});
+        if (m_options.sanitizeConcurrency <= 1)
+            return ready(m_options.sanitize(card, node));
+        const auto finished = [](const std::shared_future<Result<SanitizerVerdict>>& f) {
+            return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+        };
+        std::erase_if(m_running, finished);
+        while (m_running.size() >= static_cast<std::size_t>(m_options.sanitizeConcurrency)) {
+            m_running.front().wait();
+            std::erase_if(m_running, finished);
+        }
+        auto verdict = std::async(std::launch::async, [this, &card, &node] { return m_options.sanitize(card, node); }).share();
+        m_running.push_back(verdict);
+        return verdict;
+    }
+
+private:
+    static std::shared_future<Result<SanitizerVerdict>> ready(Result<SanitizerVerdict> verdict)
+    {
+        std::promise<Result<SanitizerVerdict>> promise;
+        promise.set_value(std::move(verdict));
+        return promise.get_future().share();
+    }
+
+    const ExportOptions& m_options;
+    std::vector<std::shared_future<Result<SanitizerVerdict>>> m_running;
+};
+
+// Makes the slot's kernel custom, or a fallback when the sanitizer found something.
+void completeKernel(CardSlot& slot, SanitizerVerdict verdict, std::map<std::string, std::vector<std::string>>& uncheckedByReason,
+                    std::vector<std::string>& reusedVerdicts, std::set<std::string>& headerArchs)
+{
+    const PendingKernel& pending = *slot.pending;
+    CastKernel& kernel = slot.kernel;
+    ExportDecision& decision = slot.decision;
+    if (!verdict.record.is_object())
+        verdict.record = json{{"checked", false}, {"reason", "the sanitizer gate returned no record"}};
+    decision.sanitizer = verdict.record;
+    if (!verdict.finding.empty()) {
+        kernel.validation = validationRecord(*pending.node);
+        kernel.validation["sanitizer"] = verdict.record;
+        makeFallback(kernel, decision, pending.best + "; sanitizer: " + verdict.finding);
+        return;
+    }
+    kernel.kind = KernelKind::Custom;
+    kernel.guard = guardForCard(*pending.card, pending.guardArch, 16);
+    kernel.source = pending.node->candidate.source;
+    kernel.launchPlan = pending.plan;
+    kernel.speedup = pending.speedup;
+    kernel.medianUs = decision.medianUs;
+    kernel.spreadPercent = decision.spreadPercent;
+    kernel.validation = validationRecord(*pending.node);
+    kernel.validation["sanitizer"] = verdict.record;
+    decision.custom = true;
+    decision.architectures = pending.archs;
+    decision.reason = formatSpeedup(pending.speedup) + " (" + pending.node->id + ")" + pending.gpu;
+    if (!verdict.record.value("checked", false)) {
+        decision.reason += ", not sanitizer-checked";
+        uncheckedByReason[verdict.record.value("reason", std::string("no reason given"))].push_back(kernel.id);
+    } else if (verdict.record.contains("reused")) {
+        reusedVerdicts.push_back(kernel.id);
+    }
+    headerArchs.insert(pending.archs.begin(), pending.archs.end());
+}
+
+} // namespace
+
 Result<ExportResult> buildCastExport(const Project& project, const std::map<std::string, SearchTree>& trees,
                                      const ExportOptions& options)
 {
@@ -314,17 +417,23 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
     std::map<std::string, std::vector<std::string>> uncheckedByReason; // sanitizer skip reason -> kernels
     std::vector<std::string> reusedVerdicts; // kernels whose passed sanitizer verdict was reused
 
+    // One slot per card, moved into the package in card order at the end: a kernel that reached
+    // the sanitizer gate is completed there, once its verdict is in (SanitizerGates may run several
+    // gates at once).
+    std::vector<CardSlot> slots(project.cards.size());
+    SanitizerGates gates(options);
     for (std::size_t index = 0; index < project.cards.size(); ++index) {
         if (options.beforeCard && !options.beforeCard(index, project.cards.size()))
             return makeError(ErrorCode::Cancelled, "export cancelled: nothing written",
                              "card " + std::to_string(index + 1) + " of " + std::to_string(project.cards.size()));
         const OperatorCard& card = project.cards[index];
-        ExportDecision decision;
+        CardSlot& slot = slots[index];
+        ExportDecision& decision = slot.decision;
         decision.cardId = card.id;
         decision.op = card.qualifiedName();
         decision.kernelId = "k" + std::to_string(index);
 
-        CastKernel kernel;
+        CastKernel& kernel = slot.kernel;
         kernel.id = decision.kernelId;
         kernel.cardId = card.id;
         kernel.op = card.op;
@@ -335,11 +444,7 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
         kernel.guard = guardForCard(card, fallbackArch, 1);
         kernel.validation = json::object();
 
-        auto finish = [&](std::string reason) {
-            makeFallback(kernel, decision, std::move(reason));
-            package.kernels.push_back(std::move(kernel));
-            result.decisions.push_back(std::move(decision));
-        };
+        auto finish = [&](std::string reason) { makeFallback(kernel, decision, std::move(reason)); };
 
         if (!selected.empty() && !selected.count(card.id)) {
             finish("not selected (--cards)");
@@ -410,46 +515,24 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
             continue;
         }
 
-        SanitizerVerdict verdict;
-        if (options.sanitize) {
-            auto gate = options.sanitize(card, *node);
+        slot.pending = PendingKernel{&card, node, speedup, best, gpu, guardArch, archs, plan.value(),
+                                     gates.start(card, *node)};
+        // A gate that cannot run at all (--sanitize on without compute-sanitizer) stops the export
+        // at once when gates run one at a time; run concurrently, its error is met at the end.
+        if (auto& verdict = slot.pending->verdict; verdict.wait_for(std::chrono::seconds(0)) == std::future_status::ready &&
+                                                   !verdict.get())
+            return verdict.get().error();
+    }
+
+    for (CardSlot& slot : slots) {
+        if (slot.pending) {
+            const Result<SanitizerVerdict>& gate = slot.pending->verdict.get();
             if (!gate)
                 return gate.error();
-            verdict = std::move(gate.value());
-        } else {
-            verdict.record = json{{"checked", false}, {"reason", options.sanitizerSkipReason}};
+            completeKernel(slot, gate.value(), uncheckedByReason, reusedVerdicts, headerArchs);
         }
-        if (!verdict.record.is_object())
-            verdict.record = json{{"checked", false}, {"reason", "the sanitizer gate returned no record"}};
-        decision.sanitizer = verdict.record;
-        if (!verdict.finding.empty()) {
-            kernel.validation = validationRecord(*node);
-            kernel.validation["sanitizer"] = verdict.record;
-            finish(best + "; sanitizer: " + verdict.finding);
-            continue;
-        }
-
-        kernel.kind = KernelKind::Custom;
-        kernel.guard = guardForCard(card, guardArch, 16);
-        kernel.source = node->candidate.source;
-        kernel.launchPlan = plan.value();
-        kernel.speedup = speedup;
-        kernel.medianUs = decision.medianUs;
-        kernel.spreadPercent = decision.spreadPercent;
-        kernel.validation = validationRecord(*node);
-        kernel.validation["sanitizer"] = verdict.record;
-        decision.custom = true;
-        decision.architectures = archs;
-        decision.reason = formatSpeedup(speedup) + " (" + node->id + ")" + gpu;
-        if (!verdict.record.value("checked", false)) {
-            decision.reason += ", not sanitizer-checked";
-            uncheckedByReason[verdict.record.value("reason", std::string("no reason given"))].push_back(kernel.id);
-        } else if (verdict.record.contains("reused")) {
-            reusedVerdicts.push_back(kernel.id);
-        }
-        headerArchs.insert(archs.begin(), archs.end());
-        package.kernels.push_back(std::move(kernel));
-        result.decisions.push_back(std::move(decision));
+        package.kernels.push_back(std::move(slot.kernel));
+        result.decisions.push_back(std::move(slot.decision));
     }
 
     package.header.architectures.assign(headerArchs.begin(), headerArchs.end());

@@ -68,6 +68,10 @@ struct ExportOptions {
     /// "reason": sanitizerSkipReason}.
     ExportSanitizeFn sanitize;
     std::string sanitizerSkipReason = "--sanitize off";
+    /// How many kernels' sanitizer gates may run at once, each on its own thread (`sanitize` must
+    /// then be safe to call from that many threads); the package and its audit are the same. 1:
+    /// each gate runs to its end before the next card is looked at.
+    int sanitizeConcurrency = 1;
     std::optional<std::string> model; // TorchScript bytes; nullopt: a kernels-only package
     std::string producer;             // header fields, copied as given
     std::string createdUtc;

@@ -18,7 +18,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 namespace kforge::core {
 namespace {
@@ -70,32 +73,71 @@ std::string firstFinding(const std::string& log)
 // captured samples and fresh inputs (no timing), then on the samples in workers started under each
 // compute-sanitizer tool. Whether the gate can run at all (compute-sanitizer installed, a worker
 // with a GPU) is found out at the first kernel, so an export without custom kernels starts nothing.
+// check() may run on several threads at once (ExportOptions::sanitizeConcurrency): each call
+// borrows a GPU worker of its own from a pool that grows to as many as run at once.
 class SanitizerGate {
 public:
     SanitizerGate(SanitizeMode mode, WorkerCommand worker, fs::path projectDir, CachingCompiler& compiler,
                   bool reuseVerdicts)
-        : m_mode(mode), m_worker(std::move(worker)), m_projectDir(std::move(projectDir)), m_compiler(compiler),
+        : m_mode(mode), m_workerCommand(std::move(worker)), m_projectDir(std::move(projectDir)), m_compiler(compiler),
           m_reuseVerdicts(reuseVerdicts), m_verdicts(userCacheDirectory() / "sanitizer-verdicts")
     {
     }
-    ~SanitizerGate() { m_worker.shutdown(); }
+    ~SanitizerGate()
+    {
+        for (const std::unique_ptr<WorkerClient>& worker : m_idleWorkers)
+            worker->shutdown();
+    }
 
-    /// Wall time spent in check(), the worker's start included.
-    double seconds() const { return m_seconds; }
+    /// Wall time during which at least one check() ran, workers' starts included.
+    double seconds() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_seconds;
+    }
 
     Result<SanitizerVerdict> check(const OperatorCard& card, const SearchNode& node)
     {
-        const auto started = std::chrono::steady_clock::now();
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_running++ == 0)
+                m_busySince = std::chrono::steady_clock::now();
+        }
         Result<SanitizerVerdict> verdict = verdictFor(card, node);
-        m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        std::lock_guard lock(m_mutex);
+        if (--m_running == 0)
+            m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - m_busySince).count();
         return verdict;
     }
 
 private:
+    // A worker for one check, returned to the pool by the deleter.
+    using BorrowedWorker = std::unique_ptr<WorkerClient, std::function<void(WorkerClient*)>>;
+    BorrowedWorker borrowWorker()
+    {
+        std::unique_ptr<WorkerClient> worker;
+        {
+            std::lock_guard lock(m_mutex);
+            if (!m_idleWorkers.empty()) {
+                worker = std::move(m_idleWorkers.back());
+                m_idleWorkers.pop_back();
+            }
+        }
+        if (!worker)
+            worker = std::make_unique<WorkerClient>(m_workerCommand);
+        return BorrowedWorker(worker.release(), [this](WorkerClient* returned) {
+            std::lock_guard lock(m_mutex);
+            m_idleWorkers.emplace_back(returned);
+        });
+    }
+
     Result<SanitizerVerdict> verdictFor(const OperatorCard& card, const SearchNode& node)
     {
-        if (!m_probed)
-            probe();
+        {
+            std::lock_guard lock(m_probeMutex); // the first caller probes, the others wait for its answer
+            if (!m_probed)
+                probe();
+        }
         if (!m_unavailable.empty()) {
             if (m_mode == SanitizeMode::On)
                 return makeError(ErrorCode::Unsupported, m_unavailable + ": cannot run the sanitizer gate",
@@ -125,7 +167,8 @@ private:
             request.plan = node.candidate.launchPlan;
         request.evaluationOptions = json{{"time", false}};
         request.sanitize = true;
-        auto report = benchCandidate(request, m_compiler, m_worker);
+        BorrowedWorker worker = borrowWorker();
+        auto report = benchCandidate(request, m_compiler, *worker);
         if (!report)
             return SanitizerVerdict{json{{"checked", false}, {"reason", report.error().toString()}},
                                           "the gate could not run: " + report.error().toString()};
@@ -162,7 +205,8 @@ private:
             m_unavailable = "compute-sanitizer not found";
             return;
         }
-        WorkerResponse hello = m_worker.start();
+        BorrowedWorker worker = borrowWorker();
+        WorkerResponse hello = worker->start();
         if (!hello.ok()) {
             std::string why = hello.describe();
             why = why.substr(0, why.find('\n'));
@@ -178,12 +222,17 @@ private:
     }
 
     SanitizeMode m_mode;
-    WorkerClient m_worker;
+    WorkerCommand m_workerCommand;
     fs::path m_projectDir;
-    CachingCompiler& m_compiler; // shared with the export's own compiles (same cache)
+    CachingCompiler& m_compiler; // shared with the export's own compiles (same cache; thread-safe)
     bool m_reuseVerdicts;
-    SanitizerVerdictCache m_verdicts;
+    SanitizerVerdictCache m_verdicts; // one file per kernel's inputs: concurrent checks touch different files
+    mutable std::mutex m_mutex;       // the worker pool and the busy-time bookkeeping
+    std::vector<std::unique_ptr<WorkerClient>> m_idleWorkers;
+    int m_running = 0;
+    std::chrono::steady_clock::time_point m_busySince;
     double m_seconds = 0;
+    std::mutex m_probeMutex; // guards the probe and what it sets, which later calls only read
     bool m_probed = false;
     std::string m_unavailable; // why the gate cannot run; empty when it can
     std::string m_sanitizerPath;
@@ -315,6 +364,7 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
     SanitizerGate gate(request.sanitize, worker, fs::absolute(projectDir), compiler, request.reuseSanitizerVerdicts);
     if (request.sanitize != SanitizeMode::Off)
         options.sanitize = [&gate](const OperatorCard& card, const SearchNode& node) { return gate.check(card, node); };
+    options.sanitizeConcurrency = request.sanitizeJobs > 0 ? request.sanitizeJobs : defaultSanitizeJobs();
     options.producer = std::string("kforge ") + kKforgeVersion;
     options.createdUtc = utcNowIso8601();
     options.minTorchVersion = majorMinor(project->capture.torchVersion);
@@ -364,6 +414,11 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
     outcome.inModelCheckSeconds = inModelCheckSeconds;
     outcome.totalSeconds = secondsSince(started);
     return outcome;
+}
+
+int defaultSanitizeJobs()
+{
+    return std::clamp(static_cast<int>(std::thread::hardware_concurrency() / 8), 1, 2);
 }
 
 } // namespace kforge::core

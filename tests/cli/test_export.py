@@ -177,8 +177,9 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
             relu = next(k for k in json.loads(z.read("manifest.json"))["kernels"] if k["kind"] == "custom")
         self.assertFalse(relu["validation"]["sanitizer"]["checked"])
         self.assertIn("not sanitizer-checked", relu["validation"]["sanitizer"]["reason"])
-        # --rerun-sanitizer is accepted; with no usable sanitizer there is nothing to rerun.
-        result = kforge("export", self.project, "-o", out, "--worker", missing, "--rerun-sanitizer")
+        # --rerun-sanitizer and --sanitize-jobs are accepted; with no usable sanitizer there is nothing to run.
+        result = kforge("export", self.project, "-o", out, "--worker", missing, "--rerun-sanitizer",
+                        "--sanitize-jobs", "3")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("1.600x (n1), not sanitizer-checked", result.stdout)
         # on: the same export fails and leaves the earlier package as it was.
@@ -208,6 +209,8 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
             (("export", self.project, "-o", out, "--min-speedup", "fast"), ("--min-speedup", "fast"), 2),
             (("export", self.project, "-o", out, "--min-speedup", "0"), ("--min-speedup",), 2),
             (("export", self.project, "-o", out, "--sanitize", "maybe"), ("--sanitize", "maybe"), 2),
+            (("export", self.project, "-o", out, "--sanitize-jobs", "0"), ("--sanitize-jobs", "'0'"), 2),
+            (("export", self.project, "-o", out, "--sanitize-jobs", "two"), ("--sanitize-jobs", "two"), 2),
             (("export", self.project, "-o", out, "--arch", "90"), ("--arch", "90"), 2),
             (("export", self.project, "-o", out, "--bogus"), ("--bogus",), 2),
             (("export", self.project, "-o", os.path.join(self.tmp, "nodir", "x.cast")), ("nodir",), 1),

@@ -12,7 +12,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 #include <unistd.h>
 
 namespace kforge::core {
@@ -412,6 +416,99 @@ TEST_F(CastExportTest, BeforeCardSeesEveryCardAndCanStopTheExport)
     EXPECT_EQ(stopped.error().code, ErrorCode::Cancelled);
     EXPECT_EQ(stopped.error().toString(), "card 2 of 2: export cancelled: nothing written");
     EXPECT_EQ(sanitized, std::vector<std::string>{"aten::softmax"});
+}
+
+// Six cards of hooked ops, each with one passed node 2x faster than eager.
+struct SixCards {
+    Project project;
+    std::map<std::string, SearchTree> trees;
+    SixCards()
+    {
+        for (const char* op : {"aten::relu", "aten::tanh", "aten::sigmoid", "aten::silu", "aten::neg", "aten::rsqrt"}) {
+            const OperatorCard card = makeCard(op, "");
+            project.cards.push_back(card);
+            trees.emplace(card.id, makeTree(card, {{NodeStatus::Passed, 5, 10, 2.0}}));
+        }
+    }
+};
+
+// A sanitizer gate that takes `duration` and counts how many run at once; tanh's finds something.
+struct CountingGate {
+    std::chrono::milliseconds duration{150};
+    std::mutex mutex;
+    int running = 0, most = 0;
+    std::vector<std::string> checked;
+
+    Result<SanitizerVerdict> operator()(const OperatorCard& card)
+    {
+        {
+            std::lock_guard lock(mutex);
+            most = std::max(most, ++running);
+            checked.push_back(card.op);
+        }
+        std::this_thread::sleep_for(duration);
+        std::lock_guard lock(mutex);
+        --running;
+        if (card.op == "aten::tanh")
+            return SanitizerVerdict{json{{"checked", true}, {"passed", false}}, "compute-sanitizer racecheck: 1 hazard"};
+        return SanitizerVerdict{json{{"checked", true}, {"passed", true}}, ""};
+    }
+};
+
+TEST_F(CastExportTest, ConcurrentSanitizerGatesBuildTheSamePackage)
+{
+    const SixCards cards;
+    CountingGate gate;
+    options.sanitize = [&gate](const OperatorCard& card, const SearchNode&) { return gate(card); };
+    const ExportResult serial = exportOk(cards.project, cards.trees);
+    EXPECT_EQ(gate.most, 1);
+
+    gate.most = 0;
+    gate.checked.clear();
+    options.sanitizeConcurrency = 3;
+    const ExportResult concurrent = exportOk(cards.project, cards.trees);
+    EXPECT_EQ(gate.most, 3) << "six gates of 150 ms, at most three at once";
+    EXPECT_EQ(gate.running, 0);
+    std::sort(gate.checked.begin(), gate.checked.end());
+    EXPECT_EQ(gate.checked, (std::vector<std::string>{"aten::neg", "aten::relu", "aten::rsqrt", "aten::sigmoid",
+                                                      "aten::silu", "aten::tanh"}));
+
+    // The same decisions in card order, and the same bytes.
+    ASSERT_EQ(concurrent.decisions.size(), 6u);
+    for (std::size_t i = 0; i < 6; ++i) {
+        EXPECT_EQ(concurrent.decisions[i].cardId, cards.project.cards[i].id);
+        EXPECT_EQ(concurrent.decisions[i].reason, serial.decisions[i].reason);
+        EXPECT_EQ(concurrent.decisions[i].custom, serial.decisions[i].custom);
+    }
+    EXPECT_EQ(concurrent.decisions[1].reason, "best 2.000x (n0); sanitizer: compute-sanitizer racecheck: 1 hazard");
+    EXPECT_EQ(CastWriter::build(concurrent.package).value(), CastWriter::build(serial.package).value());
+}
+
+TEST_F(CastExportTest, ConcurrentGatesFinishBeforeACancelOrAnErrorReturns)
+{
+    const SixCards cards;
+    CountingGate gate;
+    options.sanitize = [&gate](const OperatorCard& card, const SearchNode&) { return gate(card); };
+    options.sanitizeConcurrency = 3;
+    options.beforeCard = [](std::size_t index, std::size_t) { return index < 4; };
+    auto stopped = buildCastExport(cards.project, cards.trees, options);
+    ASSERT_FALSE(stopped.ok());
+    EXPECT_EQ(stopped.error().code, ErrorCode::Cancelled);
+    EXPECT_EQ(gate.running, 0) << "a gate was still running when the export returned";
+    EXPECT_EQ(gate.checked.size(), 4u);
+
+    // A gate that cannot run (--sanitize on without compute-sanitizer) fails the export.
+    options.beforeCard = nullptr;
+    options.sanitize = [&gate](const OperatorCard& card, const SearchNode&) -> Result<SanitizerVerdict> {
+        if (card.op == "aten::silu")
+            return makeError(ErrorCode::Unsupported, "compute-sanitizer not found: cannot run the sanitizer gate",
+                             "--sanitize on");
+        return gate(card);
+    };
+    auto failed = buildCastExport(cards.project, cards.trees, options);
+    ASSERT_FALSE(failed.ok());
+    EXPECT_EQ(failed.error().toString(), "--sanitize on: compute-sanitizer not found: cannot run the sanitizer gate");
+    EXPECT_EQ(gate.running, 0);
 }
 
 TEST_F(CastExportTest, SanitizerFindingFallsBackAndACleanRunIsRecorded)
