@@ -330,7 +330,10 @@ public:
             m_running.front().wait();
             std::erase_if(m_running, finished);
         }
-        auto verdict = std::async(std::launch::async, [this, &card, &node] { return m_options.sanitize(card, node); }).share();
+        // The caller's options outlive the thread (the export waits for every verdict's future);
+        // this object may not (an early return drops it before the slots that hold the futures).
+        const ExportSanitizeFn& sanitize = m_options.sanitize;
+        auto verdict = std::async(std::launch::async, [&sanitize, &card, &node] { return sanitize(card, node); }).share();
         m_running.push_back(verdict);
         return verdict;
     }
