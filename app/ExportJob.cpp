@@ -22,6 +22,7 @@ bool ExportJob::start(core::ExportRequest request)
     m_progress.card = 0;
     m_progress.cards = 0;
     m_progress.checkingModel = false;
+    m_progress.sanitizing = 0;
     request.progress = &m_progress;
     request.stop = &m_stop;
     return m_job.start([request = std::move(request)]() { return core::exportProject(request); },

@@ -103,7 +103,8 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
         if (p.checkingModel)
             m_jobStatus->setProgress(tr("in-model check"), 0, 0);
         else if (p.cards > 0)
-            m_jobStatus->setProgress(tr("card"), p.card, p.cards);
+            m_jobStatus->setProgress(p.sanitizing > 0 ? tr("card (sanitizer on %1)").arg(p.sanitizing.load()) : tr("card"),
+                                     p.card, p.cards);
     });
     connect(m_exportJob, &ExportJob::cancelled, this, [this]() {
         m_exportPoll->stop();

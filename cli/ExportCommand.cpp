@@ -66,6 +66,9 @@ core::Result<core::ExportOutcome> runWithProgress(core::ExportRequest request, b
                 return;
             if (progress.checkingModel)
                 std::fprintf(stderr, "\r\033[Kkforge: export: in-model check");
+            else if (progress.cards > 0 && progress.sanitizing > 0)
+                std::fprintf(stderr, "\r\033[Kkforge: export: card %d/%d, sanitizer on %d kernel(s)", progress.card.load(),
+                             progress.cards.load(), progress.sanitizing.load());
             else if (progress.cards > 0)
                 std::fprintf(stderr, "\r\033[Kkforge: export: card %d/%d", progress.card.load(), progress.cards.load());
             std::fflush(stderr);

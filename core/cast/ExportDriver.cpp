@@ -78,9 +78,9 @@ std::string firstFinding(const std::string& log)
 class SanitizerGate {
 public:
     SanitizerGate(SanitizeMode mode, WorkerCommand worker, fs::path projectDir, CachingCompiler& compiler,
-                  bool reuseVerdicts)
+                  bool reuseVerdicts, ExportProgress* progress)
         : m_mode(mode), m_workerCommand(std::move(worker)), m_projectDir(std::move(projectDir)), m_compiler(compiler),
-          m_reuseVerdicts(reuseVerdicts), m_verdicts(userCacheDirectory() / "sanitizer-verdicts")
+          m_reuseVerdicts(reuseVerdicts), m_verdicts(userCacheDirectory() / "sanitizer-verdicts"), m_progress(progress)
     {
     }
     ~SanitizerGate()
@@ -102,9 +102,13 @@ public:
             std::lock_guard lock(m_mutex);
             if (m_running++ == 0)
                 m_busySince = std::chrono::steady_clock::now();
+            if (m_progress)
+                m_progress->sanitizing = m_running;
         }
         Result<SanitizerVerdict> verdict = verdictFor(card, node);
         std::lock_guard lock(m_mutex);
+        if (m_progress)
+            m_progress->sanitizing = m_running - 1;
         if (--m_running == 0)
             m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - m_busySince).count();
         return verdict;
@@ -232,6 +236,7 @@ private:
     int m_running = 0;
     std::chrono::steady_clock::time_point m_busySince;
     double m_seconds = 0;
+    ExportProgress* m_progress; // may be null
     std::mutex m_probeMutex; // guards the probe and what it sets, which later calls only read
     bool m_probed = false;
     std::string m_unavailable; // why the gate cannot run; empty when it can
@@ -361,7 +366,8 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
     };
     WorkerCommand worker;
     worker.executable = request.workerPath;
-    SanitizerGate gate(request.sanitize, worker, fs::absolute(projectDir), compiler, request.reuseSanitizerVerdicts);
+    SanitizerGate gate(request.sanitize, worker, fs::absolute(projectDir), compiler, request.reuseSanitizerVerdicts,
+                       request.progress);
     if (request.sanitize != SanitizeMode::Off)
         options.sanitize = [&gate](const OperatorCard& card, const SearchNode& node) { return gate.check(card, node); };
     options.sanitizeConcurrency = request.sanitizeJobs > 0 ? request.sanitizeJobs : defaultSanitizeJobs();

@@ -34,6 +34,7 @@ struct ExportProgress {
     std::atomic<int> card{0};  // cards looked at so far (the one in work included)
     std::atomic<int> cards{0}; // cards of the project; 0 before the project is read
     std::atomic<bool> checkingModel{false}; // the in-model check runs
+    std::atomic<int> sanitizing{0};         // kernels whose sanitizer gate runs now (--sanitize-jobs at most)
 };
 
 struct ExportRequest {
