@@ -639,8 +639,8 @@ def main():
     parser.add_argument("--sample-budget-mb", type=int, default=8192,
                         help="kforge capture --sample-budget-mb (default 8192)")
     parser.add_argument("--sanitize", default="auto", choices=("auto", "on", "off"), help="kforge export --sanitize")
-    parser.add_argument("--sanitize-jobs", type=int, default=4,
-                        help="kforge export --sanitize-jobs (default 4: the GPU machine has 16 cores and 128 GB)")
+    parser.add_argument("--sanitize-jobs", type=int, default=2,
+                        help="kforge export --sanitize-jobs (default 2: eight compute-sanitizer runs at once)")
     parser.add_argument("--runs", type=int, default=30, help="kforge run --runs")
     parser.add_argument("--no-compile", action="store_true", help="skip every torch.compile measurement")
     parser.add_argument("--no-card-compile", action="store_true",

@@ -180,8 +180,8 @@ audit notes say whether the check ran and what it found.
                           A pass is remembered (in the user cache) and reused by later exports of
                           the same kernel on the same samples, GPU, driver and toolchain.
   --rerun-sanitizer       run the sanitizer on every kernel even where an earlier pass would be reused
-  --sanitize-jobs N       kernels sanitizer-checked at once, 1 to 16 (default: one per 8 hardware
-                          threads, 1 to 2); each is five processes with a CUDA context of its own
+  --sanitize-jobs N       kernels sanitizer-checked at once, 1 to 16 (default 1); each is five
+                          processes with a CUDA context of its own
   --no-model              a kernels-only package (default: include the project's TorchScript model,
                           which must be the file that was captured)
   --worker PATH           the kforge-worker executable (default: next to kforge; or $KFORGE_WORKER)

@@ -21,7 +21,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 namespace kforge::core {
 namespace {
@@ -370,7 +369,7 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
                        request.progress);
     if (request.sanitize != SanitizeMode::Off)
         options.sanitize = [&gate](const OperatorCard& card, const SearchNode& node) { return gate.check(card, node); };
-    options.sanitizeConcurrency = request.sanitizeJobs > 0 ? request.sanitizeJobs : defaultSanitizeJobs();
+    options.sanitizeConcurrency = request.sanitizeJobs;
     options.producer = std::string("kforge ") + kKforgeVersion;
     options.createdUtc = utcNowIso8601();
     options.minTorchVersion = majorMinor(project->capture.torchVersion);
@@ -420,11 +419,6 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
     outcome.inModelCheckSeconds = inModelCheckSeconds;
     outcome.totalSeconds = secondsSince(started);
     return outcome;
-}
-
-int defaultSanitizeJobs()
-{
-    return std::clamp(static_cast<int>(std::thread::hardware_concurrency() / 8), 1, 2);
 }
 
 } // namespace kforge::core

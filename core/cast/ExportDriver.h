@@ -47,9 +47,10 @@ struct ExportRequest {
     /// Reuse a passed sanitizer verdict of the same kernel on the same samples, GPU and toolchain
     /// from an earlier export (core/cast/SanitizerVerdictCache.h); false runs the tools again.
     bool reuseSanitizerVerdicts = true;
-    /// How many kernels' sanitizer gates run at once (each gate already runs its four tools at
-    /// once, each tool a process with its own CUDA context); 0: defaultSanitizeJobs().
-    int sanitizeJobs = 0;
+    /// How many kernels' sanitizer gates run at once. Each gate is already five processes with a
+    /// CUDA context each (the validation's worker and four compute-sanitizer tools, which reach
+    /// their targets through local ports), so the default stays at one.
+    int sanitizeJobs = 1;
     bool includeModel = true;
     std::string workerPath;                 // kforge-worker for the sanitizer gate
     InModelChecker inModelCheck;            // empty: the check is not run (said in the audit)
@@ -69,10 +70,6 @@ struct ExportOutcome {
     double inModelCheckSeconds = 0;
     double totalSeconds = 0;
 };
-
-/// The sanitizer gates an export runs at once by default: one per 8 hardware threads, 1 to 2
-/// (each gate is five processes: the validation's worker and four compute-sanitizer runs).
-int defaultSanitizeJobs();
 
 /// Errors are one line: the project, a missing/changed model (unless !includeModel), an output
 /// that exists and is not a .cast, a compile or sanitizer infrastructure failure, a write error.
