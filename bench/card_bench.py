@@ -133,6 +133,12 @@ def model_device_time_ms(fn, reps=20, warmup=3, host=None):
     return device_time_us(fn, reps=reps, warmup=0, sleep_cycles=cycles) / 1000.0
 
 
+def model_device_time_into(record, key, fn):
+    """device_time_into with model_device_time_ms for a whole model's forward; the host's enqueue
+    time goes to record["host_ms"]."""
+    device_time_into(record, key, fn, timer=lambda forward: model_device_time_ms(forward, host=record))
+
+
 def device_time_into(record, key, fn, timer=device_time_us):
     """record[key] = timer(fn) (device_time_us, or model_device_time_ms for a whole model), or
     record[key + "_error"] when it cannot be isolated (an op that synchronizes, a host that cannot

@@ -374,6 +374,12 @@ def sanitizer_timing_text(result):
     return text + "."
 
 
+def paired_rounds(rounds, measure):
+    """"eager / .cast" per alternating round of one measure ("ms", "device_ms", "host_ms")."""
+    return ", ".join(f"{fmt(e, '{:.2f}')} / {fmt(c, '{:.2f}')}"
+                     for e, c in zip(rounds.get("eager_" + measure) or [], rounds.get("cast_" + measure) or []))
+
+
 def end_to_end_lines(result):
     """Notes under a model's heading: optimize's note, each end-to-end measurement's output check,
     the runtime's kernel hits, where filled-in torch.compile numbers came from, and every error."""
@@ -404,19 +410,14 @@ def end_to_end_lines(result):
                          f"{sum(k.get('fallbacks') or 0 for k in kernels)} fallbacks")
         rounds = piece.get("rounds")
         if rounds:
-            parts.append("alternating rounds, eager / .cast ms: " + ", ".join(
-                f"{fmt(e, '{:.2f}')} / {fmt(c, '{:.2f}')}" for e, c in zip(rounds["eager_ms"], rounds["cast_ms"])) +
-                f"; speedup {fmt(piece.get('speedup'), '{:.3f}')}x (median of the rounds' ratios)")
+            parts.append("alternating rounds, eager / .cast ms: " + paired_rounds(rounds, "ms") +
+                         f"; speedup {fmt(piece.get('speedup'), '{:.3f}')}x (median of the rounds' ratios)")
             if any(rounds.get("eager_device_ms") or []):
-                parts.append("GPU time, eager / .cast ms: " + ", ".join(
-                    f"{fmt(e, '{:.2f}')} / {fmt(c, '{:.2f}')}"
-                    for e, c in zip(rounds["eager_device_ms"], rounds.get("cast_device_ms") or [])) +
-                    f"; speedup {fmt(piece.get('device_speedup'), '{:.3f}')}x")
+                parts.append("GPU time, eager / .cast ms: " + paired_rounds(rounds, "device_ms") +
+                             f"; speedup {fmt(piece.get('device_speedup'), '{:.3f}')}x")
             if any(rounds.get("eager_host_ms") or []):
-                parts.append("host enqueue of one forward, eager / .cast ms: " + ", ".join(
-                    f"{fmt(e, '{:.2f}')} / {fmt(c, '{:.2f}')}"
-                    for e, c in zip(rounds["eager_host_ms"], rounds.get("cast_host_ms") or [])) +
-                    " (where it reaches the GPU time, the host sets the wall time)")
+                parts.append("host enqueue of one forward, eager / .cast ms: " + paired_rounds(rounds, "host_ms") +
+                             " (where it reaches the GPU time, the host sets the wall time)")
             for error in rounds.get("device_errors") or []:
                 parts.append(f"GPU time not isolated ({error})")
         elif piece.get("eager_before_ms") is not None:

@@ -59,8 +59,8 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import models  # noqa: E402
 import torch  # noqa: E402
 import triton  # noqa: E402
-from card_bench import (COMPILE_MODE, copy_bandwidth_gbps, device_time_into, do_bench_us, flatten,  # noqa: E402
-                        measure_card, model_device_time_ms, one_line, run)
+from card_bench import (COMPILE_MODE, copy_bandwidth_gbps, do_bench_us, flatten, measure_card,  # noqa: E402
+                        model_device_time_into, one_line, run)
 from kforge_export import export_for_kforge  # noqa: E402
 from processes import kill_tree  # noqa: E402
 from suite_results import assemble, assemble_baselines, load_cards, read_json, searched_ids, write_json  # noqa: E402
@@ -482,8 +482,7 @@ class ModelRun:
             us = do_bench_us(lambda: module(*inputs), warmup=100, rep=1000)
             record = {"ms": us / 1000, "method": "do_bench (L2 flushed, median) of the eager nn.Module, no_grad; "
                       "device_ms: " + DEVICE_METHOD}
-            device_time_into(record, "device_ms", lambda: module(*inputs),
-                             timer=lambda fn: model_device_time_ms(fn, host=record))
+            model_device_time_into(record, "device_ms", lambda: module(*inputs))
         return record
 
     def runtime_library(self):
@@ -506,8 +505,7 @@ class ModelRun:
             with torch.no_grad():
                 rounds[side + "_ms"].append(do_bench_us(lambda: module(*inputs), warmup=50, rep=300) / 1000)
                 timed = {}
-                device_time_into(timed, "ms", lambda: module(*inputs),
-                                 timer=lambda fn: model_device_time_ms(fn, host=timed))
+                model_device_time_into(timed, "ms", lambda: module(*inputs))
             rounds[side + "_device_ms"].append(timed.get("ms"))
             rounds[side + "_host_ms"].append(timed.get("host_ms"))
             if timed.get("ms_error"):
@@ -571,8 +569,7 @@ class ModelRun:
             record = {"ms": us / 1000, "compile_s": compile_s, "output": self.difference(got, expected),
                       "method": f"do_bench (L2 flushed, median) of torch.compile(mode={COMPILE_MODE!r}), no_grad; "
                                 "device_ms: " + DEVICE_METHOD}
-            device_time_into(record, "device_ms", lambda: compiled(*inputs),
-                             timer=lambda fn: model_device_time_ms(fn, host=record))
+            model_device_time_into(record, "device_ms", lambda: compiled(*inputs))
         return record
 
 
@@ -621,7 +618,8 @@ def baseline_sources(folders, names):
 def settings_of(args):
     return {"iterations": args.iterations, "time_limit_per_card_s": args.time_limit_per_card, "seed": SEED,
             "proposer": "builtin", "samples": 1, "sample_budget_mb": args.sample_budget_mb,
-            "sanitize": args.sanitize, "sanitize_jobs": args.sanitize_jobs, "kforge_run_runs": args.runs, "torch_compile": not args.no_compile,
+            "sanitize": args.sanitize, "sanitize_jobs": args.sanitize_jobs, "kforge_run_runs": args.runs,
+            "torch_compile": not args.no_compile,
             "card_torch_compile": not (args.no_compile or args.no_card_compile)}
 
 

@@ -35,23 +35,6 @@ core::Result<std::vector<double>> timeRuns(ModelHarness& harness, int warmup, in
 
 constexpr int kGpuPasses = 10; // GPU time varies little: fewer passes than the wall time needs
 
-// The median GPU time of the model as it is now configured (`side`: "eager" or "with the package");
-// unset, with `note` saying why, when the timer cannot isolate it (a forward pass that synchronizes)
-// or failed before.
-std::optional<double> medianGpuMs(std::optional<ForwardGpuTimer>& timer, ModelHarness& harness, int runs,
-                                  const std::string& side, std::string& note)
-{
-    if (!timer)
-        return std::nullopt;
-    auto ms = timer->medianMilliseconds(harness, std::min(runs, kGpuPasses));
-    if (!ms) {
-        note = "GPU time not measured (" + side + "): " + ms.error().message;
-        timer.reset();
-        return std::nullopt;
-    }
-    return ms.value();
-}
-
 json latencyJson(const LatencySummary& s)
 {
     return {{"median", s.medianMs}, {"min", s.minMs}, {"max", s.maxMs}};
@@ -107,12 +90,9 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
     auto eager = timeRuns(harness.value(), options.warmup, options.kernels ? firstHalf : options.runs);
     if (!eager)
         return eager.error();
-    std::optional<ForwardGpuTimer> gpuTimer;
-    if (auto calibrated = ForwardGpuTimer::calibrate(harness.value()))
-        gpuTimer.emplace(calibrated.value());
-    else
-        report.gpuTimeNote = "GPU time not measured: " + calibrated.error().message;
-    report.eagerGpuMs = medianGpuMs(gpuTimer, harness.value(), options.runs, "eager", report.gpuTimeNote);
+    const int gpuPasses = std::min(options.runs, kGpuPasses);
+    GpuTimeWhereIsolated gpuTime(harness.value());
+    report.eagerGpuMs = gpuTime.medianMilliseconds(harness.value(), gpuPasses, "eager");
     if (options.kernels) {
         auto handle = loadPackage(options.castFile.string());
         if (!handle)
@@ -121,7 +101,7 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
         core::Result<std::vector<double>> castTimes =
             withKernels ? timeRuns(harness.value(), options.warmup, options.runs) : core::Result<std::vector<double>>(withKernels.error());
         if (castTimes)
-            report.castGpuMs = medianGpuMs(gpuTimer, harness.value(), options.runs, "with the package", report.gpuTimeNote);
+            report.castGpuMs = gpuTime.medianMilliseconds(harness.value(), gpuPasses, "with the package");
         report.kernels = kernelsWithReasons(runtimeStats());
         (void)unloadPackage(handle.value());
         if (!castTimes)
@@ -134,6 +114,7 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
             return eagerAgain.error();
         eager->insert(eager->end(), eagerAgain->begin(), eagerAgain->end());
     }
+    report.gpuTimeNote = gpuTime.note();
     report.eager = summarizeLatency(eager.value());
     return report;
 }

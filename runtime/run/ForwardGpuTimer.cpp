@@ -134,4 +134,26 @@ core::Result<double> ForwardGpuTimer::medianMilliseconds(ModelHarness& harness, 
     return core::medianOf(std::move(times));
 }
 
+GpuTimeWhereIsolated::GpuTimeWhereIsolated(ModelHarness& harness)
+{
+    if (auto calibrated = ForwardGpuTimer::calibrate(harness))
+        m_timer.emplace(calibrated.value());
+    else
+        m_note = "GPU time not measured: " + calibrated.error().message;
+}
+
+std::optional<double> GpuTimeWhereIsolated::medianMilliseconds(ModelHarness& harness, int passes,
+                                                                const std::string& side)
+{
+    if (!m_timer)
+        return std::nullopt;
+    auto ms = m_timer->medianMilliseconds(harness, passes);
+    if (!ms) {
+        m_note = "GPU time not measured" + (side.empty() ? std::string() : " (" + side + ")") + ": " + ms.error().message;
+        m_timer.reset();
+        return std::nullopt;
+    }
+    return ms.value();
+}
+
 } // namespace kforge::runtime

@@ -11,6 +11,8 @@
 #include "util/Result.h"
 
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace kforge::runtime {
 
@@ -34,6 +36,23 @@ private:
 
     double m_cyclesPerMs;
     std::int64_t m_spinCycles;
+};
+
+/// A ForwardGpuTimer for callers that fall back to wall time: calibrated at construction, off from
+/// its first failure on (a forward pass that synchronizes stays one), note() saying why.
+class GpuTimeWhereIsolated {
+public:
+    explicit GpuTimeWhereIsolated(ModelHarness& harness);
+
+    /// The median of `passes` GPU times, or nullopt when the timer is off or fails now; `side`
+    /// ("eager", ...) names the measurement in the note when given.
+    std::optional<double> medianMilliseconds(ModelHarness& harness, int passes, const std::string& side = {});
+    /// "GPU time not measured[ (side)]: why"; empty while every measurement succeeded.
+    const std::string& note() const { return m_note; }
+
+private:
+    std::optional<ForwardGpuTimer> m_timer;
+    std::string m_note;
 };
 
 } // namespace kforge::runtime

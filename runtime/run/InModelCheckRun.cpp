@@ -6,7 +6,6 @@
 #include "cast/CastReader.h"
 
 #include <cstdio>
-#include <optional>
 #include <set>
 
 namespace kforge::runtime {
@@ -138,29 +137,18 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
         const int passes = core::passesPerMeasurement(probe.value(), options);
         // GPU time decides each kernel's removal where it can be isolated (ForwardGpuTimer.h); a
         // model where it cannot (a forward pass that synchronizes) is judged by wall time alone.
-        std::optional<ForwardGpuTimer> gpuTimer;
-        if (auto calibrated = ForwardGpuTimer::calibrate(harness.value()))
-            gpuTimer.emplace(calibrated.value());
-        else
-            gpuTimeNote = "GPU time not measured: " + calibrated.error().message;
+        GpuTimeWhereIsolated gpuTime(harness.value());
         auto timeWith = [&](const std::set<std::string>& on) -> core::Result<core::ModelTime> {
             enableOnly(custom, on);
             auto wall = medianForwardMs(harness.value(), passes);
             if (!wall)
                 return wall.error();
-            core::ModelTime time{wall.value(), 0.0};
-            if (gpuTimer) {
-                auto gpu = gpuTimer->medianMilliseconds(harness.value(), options.gpuPassesPerMeasure);
-                if (gpu) {
-                    time.gpuMs = gpu.value();
-                } else { // from here on by wall time only
-                    gpuTimeNote = "GPU time not measured: " + gpu.error().message;
-                    gpuTimer.reset();
-                }
-            }
-            return time;
+            // 0: not measured (from the timer's first failure on, by wall time only)
+            return core::ModelTime{wall.value(),
+                                   gpuTime.medianMilliseconds(harness.value(), options.gpuPassesPerMeasure).value_or(0.0)};
         };
         auto timed = core::checkKernelSpeed(kept, timeWith, options);
+        gpuTimeNote = gpuTime.note();
         if (!timed)
             return notRun(timed.error().toString());
         speed = std::move(timed.value());
