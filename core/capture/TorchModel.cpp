@@ -1,5 +1,6 @@
 #include "capture/TorchModel.h"
 
+#include "capture/HostScalarConstants.h"
 #include "capture/TorchInterop.h"
 #include "util/AtomicFile.h"
 
@@ -131,6 +132,7 @@ Result<torch::jit::Module> loadTorchScript(const fs::path& path, c10::Device dev
     try {
         torch::jit::Module module = torch::jit::load(path.string(), device);
         module.eval();
+        keepIntegerScalarConstantsOn(module);
         if (!module.find_method("forward"))
             return makeError(ErrorCode::BadModel, "TorchScript module has no forward method", path.string());
         return module;

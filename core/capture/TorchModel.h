@@ -21,7 +21,8 @@ Result<c10::Device> resolveDevice(const std::string& requested);
 /// "NVIDIA H200" for a CUDA device (when this build links LibTorch's CUDA backend), "cpu" otherwise.
 std::string deviceDisplayName(c10::Device device);
 
-/// Loads a TorchScript archive onto `device` in eval mode. Errors: NotFound, BadModel (not a zip,
+/// Loads a TorchScript archive onto `device` in eval mode, its integer scalar constants kept on the
+/// host (keepIntegerScalarConstantsOn: shape arithmetic stays off the GPU). Errors: NotFound, BadModel (not a zip,
 /// truncated, not TorchScript), each naming the file.
 Result<torch::jit::Module> loadTorchScript(const std::filesystem::path& path, c10::Device device);
 

@@ -93,3 +93,30 @@ TEST(GpuCapture, GroupNormOnTheGpuIsSlowerThanReluOfTheSameTensor)
     EXPECT_GT(relu, 0);
     EXPECT_GT(groupNorm, relu);
 }
+
+TEST(GpuCapture, ShapeArithmeticStaysOnTheHost)
+{
+    // make_test_models.py SizeArithmetic: `x.shape[-1] // 2` and `heads * 2` traced into a 0-dim int64
+    // constant. Loaded onto the GPU with the model, the arithmetic would run as CUDA kernels and each
+    // aten::Int of its result would copy it to the host (an aten::item of a CUDA tensor: a device
+    // synchronization mid-forward). The capture keeps the constant on the host (HostScalarConstants.h).
+    ScratchDir scratch;
+    auto report = runCapture(cudaCapture("size_arithmetic.pt", {"2x4x8x16"}, scratch / "p"));
+    ASSERT_TRUE(report.ok()) << report.error().toString();
+    int shapeArithmetic = 0;
+    for (const OperatorCard& card : report->project.cards) {
+        bool scalarsOnly = true;
+        for (const ArgSpec& arg : card.args)
+            for (const TensorSpec& tensor : arg.tensors)
+                scalarsOnly = scalarsOnly && tensor.sizes.empty() && tensor.dtype == "int64";
+        if (card.op == "aten::item" || card.op == "aten::_local_scalar_dense")
+            EXPECT_TRUE(card.runsOnHost()) << card.key << ": the forward would wait for the GPU";
+        if (card.op == "aten::floor_divide" || card.op == "aten::mul") {
+            if (!scalarsOnly)
+                continue; // the output scale: a real tensor op
+            ++shapeArithmetic;
+            EXPECT_TRUE(card.runsOnHost()) << card.key;
+        }
+    }
+    EXPECT_GE(shapeArithmetic, 2) << "floor_divide and mul of sizes should be recorded";
+}

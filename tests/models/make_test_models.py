@@ -120,6 +120,20 @@ class MixedPrecisionBlock(nn.Module):
         return x + self.proj((attn @ v).transpose(1, 2).flatten(2))
 
 
+class SizeArithmetic(nn.Module):
+    """rotate_half and repeat_kv as transformers write them. The trace turns `x.shape[-1] // 2` and
+    `heads * 2` into 0-dim int64 tensor constants feeding aten::Int: shape arithmetic that, with the
+    constants loaded onto the GPU, would run on the GPU and synchronize the forward (HostScalarConstants.h)."""
+
+    def forward(self, x):
+        batch, heads, seq, dim = x.shape
+        x1 = x[..., : x.shape[-1] // 2]
+        x2 = x[..., x.shape[-1] // 2:]
+        rotated = torch.cat((-x2, x1), dim=-1)
+        repeated = rotated[:, :, None].expand(batch, heads, 2, seq, dim).reshape(batch, heads * 2, seq, dim)
+        return repeated * 0.5
+
+
 def save_mixed_precision_block(out):
     """mixed_precision_block.pt (traced in bfloat16) and mixed_precision_float64.pt: the tuple
     (bfloat16 input, the same block's output computed in float64 throughout)."""
@@ -159,6 +173,7 @@ def main():
     trace(TwoInputs(), (ids, scale)).save(os.path.join(out, "two_inputs.pt"))
     torch.save((ids, scale), os.path.join(out, "two_inputs_inputs.pt"))
     save_mixed_precision_block(out)
+    trace(SizeArithmetic(), torch.randn(2, 4, 8, 16)).save(os.path.join(out, "size_arithmetic.pt"))
 
     # Bad inputs for the error tests.
     torch.save(ConvGroupNormBlock().state_dict(), os.path.join(out, "state_dict_not_torchscript.pt"))
