@@ -1,6 +1,7 @@
 #include "ModelHarness.h"
 
 #include "capture/Float64Model.h"
+#include "capture/HostScalarConstants.h"
 #include "capture/InputSpec.h"
 #include "capture/TorchInterop.h"
 #include "capture/TorchModel.h"
@@ -57,6 +58,7 @@ core::Result<ModelHarness> openHarness(const std::string& modelBytes, const std:
         std::istringstream stream(modelBytes);
         harness.module = torch::jit::load(stream, harness.device);
         harness.module.eval();
+        core::keepIntegerScalarConstantsOn(harness.module); // as the capture loads it (TorchModel.cpp)
     } catch (const std::exception& e) {
         return makeError(ErrorCode::BadModel, "cannot load the TorchScript model: " + core::torchinterop::oneLineError(e),
                          name);
