@@ -1,5 +1,7 @@
 #include "capture/CaptureJob.h"
 
+#include "capture/DeviceWaits.h"
+
 #include "capture/EagerReplay.h"
 #include "capture/InputSpec.h"
 #include "capture/OpRecorder.h"
@@ -312,6 +314,8 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
         card.timeShare = info.totalEagerUs > 0 && inGpuTime(card) ? card.totalEagerUs() / info.totalEagerUs : 0;
     if (!device->is_cuda())
         report.notes.push_back("captured on CPU: latencies are CPU wall-clock times, not GPU times");
+    else if (auto note = deviceWaitsNote(project.cards))
+        report.notes.push_back(*note);
     if (auto note = sampleBudgetNote(variants, project.cards, options.sampleBudgetBytes, recorder.sampleBytes()))
         report.notes.push_back(*note);
 

@@ -119,4 +119,6 @@ TEST(GpuCapture, ShapeArithmeticStaysOnTheHost)
         }
     }
     EXPECT_GE(shapeArithmetic, 2) << "floor_divide and mul of sizes should be recorded";
+    for (const std::string& note : report->notes)
+        EXPECT_EQ(note.find("waits for the GPU"), std::string::npos) << note;
 }
