@@ -23,7 +23,6 @@ namespace {
 constexpr std::int64_t kCalibrationCycles = 2'000'000; // about 1 ms at an H200's clock
 constexpr double kLeastSpinMs = 1.0;
 constexpr double kSpinOverHost = 3.0;    // spin length over the slowest calibration enqueue
-constexpr double kIsolatedFraction = 0.8; // an enqueue longer than this share of the spin is not hidden
 constexpr int kRetries = 2;
 
 using Clock = std::chrono::steady_clock;
@@ -35,27 +34,40 @@ double millisecondsSince(Clock::time_point start)
 
 struct TimedPass {
     double gpuMs = 0;
-    double hostMs = 0; // the time forward() took to return: its enqueue
+    double hostMs = 0;      // the time forward() took to return: its enqueue
+    double spinMs = 0;      // how long the spin before it ran on the GPU (0: no spin)
+    bool isolated = false;  // the spin was still running when the whole pass had been enqueued
 };
 
 // One forward pass behind a spin of `cycles` (0: none), timed by CUDA events on the current stream.
+// Isolation is checked on the GPU itself, not against the spin's expected length (the SM clock,
+// which sets a spin's duration, moves between calibration and measurement): when forward() returns
+// and the spin has not finished, every kernel of the pass was queued before the first of them could
+// run, so the events around it time the kernels back to back.
 core::Result<TimedPass> timedPass(ModelHarness& harness, std::int64_t cycles)
 {
     try {
         c10::InferenceMode inferenceMode;
         core::synchronizeDevice(harness.device);
         const at::cuda::CUDAStream stream = at::cuda::getCurrentCUDAStream(harness.device.index());
+        at::cuda::CUDAEvent spinStart(cudaEventDefault), spinEnd(cudaEventDefault);
         at::cuda::CUDAEvent start(cudaEventDefault), end(cudaEventDefault);
-        if (cycles > 0)
+        if (cycles > 0) {
+            spinStart.record(stream);
             at::cuda::sleep(cycles);
+            spinEnd.record(stream);
+        }
         const auto began = Clock::now();
         start.record(stream);
         core::forwardOpByOp(harness.module, harness.inputs);
         end.record(stream);
         TimedPass pass;
         pass.hostMs = millisecondsSince(began);
+        pass.isolated = cycles > 0 && !spinEnd.query();
         core::synchronizeDevice(harness.device);
         pass.gpuMs = start.elapsed_time(end);
+        if (cycles > 0)
+            pass.spinMs = spinStart.elapsed_time(spinEnd);
         return pass;
     } catch (const std::exception& e) {
         return makeError(ErrorCode::BadInputs, "the model failed: " + core::torchinterop::oneLineError(e), "forward");
@@ -91,7 +103,7 @@ core::Result<ForwardGpuTimer> ForwardGpuTimer::calibrate(ModelHarness& harness, 
     }
     const double cyclesPerMs = static_cast<double>(kCalibrationCycles) / spinMs;
     const double wantedMs = std::max(kLeastSpinMs, kSpinOverHost * slowestHostMs);
-    return ForwardGpuTimer(cyclesPerMs, static_cast<std::int64_t>(wantedMs * cyclesPerMs));
+    return ForwardGpuTimer(static_cast<std::int64_t>(wantedMs * cyclesPerMs));
 }
 
 core::Result<double> ForwardGpuTimer::milliseconds(ModelHarness& harness)
@@ -101,7 +113,7 @@ core::Result<double> ForwardGpuTimer::milliseconds(ModelHarness& harness)
         auto pass = timedPass(harness, m_spinCycles);
         if (!pass)
             return pass.error();
-        if (pass->hostMs < kIsolatedFraction * spinMs())
+        if (pass->isolated)
             return pass->gpuMs;
         if (attempt == 0)
             firstHostMs = pass->hostMs;
@@ -110,8 +122,9 @@ core::Result<double> ForwardGpuTimer::milliseconds(ModelHarness& harness)
             // enqueue grows with it; a merely slow host's does not.
             const bool waits = pass->hostMs > 1.5 * firstHostMs;
             return makeError(ErrorCode::Internal,
-                             "the host took " + std::to_string(pass->hostMs) + " ms to enqueue a forward pass, near the " +
-                                 std::to_string(spinMs()) + " ms spin" +
+                             "the host took " + std::to_string(pass->hostMs) +
+                                 " ms to enqueue a forward pass, outlasting the " + std::to_string(pass->spinMs) +
+                                 " ms spin before it" +
                                  (waits ? " (its enqueue grew with the spin: the forward waits for the GPU, e.g. an "
                                           "aten::item or a copy to the host)"
                                         : "") +

@@ -22,19 +22,16 @@ public:
     /// slowest of `passes`), and sizes the spin to three times that.
     static core::Result<ForwardGpuTimer> calibrate(ModelHarness& harness, int passes = 3);
 
-    /// One pass's GPU time in milliseconds. When the host's enqueue outlasted 80% of the spin (the
-    /// GPU then waited for the host), the spin is doubled and the pass timed again, twice at
-    /// most; then an error: the time would include the host's.
+    /// One pass's GPU time in milliseconds. When the spin had finished before the host finished
+    /// enqueuing the pass (the GPU may then have waited for the host), the spin is doubled and the
+    /// pass timed again, twice at most; then an error: the time would include the host's.
     core::Result<double> milliseconds(ModelHarness& harness);
     /// The median of `passes` such times; the first error stops it.
     core::Result<double> medianMilliseconds(ModelHarness& harness, int passes);
 
-    double spinMs() const { return static_cast<double>(m_spinCycles) / m_cyclesPerMs; }
-
 private:
-    ForwardGpuTimer(double cyclesPerMs, std::int64_t spinCycles) : m_cyclesPerMs(cyclesPerMs), m_spinCycles(spinCycles) {}
+    explicit ForwardGpuTimer(std::int64_t spinCycles) : m_spinCycles(spinCycles) {}
 
-    double m_cyclesPerMs;
     std::int64_t m_spinCycles;
 };
 
