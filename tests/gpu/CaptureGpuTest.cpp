@@ -122,3 +122,17 @@ TEST(GpuCapture, ShapeArithmeticStaysOnTheHost)
     for (const std::string& note : report->notes)
         EXPECT_EQ(note.find("waits for the GPU"), std::string::npos) << note;
 }
+
+TEST(GpuCapture, AForwardThatWaitsForTheGpuIsNoted)
+{
+    // make_test_models.py WaitsForTheGpu: nonzero's output size depends on GPU data.
+    ScratchDir scratch;
+    auto report = runCapture(cudaCapture("waits_for_the_gpu.pt", {"64x64"}, scratch / "p"));
+    ASSERT_TRUE(report.ok()) << report.error().toString();
+    std::string waits;
+    for (const std::string& note : report->notes)
+        if (note.find("waits for the GPU") != std::string::npos)
+            waits = note;
+    EXPECT_EQ(waits.rfind("the model waits for the GPU 1 time per forward (aten::nonzero x1", 0), 0u)
+        << "notes: " << waits;
+}

@@ -134,6 +134,15 @@ class SizeArithmetic(nn.Module):
         return repeated * 0.5
 
 
+class WaitsForTheGpu(nn.Module):
+    """A forward that reads GPU data on the host: nonzero's output size depends on the values, so
+    the host waits for the GPU before it can go on (DeviceWaits.h)."""
+
+    def forward(self, x):
+        y = torch.relu(x)
+        return y * 2, torch.nonzero(y > 1)
+
+
 def save_mixed_precision_block(out):
     """mixed_precision_block.pt (traced in bfloat16) and mixed_precision_float64.pt: the tuple
     (bfloat16 input, the same block's output computed in float64 throughout)."""
@@ -174,6 +183,7 @@ def main():
     torch.save((ids, scale), os.path.join(out, "two_inputs_inputs.pt"))
     save_mixed_precision_block(out)
     trace(SizeArithmetic(), torch.randn(2, 4, 8, 16)).save(os.path.join(out, "size_arithmetic.pt"))
+    trace(WaitsForTheGpu(), torch.randn(4, 8)).save(os.path.join(out, "waits_for_the_gpu.pt"))
 
     # Bad inputs for the error tests.
     torch.save(ConvGroupNormBlock().state_dict(), os.path.join(out, "state_dict_not_torchscript.pt"))
