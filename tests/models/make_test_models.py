@@ -120,16 +120,26 @@ class MixedPrecisionBlock(nn.Module):
         return x + self.proj((attn @ v).transpose(1, 2).flatten(2))
 
 
+class RotateHalf(nn.Module):
+    def forward(self, x):
+        x1 = x[..., : x.shape[-1] // 2]
+        x2 = x[..., x.shape[-1] // 2:]
+        return torch.cat((-x2, x1), dim=-1)
+
+
 class SizeArithmetic(nn.Module):
-    """rotate_half and repeat_kv as transformers write them. The trace turns `x.shape[-1] // 2` and
-    `heads * 2` into 0-dim int64 tensor constants feeding aten::Int: shape arithmetic that, with the
-    constants loaded onto the GPU, would run on the GPU and synchronize the forward (HostScalarConstants.h)."""
+    """rotate_half and repeat_kv as transformers write them, one in a submodule. The trace turns
+    `x.shape[-1] // 2` and `heads * 2` into 0-dim int64 tensor constants feeding aten::Int: shape
+    arithmetic that, with the constants loaded onto the GPU, would run on the GPU and synchronize the
+    forward (HostScalarConstants.h)."""
+
+    def __init__(self):
+        super().__init__()
+        self.rotate = RotateHalf()
 
     def forward(self, x):
         batch, heads, seq, dim = x.shape
-        x1 = x[..., : x.shape[-1] // 2]
-        x2 = x[..., x.shape[-1] // 2:]
-        rotated = torch.cat((-x2, x1), dim=-1)
+        rotated = self.rotate(x)
         repeated = rotated[:, :, None].expand(batch, heads, 2, seq, dim).reshape(batch, heads * 2, seq, dim)
         return repeated * 0.5
 
