@@ -13,6 +13,7 @@
 #include <ATen/ops/rms_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/softmax_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/to_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/type_as_compositeimplicitautograd_dispatch.h>
 
 #include <initializer_list>
 
@@ -169,6 +170,17 @@ at::Tensor toDtypeHook(const at::Tensor& self, at::ScalarType dtype, bool nonBlo
     return at::compositeimplicitautograd::to(self, dtype, nonBlocking, copy, memoryFormat);
 }
 
+// type_as(other): self.to(other's dtype and device). `other` is guarded as the card recorded it
+// (its dtype decides the output's); only self is an input of the kernel and of autograd.
+template <bool AtAutograd>
+at::Tensor typeAsHook(const at::Tensor& self, const at::Tensor& other)
+{
+    HookCall call{{{"self", &self}, {"other", &other}}, {}};
+    if (auto out = serveComposite<AtAutograd>("aten::type_as", call, {&self}))
+        return *out;
+    return at::compositeimplicitautograd::type_as(self, other);
+}
+
 // softmax.int / log_softmax.int as a whole: with dtype=float32 on a 16-bit input eager converts
 // the input in a kernel of its own before _softmax; a packaged kernel reads the 16-bit input and
 // writes float32 in one pass.
@@ -210,7 +222,7 @@ at::Tensor embeddingHook(const at::Tensor& weight, const at::Tensor& indices, c1
 const char* const kComposite[] = {"aten::layer_norm",   "aten::group_norm",          "aten::batch_norm",
                                   "aten::rms_norm",     "aten::adaptive_avg_pool2d", "aten::embedding",
                                   "aten::softmax.int", "aten::log_softmax.int", "aten::max_pool2d",
-                                  "aten::to.dtype"};
+                                  "aten::to.dtype",     "aten::type_as"};
 
 template <class CudaHook, class AutogradHook>
 void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
@@ -252,6 +264,8 @@ bool registerComposite(torch::Library& cuda, torch::Library& autogradCuda, const
         registerBoth(cuda, autogradCuda, "max_pool2d", TORCH_FN(maxPool2dHook<false>), TORCH_FN(maxPool2dHook<true>));
     else if (key == "aten::to.dtype")
         registerBoth(cuda, autogradCuda, "to.dtype", TORCH_FN(toDtypeHook<false>), TORCH_FN(toDtypeHook<true>));
+    else if (key == "aten::type_as")
+        registerBoth(cuda, autogradCuda, "type_as", TORCH_FN(typeAsHook<false>), TORCH_FN(typeAsHook<true>));
     else if (key == "aten::embedding")
         cuda.impl("embedding", TORCH_FN(embeddingHook));
     else

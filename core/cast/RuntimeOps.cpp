@@ -44,6 +44,7 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
         {"aten::max_pool2d", {"aten::max_pool2d", ""}},
         {"aten::embedding", {"aten::embedding", ""}},
         {"aten::to.dtype", {"aten::to", "dtype"}},
+        {"aten::type_as", {"aten::type_as", ""}},
     };
     if (auto found = hooks.find(qualifiedOp); found != hooks.end())
         return found->second;

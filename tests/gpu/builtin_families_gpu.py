@@ -8,7 +8,8 @@ adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), m
 neg, rsqrt, pow 2, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, mul and add with a float64 0-dim tensor that
 moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), an in-place add_ on a
-clone, embedding, a dtype conversion (bfloat16 / float16 to float32, float32 to float16)).
+clone, embedding, a dtype conversion (bfloat16 / float16 to float32, float32 to float16) and a
+type_as into another dtype (float32 to bfloat16, 16-bit to float32)).
 Each model is captured (`kforge capture --samples 1`), searched with the built-in proposer
 (`kforge optimize --iterations 4 --seed 1`) and every card's tree read back (`kforge tree --json`).
 
@@ -54,7 +55,7 @@ COVERED = {
     "aten::sum.dim_IntList": 1, "aten::relu": 2, "aten::relu_": 2, "aten::silu_": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
     "aten::tanh": 1, "aten::add.Tensor": 3, "aten::sub.Tensor": 2, "aten::mul.Tensor": 3, "aten::div.Tensor": 2,
     "aten::embedding": 1, "aten::add_.Tensor": 2, "aten::to.dtype": 1, "aten::neg": 1, "aten::rsqrt": 1,
-    "aten::pow.Tensor_Scalar": 1,
+    "aten::pow.Tensor_Scalar": 1, "aten::type_as": 1,
 }
 # Covered ops whose support is being added: "unsupported" is reported, not a failure.
 IN_PROGRESS = {"aten::add_.Tensor"}
@@ -142,12 +143,17 @@ def make_model(length, dtype_name, device):
                 acc, acc_cl,
                 F.embedding(idx, self.embedding),
                 x.to(torch.float16 if x.dtype == torch.float32 else torch.float32),
+                # a decoder RMSNorm's `output.type_as(x)`: into the other dtype of the probe
+                x.type_as(self.dtype_probe),
             )
 
     model = AllFamilies().to(device=device, dtype=dtype).eval()
     # After the dtype conversion, which would make it `dtype`: a traced Python number becomes such a
     # float64 0-dim constant, on the model's device. 1/sqrt(128) is not exact in 16 bits.
     model.register_buffer("scale64", torch.tensor(128 ** -0.5, dtype=torch.float64, device=device))
+    # type_as's target: bfloat16 for float32 models, float32 otherwise (registered after .to() too).
+    model.register_buffer("dtype_probe", torch.zeros(length, dtype=torch.bfloat16 if dtype == torch.float32
+                                                     else torch.float32, device=device))
     inputs = (
         randn(ROWS, length),                          # x
         randn(ROWS, length),                          # y

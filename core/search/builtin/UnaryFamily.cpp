@@ -80,7 +80,7 @@ bool UnaryFamily::coversOp(const std::string& qualifiedOp)
     return qualifiedOp == "aten::relu" || qualifiedOp == "aten::gelu" || qualifiedOp == "aten::silu" ||
            qualifiedOp == "aten::sigmoid" || qualifiedOp == "aten::tanh" || qualifiedOp == "aten::to.dtype" ||
            qualifiedOp == "aten::neg" || qualifiedOp == "aten::rsqrt" || qualifiedOp == "aten::pow.Tensor_Scalar" ||
-           qualifiedOp == "aten::relu_" || qualifiedOp == "aten::silu_";
+           qualifiedOp == "aten::relu_" || qualifiedOp == "aten::silu_" || qualifiedOp == "aten::type_as";
 }
 
 Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& card)
@@ -99,12 +99,24 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
         return unsupportedCard(card, "input layout " + in.toShortString() + " (contiguous or channels-last only)");
     if (in.numel() == 0)
         return unsupportedCard(card, "empty input");
-    const bool cast = op == "aten::to.dtype";
+    // type_as(self, other) is self.to(other's dtype and device) (a decoder's RMSNorm ends with
+    // `output.type_as(x)`): the same conversion as to.dtype when `other` is on self's device.
+    const bool typeAs = op == "aten::type_as";
+    const bool cast = op == "aten::to.dtype" || typeAs;
     if (card.outputs.size() != 1 || card.outputs[0].sizes != in.sizes || card.outputs[0].strides != in.strides)
         return unsupportedCard(card, "expected one output of the input's sizes and layout");
     const TensorSpec& out = card.outputs[0];
     if (!cast && out.dtype != in.dtype)
         return unsupportedCard(card, "expected an output of the input's dtype");
+    if (typeAs) {
+        const ArgSpec* other = card.findArg("other");
+        if (!other || other->kind != ArgKind::Tensor || other->tensors.size() != 1)
+            return unsupportedCard(card, "the card has no tensor argument 'other'");
+        if (other->tensors[0].device != in.device)
+            return unsupportedCard(card, "type_as onto another device (" + other->tensors[0].device + ")");
+        if (other->tensors[0].dtype != out.dtype)
+            return unsupportedCard(card, "type_as output " + out.dtype + " is not other's dtype " + other->tensors[0].dtype);
+    }
     if (cast) {
         // to(dtype) of a contiguous tensor into another floating dtype: a new contiguous tensor.
         // To its own dtype it returns self (no kernel to run); any other memory_format than

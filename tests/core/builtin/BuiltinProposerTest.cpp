@@ -337,6 +337,38 @@ TEST(BuiltinProposer, DtypeConversionsCompileBetweenEveryPairOfDtypes)
     EXPECT_TRUE(BuiltinProposer::supports(castCard("bfloat16", "float32", 64, 0)).ok());
 }
 
+// aten::type_as(self, other): self converted to other's dtype (a decoder RMSNorm's `output.type_as(x)`).
+OperatorCard typeAsCard(const std::string& from, const std::string& to, const std::string& otherDevice = "cuda:0")
+{
+    OperatorCard card;
+    card.op = "aten::type_as";
+    card.args.push_back(ArgSpec{"self", "Tensor", ArgKind::Tensor, {TensorSpec{from, {4, 512}, {512, 1}, "cuda:0"}}, nullptr});
+    card.args.push_back(ArgSpec{"other", "Tensor", ArgKind::Tensor, {TensorSpec{to, {4, 512}, {512, 1}, otherDevice}}, nullptr});
+    card.outputs = {TensorSpec{to, {4, 512}, {512, 1}, otherDevice}};
+    card.id = "card-type-as-" + from + "-" + to;
+    return card;
+}
+
+TEST(BuiltinProposer, TypeAsConvertsLikeToDtype)
+{
+    std::atomic<bool> stop{false};
+    const OperatorCard card = typeAsCard("float32", "bfloat16");
+    auto root = BuiltinProposer(card).proposeRoot(SearchTree("c", 1), stop);
+    ASSERT_TRUE(root.ok()) << root.error().toString();
+    // The same kernel as to(bfloat16) of the same tensor.
+    auto cast = BuiltinProposer(castCard("float32", "bfloat16", 2048)).proposeRoot(SearchTree("c", 1), stop);
+    ASSERT_TRUE(cast.ok()) << cast.error().toString();
+    EXPECT_EQ(root->candidate.source, cast->candidate.source);
+    expectGoodCandidate(card, root->candidate, "root");
+    EXPECT_GE(growChain(card, 2, true).size(), 2u);
+
+    // Into its own dtype type_as returns self; onto another device it copies across devices.
+    EXPECT_NE(BuiltinProposer::supports(typeAsCard("bfloat16", "bfloat16")).error().message.find("its own dtype"),
+              std::string::npos);
+    EXPECT_NE(BuiltinProposer::supports(typeAsCard("float32", "bfloat16", "cpu")).error().message.find("another device"),
+              std::string::npos);
+}
+
 TEST(BuiltinProposer, GeluExactUsesErfAndTanhFormUsesTanh)
 {
     std::atomic<bool> stop{false};
