@@ -82,8 +82,12 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     if (!isBuiltinFloatDtype(out.dtype))
         return unsupportedCard(card, "dtype " + out.dtype + " not covered (float32, float16, bfloat16)");
     const bool channelsLast = !out.isContiguous() && isChannelsLast(out);
-    if (!out.isContiguous() && !channelsLast)
-        return unsupportedCard(card, "output layout " + out.toShortString() + " (contiguous or channels-last only)");
+    // Any other dense output (eager's result of a transposed operand, as the rotary embedding's
+    // `q.transpose(1, 2) * cos`) is walked in its own storage order: its dims permuted outermost to
+    // innermost, it is contiguous, and the operands' strides follow the same permutation.
+    const auto storageOrder = denseStorageOrder(out);
+    if (!out.isContiguous() && !channelsLast && !storageOrder)
+        return unsupportedCard(card, "output layout " + out.toShortString() + " (dense layouts only)");
     if (channelsLast)
         for (int k = 0; k < 2; ++k)
             if (k != f->m_scalarOperand && (operands[k]->sizes != out.sizes || operands[k]->strides != out.strides))
@@ -116,15 +120,25 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     }
     f->m_dtype = out.dtype;
     f->m_numel = out.numel();
+    // An operand laid out exactly as the output: element k of storage is the same logical element
+    // in both. Channels-last: every operand is (checked above).
     auto flatOperand = [&](int k) {
-        return k == f->m_scalarOperand || (operands[k]->isContiguous() && operands[k]->sizes == out.sizes);
+        if (k == f->m_scalarOperand)
+            return true;
+        const TensorSpec& t = *operands[k];
+        return t.sizes == out.sizes && (out.isContiguous() ? t.isContiguous() : t.strides == out.strides);
     };
-    // Channels-last: every operand is laid out as the output (checked above), so element k of storage
-    // is the same logical element in all three: flat over storage order.
     f->m_channelsLast = channelsLast;
+    f->m_storageOrdered = !out.isContiguous() && !channelsLast;
     f->m_flat = channelsLast || (flatOperand(0) && flatOperand(1));
-    // Drop size-1 dims, then merge dim d into d+1 when every operand steps through them as one.
-    for (std::size_t d = 0; d < rank; ++d) {
+    // Output dims in storage order (row-major for a contiguous output). Drop size-1 dims, then merge
+    // dim d into the one after it when every operand steps through them as one.
+    std::vector<std::size_t> dimOrder(rank);
+    for (std::size_t d = 0; d < rank; ++d)
+        dimOrder[d] = d;
+    if (f->m_storageOrdered)
+        dimOrder = *storageOrder;
+    for (const std::size_t d : dimOrder) {
         if (out.sizes[d] == 1)
             continue;
         const std::size_t last = f->m_dims.size();
@@ -229,8 +243,10 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
     const char* operandNames[2] = {"self", "other"};
     s << "// Built-in elementwise " << m_op << (m_inPlace ? "_ (in place)" : "") << " over " << m_numel << " " << m_dtype << " outputs, "
       << (m_channelsLast ? "channels-last, both operands laid out alike (flat over storage order)"
-          : m_flat       ? "both operands contiguous and same-shaped"
-                         : "broadcast strides baked in")
+          : m_flat && m_storageOrdered ? "both operands laid out as the output (flat over storage order)"
+          : m_flat                     ? "both operands contiguous and same-shaped"
+          : m_storageOrdered ? "over the output's storage order (its dims permuted by stride), operand strides baked in"
+                             : "broadcast strides baked in")
       << ", fp32 math.\n";
     if (m_scalarOperand >= 0)
         s << "// '" << operandNames[m_scalarOperand] << "' is a 0-dim " << m_scalarDtype

@@ -1,5 +1,6 @@
 #include "search/builtin/KernelFamily.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace kforge::core {
@@ -112,6 +113,33 @@ bool isChannelsLast(const TensorSpec& t)
         return false;
     const std::int64_t c = t.sizes[1], h = t.sizes[2], w = t.sizes[3];
     return t.strides[1] == 1 && t.strides[3] == c && t.strides[2] == w * c && t.strides[0] == h * w * c;
+}
+
+std::optional<std::vector<std::size_t>> denseStorageOrder(const TensorSpec& t)
+{
+    const std::size_t rank = t.sizes.size();
+    if (t.strides.size() != rank)
+        return std::nullopt;
+    std::vector<std::size_t> order(rank);
+    for (std::size_t d = 0; d < rank; ++d)
+        order[d] = d;
+    // Size-1 dims (any stride) go last; the others by decreasing stride, ties kept in dim order.
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        const bool oneA = t.sizes[a] == 1, oneB = t.sizes[b] == 1;
+        if (oneA != oneB)
+            return oneB;
+        return !oneA && t.strides[a] > t.strides[b];
+    });
+    std::int64_t expected = 1;
+    for (std::size_t i = rank; i-- > 0;) {
+        const std::size_t d = order[i];
+        if (t.sizes[d] == 1)
+            continue;
+        if (t.sizes[d] == 0 || t.strides[d] != expected)
+            return std::nullopt;
+        expected *= t.sizes[d];
+    }
+    return order;
 }
 
 std::string dtypeLoader(const std::string& fn, const std::string& dtype)

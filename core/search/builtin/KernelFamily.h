@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,12 @@ bool isPowerOfTwo(std::int64_t v);
 int widestVectorWidth(std::int64_t unit, const std::string& inDtype, const std::string& outDtype);
 /// A 4-D [N, C, H, W] tensor stored channels-last (NHWC), with the strides PyTorch gives it.
 bool isChannelsLast(const TensorSpec& t);
+/// The dims of a dense layout from outermost to innermost in storage (a permutation of 0..rank-1,
+/// size-1 dims last), or nullopt when `t` is not dense: its non-size-1 dims, taken by decreasing
+/// stride, must step exactly over one another (innermost stride 1), as a tensor that eager
+/// allocates for the result of a transposed input is (`q.transpose(1, 2) * cos`). Contiguous gives
+/// the identity, channels-last NCHW gives {0, 2, 3, 1}.
+std::optional<std::vector<std::size_t>> denseStorageOrder(const TensorSpec& t);
 /// `#include` lines for a dtype plus `__device__ float NAME(T v)` converting one element to float;
 /// used for tensors whose dtype may differ from the main input's (weights, running stats, operands).
 std::string dtypeLoader(const std::string& fn, const std::string& dtype);

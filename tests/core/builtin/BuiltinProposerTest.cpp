@@ -1,3 +1,4 @@
+#include "search/builtin/BinaryFamily.h"
 #include "search/builtin/BuiltinProposer.h"
 #include "search/builtin/UnaryFamily.h"
 
@@ -1132,6 +1133,58 @@ TEST(BuiltinProposer, ChannelsLastBinaryOpsRunOverStorageOrderWhenEveryOperandIs
     OperatorCard nchw = binaryCard("aten::add", "float16", out, cudaTensor("float16", {n, c, h, w}));
     nchw.outputs = {out};
     EXPECT_FALSE(BuiltinProposer::supports(nchw).ok());
+}
+
+TEST(BuiltinProposer, DenseStorageOrderPermutesDimsByStride)
+{
+    using Order = std::vector<std::size_t>;
+    EXPECT_EQ(denseStorageOrder(cudaTensor("float32", {4, 8, 16})), (Order{0, 1, 2}));
+    EXPECT_EQ(denseStorageOrder(TensorSpec{"float16", {2, 64, 7, 7}, {3136, 1, 448, 64}, "cuda:0"}), (Order{0, 2, 3, 1}));
+    // A [4, 512, 8, 256] tensor's transpose(1, 2), as the decoders' queries.
+    EXPECT_EQ(denseStorageOrder(TensorSpec{"bfloat16", {4, 8, 512, 256}, {1048576, 256, 2048, 1}, "cuda:0"}),
+              (Order{0, 2, 1, 3}));
+    // Size-1 dims go last whatever their stride.
+    EXPECT_EQ(denseStorageOrder(TensorSpec{"float32", {3, 1, 5}, {5, 99, 1}, "cuda:0"}), (Order{0, 2, 1}));
+    // Not dense: a slice (gaps between rows), an expanded dim (stride 0), overlapping strides.
+    EXPECT_FALSE(denseStorageOrder(TensorSpec{"bfloat16", {4, 8, 512, 128}, {1048576, 256, 2048, 1}, "cuda:0"}));
+    EXPECT_FALSE(denseStorageOrder(TensorSpec{"float32", {4, 8}, {0, 1}, "cuda:0"}));
+    EXPECT_FALSE(denseStorageOrder(TensorSpec{"float32", {4, 8}, {4, 1}, "cuda:0"}));
+}
+
+TEST(BuiltinProposer, BinaryOpsIntoATransposedOutputRunOverItsStorageOrder)
+{
+    // The rotary embedding of the suite's decoders: q = proj(x).view(4, 512, 8, 256).transpose(1, 2);
+    // eager lays `q * cos` and `q * cos + rotate_half(q) * sin` out as q (dims 0, 2, 1, 3 in storage).
+    const std::vector<std::int64_t> sizes{4, 8, 64, 32};
+    const std::vector<std::int64_t> transposed{16384, 32, 256, 1};
+    for (const std::string& dtype : kDtypes) {
+        SCOPED_TRACE(dtype);
+        const TensorSpec q{dtype, sizes, transposed, "cuda:0"};
+        OperatorCard rotary = binaryCard("aten::mul", dtype, q, cudaTensor(dtype, {1, 1, 64, 32}));
+        rotary.outputs = {q};
+        const SearchTree tree = growChain(rotary, 3, true);
+        ASSERT_GE(tree.size(), 2u);
+        const std::string& source = tree.root()->candidate.source;
+        EXPECT_NE(source.find("over the output's storage order"), std::string::npos);
+        // Storage order [4, 64, 8, 32]: q steps as the output; cos broadcasts over batch and heads.
+        EXPECT_NE(source.find("[4: 16384, 0] [64: 256, 32] [8: 32, 0] [32: 1, 1]"), std::string::npos) << source;
+        OperatorCard sum = binaryCard("aten::add", dtype, q, cudaTensor(dtype, sizes));
+        sum.outputs = {q};
+        EXPECT_GE(growChain(sum, 2, true).size(), 2u);
+        // Every operand laid out as the output: flat over storage.
+        OperatorCard same = binaryCard("aten::add", dtype, q, q);
+        same.outputs = {q};
+        auto family = BinaryFamily::create(same);
+        ASSERT_TRUE(family.ok()) << family.error().toString();
+        auto flat = family.value()->generate(family.value()->rootParams());
+        ASSERT_TRUE(flat.ok());
+        EXPECT_NE(flat->source.find("both operands laid out as the output"), std::string::npos);
+    }
+    // An output with gaps (not what eager allocates) is refused.
+    const TensorSpec sliced{"float32", {4, 8}, {16, 1}, "cuda:0"};
+    OperatorCard gaps = binaryCard("aten::add", "float32", sliced, cudaTensor("float32", {4, 8}));
+    gaps.outputs = {sliced};
+    EXPECT_NE(BuiltinProposer::supports(gaps).error().message.find("dense layouts only"), std::string::npos);
 }
 
 TEST(BuiltinProposer, BinaryOpsCompileForEveryDtypeAndBroadcast)
