@@ -5,7 +5,7 @@ For each row length L in (1, 7, 197, 1000, 4097) and dtype (float32, bfloat16, f
 TorchScript model calls every op a built-in family covers on tensors whose innermost size is L
 (softmax, log_softmax, layer_norm, rms_norm, group_norm and batch_norm in eval mode (NCHW and channels-last),
 adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), mean, sum, relu, gelu exact and tanh, silu, sigmoid, tanh,
-neg, rsqrt, pow 2, add / sub /
+neg (also of two slices, gathered into a dense output), rsqrt, pow 2, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, mul and add with a float64 0-dim tensor that
 moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), mul and add into a
 transposed output (the decoders' rotary embedding on q.transpose(1, 2)), an in-place add_ on a
@@ -55,7 +55,7 @@ COVERED = {
     "aten::group_norm": 2, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 2, "aten::max_pool2d": 2, "aten::mean.dim": 1,
     "aten::sum.dim_IntList": 1, "aten::relu": 2, "aten::relu_": 2, "aten::silu_": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
     "aten::tanh": 1, "aten::add.Tensor": 4, "aten::sub.Tensor": 2, "aten::mul.Tensor": 4, "aten::div.Tensor": 2,
-    "aten::embedding": 1, "aten::add_.Tensor": 2, "aten::to.dtype": 1, "aten::neg": 1, "aten::rsqrt": 1,
+    "aten::embedding": 1, "aten::add_.Tensor": 2, "aten::to.dtype": 1, "aten::neg": 3, "aten::rsqrt": 1,
     "aten::pow.Tensor_Scalar": 1, "aten::type_as": 1,
 }
 # Covered ops whose support is being added: "unsupported" is reported, not a failure.
@@ -95,7 +95,7 @@ def make_model(length, dtype_name, device):
             self.register_buffer("bn_var", rand(CHANNELS, scale=0.1, shift=1.0))
             self.embedding = nn.Parameter(randn(VOCAB, length), requires_grad=False)
 
-        def forward(self, x, y, b, d, db, xg, x4, xp, idx):
+        def forward(self, x, y, b, d, db, xg, x4, xp, xr, idx):
             acc = x.clone()
             acc.add_(y)
             # channels-last residual add_, as ResNet-50 fp16 channels-last's
@@ -134,6 +134,9 @@ def make_model(length, dtype_name, device):
                 torch.sigmoid(x),
                 torch.tanh(x),
                 -x,
+                # of a slice, into a dense output (gathered): every other row of xp, and the upper
+                # half of xr's 16-element rows (rotate_half's -x[..., d/2:]: vector loads)
+                -xp[:, :, 1:], -xr[..., 8:],
                 torch.rsqrt(d),
                 x.pow(2),
                 x + b, x + y,
@@ -167,6 +170,7 @@ def make_model(length, dtype_name, device):
         randn(BATCH, CHANNELS, length),               # xg: group_norm / batch_norm input
         randn(BATCH, CHANNELS, 1, length),            # x4: adaptive_avg_pool2d and channels-last norms input
         randn(BATCH, CHANNELS, 2, length),            # xp: pooling input (NCHW and channels-last)
+        randn(BATCH, CHANNELS, 16),                   # xr: rows to slice, whatever the length
     )
     inputs = tuple(t.to(device=device, dtype=dtype) for t in inputs)
     idx = torch.randint(0, VOCAB, (INDICES,), generator=generator).to(device)

@@ -92,20 +92,26 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     if (!input)
         return input.error();
     const TensorSpec& in = *input.value();
-    // Contiguous or channels-last: both dense, so with the output laid out the same the kernel runs
-    // over storage order and element k of the output is element k of the input.
-    const bool channelsLast = !in.isContiguous() && isChannelsLast(in);
-    if (!in.isContiguous() && !channelsLast)
-        return unsupportedCard(card, "input layout " + in.toShortString() + " (contiguous or channels-last only)");
     if (in.numel() == 0)
         return unsupportedCard(card, "empty input");
+    if (card.outputs.size() != 1 || card.outputs[0].sizes != in.sizes)
+        return unsupportedCard(card, "expected one output of the input's sizes");
+    // The output is dense. Laid out as the input (strides equal wherever a dim has more than one
+    // element), the kernel runs over storage order and element k of the output is element k of the
+    // input; otherwise it gathers the input through its strides.
+    const TensorSpec& dense = card.outputs[0];
+    const auto storageOrder = denseStorageOrder(dense);
+    if (!storageOrder)
+        return unsupportedCard(card, "output layout " + dense.toShortString() + " (dense layouts only)");
+    bool sameLayout = in.strides.size() == in.sizes.size();
+    for (std::size_t d = 0; sameLayout && d < in.sizes.size(); ++d)
+        sameLayout = in.sizes[d] == 1 || in.strides[d] == dense.strides[d];
+    const bool channelsLast = sameLayout && !in.isContiguous() && isChannelsLast(in);
     // type_as(self, other) is self.to(other's dtype and device) (a decoder's RMSNorm ends with
     // `output.type_as(x)`): the same conversion as to.dtype when `other` is on self's device.
     const bool typeAs = op == "aten::type_as";
     const bool cast = op == "aten::to.dtype" || typeAs;
-    if (card.outputs.size() != 1 || card.outputs[0].sizes != in.sizes || card.outputs[0].strides != in.strides)
-        return unsupportedCard(card, "expected one output of the input's sizes and layout");
-    const TensorSpec& out = card.outputs[0];
+    const TensorSpec& out = dense;
     if (!cast && out.dtype != in.dtype)
         return unsupportedCard(card, "expected an output of the input's dtype");
     if (typeAs) {
@@ -140,6 +146,28 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
         family->m_inPlace = true;
     }
     family->m_channelsLast = channelsLast;
+    family->m_dense = sameLayout && !channelsLast && !in.isContiguous();
+    family->m_gather = !sameLayout;
+    if (family->m_gather) {
+        if (family->m_inPlace) // the output is self: always laid out as it
+            return unsupportedCard(card, "in-place op whose output is laid out unlike self");
+        // Output dims in storage order without size-1 dims; a dim merges into the one inside it
+        // when the input steps through both as one (the output, contiguous in this order, always does).
+        for (const std::size_t d : *storageOrder) {
+            if (in.sizes[d] == 1)
+                continue;
+            if (in.strides[d] < 0)
+                return unsupportedCard(card, "input " + in.toShortString() + " has a negative stride");
+            const std::size_t last = family->m_dims.size();
+            if (last > 0 && family->m_inStrides[last - 1] == in.strides[d] * in.sizes[d]) {
+                family->m_dims[last - 1] *= in.sizes[d];
+                family->m_inStrides[last - 1] = in.strides[d];
+                continue;
+            }
+            family->m_dims.push_back(in.sizes[d]);
+            family->m_inStrides.push_back(in.strides[d]);
+        }
+    }
     if (family->m_op == "pow") {
         // Eager's CUDA pow computes exponent 2 as base * base (PowKernel.cu); other exponents go
         // through other special cases or powf and are not covered.
@@ -174,7 +202,21 @@ bool UnaryFamily::vectorWidthAllowed(int width) const
     // above the element count would leave only the tail, so they are not offered.
     if (width != 1 && width != 2 && width != 4 && width != 8)
         return false;
-    return width * std::max(dtypeBytes(m_inDtype), dtypeBytes(m_outDtype)) <= 16 && (width == 1 || width <= m_numel);
+    if (width * std::max(dtypeBytes(m_inDtype), dtypeBytes(m_outDtype)) > 16)
+        return false;
+    if (m_gather) // a vector of outputs stays in one innermost row of the gather
+        return m_dims.back() % width == 0;
+    return width == 1 || width <= m_numel;
+}
+
+bool UnaryFamily::gatherVectorLoads(int width) const
+{
+    if (width == 1 || m_inStrides.back() != 1)
+        return false;
+    for (std::size_t d = 0; d + 1 < m_dims.size(); ++d)
+        if (m_inStrides[d] % width != 0)
+            return false;
+    return true;
 }
 
 nlohmann::json UnaryFamily::toJson(const Params& p)
@@ -319,9 +361,14 @@ Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const
     if (p.fastMath && m_op == "gelu" && !m_tanhGelu)
         geluSource = isHalfWidth(m_outDtype) ? kGeluShortErfcSource : kGeluErfcSource;
     std::ostringstream s;
+    if (m_gather) {
+        s << gatherSource(p, kernel, geluSource);
+        return Candidate{s.str(), launchPlan(kernel, p)};
+    }
     s << "// Built-in elementwise " << m_op << (m_op == "gelu" ? (m_tanhGelu ? " (tanh)" : " (exact)") : "")
       << (m_inPlace ? "_ (in place)" : "") << " over " << m_numel
-      << (m_channelsLast ? " channels-last (in storage order) " : " contiguous ") << m_inDtype << " elements"
+      << (m_channelsLast ? " channels-last (in storage order) " : m_dense ? " dense (in storage order) " : " contiguous ")
+      << m_inDtype << " elements"
       << (m_inDtype != m_outDtype ? " into " + m_outDtype : std::string()) << ", fp32 math.\n"
       << "// Template parameters: " << params.dump() << "\n"
       << dtypePrelude(m_inDtype, m_outDtype) << (pairs ? pairConversions(m_inDtype) : std::string())
@@ -376,6 +423,11 @@ Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const
 }
 )";
 
+    return Candidate{s.str(), launchPlan(kernel, p)};
+}
+
+nlohmann::json UnaryFamily::launchPlan(const std::string& kernel, const Params& p) const
+{
     const std::int64_t perBlock = static_cast<std::int64_t>(p.threads) * p.itemsPerThread;
     const std::int64_t vectors = m_numel / p.vectorWidth;
     std::int64_t grid = (vectors + perBlock - 1) / perBlock;
@@ -383,14 +435,70 @@ Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const
         grid = 1; // the tail alone (TAIL < V <= 8 < THREADS: one block covers it)
     if (grid > 2147483647LL)
         grid = 2147483647LL; // the grid-stride loop covers the rest
-    Candidate candidate;
-    candidate.source = s.str();
-    candidate.launchPlan = {{"launches", nlohmann::json::array({{{"kernel", kernel},
-                                                                 {"grid", nlohmann::json::array({grid})},
-                                                                 {"block", nlohmann::json::array({p.threads})},
-                                                                 {"shared_bytes", 0},
-                                                                 {"args", {"ptr:self", "ptr:out0"}}}})}};
-    return candidate;
+    return {{"launches", nlohmann::json::array({{{"kernel", kernel},
+                                                 {"grid", nlohmann::json::array({grid})},
+                                                 {"block", nlohmann::json::array({p.threads})},
+                                                 {"shared_bytes", 0},
+                                                 {"args", {"ptr:self", "ptr:out0"}}}})}};
+}
+
+std::string UnaryFamily::gatherSource(const Params& p, const std::string& kernel, const char* geluSource) const
+{
+    // V divides the innermost merged dim (vectorWidthAllowed), so NUMEL is whole vectors and the V
+    // outputs of a vector share every outer index: their input offsets step by the innermost stride.
+    const bool vectorLoads = gatherVectorLoads(p.vectorWidth);
+    std::ostringstream s;
+    s << "// Built-in elementwise " << m_op << (m_op == "gelu" ? (m_tanhGelu ? " (tanh)" : " (exact)") : "")
+      << " over " << m_numel << " " << m_inDtype << " elements" << (m_inDtype != m_outDtype ? " into " + m_outDtype : std::string())
+      << ", gathered from a strided input into a dense output (its storage order), fp32 math.\n"
+      << "// Template parameters: " << toJson(p).dump() << "\n"
+      << "// Merged output dims (outermost first in storage) and input strides (elements):";
+    for (std::size_t d = 0; d < m_dims.size(); ++d)
+        s << " [" << m_dims[d] << ": " << m_inStrides[d] << "]";
+    s << "\n" << dtypePrelude(m_inDtype, m_outDtype)
+      << "constexpr long long NUMEL = " << m_numel << "LL;\n"
+      << "constexpr int V = " << p.vectorWidth << ";\n"
+      << "constexpr int THREADS = " << p.threads << ";\n"
+      << "constexpr int ITEMS = " << p.itemsPerThread << ";\n"
+      << "constexpr long long NVEC = NUMEL / V;\n"
+      << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
+      << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
+      << geluSource
+      << "__device__ __forceinline__ float kfOp(float x) { return " << opExpression(p.fastMath) << "; }\n"
+      << "// The input offset of output element i (i in storage order).\n"
+      << "__device__ __forceinline__ long long kfInOffset(long long i)\n{\n    long long o = 0;\n";
+    for (std::size_t d = m_dims.size(); d-- > 0;) {
+        if (d == 0) // i < NUMEL: the outermost index needs no modulo
+            s << "    o += i * " << m_inStrides[d] << "LL;\n";
+        else
+            s << "    o += (i % " << m_dims[d] << "LL) * " << m_inStrides[d] << "LL;\n    i /= " << m_dims[d] << "LL;\n";
+    }
+    s << "    return o;\n}\n"
+      << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel
+      << "(const in_t* __restrict__ x, out_t* __restrict__ y)\n{\n"
+      << "    OutVec* yv = reinterpret_cast<OutVec*>(y);\n"
+      << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
+      << "    for (long long base = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x; base < NVEC;\n"
+      << "         base += stride) {\n"
+      << "        float f[ITEMS][V];\n"
+      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+      << "            if (j >= NVEC)\n                continue;\n"
+      << "            const long long o = kfInOffset(j * V);\n";
+    if (vectorLoads)
+        s << "            const InVec t = *reinterpret_cast<const InVec*>(x + o);\n"
+          << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                f[k][e] = kfLoad(t.v[e]);\n";
+    else
+        s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                f[k][e] = kfLoad(x[o + e * "
+          << m_inStrides.back() << "LL]);\n";
+    s << "        }\n"
+      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+      << "            if (j < NVEC) {\n                OutVec o;\n"
+      << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n"
+      << "                    o.v[e] = kfStore(kfOp(f[k][e]));\n"
+      << "                yv[j] = o;\n            }\n        }\n    }\n}\n";
+    return s.str();
 }
 
 } // namespace kforge::core

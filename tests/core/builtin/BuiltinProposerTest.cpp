@@ -254,18 +254,57 @@ TEST(BuiltinProposer, InPlaceAndChannelsLastUnaryOpsRunOverStorageOrder)
             ASSERT_GE(cl.size(), 2u);
             EXPECT_NE(cl.root()->candidate.source.find("channels-last (in storage order)"), std::string::npos);
         }
-    // Out of place, a channels-last input with its output laid out the same is covered; an output
-    // in another layout (to(memory_format=contiguous) of a channels-last tensor), or any other
-    // input layout, is refused.
+    // Out of place, a channels-last input with its output laid out the same runs flat; into an
+    // output of another layout (to(memory_format=contiguous) of a channels-last tensor) it gathers.
     OperatorCard relu = nhwc(unaryCard("aten::relu", "float16", 1), 2, 8, 3, 3);
     EXPECT_TRUE(BuiltinProposer::supports(relu).ok());
     OperatorCard mixed = relu;
     mixed.outputs[0].strides = {72, 9, 3, 1};
-    EXPECT_NE(BuiltinProposer::supports(mixed).error().message.find("the input's sizes and layout"), std::string::npos);
+    EXPECT_TRUE(BuiltinProposer::supports(mixed).ok());
+    // Any dense layout shared by input and output runs flat, in place too.
     OperatorCard transposed = unaryCard("aten::relu_", "float32", 1);
     transposed.args[0].tensors[0] = TensorSpec{"float32", {4, 6}, {1, 4}, "cuda:0"};
     transposed.outputs = transposed.args[0].tensors;
-    EXPECT_NE(BuiltinProposer::supports(transposed).error().message.find("contiguous or channels-last only"),
+    const SearchTree dense = growChain(transposed, 1, true);
+    ASSERT_GE(dense.size(), 2u);
+    EXPECT_NE(dense.root()->candidate.source.find("dense (in storage order)"), std::string::npos);
+    // An output with gaps is not what eager allocates: refused.
+    OperatorCard gaps = unaryCard("aten::relu", "float32", 1);
+    gaps.args[0].tensors[0] = TensorSpec{"float32", {4, 6}, {8, 1}, "cuda:0"};
+    gaps.outputs = gaps.args[0].tensors;
+    EXPECT_NE(BuiltinProposer::supports(gaps).error().message.find("dense layouts only"), std::string::npos);
+}
+
+TEST(BuiltinProposer, UnaryOpsOfASliceGatherIntoADenseOutput)
+{
+    // rotate_half's -x[..., 16:] of a transposed [4, 64, 8, 32] query: a slice (gaps between rows)
+    // whose result eager lays out densely in the slice's dim order (0, 2, 1, 3).
+    for (const std::string& dtype : kDtypes) {
+        SCOPED_TRACE(dtype);
+        OperatorCard neg = unaryCard("aten::neg", dtype, 1);
+        neg.args[0].tensors[0] = TensorSpec{dtype, {4, 8, 64, 16}, {16384, 32, 256, 1}, "cuda:0"};
+        neg.outputs = {TensorSpec{dtype, {4, 8, 64, 16}, {8192, 16, 128, 1}, "cuda:0"}};
+        const SearchTree tree = growChain(neg, 3, true);
+        ASSERT_GE(tree.size(), 2u);
+        const std::string& source = tree.root()->candidate.source;
+        EXPECT_NE(source.find("gathered from a strided input"), std::string::npos);
+        // Batch, positions and heads merge into one dim (the slice steps 32 per head, 256 per
+        // position, 16384 per batch), the 16 elements of a row into the other.
+        EXPECT_NE(source.find("[2048: 32] [16: 1]"), std::string::npos) << source;
+        EXPECT_NE(source.find("reinterpret_cast<const InVec*>(x + o)"), std::string::npos) << "aligned rows load as vectors";
+    }
+    // An odd row (7 of a 9-element row): scalar loads, vectors only where they divide the row.
+    OperatorCard odd = unaryCard("aten::gelu", "float32", 1, "none");
+    odd.args[0].tensors[0] = TensorSpec{"float32", {3, 7}, {9, 1}, "cuda:0"};
+    odd.outputs = {TensorSpec{"float32", {3, 7}, {7, 1}, "cuda:0"}};
+    const SearchTree tree = growChain(odd, 3, true);
+    ASSERT_GE(tree.size(), 2u);
+    EXPECT_EQ(tree.root()->provenance.details["params"]["vector_width"], 1);
+    // In place the output is self: never gathered.
+    OperatorCard inPlace = unaryCard("aten::relu_", "float32", 1);
+    inPlace.args[0].tensors[0] = TensorSpec{"float32", {3, 7}, {9, 1}, "cuda:0"};
+    inPlace.outputs = {TensorSpec{"float32", {3, 7}, {7, 1}, "cuda:0"}};
+    EXPECT_NE(BuiltinProposer::supports(inPlace).error().message.find("in-place op whose output is laid out unlike self"),
               std::string::npos);
 }
 
@@ -533,9 +572,12 @@ TEST(BuiltinProposer, RefusesUncoveredCardsWithTheReason)
     OperatorCard ints = unaryCard("aten::relu", "int64", 64);
     EXPECT_NE(reasonOf(ints).find("dtype int64 not covered"), std::string::npos);
 
+    // A strided input into a contiguous output gathers (UnaryOpsOfASliceGatherIntoADenseOutput);
+    // an output with gaps is refused.
     OperatorCard strided = unaryCard("aten::tanh", "float32", 64);
     strided.args[0].tensors[0].strides = {2};
-    EXPECT_NE(reasonOf(strided).find("(contiguous or channels-last only)"), std::string::npos);
+    strided.outputs[0].strides = {2};
+    EXPECT_NE(reasonOf(strided).find("(dense layouts only)"), std::string::npos);
 
     OperatorCard erfc = unaryCard("aten::gelu", "float32", 64, "sigmoid");
     EXPECT_NE(reasonOf(erfc).find("approximate='sigmoid'"), std::string::npos);
@@ -1414,10 +1456,14 @@ TEST(BuiltinProposer, DtypeConversionsRefuseWhatIsNotACopyIntoAnotherFloatDtype)
     EXPECT_NE(refusal(castCard("float32", "float32", 64)).find("returns the tensor itself"), std::string::npos);
     EXPECT_NE(refusal(castCard("float32", "float64", 64)).find("only float32, float16, bfloat16"), std::string::npos);
     EXPECT_NE(refusal(castCard("float16", "float32", 64, 2)).find("memory_format 2"), std::string::npos); // channels_last
-    OperatorCard strided = castCard("float16", "float32", 64);
+    // A transposed input converted into a contiguous output (memory_format=contiguous) gathers.
+    OperatorCard strided = castCard("float16", "float32", 64, 0);
     strided.args[0].tensors[0] = TensorSpec{"float16", {8, 8}, {1, 8}, "cuda:0"};
     strided.outputs[0] = TensorSpec{"float32", {8, 8}, {8, 1}, "cuda:0"};
-    EXPECT_NE(refusal(strided).find("(contiguous or channels-last only)"), std::string::npos);
+    EXPECT_TRUE(BuiltinProposer::supports(strided).ok());
+    OperatorCard gaps = strided;
+    gaps.outputs[0].strides = {16, 1};
+    EXPECT_NE(refusal(gaps).find("(dense layouts only)"), std::string::npos);
 }
 
 TEST(BuiltinProposer, PowRefusesExponentsOtherThanTwo)
