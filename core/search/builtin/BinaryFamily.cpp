@@ -138,21 +138,10 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
         dimOrder[d] = d;
     if (f->m_storageOrdered)
         dimOrder = *storageOrder;
-    for (const std::size_t d : dimOrder) {
-        if (out.sizes[d] == 1)
-            continue;
-        const std::size_t last = f->m_dims.size();
-        if (last > 0 && f->m_strides[0][last - 1] == bstr[0][d] * out.sizes[d] &&
-            f->m_strides[1][last - 1] == bstr[1][d] * out.sizes[d]) {
-            f->m_dims[last - 1] *= out.sizes[d];
-            f->m_strides[0][last - 1] = bstr[0][d];
-            f->m_strides[1][last - 1] = bstr[1][d];
-            continue;
-        }
-        f->m_dims.push_back(out.sizes[d]);
-        f->m_strides[0].push_back(bstr[0][d]);
-        f->m_strides[1].push_back(bstr[1][d]);
-    }
+    MergedDims merged = mergeDims(dimOrder, out.sizes, {bstr[0], bstr[1]});
+    f->m_dims = std::move(merged.sizes);
+    f->m_strides[0] = std::move(merged.strides[0]);
+    f->m_strides[1] = std::move(merged.strides[1]);
     if (f->m_dims.empty()) {
         f->m_dims = {1};
         f->m_strides[0] = {0};

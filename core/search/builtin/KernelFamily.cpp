@@ -142,6 +142,31 @@ std::optional<std::vector<std::size_t>> denseStorageOrder(const TensorSpec& t)
     return order;
 }
 
+MergedDims mergeDims(const std::vector<std::size_t>& order, const std::vector<std::int64_t>& sizes,
+                     const std::vector<std::vector<std::int64_t>>& strides)
+{
+    MergedDims merged;
+    merged.strides.resize(strides.size());
+    for (const std::size_t d : order) {
+        if (sizes[d] == 1)
+            continue;
+        const std::size_t last = merged.sizes.size();
+        bool steps = last > 0;
+        for (std::size_t k = 0; steps && k < strides.size(); ++k)
+            steps = merged.strides[k][last - 1] == strides[k][d] * sizes[d];
+        if (steps) {
+            merged.sizes[last - 1] *= sizes[d];
+            for (std::size_t k = 0; k < strides.size(); ++k)
+                merged.strides[k][last - 1] = strides[k][d];
+            continue;
+        }
+        merged.sizes.push_back(sizes[d]);
+        for (std::size_t k = 0; k < strides.size(); ++k)
+            merged.strides[k].push_back(strides[k][d]);
+    }
+    return merged;
+}
+
 std::string dtypeLoader(const std::string& fn, const std::string& dtype)
 {
     std::string s;

@@ -74,6 +74,16 @@ bool isChannelsLast(const TensorSpec& t);
 /// allocates for the result of a transposed input is (`q.transpose(1, 2) * cos`). Contiguous gives
 /// the identity, channels-last NCHW gives {0, 2, 3, 1}.
 std::optional<std::vector<std::size_t>> denseStorageOrder(const TensorSpec& t);
+/// An elementwise kernel's iteration space: the output's dims in `order` (outermost first), size-1
+/// dims dropped, and a dim merged into the one after it where every operand steps through both as
+/// one. strides[k][d]: operand k's stride (elements) for output dim d, 0 where it broadcasts. The
+/// result's strides[k] follow its sizes; both are empty when every dim has size 1.
+struct MergedDims {
+    std::vector<std::int64_t> sizes;
+    std::vector<std::vector<std::int64_t>> strides;
+};
+MergedDims mergeDims(const std::vector<std::size_t>& order, const std::vector<std::int64_t>& sizes,
+                     const std::vector<std::vector<std::int64_t>>& strides);
 /// `#include` lines for a dtype plus `__device__ float NAME(T v)` converting one element to float;
 /// used for tensors whose dtype may differ from the main input's (weights, running stats, operands).
 std::string dtypeLoader(const std::string& fn, const std::string& dtype);

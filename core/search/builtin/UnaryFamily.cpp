@@ -151,22 +151,14 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     if (family->m_gather) {
         if (family->m_inPlace) // the output is self: always laid out as it
             return unsupportedCard(card, "in-place op whose output is laid out unlike self");
-        // Output dims in storage order without size-1 dims; a dim merges into the one inside it
-        // when the input steps through both as one (the output, contiguous in this order, always does).
-        for (const std::size_t d : *storageOrder) {
-            if (in.sizes[d] == 1)
-                continue;
-            if (in.strides[d] < 0)
+        for (std::size_t d = 0; d < in.sizes.size(); ++d)
+            if (in.sizes[d] != 1 && in.strides[d] < 0)
                 return unsupportedCard(card, "input " + in.toShortString() + " has a negative stride");
-            const std::size_t last = family->m_dims.size();
-            if (last > 0 && family->m_inStrides[last - 1] == in.strides[d] * in.sizes[d]) {
-                family->m_dims[last - 1] *= in.sizes[d];
-                family->m_inStrides[last - 1] = in.strides[d];
-                continue;
-            }
-            family->m_dims.push_back(in.sizes[d]);
-            family->m_inStrides.push_back(in.strides[d]);
-        }
+        // Output dims in storage order; the output, contiguous in this order, steps through any
+        // two as one, so the input's strides alone decide what merges.
+        MergedDims merged = mergeDims(*storageOrder, in.sizes, {in.strides});
+        family->m_dims = std::move(merged.sizes);
+        family->m_inStrides = std::move(merged.strides[0]);
     }
     if (family->m_op == "pow") {
         // Eager's CUDA pow computes exponent 2 as base * base (PowKernel.cu); other exponents go
