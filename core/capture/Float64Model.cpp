@@ -10,6 +10,7 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include <memory>
+#include <stdexcept>
 
 namespace kforge::core {
 
@@ -72,6 +73,33 @@ void promoteConstants(Graph& graph, Block* block)
     }
 }
 
+bool callsAFunction(const Block* block)
+{
+    for (const Node* node : block->nodes()) {
+        if (node->kind() == c10::prim::CallMethod || node->kind() == c10::prim::CallFunction)
+            return true;
+        for (const Block* inner : node->blocks())
+            if (callsAFunction(inner))
+                return true;
+    }
+    return false;
+}
+
+// Inlines every method and function call, however deep. One Inline pass is not always enough: it
+// splices in each callee's cached "optimized" graph, and a module that already ran with the graph
+// executor's optimizations off (forwardOpByOp, as the in-model check and `kforge run` do before
+// this run) has cached those graphs without inlining their own calls. A call left in place runs
+// the submodule's own code, whose dtype constants were never promoted (two decoder layers' RMSNorm
+// cast back to bfloat16: "expected scalar type BFloat16 but found Double").
+void inlineEveryCall(Graph& graph)
+{
+    constexpr int kMaxNesting = 64; // module nesting deeper than this is not a model we will meet
+    for (int depth = 0; depth < kMaxNesting && callsAFunction(graph.block()); ++depth)
+        torch::jit::Inline(graph);
+    if (callsAFunction(graph.block()))
+        throw std::runtime_error("calls nested more than 64 deep could not be inlined");
+}
+
 } // namespace
 
 Result<c10::IValue> runModelInFloat64(const torch::jit::Module& module, const std::vector<c10::IValue>& inputs)
@@ -82,7 +110,7 @@ Result<c10::IValue> runModelInFloat64(const torch::jit::Module& module, const st
         convertStateToFloat64(copy);
 
         std::shared_ptr<Graph> graph = copy.get_method("forward").graph()->copy();
-        torch::jit::Inline(*graph); // submodules' forward calls become part of this one graph
+        inlineEveryCall(*graph); // submodules' forward calls become part of this one graph
         promoteConstants(*graph, graph->block());
 
         torch::jit::Stack stack;

@@ -117,8 +117,10 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
         }
         auto rest = outputsWith(kept);
         if (!rest || !rest->withinTolerance) {
+            const std::string why = rest ? rest->detail : rest.error().toString();
             for (const std::string& id : kept)
-                check.dropped.push_back({id, "in-model check: the outputs differ from eager with the kernels together"});
+                check.dropped.push_back({id, "in-model check: the outputs differ from eager with the kernels together" +
+                                                 (why.empty() ? std::string() : " (" + why + ")")});
             kept.clear();
         } else {
             finalDifference = rest.value();

@@ -7,6 +7,7 @@
 #include "capture/TorchModel.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
 
 using namespace kforge::core;
 using kforge::core::test::modelPath;
@@ -50,6 +51,26 @@ TEST(Float64Model, TracedBfloat16BlockRunsInFloat64Throughout)
     EXPECT_LT(maxError, 1e-12) << "largest difference from Python's float64 result";
 }
 
+TEST(Float64Model, RunsInFloat64AfterTheModelRanOpByOp)
+{
+    // The in-model check and `kforge run` run the model with the graph executor's optimizations off
+    // (forwardOpByOp) before the float64 run; the norm's casts, two calls deep, must still be
+    // promoted (they were not: the decoders' float64 run failed after the first op-by-op forward).
+    MixedPrecisionFixture fixture = loadFixture();
+    {
+        c10::InferenceMode inferenceMode;
+        for (int pass = 0; pass < 3; ++pass) // the profiling executor's runs, then its optimized plan
+            (void)forwardOpByOp(fixture.module, {fixture.input});
+    }
+    auto output = runModelInFloat64(fixture.module, {fixture.input});
+    ASSERT_TRUE(output.ok()) << output.error().toString();
+    const at::Tensor got = output->toTensor();
+    EXPECT_EQ(got.scalar_type(), at::kDouble);
+    ASSERT_EQ(got.sizes(), fixture.expected.sizes());
+    const double maxError = (got - fixture.expected).abs().max().item<double>();
+    EXPECT_LT(maxError, 1e-12) << "largest difference from Python's float64 result";
+}
+
 TEST(Float64Model, ConvertingOnlyWeightsAndInputsIsNotEnough)
 {
     // Why the graph's constants are rewritten: the plain conversion of parameters and inputs
@@ -77,7 +98,13 @@ TEST(Float64Model, LeavesTheModelAndItsIntegerBuffersUntouched)
     EXPECT_TRUE(at::equal(before, after));
     for (const at::Tensor& parameter : fixture.module.parameters())
         EXPECT_EQ(parameter.scalar_type(), at::kBFloat16);
-    EXPECT_EQ(fixture.module.attr("positions").toTensor().scalar_type(), at::kLong);
+    int positionBuffers = 0;
+    for (const auto& buffer : fixture.module.named_buffers(/*recurse=*/true))
+        if (buffer.name == "layers.0.positions") {
+            ++positionBuffers;
+            EXPECT_EQ(buffer.value.scalar_type(), at::kLong);
+        }
+    EXPECT_EQ(positionBuffers, 1);
 }
 
 TEST(Float64Model, AnInputTheModelRejectsIsOneErrorLine)

@@ -93,6 +93,20 @@ class InPlaceAdd(nn.Module):
         return y
 
 
+class MixedPrecisionNorm(nn.Module):
+    """An RMSNorm computed in `compute` precision and cast back to the input's dtype."""
+
+    def __init__(self, dim, compute):
+        super().__init__()
+        self.compute = compute
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(dim))
+
+    def forward(self, x):
+        h = x.to(self.compute)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return self.weight * h.to(x.dtype)
+
+
 class MixedPrecisionBlock(nn.Module):
     """A decoder-style block traced in bfloat16, with the casts transformers models make: an RMSNorm
     computed in `compute` precision, a causal mask made with torch.full in the input's dtype, and a
@@ -103,21 +117,33 @@ class MixedPrecisionBlock(nn.Module):
     def __init__(self, dim=32, heads=4, compute=torch.float32):
         super().__init__()
         self.heads, self.compute = heads, compute
-        self.norm_weight = nn.Parameter(1 + 0.1 * torch.randn(dim))
+        self.norm = MixedPrecisionNorm(dim, compute)
         self.qkv = nn.Linear(dim, 3 * dim, bias=False)
         self.proj = nn.Linear(dim, dim, bias=False)
         self.register_buffer("positions", torch.arange(8))  # integer: stays int64 in float64
 
     def forward(self, x):
-        h = x.to(self.compute)
-        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
-        h = self.norm_weight * h.to(x.dtype)
+        h = self.norm(x)
         q, k, v = self.qkv(h).chunk(3, dim=-1)
         q, k, v = (t.unflatten(-1, (self.heads, -1)).transpose(1, 2) for t in (q, k, v))
         mask = torch.full((8, 8), torch.finfo(x.dtype).min, dtype=x.dtype, device=x.device).triu(1)
         scores = q @ k.transpose(-2, -1) * 0.25 + mask + self.positions.to(x.dtype) * 0.01
         attn = torch.softmax(scores, dim=-1, dtype=self.compute).to(x.dtype)
         return x + self.proj((attn @ v).transpose(1, 2).flatten(2))
+
+
+class MixedPrecisionStack(nn.Module):
+    """The block one level down, as a decoder layer sits in a model: the norm's casts are two calls
+    deep, where a float64 run that inlines only one level would leave them in bfloat16."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([MixedPrecisionBlock()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
 
 
 class RotateHalf(nn.Module):
@@ -156,11 +182,13 @@ class WaitsForTheGpu(nn.Module):
 def save_mixed_precision_block(out):
     """mixed_precision_block.pt (traced in bfloat16) and mixed_precision_float64.pt: the tuple
     (bfloat16 input, the same block's output computed in float64 throughout)."""
-    block = MixedPrecisionBlock().eval().to(torch.bfloat16)
+    block = MixedPrecisionStack().eval().to(torch.bfloat16)
     x = torch.randn(2, 8, 32).to(torch.bfloat16)
     with torch.no_grad():
         reference = copy.deepcopy(block).double()  # the same bfloat16-rounded weights
-        reference.compute = torch.float64
+        for module in reference.modules():
+            if hasattr(module, "compute"):
+                module.compute = torch.float64
         expected = reference(x.double())
         traced = torch.jit.trace(block, x)
     traced.save(os.path.join(out, "mixed_precision_block.pt"))
