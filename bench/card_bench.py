@@ -37,11 +37,16 @@ def qualified(card):
     return card["op"] + ("." + card["overload"] if card.get("overload") else "")
 
 
-def to_cuda(value):
+def to_cuda(value, device="cuda"):
+    """`value` (a tensor, or lists and tuples of them) on `device` with its sizes and strides kept.
+
+    Tensor.cuda() keeps strides only for a dense tensor: a captured slice (a decoder's
+    rotate_half reads q[..., d/2:] of a transposed query) would arrive dense, and a kernel built
+    for the card's strides would read the wrong elements."""
     if isinstance(value, torch.Tensor):
-        return value.cuda()
+        return torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device=device).copy_(value)
     if isinstance(value, (list, tuple)):
-        return type(value)(to_cuda(v) for v in value)
+        return type(value)(to_cuda(v, device) for v in value)
     return value
 
 

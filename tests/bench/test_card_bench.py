@@ -1,0 +1,29 @@
+"""bench/card_bench.py helpers that need no GPU: sample replay keeps the card's strides."""
+import os
+import sys
+import unittest
+
+import torch
+
+SOURCE = os.environ.get("KFORGE_SOURCE_DIR", os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(SOURCE, "bench"))
+import card_bench  # noqa: E402
+
+
+class ToDeviceKeepsStrides(unittest.TestCase):
+    def test_a_slice_of_a_transposed_tensor_keeps_its_strides_and_values(self):
+        # rotate_half's x[..., d/2:] of q.transpose(1, 2): not dense, so Tensor.to() would re-lay it out
+        # (the meta device shows the same re-layout as .cuda() without a GPU).
+        sliced = torch.randn(2, 8, 4, 16).transpose(1, 2)[..., 8:]
+        self.assertNotEqual(sliced.to("meta").stride(), sliced.stride())
+        moved = card_bench.to_cuda([sliced, (sliced, 3)], device="meta")
+        self.assertEqual(moved[0].stride(), sliced.stride())
+        self.assertEqual(moved[1][0].stride(), sliced.stride())
+        self.assertEqual(moved[1][1], 3)
+        on_cpu = card_bench.to_cuda(sliced, device="cpu")
+        self.assertEqual(on_cpu.stride(), sliced.stride())
+        self.assertTrue(torch.equal(on_cpu, sliced))
+
+
+if __name__ == "__main__":
+    unittest.main()
