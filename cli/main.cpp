@@ -195,9 +195,10 @@ for the next export).
 
 constexpr const char* kRunHelp = R"(usage: kforge run FILE.cast --inputs SPEC... [options]
 
-Runs the package's TorchScript model end to end on the GPU (cuda:0): eager, then with the package
-loaded through libkforge_runtime, then eager again. Prints the median latency of each (wall time of
-forward plus a device synchronize; eager over both of its halves) and its GPU time with the host's
+Runs the package's TorchScript model end to end on the GPU (cuda:0), eager and with the package
+loaded through libkforge_runtime, in up to five alternating blocks of passes each (loaded and
+unloaded in turn, so a host whose speed drifts moves both sides alike). Prints the median latency
+of each (wall time of forward plus a device synchronize, over all its blocks) and its GPU time with the host's
 launch overhead hidden (what the kernels took, whatever the host's launch speed), the largest output difference
 against eager and whether the outputs are as accurate as eager's (the in-model check's criterion,
 see 'kforge export --help'), and every custom kernel's hit and fallback counts with the last reason
@@ -206,7 +207,8 @@ a call fell back. Exits 1 when they are not. Only builds with the CUDA runtime (
   --inputs SPEC...        the model inputs, as for capture: a torch.save file, or shape specs
                           such as 32x3x224x224:float16 (synthesized, seeded)
   --runs N                timed forward passes per configuration (default 20)
-  --warmup N              untimed passes before each timed block (default 3)
+  --warmup N              untimed passes before each side's first block (default 3; one before
+                          each later block)
   --seed S                seed for synthesized inputs (default 0)
   --model MODEL.pt        run this TorchScript file instead of the package's model (required for a
                           kernels-only package)

@@ -3,9 +3,11 @@
 // GPU, eager and with the package's kernels loaded through libkforge_runtime: latency of each,
 // the output difference, and every kernel's hit and fallback counts.
 //
-// Timing: wall time of forward + device synchronize, median of `runs` per configuration after
-// `warmup` passes. Eager is measured before loading the package and again after unloading it
-// (half the runs each, so clock drift does not favour either side); with kernels in between.
+// Timing: wall time of forward + device synchronize, median of `runs` per configuration. The runs
+// go in up to five blocks per configuration that alternate eager (package not loaded) and the
+// loaded package, so a host whose speed drifts during the run (a host-bound model's wall time
+// follows it) moves both sides alike; `warmup` untimed passes before each side's first block, one
+// before each later block. Kernel hit and fallback counts are summed over the blocks.
 // Each configuration's GPU time too (ForwardGpuTimer.h: the host's launch overhead hidden; median
 // of up to 10 passes): on a host-bound model the wall time is the host's, the GPU time the kernels'.
 
