@@ -161,6 +161,8 @@ def model_numbers(result):
         "compile_speedup": e2e.get("compile_speedup_vs_eager"), "compile_source": e2e.get("compile_source") or "",
         "kforge_run_eager_ms": e2e.get("kforge_run_eager_ms"), "kforge_run_cast_ms": e2e.get("kforge_run_cast_ms"),
         "kforge_run_speedup": e2e.get("kforge_run_speedup"),
+        "kforge_run_eager_gpu_ms": e2e.get("kforge_run_eager_gpu_ms"),
+        "kforge_run_cast_gpu_ms": e2e.get("kforge_run_cast_gpu_ms"),
         "eager_device_ms": e2e.get("eager_device_ms"), "cast_device_ms": e2e.get("cast_runtime_device_ms"),
         "cast_device_speedup": e2e.get("cast_runtime_device_speedup_vs_eager"),
         "compile_device_ms": e2e.get("compile_device_ms"),
@@ -277,6 +279,14 @@ def device_cell(n):
                             BASELINE_MARK if n["compile_source"] or n["compile_device_source"] else "")])
 
 
+def kforge_run_cell(n):
+    """`kforge run`'s wall times (eager -> .cast) and, where it isolated them, its GPU times."""
+    cell = f"{fmt(n['kforge_run_eager_ms'])} -> {fmt(n['kforge_run_cast_ms'])}"
+    if n.get("kforge_run_eager_gpu_ms") is not None and n.get("kforge_run_cast_gpu_ms") is not None:
+        cell += f" (GPU time {fmt(n['kforge_run_eager_gpu_ms'])} -> {fmt(n['kforge_run_cast_gpu_ms'])})"
+    return cell
+
+
 def model_table(results):
     lines = ["| model | cards (searched / vendor / all) | faster than eager: evaluator / do_bench | exported kernels | "
              "model time searched / exported | eager ms (alone) | .cast in Python: eager -> .cast ms (speedup) | "
@@ -292,7 +302,7 @@ def model_table(results):
             f"| {n['model']} | {n['searched']} / {n['vendor_backed']} / {n['cards']} | {n['faster_evaluator']} / "
             f"{n['faster_do_bench']} | {n['exported']} | {pct(n['share_searched'])} / {pct(n['share_exported'])} | "
             f"{fmt(n['eager_ms'])} | {cast_cell(n)} | "
-            f"{fmt(n['kforge_run_eager_ms'])} -> {fmt(n['kforge_run_cast_ms'])} | {fmt(n['compile_ms'])} "
+            f"{kforge_run_cell(n)} | {fmt(n['compile_ms'])} "
             f"({fmt(n['compile_speedup'], '{:.2f}x')}){BASELINE_MARK if n['compile_source'] else ''} | "
             f"{device_cell(n)} | {fmt(n['optimization_wall_s'], '{:.0f}')} | "
             f"{n['flagged_cards']} |")

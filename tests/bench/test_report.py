@@ -139,6 +139,7 @@ class EndToEndGpuTimeTest(unittest.TestCase):
         self.assertIn("GPU time, eager / .cast ms: 1.00 / 0.80, 1.10 / -, 1.00 / 0.80; speedup 1.250x", markdown)
         self.assertIn("GPU time not isolated (cast: RuntimeError: the host took 9000 us)", markdown)
         self.assertIn("GPU time eager / .cast ms: 1.20 / 0.90 (1.33x)", markdown)  # kforge run's own
+        self.assertIn("| 1.31 -> 1.07 (GPU time 1.20 -> 0.90) |", markdown)  # and in the model table
         self.assertIn("host enqueue of one forward, eager / .cast ms: 0.70 / 0.90, 0.70 / -, 0.75 / 0.95", markdown)
         self.assertIn("GPU time 1.00 ms, host enqueue of one forward 0.70 ms", markdown)  # eager alone
         self.assertIn(", host-bound: enqueue 0.93 ms for 0.80 ms of GPU time |", markdown)
