@@ -33,6 +33,20 @@ int g_nextHandle = 1;
 
 core::Result<int> loadPackage(const std::string& path)
 {
+    {
+        std::lock_guard lock(g_mutex);
+        if (g_loaded)
+            return makeError(ErrorCode::AlreadyExists,
+                             "a package is already loaded (" + g_loaded->path + "): unload it first", path);
+    }
+    auto package = core::openCast(path);
+    if (!package)
+        return package.error();
+    return loadOpenedPackage(package.value(), path);
+}
+
+core::Result<int> loadOpenedPackage(const core::CastPackage& package, const std::string& path)
+{
     std::lock_guard lock(g_mutex);
     if (g_loaded)
         return makeError(ErrorCode::AlreadyExists, "a package is already loaded (" + g_loaded->path + "): unload it first",
@@ -40,15 +54,12 @@ core::Result<int> loadPackage(const std::string& path)
     const int device = at::cuda::current_device();
     const cudaDeviceProp* props = at::cuda::getDeviceProperties(device);
     const std::string arch = "sm_" + std::to_string(props->major) + std::to_string(props->minor);
-    auto package = core::openCast(path);
-    if (!package)
-        return package.error();
-    if (auto compatible = core::checkCompatibility(package.value(), arch, TORCH_VERSION, ""); !compatible)
+    if (auto compatible = core::checkCompatibility(package, arch, TORCH_VERSION, ""); !compatible)
         return compatible.error();
 
     // Every custom kernel loads before anything is registered: a package loads whole or not at all.
     std::vector<std::pair<core::RuntimeHook, std::unique_ptr<PackagedKernel>>> kernels;
-    for (const core::CastKernel& kernel : package->kernels) {
+    for (const core::CastKernel& kernel : package.kernels) {
         if (kernel.kind != core::KernelKind::Custom)
             continue;
         std::string why;

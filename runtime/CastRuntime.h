@@ -16,11 +16,20 @@
 
 #include <string>
 
+namespace kforge::core {
+struct CastPackage; // cast/CastPackage.h
+} // namespace kforge::core
+
 namespace kforge::runtime {
 
 /// Loads `path` on the current CUDA device. Returns a handle for unload(). AlreadyExists when a
 /// package is loaded; the verifier's or loader's one-line error otherwise.
 core::Result<int> loadPackage(const std::string& path);
+
+/// loadPackage of a package this process already opened and verified with core::openCast (from
+/// `path`, named in errors and stats): the whole-model runs open a package once and load it once
+/// per timed block, without reading and checksumming the archive (its model included) each time.
+core::Result<int> loadOpenedPackage(const core::CastPackage& package, const std::string& path);
 
 /// Unregisters every hook of the package and frees its modules. NotFound for an unknown handle.
 core::Result<void> unloadPackage(int handle);

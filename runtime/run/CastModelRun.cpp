@@ -113,7 +113,7 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
         if (block == 0)
             report.eagerGpuMs = gpuTime.medianMilliseconds(harness.value(), gpuPasses, "eager");
 
-        auto handle = loadPackage(options.castFile.string());
+        auto handle = loadOpenedPackage(package.value(), options.castFile.string());
         if (!handle)
             return handle.error();
         PackageUnloader unloader{handle.value()};

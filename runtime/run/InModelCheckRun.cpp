@@ -6,6 +6,7 @@
 #include "cast/CastReader.h"
 
 #include <cstdio>
+#include <optional>
 #include <set>
 
 namespace kforge::runtime {
@@ -38,9 +39,38 @@ core::Result<double> medianForwardMs(ModelHarness& harness, int passes)
     return summarizeLatency(times).medianMs;
 }
 
-struct Unloader {
-    int handle;
-    ~Unloader() { (void)unloadPackage(handle); }
+// The package loaded into the runtime, or not: the speed check times "no kernel" with the package
+// unloaded, as eager PyTorch runs (a loaded package's disabled kernels still cost their hooks a
+// guard and a redispatch per call, which would flatter the kernels by up to a microsecond per
+// hooked call).
+class PackageLoad {
+public:
+    PackageLoad(const core::CastPackage& package, std::string path) : m_package(package), m_path(std::move(path)) {}
+    ~PackageLoad() { unload(); }
+    PackageLoad(const PackageLoad&) = delete;
+    PackageLoad& operator=(const PackageLoad&) = delete;
+
+    core::Result<void> load()
+    {
+        if (m_handle)
+            return {};
+        auto handle = loadOpenedPackage(m_package, m_path);
+        if (!handle)
+            return handle.error();
+        m_handle = handle.value();
+        return {};
+    }
+    void unload()
+    {
+        if (m_handle)
+            (void)unloadPackage(*m_handle);
+        m_handle.reset();
+    }
+
+private:
+    const core::CastPackage& m_package; // opened and verified once
+    std::string m_path;
+    std::optional<int> m_handle;
 };
 
 } // namespace
@@ -76,16 +106,15 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     // tolerances when the model does not run in float64.
     auto golden = runGoldenForward(harness.value());
     auto judge = [&](const std::vector<at::Tensor>& outputs) { return judgeOutputs(outputs, reference->outputs, golden); };
-    auto handle = loadPackage(packagePath.string());
-    if (!handle) {
+    PackageLoad runtimeLoad(package.value(), packagePath.string());
+    if (auto loaded = runtimeLoad.load(); !loaded) {
         check.run = true;
         check.passed = false;
-        check.reason = "the runtime refused the package: " + handle.error().toString();
+        check.reason = "the runtime refused the package: " + loaded.error().toString();
         for (const std::string& id : custom)
             check.dropped.push_back({id, "in-model check: the runtime refused the package"});
         return check;
     }
-    Unloader unloader{handle.value()};
     check.run = true;
 
     // Correctness: every kernel together, then (on failure) one at a time.
@@ -132,7 +161,7 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     core::KernelSpeedCheck speed;
     std::string gpuTimeNote;
     if (!kept.empty()) {
-        enableOnly(custom, {});
+        runtimeLoad.unload();
         auto probe = medianForwardMs(harness.value(), options.passesPerMeasure);
         if (!probe)
             return notRun(probe.error().toString());
@@ -141,7 +170,13 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
         // model where it cannot (a forward pass that synchronizes) is judged by wall time alone.
         GpuTimeWhereIsolated gpuTime(harness.value());
         auto timeWith = [&](const std::set<std::string>& on) -> core::Result<core::ModelTime> {
-            enableOnly(custom, on);
+            if (on.empty()) {
+                runtimeLoad.unload();
+            } else {
+                if (auto loaded = runtimeLoad.load(); !loaded)
+                    return loaded.error();
+                enableOnly(custom, on);
+            }
             auto wall = medianForwardMs(harness.value(), passes);
             if (!wall)
                 return wall.error();
@@ -157,7 +192,7 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
         kept = speed.kept;
         check.dropped.insert(check.dropped.end(), speed.dropped.begin(), speed.dropped.end());
     }
-    enableOnly(custom, {});
+    runtimeLoad.unload();
 
     check.passed = !kept.empty() || custom.empty();
     char worst[64];
@@ -171,7 +206,7 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     if (kept.empty())
         check.reason = "no custom kernel kept: " + std::to_string(check.dropped.size()) + " dropped";
     if (speed.noneMs > 0)
-        check.reason += "; model " + formatMs(speed.noneMs) + " with the runtime's kernels off, " +
+        check.reason += "; model " + formatMs(speed.noneMs) + " without the package (kernels off), " +
                         formatMs(speed.keptMs) + " with " + std::to_string(speed.comparedCount) +
                         (speed.noneGpuMs > 0 ? " (GPU time " + formatMs(speed.noneGpuMs) + " and " +
                                                    formatMs(speed.keptGpuMs) + ")"

@@ -6,6 +6,7 @@
 
 #include "CastRuntime.h"
 #include "capture/OperatorCard.h"
+#include "cast/CastReader.h"
 #include "cast/CastWriter.h"
 #include "kernel/NvrtcCompiler.h"
 #include "project/ProjectJson.h"
@@ -145,6 +146,26 @@ TEST_F(RuntimeGpuTest, MatchingCallsHitOtherShapesFallBackAndUnloadRestoresEager
     EXPECT_TRUE(kforge::runtime::runtimeStats()["kernels"].empty());
     EXPECT_TRUE(at::equal(at::relu(x), expected));
     EXPECT_FALSE(kforge::runtime::unloadPackage(handle.value()).ok());
+}
+
+TEST_F(RuntimeGpuTest, AnOpenedPackageLoadsAgainAfterEachUnload)
+{
+    // `kforge run` and the in-model check open a package once and load it once per timed block.
+    c10::InferenceMode inference;
+    const at::Tensor x = at::randn({64, 1000}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA));
+    const at::Tensor expected = at::relu(x);
+    auto package = kforge::core::openCast(m_cast);
+    ASSERT_TRUE(package.ok()) << package.error().toString();
+    for (int block = 0; block < 3; ++block) {
+        auto handle = kforge::runtime::loadOpenedPackage(package.value(), m_cast.string());
+        ASSERT_TRUE(handle.ok()) << handle.error().toString();
+        EXPECT_FALSE(kforge::runtime::loadOpenedPackage(package.value(), m_cast.string()).ok())
+            << "a second load while one is loaded";
+        EXPECT_TRUE(at::equal(at::relu(x), expected));
+        EXPECT_EQ(kernelStats().value("hits", 0), 1) << "each load counts from zero";
+        ASSERT_TRUE(kforge::runtime::unloadPackage(handle.value()).ok());
+        EXPECT_TRUE(kforge::runtime::runtimeStats()["kernels"].empty());
+    }
 }
 
 TEST_F(RuntimeGpuTest, DamagedPackageIsRefusedAndNothingIsRegistered)
