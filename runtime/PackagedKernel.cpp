@@ -1,5 +1,7 @@
 #include "PackagedKernel.h"
 
+#include "HostScalars.h"
+
 #include "capture/TorchInterop.h"
 #include "cast/GuardMatch.h"
 #include "project/ProjectJson.h"
@@ -195,7 +197,11 @@ bool PackagedKernel::matches(const HookCall& call) const
         for (const auto& [name, tensor] : call.tensors)
             if (g.arg == name)
                 t = tensor;
-        if (!t || !t->defined() || !t->is_cuda() || t->get_device() != m_device || t->scalar_type() != m_guardTypes[i] ||
+        if (!t || !t->defined())
+            return false;
+        if (g.sizes.empty() && isHostScalarOf(*t, m_guardTypes[i]))
+            continue; // served from its device copy (HostScalars.h)
+        if (!t->is_cuda() || t->get_device() != m_device || t->scalar_type() != m_guardTypes[i] ||
             t->sizes() != c10::IntArrayRef(g.sizes) || t->strides() != c10::IntArrayRef(g.strides) ||
             reinterpret_cast<std::uintptr_t>(t->data_ptr()) % static_cast<std::uintptr_t>(g.alignmentBytes) != 0)
             return false;
@@ -227,7 +233,8 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
                 t = tensor;
         if (!t || !t->defined())
             return g.arg + ": missing";
-        if (!t->is_cuda() || t->get_device() != m_device)
+        const bool hostScalar = g.sizes.empty() && t->is_cpu() && t->dim() == 0;
+        if (!hostScalar && (!t->is_cuda() || t->get_device() != m_device))
             return g.arg + ": not on cuda:" + std::to_string(m_device);
         if (g.arg == "self" || g.arg == "input")
             rank = t->dim();
@@ -235,7 +242,7 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
         c.dtype = core::torchinterop::dtypeName(t->scalar_type()); // as cards name it
         c.sizes = t->sizes().vec();
         c.strides = t->strides().vec();
-        c.dataPtr = reinterpret_cast<std::uintptr_t>(t->data_ptr());
+        c.dataPtr = hostScalar ? 0 : reinterpret_cast<std::uintptr_t>(t->data_ptr()); // a copy is aligned
         spec.tensors.push_back(std::move(c));
     }
     spec.capabilityMajor = m_guard.capabilityMajor; // checked at load
@@ -250,8 +257,17 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
 core::Result<std::vector<at::Tensor>> PackagedKernel::launch(const HookCall& call) const
 {
     core::LaunchBindings bindings;
-    for (const auto& [name, tensor] : call.tensors)
-        bindings.tensorArgs[std::string(name)] = reinterpret_cast<CUdeviceptr>(tensor->data_ptr());
+    for (const auto& [name, tensor] : call.tensors) {
+        const at::Tensor* onDevice = tensor;
+        if (tensor->is_cpu()) { // a host scalar matches() let through
+            onDevice = deviceCopyOfHostScalar(*tensor, m_device);
+            if (!onDevice)
+                return makeError(ErrorCode::Unsupported,
+                                 std::string(name) + ": a host scalar with no device copy (graph capture, or too many values)",
+                                 "kernel " + m_id);
+        }
+        bindings.tensorArgs[std::string(name)] = reinterpret_cast<CUdeviceptr>(onDevice->data_ptr());
+    }
     for (const core::ArgSpec& arg : m_card.args)
         if (arg.kind == ArgKind::Value && (arg.value.is_number() || arg.value.is_boolean()))
             bindings.cardValues[arg.name] =

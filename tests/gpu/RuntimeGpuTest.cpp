@@ -45,8 +45,22 @@ OperatorCard reluCard()
     return card;
 }
 
+// x * 0.125 as a trace records it: the number is a 0-dim float64 tensor constant on the GPU.
+OperatorCard mulByNumberCard()
+{
+    OperatorCard card;
+    card.id = "mul-number-card";
+    card.op = "aten::mul";
+    card.overload = "Tensor";
+    const TensorSpec x{"float32", {64, 1000}, {1000, 1}, "cuda:0"};
+    card.args.push_back(ArgSpec{"self", "Tensor", ArgKind::Tensor, {x}, nullptr});
+    card.args.push_back(ArgSpec{"other", "Tensor", ArgKind::Tensor, {TensorSpec{"float64", {}, {}, "cuda:0"}}, nullptr});
+    card.outputs = {x};
+    return card;
+}
+
 // A one-kernel package for `card` from the built-in proposer's root, compiled for this GPU.
-CastPackage reluPackage(const OperatorCard& card, const std::string& arch)
+CastPackage onePackage(const OperatorCard& card, const std::vector<TensorGuard>& guards, const std::string& arch)
 {
     std::atomic<bool> stop{false};
     auto root = BuiltinProposer(card).proposeRoot(SearchTree(card.id, 1), stop);
@@ -63,7 +77,7 @@ CastPackage reluPackage(const OperatorCard& card, const std::string& arch)
     kernel.args = json::array();
     for (const ArgSpec& arg : card.args)
         kernel.args.push_back(toJson(arg));
-    kernel.guard.tensors = {{"self", "float32", {64, 1000}, {1000, 1}, 16}};
+    kernel.guard.tensors = guards;
     kernel.guard.capabilityMajor = arch[3] - '0';
     kernel.guard.capabilityMinor = arch[4] - '0';
     kernel.cubins[arch] = std::string(compiled->cubin.begin(), compiled->cubin.end());
@@ -81,8 +95,13 @@ CastPackage reluPackage(const OperatorCard& card, const std::string& arch)
     package.header.architectures = {arch};
     package.header.minTorchVersion = "2.11";
     package.kernels = {kernel};
-    package.audit = {{card.id, "aten::relu", "custom", "1.20x"}};
+    package.audit = {{card.id, card.op, "custom", "1.20x"}};
     return package;
+}
+
+CastPackage reluPackage(const OperatorCard& card, const std::string& arch)
+{
+    return onePackage(card, {{"self", "float32", {64, 1000}, {1000, 1}, 16}}, arch);
 }
 
 json kernelStats()
@@ -166,6 +185,45 @@ TEST_F(RuntimeGpuTest, AnOpenedPackageLoadsAgainAfterEachUnload)
         ASSERT_TRUE(kforge::runtime::unloadPackage(handle.value()).ok());
         EXPECT_TRUE(kforge::runtime::runtimeStats()["kernels"].empty());
     }
+}
+
+TEST_F(RuntimeGpuTest, APythonNumberOperandIsServedFromItsDeviceCopy)
+{
+    // Eager Python passes `x * 0.125` with the number as a wrapped 0-dim CPU tensor; the card (from a
+    // trace) has a 0-dim float64 CUDA tensor there (HostScalars.h).
+    c10::InferenceMode inference;
+    const auto cast = scratchFile("mul-number.cast");
+    auto written = CastWriter::write(onePackage(mulByNumberCard(),
+                                                {{"self", "float32", {64, 1000}, {1000, 1}, 16}, {"other", "float64", {}, {}, 8}},
+                                                m_arch),
+                                     cast);
+    ASSERT_TRUE(written.ok()) << written.error().toString();
+    const at::Tensor x = at::randn({64, 1000}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA));
+    auto number = [](double value) {
+        at::Tensor wrapped = at::scalar_tensor(value, at::kDouble);
+        wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
+        return wrapped;
+    };
+    const at::Tensor expectedEighth = at::mul(x, number(0.125));
+    const at::Tensor expectedThird = at::mul(x, number(1.0 / 3.0));
+    const at::Tensor onDevice = at::scalar_tensor(0.125, at::TensorOptions().dtype(at::kDouble).device(at::kCUDA));
+    const at::Tensor floatOnHost = at::scalar_tensor(0.125, at::kFloat);
+
+    auto handle = kforge::runtime::loadPackage(cast.string());
+    ASSERT_TRUE(handle.ok()) << handle.error().toString();
+    EXPECT_TRUE(at::allclose(at::mul(x, number(0.125)), expectedEighth, 0, 0));
+    EXPECT_EQ(kernelStats().value("hits", 0), 1) << kforge::runtime::runtimeStats().dump();
+    EXPECT_TRUE(at::allclose(at::mul(x, number(1.0 / 3.0)), expectedThird, 1e-6, 1e-7)); // another value, another copy
+    EXPECT_TRUE(at::allclose(at::mul(x, number(0.125)), expectedEighth, 0, 0));         // the first copy again
+    EXPECT_TRUE(at::allclose(at::mul(x, onDevice), expectedEighth, 0, 0));              // as the trace calls it
+    EXPECT_EQ(kernelStats().value("hits", 0), 4);
+    EXPECT_EQ(kernelStats().value("fallbacks", 0), 0);
+    EXPECT_TRUE(at::allclose(at::mul(x, floatOnHost), expectedEighth, 0, 0)); // float32: not what was proven
+    EXPECT_EQ(kernelStats().value("fallbacks", 0), 1);
+    const json reasons = kforge::runtime::runtimeStats()["fallback_reasons"];
+    EXPECT_NE(reasons.value("k0", std::string()).find("dtype"), std::string::npos) << reasons.dump();
+    ASSERT_TRUE(kforge::runtime::unloadPackage(handle.value()).ok());
+    std::filesystem::remove(cast);
 }
 
 TEST_F(RuntimeGpuTest, DamagedPackageIsRefusedAndNothingIsRegistered)
