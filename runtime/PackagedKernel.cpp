@@ -82,6 +82,14 @@ core::Result<std::unique_ptr<PackagedKernel>> PackagedKernel::load(const core::C
             return makeError(ErrorCode::Unsupported, "guard dtype " + g.dtype + " of " + g.arg, "kernel " + kernel.id);
         loaded->m_guardTypes.push_back(type);
     }
+    if (loaded->m_card.outputs.size() == 1) {
+        c10::ScalarType output;
+        std::vector<std::pair<c10::ScalarType, bool>> guardTypes;
+        for (std::size_t i = 0; i < loaded->m_guard.tensors.size(); ++i)
+            guardTypes.emplace_back(loaded->m_guardTypes[i], loaded->m_guard.tensors[i].sizes.empty());
+        if (core::torchinterop::scalarTypeFromName(loaded->m_card.outputs[0].dtype, output))
+            loaded->m_hostScalarOutput = hostScalarOutputType(guardTypes, output);
+    }
     // The kernel serves one device, whose capability cannot change: checked once, here.
     const cudaDeviceProp* props = at::cuda::getDeviceProperties(device);
     core::CallSpec capability;
@@ -186,6 +194,12 @@ bool PackagedKernel::valuesMatch(const HookCall& call, std::int64_t rank, std::s
     return true;
 }
 
+bool PackagedKernel::servesHostScalar(std::size_t i, const at::Tensor& t) const
+{
+    return m_guard.tensors[i].sizes.empty() && m_hostScalarOutput != c10::ScalarType::Undefined &&
+           isHostScalarOf(t, m_guardTypes[i]) && hostScalarComputesAlike(t, m_hostScalarOutput);
+}
+
 bool PackagedKernel::matches(const HookCall& call) const
 {
     if (!m_capabilityMismatch.empty() || call.tensors.size() != m_guard.tensors.size())
@@ -199,7 +213,7 @@ bool PackagedKernel::matches(const HookCall& call) const
                 t = tensor;
         if (!t || !t->defined())
             return false;
-        if (g.sizes.empty() && isHostScalarOf(*t, m_guardTypes[i]))
+        if (servesHostScalar(i, *t))
             continue; // served from its device copy (HostScalars.h)
         if (!t->is_cuda() || t->get_device() != m_device || t->scalar_type() != m_guardTypes[i] ||
             t->sizes() != c10::IntArrayRef(g.sizes) || t->strides() != c10::IntArrayRef(g.strides) ||
@@ -226,7 +240,8 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
     // Every tensor on this kernel's device, then the guard (dtype, sizes, strides, alignment).
     core::CallSpec spec;
     std::int64_t rank = 0;
-    for (const core::TensorGuard& g : m_guard.tensors) {
+    for (std::size_t i = 0; i < m_guard.tensors.size(); ++i) {
+        const core::TensorGuard& g = m_guard.tensors[i];
         const at::Tensor* t = nullptr;
         for (const auto& [name, tensor] : call.tensors)
             if (name == g.arg)
@@ -234,6 +249,12 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
         if (!t || !t->defined())
             return g.arg + ": missing";
         const bool hostScalar = g.sizes.empty() && t->is_cpu() && t->dim() == 0;
+        if (hostScalar && t->scalar_type() == m_guardTypes[i] && !servesHostScalar(i, *t))
+            return g.arg + ": a host number where the kernel was proven on a 0-dim device tensor, and eager " +
+                   (m_hostScalarOutput == c10::ScalarType::Undefined
+                        ? std::string("promotes the two differently here")
+                        : "rounds this value differently (" + std::to_string(t->item<double>()) + " in " +
+                              core::torchinterop::dtypeName(m_hostScalarOutput) + ")");
         if (!hostScalar && (!t->is_cuda() || t->get_device() != m_device))
             return g.arg + ": not on cuda:" + std::to_string(m_device);
         if (g.arg == "self" || g.arg == "input")

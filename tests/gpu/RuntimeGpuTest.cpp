@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -46,13 +47,13 @@ OperatorCard reluCard()
 }
 
 // x * 0.125 as a trace records it: the number is a 0-dim float64 tensor constant on the GPU.
-OperatorCard mulByNumberCard()
+OperatorCard mulByNumberCard(const std::string& dtype = "float32")
 {
     OperatorCard card;
-    card.id = "mul-number-card";
+    card.id = "mul-number-card-" + dtype;
     card.op = "aten::mul";
     card.overload = "Tensor";
-    const TensorSpec x{"float32", {64, 1000}, {1000, 1}, "cuda:0"};
+    const TensorSpec x{dtype, {64, 1000}, {1000, 1}, "cuda:0"};
     card.args.push_back(ArgSpec{"self", "Tensor", ArgKind::Tensor, {x}, nullptr});
     card.args.push_back(ArgSpec{"other", "Tensor", ArgKind::Tensor, {TensorSpec{"float64", {}, {}, "cuda:0"}}, nullptr});
     card.outputs = {x};
@@ -222,6 +223,40 @@ TEST_F(RuntimeGpuTest, APythonNumberOperandIsServedFromItsDeviceCopy)
     EXPECT_EQ(kernelStats().value("fallbacks", 0), 1);
     const json reasons = kforge::runtime::runtimeStats()["fallback_reasons"];
     EXPECT_NE(reasons.value("k0", std::string()).find("dtype"), std::string::npos) << reasons.dump();
+    ASSERT_TRUE(kforge::runtime::unloadPackage(handle.value()).ok());
+    std::filesystem::remove(cast);
+}
+
+TEST_F(RuntimeGpuTest, AHostNumberServesA16BitKernelOnlyWhereItsValueSurvivesRounding)
+{
+    // The kernel, as eager with a 0-dim device operand, rounds the number to bfloat16 first; eager
+    // with a host number computes with it unrounded. 0.0625 is a bfloat16, 1/sqrt(128) is not.
+    c10::InferenceMode inference;
+    const auto cast = scratchFile("mul-number-bf16.cast");
+    auto written = CastWriter::write(onePackage(mulByNumberCard("bfloat16"),
+                                                {{"self", "bfloat16", {64, 1000}, {1000, 1}, 16}, {"other", "float64", {}, {}, 8}},
+                                                m_arch),
+                                     cast);
+    ASSERT_TRUE(written.ok()) << written.error().toString();
+    const at::Tensor x = at::randn({64, 1000}, at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA));
+    auto number = [](double value) {
+        at::Tensor wrapped = at::scalar_tensor(value, at::kDouble);
+        wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
+        return wrapped;
+    };
+    const double unrepresentable = 1.0 / std::sqrt(128.0);
+    const at::Tensor expectedSixteenth = at::mul(x, number(0.0625));
+    const at::Tensor expectedScale = at::mul(x, number(unrepresentable));
+    auto handle = kforge::runtime::loadPackage(cast.string());
+    ASSERT_TRUE(handle.ok()) << handle.error().toString();
+    EXPECT_TRUE(at::equal(at::mul(x, number(0.0625)), expectedSixteenth));
+    EXPECT_EQ(kernelStats().value("hits", 0), 1) << kforge::runtime::runtimeStats().dump();
+    EXPECT_TRUE(at::equal(at::mul(x, number(unrepresentable)), expectedScale)); // eager's own result
+    EXPECT_EQ(kernelStats().value("hits", 0), 1);
+    EXPECT_EQ(kernelStats().value("fallbacks", 0), 1);
+    const json reasons = kforge::runtime::runtimeStats()["fallback_reasons"];
+    EXPECT_NE(reasons.value("k0", std::string()).find("rounds this value differently"), std::string::npos)
+        << reasons.dump();
     ASSERT_TRUE(kforge::runtime::unloadPackage(handle.value()).ok());
     std::filesystem::remove(cast);
 }
