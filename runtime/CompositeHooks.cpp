@@ -5,6 +5,7 @@
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/adaptive_avg_pool2d_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/batch_norm_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/contiguous_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/embedding_compositeexplicitautograd_dispatch.h>
 #include <ATen/ops/group_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/layer_norm_compositeimplicitautograd_dispatch.h>
@@ -181,6 +182,17 @@ at::Tensor typeAsHook(const at::Tensor& self, const at::Tensor& other)
     return at::compositeimplicitautograd::type_as(self, other);
 }
 
+// contiguous(): a packaged kernel copies a strided tensor into a contiguous one (eager clones it).
+// A tensor already contiguous never matches a guard (its card's input is not) and comes back itself.
+template <bool AtAutograd>
+at::Tensor contiguousHook(const at::Tensor& self, at::MemoryFormat memoryFormat)
+{
+    HookCall call{{{"self", &self}}, {{"memory_format", static_cast<int64_t>(memoryFormat)}}};
+    if (auto out = serveComposite<AtAutograd>("aten::contiguous", call, {&self}))
+        return *out;
+    return at::compositeimplicitautograd::contiguous(self, memoryFormat);
+}
+
 // softmax.int / log_softmax.int as a whole: with dtype=float32 on a 16-bit input eager converts
 // the input in a kernel of its own before _softmax; a packaged kernel reads the 16-bit input and
 // writes float32 in one pass.
@@ -222,7 +234,7 @@ at::Tensor embeddingHook(const at::Tensor& weight, const at::Tensor& indices, c1
 const char* const kComposite[] = {"aten::layer_norm",   "aten::group_norm",          "aten::batch_norm",
                                   "aten::rms_norm",     "aten::adaptive_avg_pool2d", "aten::embedding",
                                   "aten::softmax.int", "aten::log_softmax.int", "aten::max_pool2d",
-                                  "aten::to.dtype",     "aten::type_as"};
+                                  "aten::to.dtype",     "aten::type_as",             "aten::contiguous"};
 
 template <class CudaHook, class AutogradHook>
 void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
@@ -266,6 +278,8 @@ bool registerComposite(torch::Library& cuda, torch::Library& autogradCuda, const
         registerBoth(cuda, autogradCuda, "to.dtype", TORCH_FN(toDtypeHook<false>), TORCH_FN(toDtypeHook<true>));
     else if (key == "aten::type_as")
         registerBoth(cuda, autogradCuda, "type_as", TORCH_FN(typeAsHook<false>), TORCH_FN(typeAsHook<true>));
+    else if (key == "aten::contiguous")
+        registerBoth(cuda, autogradCuda, "contiguous", TORCH_FN(contiguousHook<false>), TORCH_FN(contiguousHook<true>));
     else if (key == "aten::embedding")
         cuda.impl("embedding", TORCH_FN(embeddingHook));
     else

@@ -45,6 +45,7 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
         {"aten::embedding", {"aten::embedding", ""}},
         {"aten::to.dtype", {"aten::to", "dtype"}},
         {"aten::type_as", {"aten::type_as", ""}},
+        {"aten::contiguous", {"aten::contiguous", ""}},
     };
     if (auto found = hooks.find(qualifiedOp); found != hooks.end())
         return found->second;

@@ -73,6 +73,22 @@ std::string pairConversions(const std::string& dtype)
            "*>(p) = " + fromFloat + "(v); }\n";
 }
 
+// PyTorch's channels-last contiguity of a 4-D tensor (size-1 dims take any stride).
+bool channelsLastContiguous(const TensorSpec& t)
+{
+    if (t.sizes.size() != 4 || t.strides.size() != 4)
+        return false;
+    std::int64_t expected = 1;
+    for (const std::size_t d : {1, 3, 2, 0}) {
+        if (t.sizes[d] == 1)
+            continue;
+        if (t.strides[d] != expected)
+            return false;
+        expected *= t.sizes[d];
+    }
+    return true;
+}
+
 } // namespace
 
 bool UnaryFamily::coversOp(const std::string& qualifiedOp)
@@ -80,7 +96,8 @@ bool UnaryFamily::coversOp(const std::string& qualifiedOp)
     return qualifiedOp == "aten::relu" || qualifiedOp == "aten::gelu" || qualifiedOp == "aten::silu" ||
            qualifiedOp == "aten::sigmoid" || qualifiedOp == "aten::tanh" || qualifiedOp == "aten::to.dtype" ||
            qualifiedOp == "aten::neg" || qualifiedOp == "aten::rsqrt" || qualifiedOp == "aten::pow.Tensor_Scalar" ||
-           qualifiedOp == "aten::relu_" || qualifiedOp == "aten::silu_" || qualifiedOp == "aten::type_as";
+           qualifiedOp == "aten::relu_" || qualifiedOp == "aten::silu_" || qualifiedOp == "aten::type_as" ||
+           qualifiedOp == "aten::contiguous";
 }
 
 Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& card)
@@ -114,6 +131,29 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     const TensorSpec& out = dense;
     if (!cast && out.dtype != in.dtype)
         return unsupportedCard(card, "expected an output of the input's dtype");
+    // contiguous() of a tensor not already contiguous: eager clones it into a contiguous tensor; here
+    // the same gather with the identity as the op.
+    const bool copy = op == "aten::contiguous";
+    if (copy) {
+        // The layout asked for; a tensor already in it comes back itself (an alias, never a copy).
+        const ArgSpec* format = card.findArg("memory_format");
+        int asked = kContiguousFormat;
+        if (format && format->kind != ArgKind::None) {
+            if (format->kind != ArgKind::Value || !format->value.is_number_integer())
+                return unsupportedCard(card, "contiguous() with memory_format " + format->value.dump());
+            asked = format->value.get<int>();
+        }
+        if (asked != kContiguousFormat && asked != kChannelsLastFormat)
+            return unsupportedCard(card, "contiguous() with memory_format " + std::to_string(asked) +
+                                             ": only contiguous_format and channels_last are covered");
+        const auto inLayout = [&](const TensorSpec& t) {
+            return asked == kContiguousFormat ? t.isContiguous() : channelsLastContiguous(t);
+        };
+        if (inLayout(in))
+            return unsupportedCard(card, "contiguous() of a tensor already in that layout returns the tensor itself");
+        if (!inLayout(out))
+            return unsupportedCard(card, "contiguous() into " + out.toShortString() + ": not the layout asked for");
+    }
     if (typeAs) {
         const ArgSpec* other = card.findArg("other");
         if (!other || other->kind != ArgKind::Tensor || other->tensors.size() != 1)
@@ -140,7 +180,7 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     }
 
     std::unique_ptr<UnaryFamily> family(new UnaryFamily());
-    family->m_op = cast ? "to" : card.op.substr(6); // after "aten::"
+    family->m_op = cast ? "to" : copy ? "copy" : card.op.substr(6); // after "aten::"
     if (family->m_op.ends_with("_")) {
         family->m_op.pop_back();
         family->m_inPlace = true;
@@ -319,6 +359,8 @@ std::string UnaryFamily::opExpression(bool fastMath) const
         return "x < 0.0f ? 0.0f : x"; // NaN stays NaN, as in PyTorch
     if (m_op == "to")
         return "x"; // widened exactly to fp32 by kfLoad, rounded to nearest even by kfStore, as c10 converts
+    if (m_op == "copy")
+        return "x"; // the same dtype in and out: widening and rounding back is exact
     if (m_op == "neg")
         return "-x";
     if (m_op == "pow")

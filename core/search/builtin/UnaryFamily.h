@@ -61,8 +61,9 @@ private:
     // c10::MemoryFormat as an argument value (torch/headeronly/core/MemoryFormat.h).
     static constexpr int kContiguousFormat = 0;
     static constexpr int kPreserveFormat = 1;
+    static constexpr int kChannelsLastFormat = 2;
 
-    std::string m_op;          // "relu", "gelu", "silu", "sigmoid", "tanh", "neg", "rsqrt", "pow", "to"
+    std::string m_op;          // "relu", "gelu", "silu", "sigmoid", "tanh", "neg", "rsqrt", "pow", "to", "copy"
     bool m_inPlace = false;    // relu_ / silu_: y is x
     bool m_channelsLast = false; // input and output NHWC (for the source's comment; indexing is flat)
     bool m_dense = false;      // input and output laid out alike in another dense layout (flat too)
