@@ -44,7 +44,12 @@ def to_cuda(value, device="cuda"):
     rotate_half reads q[..., d/2:] of a transposed query) would arrive dense, and a kernel built
     for the card's strides would read the wrong elements."""
     if isinstance(value, torch.Tensor):
-        return torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device=device).copy_(value)
+        try:
+            return torch.empty_strided(value.size(), value.stride(), dtype=value.dtype, device=device).copy_(value)
+        except RuntimeError:  # an overlapping layout (an expand's 0 strides) is not written element by element
+            storage = value.untyped_storage().to(device=device)
+            return torch.empty(0, dtype=value.dtype, device=device).set_(storage, value.storage_offset(), value.size(),
+                                                                          value.stride())
     if isinstance(value, (list, tuple)):
         return type(value)(to_cuda(v, device) for v in value)
     return value

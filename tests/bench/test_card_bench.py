@@ -24,6 +24,13 @@ class ToDeviceKeepsStrides(unittest.TestCase):
         self.assertEqual(on_cpu.stride(), sliced.stride())
         self.assertTrue(torch.equal(on_cpu, sliced))
 
+    def test_an_expanded_tensor_keeps_its_zero_strides(self):
+        # repeat_kv's k[:, :, None].expand(...) before its reshape: elements share memory
+        expanded = torch.randn(2, 1, 3, 5).expand(2, 4, 3, 5)
+        moved = card_bench.to_cuda(expanded, device="cpu")
+        self.assertEqual(moved.stride(), expanded.stride())
+        self.assertTrue(torch.equal(moved, expanded))
+
 
 if __name__ == "__main__":
     unittest.main()
