@@ -6,6 +6,7 @@
 #include <ATen/ops/adaptive_avg_pool2d_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/batch_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/contiguous_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/reshape_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/embedding_compositeexplicitautograd_dispatch.h>
 #include <ATen/ops/group_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/layer_norm_compositeimplicitautograd_dispatch.h>
@@ -193,6 +194,20 @@ at::Tensor contiguousHook(const at::Tensor& self, at::MemoryFormat memoryFormat)
     return at::compositeimplicitautograd::contiguous(self, memoryFormat);
 }
 
+// reshape(): a packaged kernel copies a tensor reshape cannot view (repeat_kv's expanded keys and
+// values into [B, H, S, D]); a call that can view its input never matches a guard (such a card is
+// refused: no copy to run) and gets eager's view.
+template <bool AtAutograd>
+at::Tensor reshapeHook(const at::Tensor& self, c10::SymIntArrayRef shape)
+{
+    if (const auto sizes = c10::asIntArrayRefSlowOpt(shape)) {
+        HookCall call{{{"self", &self}}, {{"shape", intList(*sizes)}}};
+        if (auto out = serveComposite<AtAutograd>("aten::reshape", call, {&self}))
+            return *out;
+    }
+    return at::compositeimplicitautograd::reshape_symint(self, shape);
+}
+
 // softmax.int / log_softmax.int as a whole: with dtype=float32 on a 16-bit input eager converts
 // the input in a kernel of its own before _softmax; a packaged kernel reads the 16-bit input and
 // writes float32 in one pass.
@@ -234,7 +249,8 @@ at::Tensor embeddingHook(const at::Tensor& weight, const at::Tensor& indices, c1
 const char* const kComposite[] = {"aten::layer_norm",   "aten::group_norm",          "aten::batch_norm",
                                   "aten::rms_norm",     "aten::adaptive_avg_pool2d", "aten::embedding",
                                   "aten::softmax.int", "aten::log_softmax.int", "aten::max_pool2d",
-                                  "aten::to.dtype",     "aten::type_as",             "aten::contiguous"};
+                                  "aten::to.dtype",     "aten::type_as",             "aten::contiguous",
+                                  "aten::reshape"};
 
 template <class CudaHook, class AutogradHook>
 void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
@@ -280,6 +296,8 @@ bool registerComposite(torch::Library& cuda, torch::Library& autogradCuda, const
         registerBoth(cuda, autogradCuda, "type_as", TORCH_FN(typeAsHook<false>), TORCH_FN(typeAsHook<true>));
     else if (key == "aten::contiguous")
         registerBoth(cuda, autogradCuda, "contiguous", TORCH_FN(contiguousHook<false>), TORCH_FN(contiguousHook<true>));
+    else if (key == "aten::reshape")
+        registerBoth(cuda, autogradCuda, "reshape", TORCH_FN(reshapeHook<false>), TORCH_FN(reshapeHook<true>));
     else if (key == "aten::embedding")
         cuda.impl("embedding", TORCH_FN(embeddingHook));
     else

@@ -46,6 +46,7 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
         {"aten::to.dtype", {"aten::to", "dtype"}},
         {"aten::type_as", {"aten::type_as", ""}},
         {"aten::contiguous", {"aten::contiguous", ""}},
+        {"aten::reshape", {"aten::reshape", ""}},
     };
     if (auto found = hooks.find(qualifiedOp); found != hooks.end())
         return found->second;

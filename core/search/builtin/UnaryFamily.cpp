@@ -89,6 +89,53 @@ bool channelsLastContiguous(const TensorSpec& t)
     return true;
 }
 
+// Whether reshape(t, newSizes) can view t (PyTorch then returns an alias, no copy). t's dims of more
+// than one element fall into chunks that step through memory as one (each dim's stride is the next
+// one's stride times its size); a view exists exactly when the new sizes, size-1 dims aside, group
+// into consecutive runs whose products are those chunks' element counts, in order.
+bool reshapeCanView(const TensorSpec& t, const std::vector<std::int64_t>& newSizes)
+{
+    std::vector<std::int64_t> chunks; // element counts, innermost chunk first
+    std::int64_t innerSize = 0, innerStride = 0;
+    for (std::size_t d = t.sizes.size(); d-- > 0;) {
+        if (t.sizes[d] == 1)
+            continue;
+        if (!chunks.empty() && t.strides[d] == innerStride * innerSize)
+            chunks.back() *= t.sizes[d];
+        else
+            chunks.push_back(t.sizes[d]);
+        innerSize = t.sizes[d];
+        innerStride = t.strides[d];
+    }
+    std::size_t chunk = 0;
+    std::int64_t run = 1;
+    for (std::size_t d = newSizes.size(); d-- > 0;) {
+        if (newSizes[d] == 1)
+            continue;
+        if (chunk == chunks.size())
+            return false;
+        run *= newSizes[d];
+        if (run == chunks[chunk]) {
+            ++chunk;
+            run = 1;
+        } else if (chunks[chunk] % run != 0) {
+            return false;
+        }
+    }
+    return chunk == chunks.size() && run == 1;
+}
+
+std::vector<std::int64_t> contiguousStrides(const std::vector<std::int64_t>& sizes)
+{
+    std::vector<std::int64_t> strides(sizes.size(), 1);
+    std::int64_t stride = 1;
+    for (std::size_t d = sizes.size(); d-- > 0;) {
+        strides[d] = stride;
+        stride *= sizes[d];
+    }
+    return strides;
+}
+
 } // namespace
 
 bool UnaryFamily::coversOp(const std::string& qualifiedOp)
@@ -97,7 +144,7 @@ bool UnaryFamily::coversOp(const std::string& qualifiedOp)
            qualifiedOp == "aten::sigmoid" || qualifiedOp == "aten::tanh" || qualifiedOp == "aten::to.dtype" ||
            qualifiedOp == "aten::neg" || qualifiedOp == "aten::rsqrt" || qualifiedOp == "aten::pow.Tensor_Scalar" ||
            qualifiedOp == "aten::relu_" || qualifiedOp == "aten::silu_" || qualifiedOp == "aten::type_as" ||
-           qualifiedOp == "aten::contiguous";
+           qualifiedOp == "aten::contiguous" || qualifiedOp == "aten::reshape";
 }
 
 Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& card)
@@ -111,12 +158,27 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     const TensorSpec& in = *input.value();
     if (in.numel() == 0)
         return unsupportedCard(card, "empty input");
-    if (card.outputs.size() != 1 || card.outputs[0].sizes != in.sizes)
+    if (card.outputs.size() != 1)
+        return unsupportedCard(card, "expected one output");
+    // reshape() of a tensor it cannot view (repeat_kv's expanded keys and values into [B, H, S, D]):
+    // eager copies it into a new contiguous tensor of the new sizes, whose bytes are those of a
+    // contiguous tensor of the input's sizes; the kernel is contiguous()'s gather into that.
+    const bool reshape = op == "aten::reshape";
+    TensorSpec reshapedOutput;
+    if (reshape) {
+        const TensorSpec& result = card.outputs[0];
+        if (result.numel() != in.numel() || !result.isContiguous())
+            return unsupportedCard(card, "reshape into " + result.toShortString() + ": expected a contiguous output of as many elements");
+        if (reshapeCanView(in, result.sizes))
+            return unsupportedCard(card, "reshape of a tensor it can view returns a view (no copy to run)");
+        reshapedOutput = TensorSpec{result.dtype, in.sizes, contiguousStrides(in.sizes), result.device};
+    } else if (card.outputs[0].sizes != in.sizes) {
         return unsupportedCard(card, "expected one output of the input's sizes");
+    }
     // The output is dense. Laid out as the input (strides equal wherever a dim has more than one
     // element), the kernel runs over storage order and element k of the output is element k of the
     // input; otherwise it gathers the input through its strides.
-    const TensorSpec& dense = card.outputs[0];
+    const TensorSpec& dense = reshape ? reshapedOutput : card.outputs[0];
     const auto storageOrder = denseStorageOrder(dense);
     if (!storageOrder)
         return unsupportedCard(card, "output layout " + dense.toShortString() + " (dense layouts only)");
@@ -180,7 +242,7 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     }
 
     std::unique_ptr<UnaryFamily> family(new UnaryFamily());
-    family->m_op = cast ? "to" : copy ? "copy" : card.op.substr(6); // after "aten::"
+    family->m_op = cast ? "to" : (copy || reshape) ? "copy" : card.op.substr(6); // after "aten::"
     if (family->m_op.ends_with("_")) {
         family->m_op.pop_back();
         family->m_inPlace = true;

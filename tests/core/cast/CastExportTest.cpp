@@ -264,7 +264,7 @@ TEST_F(CastExportTest, CompositeOperatorsAreDispatchedAsThemselves)
 {
     for (const char* op : {"aten::layer_norm", "aten::group_norm", "aten::batch_norm", "aten::rms_norm",
                            "aten::adaptive_avg_pool2d", "aten::max_pool2d", "aten::embedding", "aten::type_as",
-                           "aten::contiguous"}) {
+                           "aten::contiguous", "aten::reshape"}) {
         std::string why;
         const auto hook = runtimeHookFor(op, why);
         ASSERT_TRUE(hook.has_value()) << op << ": " << why;
