@@ -5,6 +5,7 @@
 #include <ATen/ops/_log_softmax_cuda_dispatch.h>
 #include <ATen/ops/_softmax_cuda_dispatch.h>
 #include <ATen/ops/add_cuda_dispatch.h>
+#include <ATen/ops/cat_cuda_dispatch.h>
 #include <ATen/ops/div_cuda_dispatch.h>
 #include <ATen/ops/gelu_cuda_dispatch.h>
 #include <ATen/ops/mean_cuda_dispatch.h>
@@ -195,6 +196,24 @@ at::Tensor geluHook(const at::Tensor& self, c10::string_view approximate)
     return at::cuda::gelu(self, approximate);
 }
 
+// cat: a list's tensors go by the guard's names for them ("tensors[0]", ...: CastExport's
+// guardForCard); lists longer than a packaged cat takes (8) go straight to the original.
+at::Tensor catHook(const at::ITensorListRef& tensors, int64_t dim)
+{
+    static const char* const kNames[] = {"tensors[0]", "tensors[1]", "tensors[2]", "tensors[3]",
+                                         "tensors[4]", "tensors[5]", "tensors[6]", "tensors[7]"};
+    const auto listed = tensors.materialize();
+    if (listed.size() <= std::size(kNames)) {
+        HookCall call;
+        for (std::size_t i = 0; i < listed.size(); ++i)
+            call.tensors.emplace_back(kNames[i], &listed[i].get());
+        call.values.emplace_back("dim", c10::IValue(dim));
+        if (auto out = serveCall("aten::cat", call))
+            return out->front();
+    }
+    return at::cuda::cat(tensors, dim);
+}
+
 HookCall binaryCall(const at::Tensor& self, const at::Tensor& other, const at::Scalar* alpha)
 {
     HookCall call{{{"self", &self}, {"other", &other}}, {}};
@@ -312,6 +331,7 @@ bool registerOne(torch::Library& library, const std::string& key)
     else if (key == "aten::div_.Tensor") library.impl(name.c_str(), TORCH_FN(divInPlaceHook));
     else if (key == "aten::mean.dim") library.impl(name.c_str(), TORCH_FN(meanHook));
     else if (key == "aten::sum.dim_IntList") library.impl(name.c_str(), TORCH_FN(sumHook));
+    else if (key == "aten::cat") library.impl(name.c_str(), TORCH_FN(catHook));
     else return false;
     return true;
 }
@@ -321,7 +341,7 @@ const char* const kHooked[] = {"aten::_softmax",    "aten::_log_softmax", "aten:
                                "aten::sub.Tensor",  "aten::mul.Tensor",   "aten::div.Tensor",  "aten::add_.Tensor",
                                "aten::sub_.Tensor", "aten::mul_.Tensor",  "aten::div_.Tensor", "aten::mean.dim",
                                "aten::sum.dim_IntList", "aten::neg",       "aten::rsqrt",      "aten::pow.Tensor_Scalar",
-                               "aten::relu_",       "aten::silu_"};
+                               "aten::relu_",       "aten::silu_",        "aten::cat"};
 
 } // namespace
 

@@ -194,6 +194,20 @@ bool PackagedKernel::valuesMatch(const HookCall& call, std::int64_t rank, std::s
     return true;
 }
 
+namespace {
+
+// A hook's argument name as the launch plan writes it: a list element "tensors[1]" (the guard's
+// name) is "tensors.1" there.
+std::string planName(const char* name)
+{
+    std::string plan(name);
+    if (const auto open = plan.find('['); open != std::string::npos && plan.back() == ']')
+        plan = plan.substr(0, open) + "." + plan.substr(open + 1, plan.size() - open - 2);
+    return plan;
+}
+
+} // namespace
+
 bool PackagedKernel::servesHostScalar(std::size_t i, const at::Tensor& t) const
 {
     return m_guard.tensors[i].sizes.empty() && m_hostScalarOutput != c10::ScalarType::Undefined &&
@@ -219,7 +233,7 @@ bool PackagedKernel::matches(const HookCall& call) const
             t->sizes() != c10::IntArrayRef(g.sizes) || t->strides() != c10::IntArrayRef(g.strides) ||
             reinterpret_cast<std::uintptr_t>(t->data_ptr()) % static_cast<std::uintptr_t>(g.alignmentBytes) != 0)
             return false;
-        if (g.arg == "self" || g.arg == "input")
+        if (g.arg == "self" || g.arg == "input" || g.arg == "tensors[0]")
             rank = t->dim();
     }
     return valuesMatch(call, rank, nullptr);
@@ -257,7 +271,7 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
                               core::torchinterop::dtypeName(m_hostScalarOutput) + ")");
         if (!hostScalar && (!t->is_cuda() || t->get_device() != m_device))
             return g.arg + ": not on cuda:" + std::to_string(m_device);
-        if (g.arg == "self" || g.arg == "input")
+        if (g.arg == "self" || g.arg == "input" || g.arg == "tensors[0]")
             rank = t->dim();
         core::CallTensor c;
         c.dtype = core::torchinterop::dtypeName(t->scalar_type()); // as cards name it
@@ -287,7 +301,7 @@ core::Result<std::vector<at::Tensor>> PackagedKernel::launch(const HookCall& cal
                                  std::string(name) + ": a host scalar with no device copy (graph capture, or too many values)",
                                  "kernel " + m_id);
         }
-        bindings.tensorArgs[std::string(name)] = reinterpret_cast<CUdeviceptr>(onDevice->data_ptr());
+        bindings.tensorArgs[planName(name)] = reinterpret_cast<CUdeviceptr>(onDevice->data_ptr());
     }
     for (const core::ArgSpec& arg : m_card.args)
         if (arg.kind == ArgKind::Value && (arg.value.is_number() || arg.value.is_boolean()))

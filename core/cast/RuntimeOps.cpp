@@ -34,6 +34,7 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
         {"aten::div_.Tensor", {"aten::div_", "Tensor"}},
         {"aten::mean.dim", {"aten::mean", "dim"}},
         {"aten::sum.dim_IntList", {"aten::sum", "dim_IntList"}},
+        {"aten::cat", {"aten::cat", ""}},
         // Composite operators: overridden as themselves (at the CUDA key, and for the
         // CompositeImplicitAutograd ones also at AutogradCUDA; see runtime/CompositeHooks.h).
         {"aten::layer_norm", {"aten::layer_norm", ""}},

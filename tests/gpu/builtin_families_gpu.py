@@ -56,7 +56,7 @@ COVERED = {
     "aten::sum.dim_IntList": 1, "aten::relu": 2, "aten::relu_": 2, "aten::silu_": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
     "aten::tanh": 1, "aten::add.Tensor": 4, "aten::sub.Tensor": 2, "aten::mul.Tensor": 4, "aten::div.Tensor": 2,
     "aten::embedding": 1, "aten::add_.Tensor": 2, "aten::to.dtype": 1, "aten::neg": 3, "aten::rsqrt": 1,
-    "aten::pow.Tensor_Scalar": 1, "aten::type_as": 1, "aten::contiguous": 3, "aten::reshape": 1,
+    "aten::pow.Tensor_Scalar": 1, "aten::type_as": 1, "aten::contiguous": 3, "aten::reshape": 1, "aten::cat": 2,
 }
 # Covered ops whose support is being added: "unsupported" is reported, not a failure.
 IN_PROGRESS = {"aten::add_.Tensor"}
@@ -159,6 +159,8 @@ def make_model(length, dtype_name, device):
                 # into a transposed (dense, permuted) output, as the decoders' rotary embedding:
                 # q.transpose(1, 2) * cos and + a contiguous operand (whose contiguous() is a card too)
                 xp.transpose(1, 2) * b, xp.transpose(1, 2) + xp.transpose(1, 2).contiguous(),
+                # rotate_half's cat of a negated upper half and a sliced lower half; a plain cat on dim 0
+                torch.cat((-xr[..., 8:], xr[..., :8]), dim=-1), torch.cat((x, y), dim=0),
                 # repeat_kv's reshape of expanded keys (heads 2 x 3 repeats): a copy, not a view
                 xp.transpose(1, 2)[:, :, None].expand(BATCH, 2, 3, CHANNELS, length).reshape(BATCH, 6, CHANNELS, length),
                 x / db, x / d,

@@ -2,6 +2,7 @@
 
 #include "search/builtin/BatchNormFamily.h"
 #include "search/builtin/BinaryFamily.h"
+#include "search/builtin/CatFamily.h"
 #include "search/builtin/ChannelsLastPoolFamily.h"
 #include "search/builtin/EmbeddingFamily.h"
 #include "search/builtin/GroupNormFamily.h"
@@ -82,6 +83,8 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
         return wrap(BinaryFamily::create(card));
     if (EmbeddingFamily::coversOp(op))
         return wrap(EmbeddingFamily::create(card));
+    if (CatFamily::coversOp(op))
+        return wrap(CatFamily::create(card));
     if (UnaryFamily::coversOp(op)) {
         auto family = UnaryFamily::create(card);
         if (!family)

@@ -293,6 +293,25 @@ TEST_F(CastExportTest, InPlaceUnaryOperatorsAreDispatchedAsThemselves)
     EXPECT_FALSE(runtimeHookFor("aten::gelu_", why).has_value()); // not covered, not hooked
 }
 
+TEST_F(CastExportTest, CatIsDispatchedAsItselfWithItsListGuardedElementByElement)
+{
+    std::string why;
+    const auto hook = runtimeHookFor("aten::cat", why);
+    ASSERT_TRUE(hook.has_value()) << why;
+    EXPECT_EQ(hook->op, "aten::cat");
+    // The runtime's cat hook names the list's tensors as the guard does.
+    OperatorCard card = makeCard("aten::cat", "");
+    card.args = {ArgSpec{"tensors", "Tensor[]", ArgKind::TensorList,
+                         {TensorSpec{"float32", {2, 3}, {3, 1}, "cuda:0"}, TensorSpec{"float32", {2, 5}, {1, 2}, "cuda:0"}},
+                         nullptr},
+                 ArgSpec{"dim", "int", ArgKind::Value, {}, 1}};
+    const KernelGuard guard = guardForCard(card, "sm_90", 16);
+    ASSERT_EQ(guard.tensors.size(), 2u);
+    EXPECT_EQ(guard.tensors[0].arg, "tensors[0]");
+    EXPECT_EQ(guard.tensors[1].arg, "tensors[1]");
+    EXPECT_EQ(guard.tensors[1].strides, (std::vector<std::int64_t>{1, 2}));
+}
+
 TEST_F(CastExportTest, InModelCheckDropsKernelsIntoFallbacksWithTheirReason)
 {
     Project project;
