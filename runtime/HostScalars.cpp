@@ -1,8 +1,8 @@
 #include "HostScalars.h"
 
+#include "cast/HostNumbers.h"
+
 #include <c10/cuda/CUDAGraphsC10Utils.h>
-#include <c10/util/BFloat16.h>
-#include <c10/util/Half.h>
 
 #include <cstdint>
 #include <cstring>
@@ -37,36 +37,16 @@ bool isHostScalarOf(const at::Tensor& t, c10::ScalarType type)
     return t.defined() && t.is_cpu() && t.dim() == 0 && t.scalar_type() == type;
 }
 
-c10::ScalarType hostScalarOutputType(const std::vector<std::pair<c10::ScalarType, bool>>& guardTypesAndZeroDim,
-                                     c10::ScalarType output)
+bool hostScalarComputesAlike(const at::Tensor& t, const std::string& outputDtype)
 {
-    if (output != c10::ScalarType::Float && output != c10::ScalarType::Half && output != c10::ScalarType::BFloat16)
-        return c10::ScalarType::Undefined;
-    for (const auto& [type, zeroDim] : guardTypesAndZeroDim)
-        if (!zeroDim && type != output)
-            return c10::ScalarType::Undefined;
-    return output;
-}
-
-bool hostScalarComputesAlike(const at::Tensor& t, c10::ScalarType output)
-{
-    float value = 0;
+    double value = 0;
     if (t.scalar_type() == c10::ScalarType::Double)
-        value = static_cast<float>(*static_cast<const double*>(t.const_data_ptr()));
+        value = *static_cast<const double*>(t.const_data_ptr());
     else if (t.scalar_type() == c10::ScalarType::Float)
         value = *static_cast<const float*>(t.const_data_ptr());
     else
         return false;
-    switch (output) {
-    case c10::ScalarType::Float:
-        return true;
-    case c10::ScalarType::BFloat16:
-        return static_cast<float>(c10::BFloat16(value)) == value; // false for NaN
-    case c10::ScalarType::Half:
-        return static_cast<float>(c10::Half(value)) == value;
-    default:
-        return false;
-    }
+    return core::hostNumberSurvivesRounding(value, outputDtype);
 }
 
 const at::Tensor* deviceCopyOfHostScalar(const at::Tensor& hostScalar, int device)

@@ -14,8 +14,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/ScalarType.h>
 
-#include <utility>
-#include <vector>
+#include <string>
 
 namespace kforge::runtime {
 
@@ -23,20 +22,10 @@ namespace kforge::runtime {
 /// 0-dim CPU tensor): what a 0-dim device operand of that dtype may be served from.
 bool isHostScalarOf(const at::Tensor& t, c10::ScalarType type);
 
-/// The dtype of the output a host scalar may be served into for a card with these guard dtypes
-/// (0-dim ones flagged) and this output dtype; Undefined when none may. Eager promotes a wrapped
-/// number and a 0-dim tensor alike only where every dimensioned operand is floating of the output's
-/// dtype: an integer tensor times a 0-dim float64 tensor gives float64, times a Python float the
-/// default dtype. Only float32, float16 and bfloat16 outputs (the built-in kernels' dtypes).
-c10::ScalarType hostScalarOutputType(const std::vector<std::pair<c10::ScalarType, bool>>& guardTypesAndZeroDim,
-                                     c10::ScalarType output);
-
-/// Whether a host scalar `t` (isHostScalarOf) computes as the card's 0-dim device operand did.
-/// Eager's CUDA kernel converts a 0-dim device operand to the output's dtype before the fp32 math
-/// (and the packaged kernel does the same), but reads a host scalar straight into fp32: the two
-/// agree only where the value survives that conversion (0.0625 in bfloat16 does; 1/sqrt(128)
-/// does not, and the call then runs the original kernel).
-bool hostScalarComputesAlike(const at::Tensor& t, c10::ScalarType output);
+/// Whether a host scalar `t` (isHostScalarOf) computes as the card's 0-dim device operand did in a
+/// kernel whose output is `outputDtype` (core/cast/HostNumbers.h: the value must survive rounding to
+/// it; which outputs qualify at all is core::hostNumberOutputDtype's decision, made at load).
+bool hostScalarComputesAlike(const at::Tensor& t, const std::string& outputDtype);
 
 /// The device copy of such a tensor's value on cuda:`device`, made on first use (a copy on the
 /// current stream that completes before this returns) and kept for the process's life; nullptr

@@ -1,6 +1,7 @@
 #include "PackagedKernel.h"
 
 #include "HostScalars.h"
+#include "cast/HostNumbers.h"
 
 #include "capture/TorchInterop.h"
 #include "cast/GuardMatch.h"
@@ -83,12 +84,10 @@ core::Result<std::unique_ptr<PackagedKernel>> PackagedKernel::load(const core::C
         loaded->m_guardTypes.push_back(type);
     }
     if (loaded->m_card.outputs.size() == 1) {
-        c10::ScalarType output;
-        std::vector<std::pair<c10::ScalarType, bool>> guardTypes;
-        for (std::size_t i = 0; i < loaded->m_guard.tensors.size(); ++i)
-            guardTypes.emplace_back(loaded->m_guardTypes[i], loaded->m_guard.tensors[i].sizes.empty());
-        if (core::torchinterop::scalarTypeFromName(loaded->m_card.outputs[0].dtype, output))
-            loaded->m_hostScalarOutput = hostScalarOutputType(guardTypes, output);
+        std::vector<std::pair<std::string, bool>> guardDtypes;
+        for (const core::TensorGuard& g : loaded->m_guard.tensors)
+            guardDtypes.emplace_back(g.dtype, g.sizes.empty());
+        loaded->m_hostScalarOutput = core::hostNumberOutputDtype(guardDtypes, loaded->m_card.outputs[0].dtype);
     }
     // The kernel serves one device, whose capability cannot change: checked once, here.
     const cudaDeviceProp* props = at::cuda::getDeviceProperties(device);
@@ -210,8 +209,8 @@ std::string planName(const char* name)
 
 bool PackagedKernel::servesHostScalar(std::size_t i, const at::Tensor& t) const
 {
-    return m_guard.tensors[i].sizes.empty() && m_hostScalarOutput != c10::ScalarType::Undefined &&
-           isHostScalarOf(t, m_guardTypes[i]) && hostScalarComputesAlike(t, m_hostScalarOutput);
+    return m_guard.tensors[i].sizes.empty() && !m_hostScalarOutput.empty() && isHostScalarOf(t, m_guardTypes[i]) &&
+           hostScalarComputesAlike(t, m_hostScalarOutput);
 }
 
 bool PackagedKernel::matches(const HookCall& call) const
@@ -265,10 +264,10 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
         const bool hostScalar = g.sizes.empty() && t->is_cpu() && t->dim() == 0;
         if (hostScalar && t->scalar_type() == m_guardTypes[i] && !servesHostScalar(i, *t))
             return g.arg + ": a host number where the kernel was proven on a 0-dim device tensor, and eager " +
-                   (m_hostScalarOutput == c10::ScalarType::Undefined
+                   (m_hostScalarOutput.empty()
                         ? std::string("promotes the two differently here")
                         : "rounds this value differently (" + std::to_string(t->item<double>()) + " in " +
-                              core::torchinterop::dtypeName(m_hostScalarOutput) + ")");
+                              m_hostScalarOutput + ")");
         if (!hostScalar && (!t->is_cuda() || t->get_device() != m_device))
             return g.arg + ": not on cuda:" + std::to_string(m_device);
         if (g.arg == "self" || g.arg == "input" || g.arg == "tensors[0]")
