@@ -25,7 +25,7 @@ Pass/fail:
 Exits 77 ("Skipped" for ctest) when torch sees no CUDA device. Everything it writes lives in a
 temporary folder that is removed at the end (--keep keeps it and prints where).
 
-Usage: builtin_families_gpu.py --kforge build/cli/kforge [--jobs N] [--lengths 1 7] [--dtypes float32]
+Usage: builtin_families_gpu.py --kforge build/cli/kforge [--jobs 4] [--lengths 1 7] [--dtypes float32]
 """
 import argparse
 import concurrent.futures
@@ -349,11 +349,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kforge", required=True, help="the kforge executable (it finds kforge-worker beside it)")
     parser.add_argument("--worker", help="kforge-worker to use instead (sets KFORGE_WORKER)")
-    # Each search compiles with NVRTC on the host and validates on the GPU: up to one model per two
-    # CPU cores at once (the GPU machine's 16 cores: 8; 409 s for the whole matrix at 4 on 2026-12-02).
-    default_jobs = max(4, min(8, (os.cpu_count() or 8) // 2))
-    parser.add_argument("--jobs", type=int, default=default_jobs,
-                        help=f"models searched at once (default {default_jobs}: half the CPU cores, 4 to 8)")
+    parser.add_argument("--jobs", type=int, default=4, help="models searched at once (default 4)")
     parser.add_argument("--lengths", type=int, nargs="+", default=list(ROW_LENGTHS))
     parser.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=DTYPES)
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
