@@ -167,12 +167,7 @@ bool BinaryFamily::operandVectorLoads(int k, int width) const
         return false;
     // Whole-vector loads need the operand's innermost stride 1 and every vector start a multiple of
     // the width (base pointer 16-byte aligned, docs/builtin-proposer.md).
-    if (width == 1 || m_strides[k].back() != 1)
-        return false;
-    for (std::size_t d = 0; d + 1 < m_dims.size(); ++d)
-        if (m_strides[k][d] % width != 0)
-            return false;
-    return true;
+    return width != 1 && stridesAllowVectors(m_strides[k], width);
 }
 
 Result<void> BinaryFamily::check(const nlohmann::json& p) const

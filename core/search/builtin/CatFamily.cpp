@@ -92,11 +92,9 @@ bool CatFamily::vectorWidthFits(int width) const
     for (const Piece& p : m_pieces) {
         // A vector stays in one innermost row of both sides, which step by 1 there, and starts on a
         // multiple of the width everywhere (base pointers are 16-byte aligned: the runtime's guard).
-        if (p.sizes.back() % width != 0 || p.inStrides.back() != 1 || p.outStrides.back() != 1 || p.outBase % width != 0)
+        if (p.sizes.back() % width != 0 || p.outBase % width != 0 || !stridesAllowVectors(p.inStrides, width) ||
+            !stridesAllowVectors(p.outStrides, width))
             return false;
-        for (std::size_t d = 0; d + 1 < p.sizes.size(); ++d)
-            if (p.inStrides[d] % width != 0 || p.outStrides[d] % width != 0)
-                return false;
     }
     return true;
 }

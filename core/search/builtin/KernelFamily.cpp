@@ -167,6 +167,16 @@ MergedDims mergeDims(const std::vector<std::size_t>& order, const std::vector<st
     return merged;
 }
 
+bool stridesAllowVectors(const std::vector<std::int64_t>& strides, int width)
+{
+    if (strides.empty() || strides.back() != 1)
+        return false;
+    for (std::size_t d = 0; d + 1 < strides.size(); ++d)
+        if (strides[d] % width != 0)
+            return false;
+    return true;
+}
+
 std::string dtypeLoader(const std::string& fn, const std::string& dtype)
 {
     std::string s;

@@ -84,6 +84,11 @@ struct MergedDims {
 };
 MergedDims mergeDims(const std::vector<std::size_t>& order, const std::vector<std::int64_t>& sizes,
                      const std::vector<std::vector<std::int64_t>>& strides);
+/// Whether an operand walked with these strides (merged dims, outermost first, in elements) can be
+/// moved in whole vectors of `width` elements: innermost stride 1 and every other stride a multiple
+/// of the width, so each vector starts on a multiple of it (base pointers are 16-byte aligned).
+bool stridesAllowVectors(const std::vector<std::int64_t>& strides, int width);
+
 /// `#include` lines for a dtype plus `__device__ float NAME(T v)` converting one element to float;
 /// used for tensors whose dtype may differ from the main input's (weights, running stats, operands).
 std::string dtypeLoader(const std::string& fn, const std::string& dtype);

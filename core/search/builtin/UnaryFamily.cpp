@@ -1,6 +1,7 @@
 #include "search/builtin/UnaryFamily.h"
 
 #include <algorithm>
+#include <numeric>
 #include <sstream>
 
 namespace kforge::core {
@@ -90,31 +91,22 @@ bool channelsLastContiguous(const TensorSpec& t)
 }
 
 // Whether reshape(t, newSizes) can view t (PyTorch then returns an alias, no copy). t's dims of more
-// than one element fall into chunks that step through memory as one (each dim's stride is the next
-// one's stride times its size); a view exists exactly when the new sizes, size-1 dims aside, group
-// into consecutive runs whose products are those chunks' element counts, in order.
+// than one element fall into chunks that step through memory as one (mergeDims in t's own order);
+// a view exists exactly when the new sizes, size-1 dims aside, group into consecutive runs whose
+// products are those chunks' element counts, in order.
 bool reshapeCanView(const TensorSpec& t, const std::vector<std::int64_t>& newSizes)
 {
-    std::vector<std::int64_t> chunks; // element counts, innermost chunk first
-    std::int64_t innerSize = 0, innerStride = 0;
-    for (std::size_t d = t.sizes.size(); d-- > 0;) {
-        if (t.sizes[d] == 1)
-            continue;
-        if (!chunks.empty() && t.strides[d] == innerStride * innerSize)
-            chunks.back() *= t.sizes[d];
-        else
-            chunks.push_back(t.sizes[d]);
-        innerSize = t.sizes[d];
-        innerStride = t.strides[d];
-    }
+    std::vector<std::size_t> order(t.sizes.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    const std::vector<std::int64_t> chunks = mergeDims(order, t.sizes, {t.strides}).sizes; // outermost first
     std::size_t chunk = 0;
     std::int64_t run = 1;
-    for (std::size_t d = newSizes.size(); d-- > 0;) {
-        if (newSizes[d] == 1)
+    for (const std::int64_t size : newSizes) {
+        if (size == 1)
             continue;
         if (chunk == chunks.size())
             return false;
-        run *= newSizes[d];
+        run *= size;
         if (run == chunks[chunk]) {
             ++chunk;
             run = 1;
@@ -305,12 +297,7 @@ bool UnaryFamily::vectorWidthAllowed(int width) const
 
 bool UnaryFamily::gatherVectorLoads(int width) const
 {
-    if (width == 1 || m_inStrides.back() != 1)
-        return false;
-    for (std::size_t d = 0; d + 1 < m_dims.size(); ++d)
-        if (m_inStrides[d] % width != 0)
-            return false;
-    return true;
+    return width != 1 && stridesAllowVectors(m_inStrides, width);
 }
 
 nlohmann::json UnaryFamily::toJson(const Params& p)
