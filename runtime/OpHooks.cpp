@@ -202,11 +202,11 @@ at::Tensor catHook(const at::ITensorListRef& tensors, int64_t dim)
 {
     static const char* const kNames[] = {"tensors[0]", "tensors[1]", "tensors[2]", "tensors[3]",
                                          "tensors[4]", "tensors[5]", "tensors[6]", "tensors[7]"};
-    const auto listed = tensors.materialize();
-    if (listed.size() <= std::size(kNames)) {
-        HookCall call;
-        for (std::size_t i = 0; i < listed.size(); ++i)
-            call.tensors.emplace_back(kNames[i], &listed[i].get());
+    if (tensors.size() <= std::size(kNames)) {
+        HookCall call; // the list's own tensors, by reference: nothing allocated for a short list
+        std::size_t i = 0;
+        for (const at::Tensor& tensor : tensors)
+            call.tensors.emplace_back(kNames[i++], &tensor);
         call.values.emplace_back("dim", c10::IValue(dim));
         if (auto out = serveCall("aten::cat", call))
             return out->front();

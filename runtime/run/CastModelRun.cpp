@@ -3,6 +3,7 @@
 #include "CastRuntime.h"
 #include "ForwardGpuTimer.h"
 #include "ModelHarness.h"
+#include "PackageLoad.h"
 #include "cast/CastReader.h"
 #include "cast/KernelStatsSum.h"
 #include "util/AtomicFile.h"
@@ -44,11 +45,6 @@ json latencyJson(const LatencySummary& s)
 
 constexpr int kBlocksPerSide = 5; // alternating blocks of passes per side (fewer when runs is smaller)
 constexpr int kBlockWarmup = 1;   // untimed passes after each switch but the first (options.warmup)
-
-struct PackageUnloader {
-    int handle;
-    ~PackageUnloader() { (void)unloadPackage(handle); }
-};
 
 } // namespace
 
@@ -113,10 +109,9 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
         if (block == 0)
             report.eagerGpuMs = gpuTime.medianMilliseconds(harness.value(), gpuPasses, "eager");
 
-        auto handle = loadOpenedPackage(package.value(), options.castFile.string());
-        if (!handle)
-            return handle.error();
-        PackageUnloader unloader{handle.value()};
+        PackageLoad loaded(package.value(), options.castFile.string()); // unloaded at the block's end
+        if (auto ok = loaded.load(); !ok)
+            return ok.error();
         if (!withKernels) {
             auto pass = runTimedForward(harness.value());
             if (!pass)

@@ -3,10 +3,10 @@
 #include "CastRuntime.h"
 #include "ForwardGpuTimer.h"
 #include "ModelHarness.h"
+#include "PackageLoad.h"
 #include "cast/CastReader.h"
 
 #include <cstdio>
-#include <optional>
 #include <set>
 
 namespace kforge::runtime {
@@ -38,40 +38,6 @@ core::Result<double> medianForwardMs(ModelHarness& harness, int passes)
     }
     return summarizeLatency(times).medianMs;
 }
-
-// The package loaded into the runtime, or not: the speed check times "no kernel" with the package
-// unloaded, as eager PyTorch runs (a loaded package's disabled kernels still cost their hooks a
-// guard and a redispatch per call, which would flatter the kernels by up to a microsecond per
-// hooked call).
-class PackageLoad {
-public:
-    PackageLoad(const core::CastPackage& package, std::string path) : m_package(package), m_path(std::move(path)) {}
-    ~PackageLoad() { unload(); }
-    PackageLoad(const PackageLoad&) = delete;
-    PackageLoad& operator=(const PackageLoad&) = delete;
-
-    core::Result<void> load()
-    {
-        if (m_handle)
-            return {};
-        auto handle = loadOpenedPackage(m_package, m_path);
-        if (!handle)
-            return handle.error();
-        m_handle = handle.value();
-        return {};
-    }
-    void unload()
-    {
-        if (m_handle)
-            (void)unloadPackage(*m_handle);
-        m_handle.reset();
-    }
-
-private:
-    const core::CastPackage& m_package; // opened and verified once
-    std::string m_path;
-    std::optional<int> m_handle;
-};
 
 } // namespace
 
