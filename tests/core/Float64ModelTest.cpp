@@ -33,6 +33,19 @@ MixedPrecisionFixture loadFixture()
     return {module.value(), values->at(0).toTensor(), values->at(1).toTensor()};
 }
 
+// The fixture run in float64 gives Python's float64 result, to float64 rounding (not to bfloat16's
+// 3.9e-3 or float32's 6e-8).
+void expectFloat64Result(MixedPrecisionFixture& fixture)
+{
+    auto output = runModelInFloat64(fixture.module, {fixture.input});
+    ASSERT_TRUE(output.ok()) << output.error().toString();
+    const at::Tensor got = output->toTensor();
+    EXPECT_EQ(got.scalar_type(), at::kDouble);
+    ASSERT_EQ(got.sizes(), fixture.expected.sizes());
+    const double maxError = (got - fixture.expected).abs().max().item<double>();
+    EXPECT_LT(maxError, 1e-12) << "largest difference from Python's float64 result";
+}
+
 } // namespace
 
 TEST(Float64Model, TracedBfloat16BlockRunsInFloat64Throughout)
@@ -41,14 +54,7 @@ TEST(Float64Model, TracedBfloat16BlockRunsInFloat64Throughout)
     ASSERT_EQ(fixture.input.scalar_type(), at::kBFloat16);
     ASSERT_EQ(fixture.expected.scalar_type(), at::kDouble);
 
-    auto output = runModelInFloat64(fixture.module, {fixture.input});
-    ASSERT_TRUE(output.ok()) << output.error().toString();
-    const at::Tensor got = output->toTensor();
-    EXPECT_EQ(got.scalar_type(), at::kDouble);
-    ASSERT_EQ(got.sizes(), fixture.expected.sizes());
-    // Float64 throughout: agreement to float64 rounding, not to bfloat16's 3.9e-3 or float32's 6e-8.
-    const double maxError = (got - fixture.expected).abs().max().item<double>();
-    EXPECT_LT(maxError, 1e-12) << "largest difference from Python's float64 result";
+    expectFloat64Result(fixture);
 }
 
 TEST(Float64Model, RunsInFloat64AfterTheModelRanOpByOp)
@@ -62,13 +68,7 @@ TEST(Float64Model, RunsInFloat64AfterTheModelRanOpByOp)
         for (int pass = 0; pass < 3; ++pass) // the profiling executor's runs, then its optimized plan
             (void)forwardOpByOp(fixture.module, {fixture.input});
     }
-    auto output = runModelInFloat64(fixture.module, {fixture.input});
-    ASSERT_TRUE(output.ok()) << output.error().toString();
-    const at::Tensor got = output->toTensor();
-    EXPECT_EQ(got.scalar_type(), at::kDouble);
-    ASSERT_EQ(got.sizes(), fixture.expected.sizes());
-    const double maxError = (got - fixture.expected).abs().max().item<double>();
-    EXPECT_LT(maxError, 1e-12) << "largest difference from Python's float64 result";
+    expectFloat64Result(fixture);
 }
 
 TEST(Float64Model, ConvertingOnlyWeightsAndInputsIsNotEnough)
