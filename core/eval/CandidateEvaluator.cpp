@@ -307,40 +307,65 @@ Result<CandidateOutputs> runCandidate(const CubinModule& module, const LaunchPla
     return outputs;
 }
 
-// Fresh inputs with the layouts of `real` in new storage (so no address repeats), values drawn on
-// the device to match each real tensor's range: floats normal with its mean and standard
-// deviation, integers uniform between its minimum and maximum, bools uniform.
+// A fresh tensor with the layout of `t` in new storage (so no address repeats) on t's device, values
+// drawn there to match t's range: floats normal with its mean and standard deviation, integers
+// uniform between its minimum and maximum, bools uniform.
+at::Tensor freshTensorLike(const at::Tensor& t, at::Generator& generator)
+{
+    at::Tensor out = torchinterop::cloneExact(t, t.device());
+    if (t.numel() == 0)
+        return out;
+    const auto options = at::TensorOptions().device(t.device());
+    at::Tensor drawn;
+    if (at::isFloatingType(t.scalar_type())) {
+        const at::Tensor asFloat = t.to(at::kFloat);
+        const double mean = asFloat.mean().item<double>();
+        const double std = t.numel() > 1 ? asFloat.std().item<double>() : 1.0;
+        drawn = at::randn(t.sizes(), generator, options.dtype(at::kFloat)) * (std > 0 ? std : 1.0) + mean;
+    } else if (t.scalar_type() == at::kBool) {
+        drawn = at::randint(0, 2, t.sizes(), generator, options.dtype(at::kLong));
+    } else {
+        const at::Tensor asLong = t.to(at::kLong);
+        drawn = at::randint(asLong.min().item<std::int64_t>(), asLong.max().item<std::int64_t>() + 1, t.sizes(),
+                            generator, options.dtype(at::kLong));
+    }
+    out.copy_(drawn);
+    return out;
+}
+
+// `value` with every defined tensor in it, in lists (aten::cat's tensors) and tuples too, replaced
+// by a fresh one on its own device; everything else as it is.
+c10::IValue freshValueLike(const c10::IValue& value, at::Generator& generator)
+{
+    if (value.isTensor())
+        return value.toTensor().defined() ? c10::IValue(freshTensorLike(value.toTensor(), generator)) : value;
+    if (value.isTensorList()) {
+        c10::List<at::Tensor> fresh;
+        for (const at::Tensor& t : value.toTensorVector())
+            fresh.push_back(t.defined() ? freshTensorLike(t, generator) : t);
+        return fresh;
+    }
+    if (value.isList()) {
+        c10::impl::GenericList fresh(value.toList().elementType());
+        for (const c10::IValue& element : value.toListRef())
+            fresh.push_back(freshValueLike(element, generator));
+        return fresh;
+    }
+    if (value.isTuple()) {
+        std::vector<c10::IValue> elements;
+        for (const c10::IValue& element : value.toTupleRef().elements())
+            elements.push_back(freshValueLike(element, generator));
+        return c10::ivalue::Tuple::create(std::move(elements));
+    }
+    return value;
+}
+
+// Fresh inputs with the layouts and devices of `real` (freshValueLike of each).
 std::vector<c10::IValue> freshInputsLike(const std::vector<c10::IValue>& real, at::Generator& generator)
 {
     std::vector<c10::IValue> fresh;
-    for (const c10::IValue& value : real) {
-        if (!value.isTensor() || !value.toTensor().defined()) {
-            fresh.push_back(torchinterop::cloneValue(value, value.isTensor() ? value.toTensor().device() : at::kCPU));
-            continue;
-        }
-        const at::Tensor t = value.toTensor();
-        at::Tensor out = torchinterop::cloneExact(t, t.device());
-        if (t.numel() == 0) {
-            fresh.push_back(out);
-            continue;
-        }
-        const auto options = at::TensorOptions().device(t.device());
-        at::Tensor drawn;
-        if (at::isFloatingType(t.scalar_type())) {
-            const at::Tensor asFloat = t.to(at::kFloat);
-            const double mean = asFloat.mean().item<double>();
-            const double std = t.numel() > 1 ? asFloat.std().item<double>() : 1.0;
-            drawn = at::randn(t.sizes(), generator, options.dtype(at::kFloat)) * (std > 0 ? std : 1.0) + mean;
-        } else if (t.scalar_type() == at::kBool) {
-            drawn = at::randint(0, 2, t.sizes(), generator, options.dtype(at::kLong));
-        } else {
-            const at::Tensor asLong = t.to(at::kLong);
-            drawn = at::randint(asLong.min().item<std::int64_t>(), asLong.max().item<std::int64_t>() + 1, t.sizes(),
-                                generator, options.dtype(at::kLong));
-        }
-        out.copy_(drawn);
-        fresh.push_back(out);
-    }
+    for (const c10::IValue& value : real)
+        fresh.push_back(freshValueLike(value, generator));
     return fresh;
 }
 
