@@ -12,6 +12,7 @@
 #include "worker/Base64.h"
 
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
@@ -315,21 +316,27 @@ at::Tensor freshTensorLike(const at::Tensor& t, at::Generator& generator)
     at::Tensor out = torchinterop::cloneExact(t, t.device());
     if (t.numel() == 0)
         return out;
+    // An expanded (overlapping) tensor, e.g. repeat_kv's keys before their reshape, cannot be
+    // written element by element: its storage is (cloneExact gave it exactly its span, offset 0).
+    const bool overlapping = at::has_internal_overlap(out) == at::MemOverlap::Yes;
+    at::Tensor target =
+        overlapping ? out.as_strided({static_cast<std::int64_t>(out.storage().nbytes()) / out.element_size()}, {1}, 0)
+                    : out;
     const auto options = at::TensorOptions().device(t.device());
     at::Tensor drawn;
     if (at::isFloatingType(t.scalar_type())) {
         const at::Tensor asFloat = t.to(at::kFloat);
         const double mean = asFloat.mean().item<double>();
         const double std = t.numel() > 1 ? asFloat.std().item<double>() : 1.0;
-        drawn = at::randn(t.sizes(), generator, options.dtype(at::kFloat)) * (std > 0 ? std : 1.0) + mean;
+        drawn = at::randn(target.sizes(), generator, options.dtype(at::kFloat)) * (std > 0 ? std : 1.0) + mean;
     } else if (t.scalar_type() == at::kBool) {
-        drawn = at::randint(0, 2, t.sizes(), generator, options.dtype(at::kLong));
+        drawn = at::randint(0, 2, target.sizes(), generator, options.dtype(at::kLong));
     } else {
         const at::Tensor asLong = t.to(at::kLong);
-        drawn = at::randint(asLong.min().item<std::int64_t>(), asLong.max().item<std::int64_t>() + 1, t.sizes(),
+        drawn = at::randint(asLong.min().item<std::int64_t>(), asLong.max().item<std::int64_t>() + 1, target.sizes(),
                             generator, options.dtype(at::kLong));
     }
-    out.copy_(drawn);
+    target.copy_(drawn);
     return out;
 }
 
