@@ -25,7 +25,11 @@ Pass/fail:
 Exits 77 ("Skipped" for ctest) when torch sees no CUDA device. Everything it writes lives in a
 temporary folder that is removed at the end (--keep keeps it and prints where).
 
+--ops searches only the cards of the ops named (e.g. `--ops aten::cat aten::reshape` to re-check a
+fix in a minute or two instead of the whole matrix); every op is still captured and counted.
+
 Usage: builtin_families_gpu.py --kforge build/cli/kforge [--jobs 4] [--lengths 1 7] [--dtypes float32]
+                               [--ops aten::cat ...]
 """
 import argparse
 import concurrent.futures
@@ -285,7 +289,7 @@ def check_tree(case, card, tree, label):
     return text
 
 
-def run_case(case, kforge, workdir, env):
+def run_case(case, kforge, workdir, env, ops=None):
     started = time.monotonic()
     model_path = os.path.join(workdir, "model.pt")
     inputs_path = os.path.join(workdir, "inputs.pt")
@@ -304,7 +308,12 @@ def run_case(case, kforge, workdir, env):
         if counts.get(op, 0) != expected:
             case.fail(op, f"captured {counts.get(op, 0)} card(s), expected {expected} (op fused away or missing?)")
 
-    optimize = run([kforge, "optimize", project, "--iterations", str(ITERATIONS), "--seed", "1"], 1800, env)
+    selected = [card for card in cards if ops is None or qualified(card) in ops]
+    if not selected:
+        case.fail("optimize", "no card of the ops selected with --ops")
+        return case
+    only = ["--cards"] + [card["id"] for card in selected] if ops is not None else []
+    optimize = run([kforge, "optimize", project, "--iterations", str(ITERATIONS), "--seed", "1"] + only, 1800, env)
     skipped, errors = {}, {}
     for line in optimize.stderr.splitlines():
         match = re.match(r"kforge: (skip|error: )\s*([0-9a-fA-F]{8}) (\S+): (.*)$", line)
@@ -313,7 +322,7 @@ def run_case(case, kforge, workdir, env):
     if optimize.returncode not in (0, 1) or (optimize.returncode == 1 and not errors):
         case.fail("optimize", f"exit {optimize.returncode}: {one_line(optimize.stderr)}")
 
-    for card in sorted(cards, key=lambda c: (qualified(c), tensor_summary(c))):
+    for card in sorted(selected, key=lambda c: (qualified(c), tensor_summary(c))):
         op = qualified(card)
         label = f"{op} [{tensor_summary(card)}]"
         short = card["id"][:8]
@@ -352,8 +361,15 @@ def main():
     parser.add_argument("--jobs", type=int, default=4, help="models searched at once (default 4)")
     parser.add_argument("--lengths", type=int, nargs="+", default=list(ROW_LENGTHS))
     parser.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=DTYPES)
+    parser.add_argument("--ops", nargs="+", metavar="OP",
+                        help="search only these ops' cards (qualified names, e.g. aten::cat; default: all)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
+
+    unknown = sorted(set(args.ops or []) - set(COVERED))
+    if unknown:
+        print(f"error: --ops {' '.join(unknown)}: not among the covered ops ({', '.join(COVERED)})", file=sys.stderr)
+        return 2
 
     import torch
     if not torch.cuda.is_available():
@@ -389,7 +405,7 @@ def main():
                 except Exception as e:  # noqa: BLE001 - one line per case, the others go on
                     case.fail("export", one_line(f"{type(e).__name__}: {e}"))
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            futures = {pool.submit(run_case, case, kforge, workdir, env): case for case, workdir in ready}
+            futures = {pool.submit(run_case, case, kforge, workdir, env, args.ops): case for case, workdir in ready}
             for future in concurrent.futures.as_completed(futures):
                 case = futures[future]
                 try:
