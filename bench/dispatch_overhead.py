@@ -2,8 +2,10 @@
 """Issue 5 benchmark: what the runtime's guarded dispatch costs per call (goal: a guard that falls
 back adds under 2 us per call).
 
-A .cast package with custom kernels for relu and layer_norm (one-op models, captured, searched for a
-few iterations, exported with --min-speedup 0.01 --no-model-check) is loaded into this process.
+A .cast package with custom kernels for relu, layer_norm, mul by a Python number, cat, contiguous
+and reshape (one small model, captured, searched for a few iterations, exported with --min-speedup
+0.01 --no-model-check) is loaded into this process. reshape and contiguous matter most: the package
+hooks every call of them, and nearly all of a model's reshapes are views that fall back.
 Then each operator is called in a tight loop on tensors whose shape differs from the packaged one,
 so every call runs the guard, misses, and goes to the original kernel; once with one such shape, once
 with two shapes in turn (each miss unlike the one before, as a model's calls are). The same loop runs with the
@@ -38,7 +40,11 @@ GOAL_US = 2.0
 
 class Ops(torch.nn.Module):
     def forward(self, x):
-        return F.layer_norm(torch.relu(x), (x.shape[-1],))
+        y = F.layer_norm(torch.relu(x), (x.shape[-1],))
+        joined = torch.cat([y * 0.125, y], -1)                           # [64, 512]
+        transposed = joined.t().contiguous()                             # [512, 64], a copy
+        repeated = x[:, None].expand(-1, 2, -1).reshape(-1, x.shape[-1])  # [128, 256], not a view
+        return transposed.sum() + repeated.sum()
 
 
 def run(cmd, what):
@@ -90,6 +96,8 @@ def main():
         # A model calls a hooked op with several shapes in turn (Gemma's mul.Tensor), so each miss
         # differs from the one before: the runtime must not format a reason on every such call.
         turns = itertools.cycle([miss, torch.randn(16, 256, device="cuda")])
+        joined_hit = torch.randn(64, 512, device="cuda")
+        expanded_hit, expanded_miss = hit[:, None].expand(-1, 2, -1), miss[:, None].expand(-1, 2, -1)
         cases = {
             "relu fallback (guard miss)": lambda: torch.relu(miss),
             "layer_norm fallback (guard miss)": lambda: F.layer_norm(miss, (256,)),
@@ -97,6 +105,15 @@ def main():
             "layer_norm fallback, two shapes in turn": lambda: F.layer_norm(next(turns), (256,)),
             "relu hit": lambda: torch.relu(hit),
             "layer_norm hit": lambda: F.layer_norm(hit, (256,)),
+            "mul by a Python number fallback": lambda: miss * 0.125,
+            "mul by a Python number hit": lambda: hit * 0.125,
+            "cat fallback": lambda: torch.cat([miss, miss], -1),
+            "cat hit": lambda: torch.cat([hit, hit], -1),
+            "contiguous fallback (a copy)": lambda: miss.t().contiguous(),
+            "contiguous hit": lambda: joined_hit.t().contiguous(),
+            "reshape fallback (a view)": lambda: miss.reshape(-1),
+            "reshape fallback (a copy)": lambda: expanded_miss.reshape(-1, 256),
+            "reshape hit": lambda: expanded_hit.reshape(-1, 256),
         }
         rows = {name: {"without": [], "with": []} for name in cases}
         for _ in range(args.rounds):
