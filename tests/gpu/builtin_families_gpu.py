@@ -163,8 +163,9 @@ def make_model(length, dtype_name, device):
                 # into a transposed (dense, permuted) output, as the decoders' rotary embedding:
                 # q.transpose(1, 2) * cos and + a contiguous operand (whose contiguous() is a card too)
                 xp.transpose(1, 2) * b, xp.transpose(1, 2) + xp.transpose(1, 2).contiguous(),
-                # rotate_half's cat of a negated upper half and a sliced lower half; a plain cat on dim 0
-                torch.cat((-xr[..., 8:], xr[..., :8]), dim=-1), torch.cat((x, y), dim=0),
+                # rotate_half's cat of a negated upper half and a sliced lower half; a cat on dim 0 of
+                # three inputs of unequal sizes, two of them row slices (each its own range of blocks)
+                torch.cat((-xr[..., 8:], xr[..., :8]), dim=-1), torch.cat((x, y[:1], x[1:]), dim=0),
                 # repeat_kv's reshape of expanded keys (heads 2 x 3 repeats): a copy, not a view
                 xp.transpose(1, 2)[:, :, None].expand(BATCH, 2, 3, CHANNELS, length).reshape(BATCH, 6, CHANNELS, length),
                 x / db, x / d,

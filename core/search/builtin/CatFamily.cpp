@@ -136,51 +136,67 @@ Result<Candidate> CatFamily::generate(const nlohmann::json& params) const
     const int threads = params["threads"].get<int>();
     const int v = params["vector_width"].get<int>();
 
+    // One launch for every input (eager's cat is one batched launch too; one launch per input cost a
+    // launch's host time per extra input, dispatch_overhead 2026-12-02): input k owns a range of the
+    // grid's blocks, in proportion to its size, and grid-strides over its own vectors within it.
+    std::vector<std::int64_t> blocks;
+    for (const Piece& p : m_pieces) {
+        const std::int64_t vectors = p.numel / v;
+        blocks.push_back(std::max<std::int64_t>(1, std::min<std::int64_t>((vectors + threads - 1) / threads, 65535LL * 8)));
+    }
     std::ostringstream s;
     s << "// Built-in cat of " << m_pieces.size() << " " << m_dtype << " tensors along dim " << m_dim
-      << ": one kernel per input copies it into its slab of the output,\n"
+      << ": one launch, each input copied into its slab of the output by its own range of blocks,\n"
       << "// walking the output's storage order (dims merged where both sides step through them as one).\n"
       << "// Template parameters: " << params.dump() << "\n"
       << dtypePrelude(m_dtype, m_dtype)
       << "constexpr int V = " << v << ";\n"
       << "constexpr int THREADS = " << threads << ";\n"
       << "struct alignas(V * sizeof(in_t)) Vec { in_t v[V]; };\n";
-    nlohmann::json launches = nlohmann::json::array();
     for (std::size_t k = 0; k < m_pieces.size(); ++k) {
         const Piece& p = m_pieces[k];
         const std::size_t rank = p.sizes.size();
-        const std::int64_t vectors = p.numel / v;
-        s << "\n// Input " << k << ": " << p.numel << " elements, slab at output element " << p.outBase
-          << "; merged dims [size: input stride, output stride]:";
+        s << "\n// Input " << k << ": " << p.numel << " elements, slab at output element " << p.outBase << ", "
+          << blocks[k] << " block(s); merged dims [size: input stride, output stride]:";
         for (std::size_t d = 0; d < rank; ++d)
             s << " [" << p.sizes[d] << ": " << p.inStrides[d] << ", " << p.outStrides[d] << "]";
-        s << "\n__device__ __forceinline__ void kfOffsets" << k << "(long long i, long long& from, long long& to)\n{\n"
-          << "    from = 0;\n    to = " << p.outBase << "LL;\n";
+        s << "\n__device__ __forceinline__ void kfCopy" << k
+          << "(const in_t* __restrict__ x, out_t* __restrict__ y, long long block)\n{\n"
+          << "    for (long long i = block * THREADS + threadIdx.x; i < " << p.numel / v << "LL; i += "
+          << blocks[k] << "LL * THREADS) {\n"
+          << "        long long e = i * V;\n"
+          << "        long long from = 0, to = " << p.outBase << "LL;\n";
         for (std::size_t d = rank; d-- > 0;) {
-            if (d == 0) { // i < numel: the outermost index needs no modulo
-                s << "    from += i * " << p.inStrides[d] << "LL;\n    to += i * " << p.outStrides[d] << "LL;\n";
+            if (d == 0) { // e < numel: the outermost index needs no modulo
+                s << "        from += e * " << p.inStrides[d] << "LL;\n        to += e * " << p.outStrides[d] << "LL;\n";
             } else {
-                s << "    {\n        const long long c = i % " << p.sizes[d] << "LL;\n        i /= " << p.sizes[d]
-                  << "LL;\n        from += c * " << p.inStrides[d] << "LL;\n        to += c * " << p.outStrides[d]
-                  << "LL;\n    }\n";
+                s << "        {\n            const long long c = e % " << p.sizes[d] << "LL;\n            e /= "
+                  << p.sizes[d] << "LL;\n            from += c * " << p.inStrides[d]
+                  << "LL;\n            to += c * " << p.outStrides[d] << "LL;\n        }\n";
             }
         }
-        s << "}\n"
-          << "extern \"C\" __global__ void __launch_bounds__(THREADS) kf_cat_" << k
-          << "(const in_t* __restrict__ x, out_t* __restrict__ y)\n{\n"
-          << "    for (long long i = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x; i < " << vectors << "LL;\n"
-          << "         i += static_cast<long long>(gridDim.x) * THREADS) {\n"
-          << "        long long from, to;\n"
-          << "        kfOffsets" << k << "(i * V, from, to);\n";
         if (v == 1)
             s << "        y[to] = x[from];\n";
         else
             s << "        *reinterpret_cast<Vec*>(y + to) = *reinterpret_cast<const Vec*>(x + from);\n";
         s << "    }\n}\n";
-        const std::int64_t blocks = std::max<std::int64_t>(1, std::min<std::int64_t>((vectors + threads - 1) / threads, 65535LL * 8));
-        launches.push_back(launchJson("kf_cat_" + std::to_string(k), blocks, threads,
-                                      {"ptr:tensors." + std::to_string(k), "ptr:out0"}));
     }
+    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) kf_cat(";
+    std::vector<std::string> args;
+    for (std::size_t k = 0; k < m_pieces.size(); ++k) {
+        s << "const in_t* __restrict__ x" << k << ", ";
+        args.push_back("ptr:tensors." + std::to_string(k));
+    }
+    args.push_back("ptr:out0");
+    s << "out_t* __restrict__ y)\n{\n    const long long b = blockIdx.x;\n";
+    std::int64_t first = 0;
+    for (std::size_t k = 0; k < m_pieces.size(); ++k) {
+        s << "    if (b < " << first + blocks[k] << "LL) {\n        kfCopy" << k << "(x" << k << ", y, b - " << first
+          << "LL);\n        return;\n    }\n";
+        first += blocks[k];
+    }
+    s << "}\n";
+    nlohmann::json launches = nlohmann::json::array({launchJson("kf_cat", first, threads, args)});
     Candidate candidate;
     candidate.source = s.str();
     candidate.launchPlan = {{"launches", launches}};

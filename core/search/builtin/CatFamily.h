@@ -1,10 +1,11 @@
 #pragma once
 // aten::cat of 2 to 8 float32/float16/bfloat16 tensors of the output's dtype, any non-negative strides
 // (rotate_half's torch.cat((-x2, x1), dim=-1) of a sliced, transposed query: 1.8% of Qwen s512's
-// model time in run 8), into a dense output of any layout (what eager allocates). One kernel per
-// input copies it into its slab of the output: the input's elements walked in the output's
-// storage order, dims merged where both the input and the output slab step through them as one,
-// vectors where both rows allow. A pure copy: the values are moved, never converted.
+// model time in run 8), into a dense output of any layout (what eager allocates). One launch: each
+// input is copied into its slab of the output by its own range of the grid's blocks (in proportion
+// to its size), its elements walked in the output's storage order, dims merged where both the input
+// and the output slab step through them as one, vectors where both rows allow. A pure copy: the
+// values are moved, never converted.
 // Parameters (docs/builtin-proposer.md): threads, vector_width. Thread: see KernelFamily.
 
 #include "search/builtin/KernelFamily.h"

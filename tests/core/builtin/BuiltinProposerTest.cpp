@@ -240,7 +240,7 @@ TEST(BuiltinProposer, InPlaceAndChannelsLastUnaryOpsRunOverStorageOrder)
         card.outputs = {t};
         return card;
     };
-    for (const std::string& op : {"aten::relu_", "aten::silu_"})
+    for (const std::string op : {"aten::relu_", "aten::silu_"})
         for (const std::string& dtype : kDtypes) {
             SCOPED_TRACE(op + " " + dtype);
             const SearchTree flat = growChain(unaryCard(op, dtype, 4097), 2, true);
@@ -524,12 +524,22 @@ TEST(BuiltinProposer, CatCopiesEachInputIntoItsSlab)
         const SearchTree tree = growChain(card, 2, true);
         ASSERT_GE(tree.size(), 2u);
         const Candidate& root = tree.root()->candidate;
-        EXPECT_NE(root.source.find("kf_cat_1"), std::string::npos);
-        ASSERT_EQ(root.launchPlan["launches"].size(), 2u);
-        EXPECT_EQ(root.launchPlan["launches"][1]["args"][0], "ptr:tensors.1");
+        // One launch: input k's copy runs in its own range of the grid's blocks.
+        ASSERT_EQ(root.launchPlan["launches"].size(), 1u);
+        const json& launch = root.launchPlan["launches"][0];
+        EXPECT_EQ(launch["kernel"], "kf_cat");
+        EXPECT_EQ(launch["args"], json::array({"ptr:tensors.0", "ptr:tensors.1", "ptr:out0"}));
         // Each input's rows of 32 land at column 0 or 32 of the output's rows of 64: whole vectors.
-        EXPECT_EQ(tree.root()->provenance.details["params"]["vector_width"], dtype == "float32" ? 4 : 8);
+        const int width = dtype == "float32" ? 4 : 8;
+        EXPECT_EQ(tree.root()->provenance.details["params"]["vector_width"], width);
         EXPECT_NE(root.source.find("slab at output element 32"), std::string::npos);
+        const std::int64_t blocksEach = 4 * 16 * 64 * 32 / width / 256;
+        EXPECT_EQ(launch["grid"], json::array({2 * blocksEach}));
+        EXPECT_NE(root.source.find("if (b < " + std::to_string(blocksEach) + "LL) {\n        kfCopy0(x0, y, b - 0LL);"),
+                  std::string::npos);
+        EXPECT_NE(root.source.find("if (b < " + std::to_string(2 * blocksEach) + "LL) {\n        kfCopy1(x1, y, b - " +
+                                   std::to_string(blocksEach) + "LL);"),
+                  std::string::npos);
     }
     // A slab that starts off a vector boundary copies element by element.
     const OperatorCard odd = catCard({TensorSpec{"float32", {3, 5}, {5, 1}, "cuda:0"},
