@@ -196,29 +196,34 @@ at::Tensor cloneExact(const at::Tensor& tensor, c10::Device device)
     return flat.as_strided(tensor.sizes(), tensor.strides(), 0);
 }
 
-c10::IValue cloneValue(const c10::IValue& value, c10::Device device)
+c10::IValue mapTensors(const c10::IValue& value, const std::function<at::Tensor(const at::Tensor&)>& replace)
 {
     if (value.isTensor())
-        return cloneExact(value.toTensor(), device);
+        return replace(value.toTensor());
     if (value.isTensorList()) {
-        c10::List<at::Tensor> copy;
+        c10::List<at::Tensor> mapped;
         for (const at::Tensor& t : value.toTensorVector())
-            copy.push_back(cloneExact(t, device));
-        return copy;
+            mapped.push_back(replace(t));
+        return mapped;
     }
     if (value.isList()) {
-        c10::impl::GenericList copy(value.toList().elementType());
+        c10::impl::GenericList mapped(value.toList().elementType());
         for (const c10::IValue& element : value.toListRef())
-            copy.push_back(cloneValue(element, device));
-        return copy;
+            mapped.push_back(mapTensors(element, replace));
+        return mapped;
     }
     if (value.isTuple()) {
         std::vector<c10::IValue> elements;
         for (const c10::IValue& element : value.toTupleRef().elements())
-            elements.push_back(cloneValue(element, device));
+            elements.push_back(mapTensors(element, replace));
         return c10::ivalue::Tuple::create(std::move(elements));
     }
     return value;
+}
+
+c10::IValue cloneValue(const c10::IValue& value, c10::Device device)
+{
+    return mapTensors(value, [device](const at::Tensor& t) { return cloneExact(t, device); });
 }
 
 std::int64_t payloadBytes(const c10::IValue& value)

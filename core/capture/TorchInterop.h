@@ -7,6 +7,7 @@
 #include <ATen/core/ivalue.h>
 
 #include <exception>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ ArgSpec argSpecOf(const c10::IValue& value, std::string name, std::string type);
 /// overlapping or non-contiguous layouts): the storage span the view covers is copied as a whole.
 /// Host to device copies are staged through pinned memory and ordered on the current stream.
 at::Tensor cloneExact(const at::Tensor& tensor, c10::Device device);
+
+/// `value` with every tensor in it, in lists (aten::cat's tensors) and tuples too, replaced by
+/// `replace(tensor)` (undefined ones included); everything else as it is.
+c10::IValue mapTensors(const c10::IValue& value, const std::function<at::Tensor(const at::Tensor&)>& replace);
 
 /// Deep copy of an argument or result: tensors (also inside lists) via cloneExact, others as is.
 c10::IValue cloneValue(const c10::IValue& value, c10::Device device);

@@ -340,40 +340,15 @@ at::Tensor freshTensorLike(const at::Tensor& t, at::Generator& generator)
     return out;
 }
 
-// `value` with every defined tensor in it, in lists (aten::cat's tensors) and tuples too, replaced
-// by a fresh one on its own device; everything else as it is.
-c10::IValue freshValueLike(const c10::IValue& value, at::Generator& generator)
-{
-    if (value.isTensor())
-        return value.toTensor().defined() ? c10::IValue(freshTensorLike(value.toTensor(), generator)) : value;
-    if (value.isTensorList()) {
-        c10::List<at::Tensor> fresh;
-        for (const at::Tensor& t : value.toTensorVector())
-            fresh.push_back(t.defined() ? freshTensorLike(t, generator) : t);
-        return fresh;
-    }
-    if (value.isList()) {
-        c10::impl::GenericList fresh(value.toList().elementType());
-        for (const c10::IValue& element : value.toListRef())
-            fresh.push_back(freshValueLike(element, generator));
-        return fresh;
-    }
-    if (value.isTuple()) {
-        std::vector<c10::IValue> elements;
-        for (const c10::IValue& element : value.toTupleRef().elements())
-            elements.push_back(freshValueLike(element, generator));
-        return c10::ivalue::Tuple::create(std::move(elements));
-    }
-    return value;
-}
-
-// Fresh inputs with the layouts and devices of `real` (freshValueLike of each).
+// Fresh inputs with the layouts and devices of `real`: every defined tensor in them, in lists
+// (aten::cat's tensors) and tuples too, a freshTensorLike; everything else as it is.
 std::vector<c10::IValue> freshInputsLike(const std::vector<c10::IValue>& real, at::Generator& generator)
 {
-    std::vector<c10::IValue> fresh;
+    const auto fresh = [&generator](const at::Tensor& t) { return t.defined() ? freshTensorLike(t, generator) : t; };
+    std::vector<c10::IValue> inputs;
     for (const c10::IValue& value : real)
-        fresh.push_back(freshValueLike(value, generator));
-    return fresh;
+        inputs.push_back(torchinterop::mapTensors(value, fresh));
+    return inputs;
 }
 
 std::vector<at::Tensor> tensorsOf(const std::vector<c10::IValue>& values)
