@@ -15,7 +15,9 @@ Plain Python (no torch, no GPU): runs wherever the JSON files are.
 
 Several runs make one report: the last input holding a model's result gives its row, and a
 baselines pass among the inputs (bench/suite.py --baselines-from) fills that result's missing
-torch.compile numbers, marked with a dagger (bench/report_baselines.py).
+torch.compile numbers, marked with a dagger (bench/report_baselines.py). Where no baselines pass
+does, the newest earlier run of the model that measured torch.compile fills them the same way
+(a rerun with --no-compile keeps the torch.compile column, marked).
 
 Usage: report.py RESULT.json|DIR ... [--out-dir bench/results] [--date YYYY-MM-DD] [--suffix run2]
 """
@@ -32,7 +34,7 @@ from report_baselines import fill_compile
 
 FORMAT = "kforge-suite-result"
 LIMIT = 0.10  # evaluator vs do_bench disagreement flagged beyond this (as in card_bench.py)
-BASELINE_MARK = " †"  # a torch.compile number from a separate baselines pass
+BASELINE_MARK = " †"  # a torch.compile number from a separate pass (baselines or an earlier run)
 HOST_BOUND_FRACTION = 0.9  # a .cast whose host enqueue reaches this share of its GPU time is marked host-bound
 NOISY_SPREAD = 0.10  # eager rounds of the in-process .cast measurement spreading wider than this are marked noisy
 
@@ -52,7 +54,7 @@ def load_results(paths):
     """{model: result}, in the suite's order; a later file of the same model replaces an earlier one.
     Baselines passes (suite.py --baselines-from) among the inputs fill their model's missing
     torch.compile numbers (bench/report_baselines.py)."""
-    results, baselines = {}, {}
+    results, baselines, earlier = {}, {}, {}
     for path in paths:
         if not os.path.exists(path):
             raise ValueError(f"{path}: no such file or folder")
@@ -65,12 +67,27 @@ def load_results(paths):
             except json.JSONDecodeError as e:
                 raise ValueError(f"{file}: not valid JSON ({e})")
             if isinstance(data, dict) and data.get("format") == FORMAT:
-                (baselines if data.get("kind") == "baselines" else results)[data["model"]] = data
+                if data.get("kind") == "baselines":
+                    baselines[data["model"]] = data
+                else:
+                    if data["model"] in results:
+                        earlier.setdefault(data["model"], []).append(results[data["model"]])
+                    results[data["model"]] = data
     for model, base in baselines.items():
         if model in results:
             results[model] = fill_compile(results[model], base)
         else:
             print(f"report: baselines of {model} ignored: no suite result of {model} among the inputs", file=sys.stderr)
+    # A run without torch.compile (suite.py --no-compile) that replaced one with it keeps that run's
+    # torch.compile numbers, marked, where no baselines pass gave them: the newest such run.
+    for model, runs in earlier.items():
+        if results[model].get("baselines"):
+            continue
+        for run in reversed(runs):
+            filled = fill_compile(results[model], run, source="earlier run")
+            if filled.get("baselines"):
+                results[model] = filled
+                break
     return dict(sorted(results.items(), key=lambda kv: (kv[1].get("order", 99), kv[0])))
 
 
@@ -354,8 +371,11 @@ def baselines_line(result):
         return []
     commit = (base.get("commit") or "?").split(" ", 1)[0][:12]
     what = [f"{base['cards_filled']} card(s)"] + (["end to end"] if base.get("end_to_end_filled") else [])
-    line = (f"- torch.compile numbers marked{BASELINE_MARK} ({' and '.join(what)}) come from a separate baselines pass "
-            f"(bench/suite.py --baselines-from) of {base.get('date')}, commit {commit}"
+    source = ("an earlier run of this model (bench/suite.py with torch.compile; a later run without it replaced "
+              "it here)" if base.get("source") == "earlier run" else
+              "a separate baselines pass (bench/suite.py --baselines-from)")
+    line = (f"- torch.compile numbers marked{BASELINE_MARK} ({' and '.join(what)}) come from {source} "
+            f"of {base.get('date')}, commit {commit}"
             + (" with uncommitted changes" if base.get("uncommitted_changes") else "") +
             ": speedups over the eager time of that pass" +
             (f" (end to end eager there {base['eager_ms']:.2f} ms)" if base.get("eager_ms") else "") +
@@ -447,7 +467,7 @@ def end_to_end_lines(result):
             parts.append(f"GPU time {fmt(piece.get('device_ms'))} ms, host enqueue of one forward "
                          f"{fmt(piece['host_ms'])} ms")
         if parts:
-            lines.append(f"- {label}{BASELINE_MARK if piece.get('source') == 'baselines' else ''}: " + "; ".join(parts))
+            lines.append(f"- {label}{BASELINE_MARK if piece.get('source') else ''}: " + "; ".join(parts))
     lines += baselines_line(result)
     return lines + ([""] if lines else [])
 
@@ -490,8 +510,9 @@ def write_markdown(path, results, date, gpu, files, argv):
             "GPU sleep, median), the kernels' time alone, which host drift does not move; the .cast's is the median "
             "over the same alternating rounds. Where the GPU time gains and the wall time does not, the host's "
             "launch speed sets the model's time." + (
-                f" {BASELINE_MARK.strip()}: torch.compile measured by a separate baselines pass, against the eager time "
-                "of that pass (see the model's section)." if any(r.get("baselines") for r in results.values()) else ""),
+                f" {BASELINE_MARK.strip()}: torch.compile measured by a separate pass (a baselines pass, or an earlier "
+                "run of the model where the latest ran without torch.compile), against the eager time of that pass "
+                "(see the model's section)." if any(r.get("baselines") for r in results.values()) else ""),
             ""]
     out += ["Per card, torch.compile is timed two ways. Per call (do_bench, like eager and the Kernel Forge "
             "cubin): for one small op this includes dynamo's guards and the compiled wrapper, tens of microseconds "

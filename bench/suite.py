@@ -640,7 +640,8 @@ def main():
     parser.add_argument("--sanitize-jobs", type=int, default=2,
                         help="kforge export --sanitize-jobs (default 2: eight compute-sanitizer runs at once)")
     parser.add_argument("--runs", type=int, default=30, help="kforge run --runs")
-    parser.add_argument("--no-compile", action="store_true", help="skip every torch.compile measurement")
+    parser.add_argument("--no-compile", action="store_true",
+                        help="skip every torch.compile measurement (report.py keeps an earlier run's, marked)")
     parser.add_argument("--no-card-compile", action="store_true",
                         help="skip torch.compile of each card (keep the end-to-end one)")
     parser.add_argument("--runtime", help="libkforge_runtime.so (default: build/runtime/ beside the kforge build)")

@@ -176,6 +176,74 @@ class ReportWithBaselinesTest(unittest.TestCase):
         self.assertIn("| 3.90 (2.00x) † |", markdown)
 
 
+RUN4 = os.path.join(RESULTS, "2026-12-01-suite-h200-run4")
+
+
+def without_compile(result):
+    """`result` as a suite.py --no-compile rerun publishes it: no torch.compile number anywhere, later."""
+    rerun = json.loads(json.dumps(result))
+    rerun["settings"]["torch_compile"] = rerun["settings"]["card_torch_compile"] = False
+    rerun["environment"]["date"] = "2026-12-01T20:00:00+00:00"
+    rerun["end_to_end"].pop("compile", None)
+    rerun["summary"]["end_to_end"] = {k: v for k, v in rerun["summary"]["end_to_end"].items()
+                                      if not k.startswith("compile")}
+    for card in rerun["cards"]:
+        (card.get("do_bench") or {}).pop("compile", None)
+        card["speedups"] = {k: v for k, v in (card.get("speedups") or {}).items() if "compile" not in k}
+    return rerun
+
+
+class ReportKeepsAnEarlierRunsCompileTest(unittest.TestCase):
+    """A --no-compile rerun of a model replacing a run that measured torch.compile (run 4's SD block:
+    0.72 ms end to end, 1.76x over its eager 1.26 ms) keeps that run's numbers, marked and named."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="kforge-report-earlier-")
+        earlier = os.path.join(RUN4, "sd_block_fp16.json")
+        cls.earlier = read(earlier)
+        rerun = without_compile(cls.earlier)
+        rerun["summary"]["end_to_end"]["eager_ms"] = rerun["end_to_end"]["eager"]["ms"] = 2.0  # another lease
+        later = os.path.join(cls.tmp.name, "rerun", "sd_block_fp16.json")
+        os.makedirs(os.path.dirname(later))
+        with open(later, "w") as f:
+            json.dump(rerun, f)
+        cls.report, stem, cls.markdown = run_report([earlier, later], cls.tmp.name, "earlier")
+        with open(stem + "-models.csv") as f:
+            cls.model = next(csv.DictReader(f))
+        with open(stem + "-cards.csv") as f:
+            cls.cards = {row["card"]: row for row in csv.DictReader(f)}
+        cls.rerun_alone, _, cls.markdown_alone = run_report([later], cls.tmp.name, "alone")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_end_to_end_compile_is_kept_against_its_own_eager(self):
+        self.assertEqual(self.report.returncode, 0, self.report.stderr)
+        row = next(line for line in self.markdown.splitlines() if line.startswith("| sd_block_fp16 |"))
+        self.assertIn("| 0.72 (1.76x) † |", row)  # 1.26 / 0.72 from run 4, not the rerun's eager 2.0 ms
+        self.assertEqual(self.model["compile_source"], "earlier run")
+
+    def test_cards_keep_their_compile_numbers_marked(self):
+        measured = [c for c in self.earlier["cards"] if (c.get("do_bench") or {}).get("compile")]
+        self.assertTrue(measured)
+        for card in measured:
+            row = self.cards[card["id"]]
+            self.assertEqual(row["compile_source"], "earlier run")
+            self.assertAlmostEqual(float(row["compile_us"]), card["do_bench"]["compile"]["us"])
+
+    def test_the_source_is_named(self):
+        self.assertIn("come from an earlier run of this model (bench/suite.py with torch.compile; a later run "
+                      "without it replaced it here) of 2026-12-01", self.markdown)
+
+    def test_a_rerun_alone_has_no_compile_numbers(self):
+        self.assertEqual(self.rerun_alone.returncode, 0, self.rerun_alone.stderr)
+        row = next(line for line in self.markdown_alone.splitlines() if line.startswith("| sd_block_fp16 |"))
+        self.assertIn("| - (-) |", row)
+        self.assertNotIn("†", row)
+
+
 class AssembleBaselinesTest(unittest.TestCase):
     """suite_results.assemble_baselines: measured cards, cards this capture lacks, unmeasured pieces."""
 
