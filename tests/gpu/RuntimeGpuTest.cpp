@@ -14,6 +14,8 @@
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
@@ -186,6 +188,38 @@ TEST_F(RuntimeGpuTest, AnOpenedPackageLoadsAgainAfterEachUnload)
         ASSERT_TRUE(kforge::runtime::unloadPackage(handle.value()).ok());
         EXPECT_TRUE(kforge::runtime::runtimeStats()["kernels"].empty());
     }
+}
+
+TEST_F(RuntimeGpuTest, APackagedKernelIsCapturedIntoACudaGraphAndReplays)
+{
+    // A user of CUDA graphs captures a forward once and replays it: the packaged kernel must launch
+    // inside the capture (its first launch there: lazy module loading included) and each replay must
+    // compute from the captured buffers' new values. The guard runs once, at capture; replays run no
+    // host code and count nothing.
+    c10::InferenceMode inference;
+    const auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA);
+    const at::Tensor x = at::randn({64, 1000}, options);
+    auto handle = kforge::runtime::loadPackage(m_cast.string());
+    ASSERT_TRUE(handle.ok()) << handle.error().toString();
+    {
+        at::cuda::CUDAGraph graph;
+        at::Tensor out;
+        {
+            const c10::cuda::CUDAStreamGuard sideStream(c10::cuda::getStreamFromPool()); // not the legacy stream
+            graph.capture_begin();
+            out = at::relu(x);
+            graph.capture_end();
+        }
+        EXPECT_EQ(kernelStats().value("hits", 0), 1) << "the guard ran at capture";
+        for (int replay = 0; replay < 3; ++replay) {
+            x.copy_(at::randn({64, 1000}, options));
+            graph.replay();
+            torch::cuda::synchronize();
+            EXPECT_TRUE(at::equal(out, at::clamp_min(x, 0))) << "replay " << replay;
+        }
+        EXPECT_EQ(kernelStats().value("hits", 0), 1) << "replays run no host code";
+    } // the graph goes before the package: a replay after unloading would launch an unloaded kernel
+    ASSERT_TRUE(kforge::runtime::unloadPackage(handle.value()).ok());
 }
 
 TEST_F(RuntimeGpuTest, APythonNumberOperandIsServedFromItsDeviceCopy)
