@@ -83,12 +83,10 @@ Result<std::unique_ptr<BatchNormFamily>> BatchNormFamily::create(const OperatorC
 Result<void> BatchNormFamily::check(const nlohmann::json& p) const
 {
     const std::string context = "batch_norm template parameters";
-    if (auto r = checkKnobs(p, kKnobs, context); !r)
+    if (auto r = checkKnobsAndThreads(p, kKnobs, context); !r)
         return r;
     const int threads = p["threads"].get<int>();
     const int v = p["vector_width"].get<int>();
-    if (threads < 64 || threads > 1024)
-        return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
     // A vector never straddles channels (NCHW: V divides the spatial size) or wraps past the last
     // channel (channels-last: V divides C).
     const std::int64_t unit = m_channelsLast ? m_channels : m_spatial;

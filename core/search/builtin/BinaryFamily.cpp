@@ -173,12 +173,9 @@ bool BinaryFamily::operandVectorLoads(int k, int width) const
 Result<void> BinaryFamily::check(const nlohmann::json& p) const
 {
     const std::string context = "binary template parameters";
-    if (auto r = checkKnobs(p, kKnobs, context); !r)
+    if (auto r = checkKnobsAndThreads(p, kKnobs, context); !r)
         return r;
-    const int threads = p["threads"].get<int>();
     const int v = p["vector_width"].get<int>();
-    if (threads < 64 || threads > 1024)
-        return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
     if (!vectorWidthAllowed(v))
         return makeError(ErrorCode::InvalidArgument,
                          "vector_width " + std::to_string(v) + " not allowed for " + m_dtype + " and the output shape",

@@ -102,12 +102,9 @@ bool CatFamily::vectorWidthFits(int width) const
 Result<void> CatFamily::check(const nlohmann::json& p) const
 {
     const std::string context = "cat template parameters";
-    if (auto r = checkKnobs(p, kKnobs, context); !r)
+    if (auto r = checkKnobsAndThreads(p, kKnobs, context); !r)
         return r;
-    const int threads = p["threads"].get<int>();
     const int v = p["vector_width"].get<int>();
-    if (threads < 64 || threads > 1024)
-        return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
     if (v > 8 || !vectorWidthFits(v))
         return makeError(ErrorCode::InvalidArgument,
                          "vector_width " + std::to_string(v) +

@@ -53,13 +53,11 @@ Result<std::unique_ptr<EmbeddingFamily>> EmbeddingFamily::create(const OperatorC
 Result<void> EmbeddingFamily::check(const nlohmann::json& p) const
 {
     const std::string context = "embedding template parameters";
-    if (auto r = checkKnobs(p, kKnobs, context); !r)
+    if (auto r = checkKnobsAndThreads(p, kKnobs, context, 32); !r)
         return r;
     const int threads = p["threads"].get<int>();
     const int rows = p["rows_per_block"].get<int>();
     const int v = p["vector_width"].get<int>();
-    if (threads < 32 || threads > 1024)
-        return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 32..1024", context);
     if (rows > threads || rows > 256)
         return makeError(ErrorCode::InvalidArgument, "rows_per_block must be at most threads and 256", context);
     if (v > 8 || v * dtypeBytes(m_dtype) > 16 || m_dim % v != 0)

@@ -74,13 +74,11 @@ Result<std::unique_ptr<GroupNormFamily>> GroupNormFamily::create(const OperatorC
 Result<void> GroupNormFamily::check(const nlohmann::json& p) const
 {
     const std::string context = "group_norm template parameters";
-    if (auto r = checkKnobs(p, kKnobs, context); !r)
+    if (auto r = checkKnobsAndThreads(p, kKnobs, context); !r)
         return r;
     const int threads = p["threads"].get<int>();
     const int v = p["vector_width"].get<int>();
     const int split = p["split"].get<int>();
-    if (threads < 64 || threads > 1024)
-        return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
     if (v > 8 || v * dtypeBytes(m_inDtype) > 16 || v * dtypeBytes(m_outDtype) > 16 || vectorUnit() % v != 0)
         return makeError(ErrorCode::InvalidArgument,
                          "vector_width " + std::to_string(v) + " must divide the " +

@@ -307,6 +307,18 @@ Result<void> checkKnobs(const nlohmann::json& params, const std::vector<Knob>& k
     return {};
 }
 
+Result<void> checkKnobsAndThreads(const nlohmann::json& params, const std::vector<Knob>& knobs,
+                                  const std::string& context, int minThreads)
+{
+    if (auto r = checkKnobs(params, knobs, context); !r)
+        return r;
+    const int threads = params["threads"].get<int>();
+    if (threads < minThreads || threads > 1024)
+        return makeError(ErrorCode::InvalidArgument,
+                         "threads must be a power of two in " + std::to_string(minThreads) + "..1024", context);
+    return {};
+}
+
 std::vector<Transformation> knobNeighbours(const nlohmann::json& params, const std::vector<Knob>& knobs,
                                            const std::function<bool(const nlohmann::json&)>& valid)
 {

@@ -113,6 +113,9 @@ struct Knob {
 };
 /// InvalidArgument naming the parameter when a knob is missing, mistyped or an int is not a power of two.
 Result<void> checkKnobs(const nlohmann::json& params, const std::vector<Knob>& knobs, const std::string& context);
+/// checkKnobs, then the "threads" knob (a power of two by checkKnobs) within minThreads..1024.
+Result<void> checkKnobsAndThreads(const nlohmann::json& params, const std::vector<Knob>& knobs,
+                                  const std::string& context, int minThreads = 64);
 /// Every single-knob neighbour of `params` (fixed order) that `valid` accepts, none equal to `params`.
 std::vector<Transformation> knobNeighbours(const nlohmann::json& params, const std::vector<Knob>& knobs,
                                            const std::function<bool(const nlohmann::json&)>& valid);

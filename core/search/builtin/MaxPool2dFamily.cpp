@@ -97,13 +97,10 @@ Result<std::unique_ptr<MaxPool2dFamily>> MaxPool2dFamily::create(const OperatorC
 Result<void> MaxPool2dFamily::check(const nlohmann::json& p) const
 {
     const std::string context = "max_pool2d template parameters";
-    if (auto r = checkKnobs(p, kKnobs, context); !r)
+    if (auto r = checkKnobsAndThreads(p, kKnobs, context); !r)
         return r;
-    const int threads = p["threads"].get<int>();
     const int v = p["vector_width"].get<int>();
     const int opt = p["outputs_per_thread"].get<int>();
-    if (threads < 64 || threads > 1024)
-        return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
     if (m_channelsLast ? opt != 1 : v != 1)
         return makeError(ErrorCode::InvalidArgument,
                          m_channelsLast ? "outputs_per_thread must be 1 for a channels-last input"

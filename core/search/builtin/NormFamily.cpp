@@ -102,12 +102,10 @@ std::vector<Knob> NormFamily::knobs() const
 Result<void> NormFamily::check(const nlohmann::json& p) const
 {
     const std::string context = name() + " template parameters";
-    if (auto r = checkKnobs(p, knobs(), context); !r)
+    if (auto r = checkKnobsAndThreads(p, knobs(), context); !r)
         return r;
     const int threads = p["threads"].get<int>();
     const int v = p["vector_width"].get<int>();
-    if (threads < 64 || threads > 1024)
-        return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
     // Every row starts at a multiple of the vector (row length divisible) and the base is 16-byte
     // aligned (docs/builtin-proposer.md, alignment assumption).
     if (v > 8 || v * dtypeBytes(m_inDtype) > 16 || v * dtypeBytes(m_outDtype) > 16 || m_rowLength % v != 0)

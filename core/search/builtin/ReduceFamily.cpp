@@ -104,12 +104,9 @@ Result<std::unique_ptr<ReduceFamily>> ReduceFamily::create(const OperatorCard& c
 Result<void> ReduceFamily::check(const nlohmann::json& p) const
 {
     const std::string context = "reduce template parameters";
-    if (auto r = checkKnobs(p, kKnobs, context); !r)
+    if (auto r = checkKnobsAndThreads(p, kKnobs, context); !r)
         return r;
-    const int threads = p["threads"].get<int>();
     const int v = p["vector_width"].get<int>();
-    if (threads < 64 || threads > 1024)
-        return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
     const int lanes = p["lanes_per_row"].get<int>();
     if (lanes > 32 || (!p["warp_per_row"].get<bool>() && lanes != 32))
         return makeError(ErrorCode::InvalidArgument,
