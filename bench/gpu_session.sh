@@ -17,6 +17,10 @@
 #                                              alone for an earlier run's cards (DIR: its published
 #                                              results, e.g. bench/results/DATE-suite-h200-run3) into
 #                                              $OUT/baselines; resumable like suite; needs build first
+#   bash bench/gpu_session.sh families [ARGS...]
+#                                              tests/gpu/builtin_families_gpu.py --jobs 8 ARGS alone
+#                                              (e.g. `--ops aten::cat` to re-check one family's fix in
+#                                              a minute or two, `--lengths 7 1000`); needs build first
 #   bash bench/gpu_session.sh dispatch         bench/dispatch_overhead.py (the runtime's host cost per
 #                                              hooked call, hit and fallback; about a minute); needs build first
 #   bash bench/gpu_session.sh full             the whole test suite, the example and the older
@@ -122,6 +126,13 @@ bundle_out() {
     echo "results: \$OUT/results-$step.tar.gz (beside it: $*)"
 }
 
+families() {
+    python3 "$root/tests/gpu/builtin_families_gpu.py" --kforge "$root/build/cli/kforge" --jobs 8 "$@" \
+        > "$out/families.log" 2>&1
+    echo "builtin_families_gpu.py exit $?" >> "$out/families.log"
+    grep -E "FAIL|cards searched in|^summary|passed|exit [0-9]" "$out/families.log" | tail -n 40
+}
+
 dispatch() {
     python3 "$root/bench/dispatch_overhead.py" --kforge "$root/build/cli/kforge" \
         --library "$root/build/runtime/libkforge_runtime.so" --out "$out/dispatch" > "$out/dispatch_overhead.md" 2>&1
@@ -163,7 +174,8 @@ case "${1:-}" in
     baselines)
         if [ $# -lt 2 ]; then echo "usage: gpu_session.sh baselines MODELS --baselines-from DIR [suite.py args]" >&2; exit 2; fi
         shift; record_environment; baselines "$@"; bundle_out baselines environment.txt baselines.log ;;
+    families) shift; record_environment; families "$@"; bundle_out families environment.txt families.log ;;
     dispatch) record_environment; dispatch; bundle_out dispatch environment.txt dispatch_overhead.md ;;
     full) record_environment; full; bundle_out full environment.txt test.log ctest-gpu.log ;;
-    *) echo "usage: gpu_session.sh build | check | suite MODELS [ARGS...] | baselines MODELS ARGS... | dispatch | full" >&2; exit 2 ;;
+    *) echo "usage: gpu_session.sh build | check [ARGS...] | suite MODELS [ARGS...] | baselines MODELS ARGS... | families [ARGS...] | dispatch | full" >&2; exit 2 ;;
 esac
