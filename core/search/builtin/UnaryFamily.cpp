@@ -456,16 +456,9 @@ Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const
       << "// Template parameters: " << params.dump() << "\n"
       << dtypePrelude(m_inDtype, m_outDtype) << (pairs ? pairConversions(m_inDtype) : std::string())
       << "typedef " << (narrowIndex ? "int" : "long long") << " idx_t;\n"
-      << "constexpr long long NUMEL = " << m_numel << "LL;\n"
-      << "constexpr int V = " << p.vectorWidth << ";\n"
-      << "constexpr int THREADS = " << p.threads << ";\n"
-      << "constexpr int ITEMS = " << p.itemsPerThread << ";\n"
-      << "constexpr idx_t NVEC = NUMEL / V;\n"
-      << "constexpr long long TAIL = NUMEL - static_cast<long long>(NVEC) * V; // elements after the last whole vector\n"
-      << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
-      << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
-      << geluSource
-      << "__device__ __forceinline__ float kfOp(float x) { return " << opExpression(p.fastMath) << "; }\n"
+      << kernelConstants(p, "idx_t",
+                         "constexpr long long TAIL = NUMEL - static_cast<long long>(NVEC) * V; // elements after the last whole vector\n",
+                         geluSource)
       << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel
       << "(const in_t*" << restrictQualifier << " x, out_t*" << restrictQualifier << " y)\n{\n"
       << R"(    const InVec* xv = reinterpret_cast<const InVec*>(x);
@@ -525,6 +518,23 @@ nlohmann::json UnaryFamily::launchPlan(const std::string& kernel, const Params& 
                                                  {"args", {"ptr:self", "ptr:out0"}}}})}};
 }
 
+std::string UnaryFamily::kernelConstants(const Params& p, const char* nvecType, const std::string& afterNvec,
+                                         const char* geluSource) const
+{
+    std::ostringstream s;
+    s << "constexpr long long NUMEL = " << m_numel << "LL;\n"
+      << "constexpr int V = " << p.vectorWidth << ";\n"
+      << "constexpr int THREADS = " << p.threads << ";\n"
+      << "constexpr int ITEMS = " << p.itemsPerThread << ";\n"
+      << "constexpr " << nvecType << " NVEC = NUMEL / V;\n"
+      << afterNvec
+      << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
+      << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
+      << geluSource
+      << "__device__ __forceinline__ float kfOp(float x) { return " << opExpression(p.fastMath) << "; }\n";
+    return s.str();
+}
+
 std::string UnaryFamily::gatherSource(const Params& p, const std::string& kernel, const char* geluSource) const
 {
     // V divides the innermost merged dim (vectorWidthAllowed), so NUMEL is whole vectors and the V
@@ -539,15 +549,7 @@ std::string UnaryFamily::gatherSource(const Params& p, const std::string& kernel
     for (std::size_t d = 0; d < m_dims.size(); ++d)
         s << " [" << m_dims[d] << ": " << m_inStrides[d] << "]";
     s << "\n" << dtypePrelude(m_inDtype, m_outDtype)
-      << "constexpr long long NUMEL = " << m_numel << "LL;\n"
-      << "constexpr int V = " << p.vectorWidth << ";\n"
-      << "constexpr int THREADS = " << p.threads << ";\n"
-      << "constexpr int ITEMS = " << p.itemsPerThread << ";\n"
-      << "constexpr long long NVEC = NUMEL / V;\n"
-      << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
-      << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
-      << geluSource
-      << "__device__ __forceinline__ float kfOp(float x) { return " << opExpression(p.fastMath) << "; }\n"
+      << kernelConstants(p, "long long", "", geluSource)
       << "// The input offset of output element i (i in storage order).\n"
       << "__device__ __forceinline__ long long kfInOffset(long long i)\n{\n    long long o = 0;\n";
     for (std::size_t d = m_dims.size(); d-- > 0;) {

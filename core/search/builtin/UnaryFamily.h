@@ -59,6 +59,10 @@ private:
     bool gatherVectorLoads(int width) const;
     /// The gather kernel's source (the flat one is generate's own).
     std::string gatherSource(const Params& p, const std::string& kernel, const char* geluSource) const;
+    /// What the flat and the gather kernels share: NUMEL, V, THREADS, ITEMS, NVEC (of nvecType;
+    /// afterNvec follows it), the vector types, the gelu helper and kfOp.
+    std::string kernelConstants(const Params& p, const char* nvecType, const std::string& afterNvec,
+                                const char* geluSource) const;
     nlohmann::json launchPlan(const std::string& kernel, const Params& p) const;
 
     // c10::MemoryFormat as an argument value (torch/headeronly/core/MemoryFormat.h).
