@@ -15,7 +15,6 @@
 #include "util/Version.h"
 
 #include <c10/core/InferenceMode.h>
-#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/headeronly/version.h>
 
 #include <algorithm>
@@ -184,12 +183,6 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
         return staging.error();
     StagingGuard stagingGuard(staging.value());
 
-    // TorchScript's graph executor would, after a few runs, replace chains of ops with fused
-    // kernels (NNC on CUDA) that bypass the ATen dispatcher: the recording would miss them and the
-    // cards would not be the ops eager PyTorch runs. Capture runs the graph unoptimized (this
-    // thread only), for the plain reference forward too, so the two are comparable.
-    torch::jit::GraphOptimizerEnabledGuard eagerLikeExecution(false);
-
     // Load.
     setPhase(progress, CapturePhase::Loading);
     auto phaseStart = Clock::now();
@@ -206,7 +199,9 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
     if (stopRequested(stop))
         return cancelled();
 
-    // Warm-up (this is where the model rejects bad inputs), then a plain forward as reference.
+    // Warm-up (this is where the model rejects bad inputs), then a plain forward as reference. Every
+    // forward goes through runForward, op by op (forwardOpByOp: no fused NNC kernels the recording
+    // would miss), so the reference and the recorded forward run the same ops.
     setPhase(progress, CapturePhase::Warmup);
     auto warm = runForward(module.value(), inputs.value(), device.value());
     if (!warm) {
