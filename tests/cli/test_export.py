@@ -32,6 +32,21 @@ def mark_passed(node, median_us, eager_us, paired=None):
                              "checks": [{"name": "sample call-0: output 0", "passed": True, "detail": "max error 0"}]}
 
 
+def wait_until_catching(pid, signum, timeout=60.0):
+    """Whether process pid installs a handler for signum within timeout seconds (Linux: the SigCgt
+    mask of /proc/PID/status)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                caught = next((int(line.split()[1], 16) for line in f if line.startswith("SigCgt:")), 0)
+        except OSError:
+            return False
+        if caught & (1 << (signum - 1)):
+            return True
+        time.sleep(0.01)
+    return False
+
 class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="kforge_export_cli_")
@@ -266,7 +281,10 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
         env = dict(os.environ, PATH=tools + os.pathsep + os.environ.get("PATH", ""))
         proc = subprocess.Popen([KFORGE, "export", self.project, "-o", out, "--worker", os.path.join(tools, "slow-worker")],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        time.sleep(0.7)
+        # Ctrl-C once export catches it (a fixed delay lost the race on a loaded machine: the
+        # default action killed kforge before it had loaded), early in the two seconds' wait.
+        self.assertTrue(wait_until_catching(proc.pid, signal.SIGINT), "kforge export never caught SIGINT")
+        time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=60)
         self.assertEqual(proc.returncode, 130, stderr)
