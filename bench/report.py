@@ -53,7 +53,8 @@ _DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f
 def load_results(paths):
     """{model: result}, in the suite's order; a later file of the same model replaces an earlier one.
     Baselines passes (suite.py --baselines-from) among the inputs fill their model's missing
-    torch.compile numbers (bench/report_baselines.py)."""
+    torch.compile numbers (bench/report_baselines.py); where none did, the newest replaced run of the
+    model that has them does."""
     results, baselines, earlier = {}, {}, {}
     for path in paths:
         if not os.path.exists(path):

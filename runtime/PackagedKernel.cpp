@@ -1,10 +1,10 @@
 #include "PackagedKernel.h"
 
 #include "HostScalars.h"
-#include "cast/HostNumbers.h"
 
 #include "capture/TorchInterop.h"
 #include "cast/GuardMatch.h"
+#include "cast/HostNumbers.h"
 #include "project/ProjectJson.h"
 
 #include <ATen/cuda/CUDAContext.h>
