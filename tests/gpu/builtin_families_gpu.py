@@ -8,7 +8,8 @@ adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), m
 neg (also of two slices, gathered into a dense output), rsqrt, pow 2, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, mul and add with a float64 0-dim tensor that
 moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), mul and add into a
-transposed output (the decoders' rotary embedding on q.transpose(1, 2)), an in-place add_ on a
+transposed output (the decoders' rotary embedding on q.transpose(1, 2)), add of a channels-last and
+an NCHW operand both ways (SD's VAE attention residual: a transposed operand), an in-place add_ on a
 clone, embedding, a dtype conversion (bfloat16 / float16 to float32, float32 to float16) and a
 type_as into another dtype (float32 to bfloat16, 16-bit to float32)).
 Each model is captured (`kforge capture --samples 1`), searched with the built-in proposer
@@ -53,12 +54,13 @@ ITERATIONS = 4
 
 # Ops of the model that a built-in family covers, with the number of cards each must give
 # (add/sub/mul/div: one with a broadcast [L] operand, one with a same-shape operand; add and mul
-# also one with a float64 0-dim operand and one into a transposed output).
+# also one with a float64 0-dim operand and one into a transposed output; add also the two mixed
+# channels-last / NCHW ones).
 COVERED = {
     "aten::softmax.int": 1, "aten::log_softmax.int": 1, "aten::layer_norm": 1, "aten::rms_norm": 1,
     "aten::group_norm": 2, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 2, "aten::max_pool2d": 2, "aten::mean.dim": 1,
     "aten::sum.dim_IntList": 1, "aten::relu": 2, "aten::relu_": 2, "aten::silu_": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
-    "aten::tanh": 1, "aten::add.Tensor": 4, "aten::sub.Tensor": 2, "aten::mul.Tensor": 4, "aten::div.Tensor": 2,
+    "aten::tanh": 1, "aten::add.Tensor": 6, "aten::sub.Tensor": 2, "aten::mul.Tensor": 4, "aten::div.Tensor": 2,
     "aten::embedding": 1, "aten::add_.Tensor": 2, "aten::to.dtype": 1, "aten::neg": 3, "aten::rsqrt": 1,
     "aten::pow.Tensor_Scalar": 1, "aten::type_as": 1, "aten::contiguous": 3, "aten::reshape": 1, "aten::cat": 2,
 }
@@ -163,6 +165,10 @@ def make_model(length, dtype_name, device):
                 # into a transposed (dense, permuted) output, as the decoders' rotary embedding:
                 # q.transpose(1, 2) * cos and + a contiguous operand (whose contiguous() is a card too)
                 xp.transpose(1, 2) * b, xp.transpose(1, 2) + xp.transpose(1, 2).contiguous(),
+                # a channels-last and an NCHW operand, as SD's VAE attention residual: the output is
+                # laid out as self, the other operand is read transposed (staged through tiles)
+                xp.contiguous(memory_format=torch.channels_last) + xp.flip(0),
+                xp.flip(0) + xp.contiguous(memory_format=torch.channels_last),
                 # rotate_half's cat of a negated upper half and a sliced lower half; a cat on dim 0 of
                 # three inputs of unequal sizes, two of them row slices (each its own range of blocks)
                 torch.cat((-xr[..., 8:], xr[..., :8]), dim=-1), torch.cat((x, y[:1], x[1:]), dim=0),

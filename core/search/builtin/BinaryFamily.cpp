@@ -9,6 +9,8 @@ namespace {
 const std::vector<Knob> kKnobs = {{"threads", "threads-per-block", "", ""},
                                   {"vector_width", "vector-width", "", ""},
                                   {"items_per_thread", "items-per-thread", "", ""}};
+// Only where an operand is transposed (m_tileDim >= 0).
+const Knob kTileKnob{"transpose_tile", "", "tile-transpose", "untile-transpose"};
 
 } // namespace
 
@@ -81,19 +83,18 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
                                              ": an operand of another dtype than the output's must be 0-dim and floating");
     if (!isBuiltinFloatDtype(out.dtype))
         return unsupportedCard(card, "dtype " + out.dtype + " not covered (float32, float16, bfloat16)");
-    const bool channelsLast = !out.isContiguous() && isChannelsLast(out);
+    // A channels-last output whose operands are all laid out as it runs flat over storage order.
+    auto laidOutAsOutput = [&](int k) {
+        return k == f->m_scalarOperand || (operands[k]->sizes == out.sizes && operands[k]->strides == out.strides);
+    };
+    const bool channelsLast = !out.isContiguous() && isChannelsLast(out) && laidOutAsOutput(0) && laidOutAsOutput(1);
     // Any other dense output (eager's result of a transposed operand, as the rotary embedding's
-    // `q.transpose(1, 2) * cos`) is walked in its own storage order: its dims permuted outermost to
-    // innermost, it is contiguous, and the operands' strides follow the same permutation.
+    // `q.transpose(1, 2) * cos`; a channels-last output with an NCHW or broadcast operand) is walked
+    // in its own storage order: its dims permuted outermost to innermost, it is contiguous, and the
+    // operands' strides follow the same permutation.
     const auto storageOrder = denseStorageOrder(out);
     if (!out.isContiguous() && !channelsLast && !storageOrder)
         return unsupportedCard(card, "output layout " + out.toShortString() + " (dense layouts only)");
-    if (channelsLast)
-        for (int k = 0; k < 2; ++k)
-            if (k != f->m_scalarOperand && (operands[k]->sizes != out.sizes || operands[k]->strides != out.strides))
-                return unsupportedCard(card, std::string("channels-last output ") + out.toShortString() + " with operand '" +
-                                                 names[k] + "' " + operands[k]->toShortString() +
-                                                 " laid out otherwise (broadcasting into channels-last is not covered)");
     if (out.numel() == 0)
         return unsupportedCard(card, "empty output");
     if (f->m_inPlace && (a.sizes != out.sizes || a.strides != out.strides))
@@ -147,6 +148,18 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
         f->m_strides[0] = {0};
         f->m_strides[1] = {0};
     }
+    // A transposed operand: unit stride on an outer merged dim, neither 0 nor 1 on the innermost.
+    const std::size_t inner = f->m_dims.size() - 1;
+    for (int k = 0; k < 2 && !f->m_flat; ++k) {
+        const std::vector<std::int64_t>& st = f->m_strides[k];
+        if (k == f->m_scalarOperand || st[inner] == 0 || st[inner] == 1)
+            continue;
+        for (std::size_t d = 0; d < inner; ++d)
+            if (st[d] == 1 && (f->m_tileDim < 0 || f->m_tileDim == static_cast<int>(d))) {
+                f->m_tileDim = static_cast<int>(d);
+                f->m_tiled[k] = true;
+            }
+    }
     return f;
 }
 
@@ -173,7 +186,7 @@ bool BinaryFamily::operandVectorLoads(int k, int width) const
 Result<void> BinaryFamily::check(const nlohmann::json& p) const
 {
     const std::string context = "binary template parameters";
-    if (auto r = checkKnobsAndThreads(p, kKnobs, context); !r)
+    if (auto r = checkKnobsAndThreads(p, knobs(), context); !r)
         return r;
     const int v = p["vector_width"].get<int>();
     if (!vectorWidthAllowed(v))
@@ -182,6 +195,9 @@ Result<void> BinaryFamily::check(const nlohmann::json& p) const
                          context);
     if (p["items_per_thread"].get<int>() > 8)
         return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
+    // The tiled path moves one element per thread and step: the other knobs would only repeat it.
+    if (m_tileDim >= 0 && p["transpose_tile"].get<bool>() && (v != 1 || p["items_per_thread"].get<int>() != 1))
+        return makeError(ErrorCode::InvalidArgument, "transpose_tile needs vector_width 1 and items_per_thread 1", context);
     return {};
 }
 
@@ -193,12 +209,52 @@ nlohmann::json BinaryFamily::rootParams() const
             v = w;
             break;
         }
+    if (m_tileDim >= 0) // coalesced reads of the transposed operand first; the search may untile
+        return {{"threads", 256}, {"vector_width", 1}, {"items_per_thread", 1}, {"transpose_tile", true}};
     return {{"threads", 256}, {"vector_width", v}, {"items_per_thread", m_numel >= (1 << 22) ? 2 : 1}};
 }
 
 std::vector<Knob> BinaryFamily::knobs() const
 {
-    return kKnobs;
+    std::vector<Knob> knobs = kKnobs;
+    if (m_tileDim >= 0)
+        knobs.push_back(kTileKnob);
+    return knobs;
+}
+
+std::string BinaryFamily::scalarOperandComment() const
+{
+    if (m_scalarOperand < 0)
+        return {};
+    return std::string("// '") + (m_scalarOperand == 0 ? "self" : "other") + "' is a 0-dim " + m_scalarDtype +
+           " tensor: its value, cast to the output's dtype as eager's CUDA kernel casts it, is read once per thread.\n";
+}
+
+std::string BinaryFamily::kernelSignature(const std::string& kernel) const
+{
+    // In place, y is x (and z may be x): no __restrict__ promises. Each element is read and
+    // written by the same thread, so aliasing is safe.
+    const std::string restrictQualifier = m_inPlace ? "" : " __restrict__";
+    auto operandType = [&](int k) { return k == m_scalarOperand ? "scalar_operand_t" : "in_t"; };
+    return "extern \"C\" __global__ void __launch_bounds__(THREADS) " + kernel + "(const " + operandType(0) + "*" +
+           restrictQualifier + " x, const " + operandType(1) + "*" + restrictQualifier + " z, out_t*" +
+           restrictQualifier + " y)";
+}
+
+std::string BinaryFamily::kernelPrelude(const std::string& expr, const std::string& constants) const
+{
+    std::ostringstream s;
+    s << dtypePrelude(m_dtype, m_dtype) << constants
+      << "__device__ __forceinline__ float kfOp(float a, float b) { return " << expr << "; }\n";
+    if (m_scalarOperand >= 0) {
+        s << dtypeLoader("kfLoadScalarOperand", m_scalarDtype) // its header first: the typedef needs the type
+          << "typedef " << dtypeCType(m_scalarDtype) << " scalar_operand_t;\n"
+          << "// The 0-dim operand as eager's CUDA kernel sees it: converted to the output's dtype (through\n"
+          << "// float, as c10's conversions go), then widened to fp32 for the math.\n"
+          << "__device__ __forceinline__ float kfScalarOperand(const scalar_operand_t* p) { return "
+             "kfLoad(kfStore(kfLoadScalarOperand(*p))); }\n";
+    }
+    return s.str();
 }
 
 Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
@@ -220,36 +276,26 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
     else
         expr = "a / b"; // IEEE division (no fast-math), as eager's true division
 
+    if (m_tileDim >= 0 && params["transpose_tile"].get<bool>())
+        return generateTiled(params, kernel,
+                             kernelPrelude(expr, "constexpr int THREADS = " + std::to_string(threads) + ";\n"));
+
     std::ostringstream s;
-    const char* operandNames[2] = {"self", "other"};
     s << "// Built-in elementwise " << m_op << (m_inPlace ? "_ (in place)" : "") << " over " << m_numel << " " << m_dtype << " outputs, "
       << (m_channelsLast ? "channels-last, both operands laid out alike (flat over storage order)"
           : m_flat && m_storageOrdered ? "both operands laid out as the output (flat over storage order)"
           : m_flat                     ? "both operands contiguous and same-shaped"
           : m_storageOrdered ? "over the output's storage order (its dims permuted by stride), operand strides baked in"
                              : "broadcast strides baked in")
-      << ", fp32 math.\n";
-    if (m_scalarOperand >= 0)
-        s << "// '" << operandNames[m_scalarOperand] << "' is a 0-dim " << m_scalarDtype
-          << " tensor: its value, cast to the output's dtype as eager's CUDA kernel casts it, is read once per thread.\n";
-    s << "// Template parameters: " << params.dump() << "\n"
-      << dtypePrelude(m_dtype, m_dtype)
-      << "constexpr long long NUMEL = " << m_numel << "LL;\n"
-      << "constexpr int V = " << v << ";\n"
-      << "constexpr int THREADS = " << threads << ";\n"
-      << "constexpr int ITEMS = " << items << ";\n"
-      << "constexpr long long NVEC = NUMEL / V;\n"
-      << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
-      << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
-      << "__device__ __forceinline__ float kfOp(float a, float b) { return " << expr << "; }\n";
-    if (m_scalarOperand >= 0) {
-        s << dtypeLoader("kfLoadScalarOperand", m_scalarDtype) // its header first: the typedef needs the type
-          << "typedef " << dtypeCType(m_scalarDtype) << " scalar_operand_t;\n"
-          << "// The 0-dim operand as eager's CUDA kernel sees it: converted to the output's dtype (through\n"
-          << "// float, as c10's conversions go), then widened to fp32 for the math.\n"
-          << "__device__ __forceinline__ float kfScalarOperand(const scalar_operand_t* p) { return "
-             "kfLoad(kfStore(kfLoadScalarOperand(*p))); }\n";
-    }
+      << ", fp32 math.\n"
+      << scalarOperandComment() << "// Template parameters: " << params.dump() << "\n"
+      << kernelPrelude(expr, "constexpr long long NUMEL = " + std::to_string(m_numel) + "LL;\n"
+                                 "constexpr int V = " + std::to_string(v) + ";\n"
+                                 "constexpr int THREADS = " + std::to_string(threads) + ";\n"
+                                 "constexpr int ITEMS = " + std::to_string(items) + ";\n"
+                                 "constexpr long long NVEC = NUMEL / V;\n"
+                                 "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
+                                 "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n");
     if (!m_flat) {
         // Output element i -> operand offsets; V divides the innermost merged dim, so the V outputs
         // of a vector share every outer index and step by the innermost stride.
@@ -275,13 +321,7 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
         }
         s << "}\n";
     }
-    // In place, y is x (and z may be x): no __restrict__ promises. Each element is read and
-    // written by the same thread, so aliasing is safe.
-    const char* restrictQualifier = m_inPlace ? "" : " __restrict__";
-    auto operandType = [&](int k) { return k == m_scalarOperand ? "scalar_operand_t" : "in_t"; };
-    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel << "(const " << operandType(0) << "*"
-      << restrictQualifier << " x, const " << operandType(1) << "*" << restrictQualifier << " z, out_t*"
-      << restrictQualifier << " y)\n{\n"
+    s << "\n" << kernelSignature(kernel) << "\n{\n"
       << "    OutVec* yv = reinterpret_cast<OutVec*>(y);\n";
     if (m_scalarOperand >= 0)
         s << "    const float sv = kfScalarOperand(" << (m_scalarOperand == 0 ? "x" : "z") << ");\n";

@@ -7,11 +7,16 @@
 // strides; or one of them is a 0-dim CUDA tensor of another floating dtype (float64 included: a
 // traced Python number), whose value the kernel reads at each launch and casts to the output's dtype
 // as eager's CUDA kernel does. The output is contiguous, or 4-D channels-last with both operands laid
-// out exactly as it (ResNet's residual add_ in channels-last fp16: flat over storage order, no
-// broadcasting). Each operand's broadcast strides against the output shape are
-// computed at generation time (size-1 dims dropped, mergeable dims merged) and baked in as constants.
+// out exactly as it (ResNet's residual add_ in channels-last fp16: flat over storage order), or any
+// other dense layout, walked in its storage order. Each operand's broadcast strides against the
+// output shape are computed at generation time (size-1 dims dropped, mergeable dims merged) and
+// baked in as constants.
 // Fast path when both operands are contiguous with the output's sizes (flat, vectorized, scalar tail).
-// Parameters (docs/builtin-proposer.md): threads, vector_width, items_per_thread. fp32 math.
+// Transposed operands (their unit-stride dim is not the output's innermost: SD's VAE attention
+// residual, a channels-last output plus an NCHW operand) can go through 32 x 32 shared-memory tiles
+// so that both their reads and the output's writes are coalesced (BinaryTiledKernel.cpp).
+// Parameters (docs/builtin-proposer.md): threads, vector_width, items_per_thread, and transpose_tile
+// where an operand is transposed. fp32 math.
 // Thread: see KernelFamily.
 
 #include "search/builtin/KernelFamily.h"
@@ -36,6 +41,15 @@ private:
     bool vectorWidthAllowed(int width) const;
     /// Whether operand `k` (0 self, 1 other) can be loaded as whole vectors of `width` on the general path.
     bool operandVectorLoads(int k, int width) const;
+    /// The source comment naming a 0-dim operand of another dtype (empty without one).
+    std::string scalarOperandComment() const;
+    /// `extern "C" __global__ void ... KERNEL(x, z, y)`: the operand types and __restrict__ promises.
+    std::string kernelSignature(const std::string& kernel) const;
+    /// The dtype prelude, the path's `constants` (THREADS at least), kfOp computing `expr` and the
+    /// 0-dim operand's loader: what every path's source starts with after its header comment.
+    std::string kernelPrelude(const std::string& expr, const std::string& constants) const;
+    /// The transpose_tile path's source and plan (BinaryTiledKernel.cpp); `prelude` from kernelPrelude.
+    Candidate generateTiled(const nlohmann::json& params, const std::string& kernel, const std::string& prelude) const;
 
     std::string m_op; // "add", "sub", "mul", "div"
     std::string m_dtype;
@@ -48,6 +62,10 @@ private:
     std::vector<std::int64_t> m_dims; // general path: merged output dims (no size-1 dims unless numel 1)
     std::vector<std::int64_t> m_strides[2]; // broadcast strides of self / other over m_dims
     int m_scalarOperand = -1;               // 0 self, 1 other: a 0-dim operand of another dtype; -1 none
+    // Transposed operands: m_tileDim is a merged dim (not the innermost) where operand k with
+    // m_tiled[k] has stride 1 while its innermost stride is neither 0 nor 1; -1 when no operand is.
+    int m_tileDim = -1;
+    bool m_tiled[2] = {false, false};
     std::string m_scalarDtype;              // its dtype
 };
 

@@ -1317,15 +1317,80 @@ TEST(BuiltinProposer, ChannelsLastBinaryOpsRunOverStorageOrderWhenEveryOperandIs
         scaled.outputs = {t};
         EXPECT_EQ(growChain(scaled, 1, true).size(), 2u);
     }
-    // A broadcast (bias [C]) or an NCHW operand into a channels-last output is refused.
+    // A broadcast operand (bias [C]) into a channels-last output: over the output's storage order,
+    // the bias read along its innermost (channel) dim with stride 1, so nothing to tile.
     const TensorSpec out{"float16", {n, c, h, w}, nhwc, "cuda:0"};
     OperatorCard bias = binaryCard("aten::add", "float16", out, cudaTensor("float16", {c, 1, 1}));
     bias.outputs = {out};
-    EXPECT_NE(BuiltinProposer::supports(bias).error().message.find("broadcasting into channels-last is not covered"),
-              std::string::npos);
-    OperatorCard nchw = binaryCard("aten::add", "float16", out, cudaTensor("float16", {n, c, h, w}));
-    nchw.outputs = {out};
-    EXPECT_FALSE(BuiltinProposer::supports(nchw).ok());
+    const SearchTree biasTree = growChain(bias, 2, true);
+    ASSERT_GE(biasTree.size(), 2u);
+    EXPECT_NE(biasTree.root()->candidate.source.find("over the output's storage order"), std::string::npos);
+    EXPECT_NE(biasTree.root()->candidate.source.find("[98: 64, 0] [64: 1, 1]"), std::string::npos)
+        << biasTree.root()->candidate.source;
+    EXPECT_FALSE(biasTree.root()->provenance.details["params"].contains("transpose_tile"));
+}
+
+TEST(BuiltinProposer, BinaryStagesATransposedOperandThroughSharedMemoryTiles)
+{
+    // SD's VAE attention residual: a channels-last [2, 512, 64, 64] output (self, from the attention
+    // output's transpose) plus the NCHW residual. In the output's storage order [2, 4096, 512] the
+    // residual steps by 1 along HW and by 4096 along C.
+    const std::int64_t n = 2, c = 512, h = 64, w = 64;
+    const std::vector<std::int64_t> nhwc{h * w * c, 1, w * c, c};
+    for (const std::string& dtype : kDtypes) {
+        SCOPED_TRACE(dtype);
+        const TensorSpec out{dtype, {n, c, h, w}, nhwc, "cuda:0"};
+        OperatorCard residual = binaryCard("aten::add", dtype, out, cudaTensor(dtype, {n, c, h, w}));
+        residual.outputs = {out};
+        const SearchTree tree = growChain(residual, 4, true);
+        ASSERT_GE(tree.size(), 3u);
+        const SearchNode& root = *tree.root();
+        const std::string& source = root.candidate.source;
+        EXPECT_TRUE(root.provenance.details["params"]["transpose_tile"].get<bool>());
+        EXPECT_NE(source.find("tiles of merged dims 1 (J) and 2 (I"), std::string::npos) << source;
+        EXPECT_NE(source.find("'other' (unit stride along J) staged in shared memory"), std::string::npos);
+        EXPECT_EQ(source.find("'self' (unit stride along J)"), std::string::npos);
+        EXPECT_NE(source.find("[2: 2097152, 2097152, 2097152] [4096: 512, 1, 512] [512: 1, 4096, 1]"),
+                  std::string::npos) << source;
+        // 16 tiles along C, 128 along HW, 2 images: one block each.
+        EXPECT_NE(source.find("BLOCKS = 4096LL"), std::string::npos);
+        EXPECT_EQ(root.candidate.launchPlan["launches"][0]["grid"][0], 4096);
+        // Tiled, a vector width or items step is not offered; untiling is, and gives the strided path.
+        bool untile = false;
+        auto family = BinaryFamily::create(residual);
+        ASSERT_TRUE(family.ok());
+        nlohmann::json params = family.value()->rootParams();
+        for (const Transformation& t : family.value()->transformations(params)) {
+            EXPECT_EQ(t.name.find("vector-width"), std::string::npos) << t.name;
+            EXPECT_EQ(t.name.find("items-per-thread"), std::string::npos) << t.name;
+            if (t.name == "untile-transpose") {
+                untile = true;
+                auto strided = family.value()->generate(t.params);
+                ASSERT_TRUE(strided.ok());
+                EXPECT_NE(strided->source.find("over the output's storage order"), std::string::npos);
+                expectGoodCandidate(residual, strided.value(), "untiled");
+            }
+        }
+        EXPECT_TRUE(untile);
+        params["vector_width"] = 2;
+        EXPECT_FALSE(family.value()->generate(params).ok());
+    }
+    // A contiguous output of a transposed self and a channels-last other (both tiled), and in place:
+    // add_ into a contiguous self of a channels-last other (only other tiled; no __restrict__).
+    const TensorSpec cl{"float32", {2, 8, 3, 5}, {120, 1, 40, 8}, "cuda:0"};
+    TensorSpec transposed = cudaTensor("float32", {2, 8, 3, 5});
+    transposed.strides = {120, 1, 40, 8};
+    OperatorCard both = binaryCard("aten::mul", "float32", transposed, cl);
+    const SearchTree bothTree = growChain(both, 2, true);
+    ASSERT_GE(bothTree.size(), 2u);
+    EXPECT_NE(bothTree.root()->candidate.source.find("'self' (unit stride along J) staged"), std::string::npos);
+    EXPECT_NE(bothTree.root()->candidate.source.find("'other' (unit stride along J) staged"), std::string::npos);
+    OperatorCard inPlace = binaryCard("aten::add_", "float32", cudaTensor("float32", {2, 8, 3, 5}), cl);
+    const SearchTree inPlaceTree = growChain(inPlace, 2, true);
+    ASSERT_GE(inPlaceTree.size(), 2u);
+    const std::string& inPlaceSource = inPlaceTree.root()->candidate.source;
+    EXPECT_NE(inPlaceSource.find("'other' (unit stride along J) staged"), std::string::npos) << inPlaceSource;
+    EXPECT_EQ(inPlaceSource.find("__restrict__"), std::string::npos);
 }
 
 TEST(BuiltinProposer, DenseStorageOrderPermutesDimsByStride)
