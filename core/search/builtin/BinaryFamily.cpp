@@ -377,10 +377,15 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
     std::int64_t grid = (m_numel / v + perBlock - 1) / perBlock;
     if (grid < 1)
         grid = 1; // the tail alone
+    return oneLaunch(s.str(), kernel, grid, threads);
+}
+
+Candidate BinaryFamily::oneLaunch(const std::string& source, const std::string& kernel, std::int64_t grid, int threads)
+{
     if (grid > 2147483647LL)
-        grid = 2147483647LL; // the grid-stride loop covers the rest
+        grid = 2147483647LL; // the kernel's grid-stride (or block) loop covers the rest
     Candidate candidate;
-    candidate.source = s.str();
+    candidate.source = source;
     candidate.launchPlan = {
         {"launches", nlohmann::json::array({launchJson(kernel, grid, threads, {"ptr:self", "ptr:other", "ptr:out0"})})}};
     return candidate;

@@ -48,6 +48,8 @@ private:
     /// The dtype prelude, the path's `constants` (THREADS at least), kfOp computing `expr` and the
     /// 0-dim operand's loader: what every path's source starts with after its header comment.
     std::string kernelPrelude(const std::string& expr, const std::string& constants) const;
+    /// A candidate of one launch of `kernel` (self, other, out0) on min(grid, 2^31 - 1) blocks.
+    static Candidate oneLaunch(const std::string& source, const std::string& kernel, std::int64_t grid, int threads);
     /// The transpose_tile path's source and plan (BinaryTiledKernel.cpp); `prelude` from kernelPrelude.
     Candidate generateTiled(const nlohmann::json& params, const std::string& kernel, const std::string& prelude) const;
 

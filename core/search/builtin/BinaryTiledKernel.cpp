@@ -113,12 +113,7 @@ Candidate BinaryFamily::generateTiled(const nlohmann::json& params, const std::s
         s << "        __syncthreads(); // before the next step refills the tiles\n";
     s << "    }\n}\n";
 
-    const std::int64_t grid = blocks < 2147483647LL ? blocks : 2147483647LL; // the block loop covers the rest
-    Candidate candidate;
-    candidate.source = s.str();
-    candidate.launchPlan = {
-        {"launches", nlohmann::json::array({launchJson(kernel, grid, threads, {"ptr:self", "ptr:other", "ptr:out0"})})}};
-    return candidate;
+    return oneLaunch(s.str(), kernel, blocks, threads);
 }
 
 } // namespace kforge::core

@@ -758,6 +758,12 @@ TensorSpec cudaTensor(const std::string& dtype, std::vector<std::int64_t> sizes)
     return TensorSpec{dtype, sizes, contiguousStrides(sizes), "cuda:0"};
 }
 
+// An [n, c, h, w] CUDA tensor stored channels-last (NHWC), with the strides PyTorch gives it.
+TensorSpec channelsLastTensor(const std::string& dtype, std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w)
+{
+    return TensorSpec{dtype, {n, c, h, w}, {h * w * c, 1, w * c, c}, "cuda:0"};
+}
+
 ArgSpec tensorArg(const std::string& name, const TensorSpec& t)
 {
     return ArgSpec{name, "Tensor", ArgKind::Tensor, {t}, nullptr};
@@ -1303,10 +1309,9 @@ TEST(BuiltinProposer, ChannelsLastBinaryOpsRunOverStorageOrderWhenEveryOperandIs
 {
     // ResNet-50 fp16 channels-last's residual add_: self, other and the output all NHWC.
     const std::int64_t n = 2, c = 64, h = 7, w = 7;
-    const std::vector<std::int64_t> nhwc{h * w * c, 1, w * c, c};
     for (const std::string& dtype : kDtypes) {
         SCOPED_TRACE(dtype);
-        const TensorSpec t{dtype, {n, c, h, w}, nhwc, "cuda:0"};
+        const TensorSpec t = channelsLastTensor(dtype, n, c, h, w);
         OperatorCard add = binaryCard("aten::add_", dtype, t, t);
         add.outputs = {t};
         const SearchTree tree = growChain(add, 3, true);
@@ -1319,7 +1324,7 @@ TEST(BuiltinProposer, ChannelsLastBinaryOpsRunOverStorageOrderWhenEveryOperandIs
     }
     // A broadcast operand (bias [C]) into a channels-last output: over the output's storage order,
     // the bias read along its innermost (channel) dim with stride 1, so nothing to tile.
-    const TensorSpec out{"float16", {n, c, h, w}, nhwc, "cuda:0"};
+    const TensorSpec out = channelsLastTensor("float16", n, c, h, w);
     OperatorCard bias = binaryCard("aten::add", "float16", out, cudaTensor("float16", {c, 1, 1}));
     bias.outputs = {out};
     const SearchTree biasTree = growChain(bias, 2, true);
@@ -1336,10 +1341,9 @@ TEST(BuiltinProposer, BinaryStagesATransposedOperandThroughSharedMemoryTiles)
     // output's transpose) plus the NCHW residual. In the output's storage order [2, 4096, 512] the
     // residual steps by 1 along HW and by 4096 along C.
     const std::int64_t n = 2, c = 512, h = 64, w = 64;
-    const std::vector<std::int64_t> nhwc{h * w * c, 1, w * c, c};
     for (const std::string& dtype : kDtypes) {
         SCOPED_TRACE(dtype);
-        const TensorSpec out{dtype, {n, c, h, w}, nhwc, "cuda:0"};
+        const TensorSpec out = channelsLastTensor(dtype, n, c, h, w);
         OperatorCard residual = binaryCard("aten::add", dtype, out, cudaTensor(dtype, {n, c, h, w}));
         residual.outputs = {out};
         const SearchTree tree = growChain(residual, 4, true);
@@ -1377,7 +1381,7 @@ TEST(BuiltinProposer, BinaryStagesATransposedOperandThroughSharedMemoryTiles)
     }
     // A contiguous output of a transposed self and a channels-last other (both tiled), and in place:
     // add_ into a contiguous self of a channels-last other (only other tiled; no __restrict__).
-    const TensorSpec cl{"float32", {2, 8, 3, 5}, {120, 1, 40, 8}, "cuda:0"};
+    const TensorSpec cl = channelsLastTensor("float32", 2, 8, 3, 5);
     TensorSpec transposed = cudaTensor("float32", {2, 8, 3, 5});
     transposed.strides = {120, 1, 40, 8};
     OperatorCard both = binaryCard("aten::mul", "float32", transposed, cl);
