@@ -183,11 +183,20 @@ at::Tensor typeAsHook(const at::Tensor& self, const at::Tensor& other)
     return at::compositeimplicitautograd::type_as(self, other);
 }
 
+// Reshape and contiguous of a tensor already contiguous: a view or the tensor itself, which no
+// guard can match (the built-in proposer refuses such cards: no copy to run). Counted as a fallback
+// without building the call or running the guards, the host cost of nearly every reshape in a model.
+const std::string kAlreadyContiguous = "the input is already contiguous (a view or the tensor itself)";
+
 // contiguous(): a packaged kernel copies a strided tensor into a contiguous one (eager clones it).
-// A tensor already contiguous never matches a guard (its card's input is not) and comes back itself.
+// A tensor already in the layout asked for comes back itself.
 template <bool AtAutograd>
 at::Tensor contiguousHook(const at::Tensor& self, at::MemoryFormat memoryFormat)
 {
+    if (self.is_contiguous(memoryFormat)) {
+        countFallback("aten::contiguous", kAlreadyContiguous);
+        return at::compositeimplicitautograd::contiguous(self, memoryFormat); // self itself
+    }
     HookCall call{{{"self", &self}}, {{"memory_format", static_cast<int64_t>(memoryFormat)}}};
     if (auto out = serveComposite<AtAutograd>("aten::contiguous", call, {&self}))
         return *out;
@@ -200,6 +209,10 @@ at::Tensor contiguousHook(const at::Tensor& self, at::MemoryFormat memoryFormat)
 template <bool AtAutograd>
 at::Tensor reshapeHook(const at::Tensor& self, c10::SymIntArrayRef shape)
 {
+    if (self.is_contiguous()) {
+        countFallback("aten::reshape", kAlreadyContiguous);
+        return at::compositeimplicitautograd::reshape_symint(self, shape);
+    }
     if (const auto sizes = c10::asIntArrayRefSlowOpt(shape)) {
         HookCall call{{{"self", &self}}, {{"shape", intList(*sizes)}}};
         if (auto out = serveComposite<AtAutograd>("aten::reshape", call, {&self}))
