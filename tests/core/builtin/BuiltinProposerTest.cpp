@@ -1389,6 +1389,15 @@ TEST(BuiltinProposer, BinaryStagesATransposedOperandThroughSharedMemoryTiles)
     ASSERT_GE(bothTree.size(), 2u);
     EXPECT_NE(bothTree.root()->candidate.source.find("'self' (unit stride along J) staged"), std::string::npos);
     EXPECT_NE(bothTree.root()->candidate.source.find("'other' (unit stride along J) staged"), std::string::npos);
+    // A transposed self times a 0-dim float64 operand: self tiled, the number read once per thread.
+    TensorSpec column = cudaTensor("bfloat16", {1000, 3});
+    column.strides = {1, 1000};
+    OperatorCard scaled = binaryCard("aten::mul", "bfloat16", column, TensorSpec{"float64", {}, {}, "cuda:0"});
+    const SearchTree scaledTree = growChain(scaled, 2, true);
+    ASSERT_GE(scaledTree.size(), 2u);
+    const std::string& scaledSource = scaledTree.root()->candidate.source;
+    EXPECT_NE(scaledSource.find("'self' (unit stride along J) staged"), std::string::npos) << scaledSource;
+    EXPECT_NE(scaledSource.find("kfOp(tile0[tx][r], sv)"), std::string::npos) << scaledSource;
     OperatorCard inPlace = binaryCard("aten::add_", "float32", cudaTensor("float32", {2, 8, 3, 5}), cl);
     const SearchTree inPlaceTree = growChain(inPlace, 2, true);
     ASSERT_GE(inPlaceTree.size(), 2u);
