@@ -64,11 +64,11 @@ private:
     std::vector<std::int64_t> m_dims; // general path: merged output dims (no size-1 dims unless numel 1)
     std::vector<std::int64_t> m_strides[2]; // broadcast strides of self / other over m_dims
     int m_scalarOperand = -1;               // 0 self, 1 other: a 0-dim operand of another dtype; -1 none
+    std::string m_scalarDtype;              // its dtype
     // Transposed operands: m_tileDim is a merged dim (not the innermost) where operand k with
     // m_tiled[k] has stride 1 while its innermost stride is neither 0 nor 1; -1 when no operand is.
     int m_tileDim = -1;
     bool m_tiled[2] = {false, false};
-    std::string m_scalarDtype;              // its dtype
 };
 
 } // namespace kforge::core
