@@ -6,6 +6,7 @@
 #include "eval/CopyBandwidth.h"
 #include "eval/CubinModule.h"
 #include "eval/GpuActivityTimer.h"
+#include "eval/MinimumTraffic.h"
 #include "eval/OutputComparison.h"
 #include "kernel/LaunchPlan.h"
 #include "project/ProjectJson.h"
@@ -599,19 +600,6 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
     return result;
 }
 
-std::int64_t bytesMoved(const std::vector<c10::IValue>& inputs, const LaunchPlan& plan)
-{
-    std::int64_t bytes = 0;
-    for (const at::Tensor& t : tensorsOf(inputs))
-        bytes += t.numel() * static_cast<std::int64_t>(t.element_size());
-    for (const TensorSpec& spec : plan.outputs) {
-        c10::ScalarType dtype;
-        if (torchinterop::scalarTypeFromName(spec.dtype, dtype))
-            bytes += spec.numel() * static_cast<std::int64_t>(c10::elementSize(dtype));
-    }
-    return bytes;
-}
-
 // The input sets of the card evaluated last, kept on the device between evaluations: a search
 // evaluates many candidates of one card, and loading samples and recomputing eager references
 // dominates an evaluation otherwise. The key holds everything the sets depend on (sample files
@@ -788,7 +776,7 @@ Result<json> evaluateCandidate(const json& request)
     report["phase_ms"] = clock.laps;
     report["device_memory"] = deviceMemory(device);
 
-    const std::int64_t bytes = bytesMoved(sets.front().inputs, plan.value());
+    const std::int64_t bytes = minimumBytesMoved(card.value(), plan.value());
     const double medianUs = timing.value()["candidate"]["median_us"].get<double>();
     json bandwidth{{"bytes", bytes}};
     auto copy = deviceCopyBandwidth(0);
