@@ -255,6 +255,8 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             std::printf("  %s", usage.summary().c_str());
         }
         std::printf("\n");
+        if (result.reason == core::StopReason::NothingToRevise && !result.note.empty())
+            std::printf("          stopped: %s\n", result.note.c_str());
         if (workerCount > 1) {
             // Throughput per GPU (docs/search.md): candidates each worker evaluated, and in all.
             const std::vector<int> counts = run.evaluationsPerEvaluator();

@@ -66,7 +66,8 @@ double Mcts::uctWithLoad(const SearchNode& parent, int parentPending, const Sear
     return mean + m_params.explorationC * std::sqrt(std::log(parentVisits) / visits);
 }
 
-Result<std::string> Mcts::select(const SearchTree& tree, SearchRng& rng) const
+Result<std::string> Mcts::select(const SearchTree& tree, SearchRng& rng,
+                                 const std::unordered_set<std::string>& exhausted) const
 {
     const SearchNode* node = tree.root();
     if (!node)
@@ -87,14 +88,36 @@ Result<std::string> Mcts::select(const SearchTree& tree, SearchRng& rng) const
         auto found = pending.find(id);
         return found == pending.end() ? 0 : found->second;
     };
+    // Nodes at or below which a revisable, not exhausted node remains. Children come after their
+    // parents in creation order, so one pass from the newest node settles every subtree.
+    std::unordered_set<std::string> open;
+    if (!exhausted.empty()) {
+        const std::vector<SearchNode>& nodes = tree.nodes();
+        for (auto n = nodes.rbegin(); n != nodes.rend(); ++n) {
+            if (!isRevisable(n->status))
+                continue;
+            bool offers = !exhausted.contains(n->id);
+            for (const std::string& childId : n->childIds)
+                offers = offers || open.contains(childId);
+            if (offers)
+                open.insert(n->id);
+        }
+        if (!open.contains(node->id))
+            return makeError(ErrorCode::NotFound,
+                             "the search space is exhausted: every revision the proposer can make of every node is "
+                             "in the tree",
+                             tree.cardId());
+    }
+    const auto offersWork = [&](const SearchNode& n) { return exhausted.empty() || open.contains(n.id); };
     for (;;) {
-        if (mayWiden(*node))
+        const bool widenable = !exhausted.contains(node->id);
+        if (widenable && mayWiden(*node))
             return node->id;
         std::vector<const SearchNode*> best;
         double bestScore = -std::numeric_limits<double>::infinity();
         for (const std::string& childId : node->childIds) {
             const SearchNode* child = tree.find(childId);
-            if (!child || !isRevisable(child->status))
+            if (!child || !isRevisable(child->status) || !offersWork(*child))
                 continue;
             double score = uctWithLoad(*node, pendingAt(node->id), *child, pendingAt(child->id));
             if (best.empty() || (!sameScore(score, bestScore) && score > bestScore)) {
@@ -105,7 +128,8 @@ Result<std::string> Mcts::select(const SearchTree& tree, SearchRng& rng) const
             }
         }
         if (best.empty())
-            return node->id; // every child failed or is in flight: widen regardless
+            return node->id; // every child failed, is in flight or exhausted: widen regardless (an
+                             // exhausted node is never here: it is open only through a child)
         node = best[rng.pick(best.size())];
     }
 }

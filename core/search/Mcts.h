@@ -15,6 +15,11 @@
 //         UCT(c) = Q(c) + explorationC * sqrt(ln N(v) / N(c)),   Q(c) = valueSum(c) / N(c),
 //     with N(c) = 0 scoring +infinity; exact ties are broken by the seeded RNG;
 //   - if v has no revisable child, v is selected regardless of the widening limit.
+// A proposer may name nodes it has nothing left to propose for (every revision it can make of them
+// is already in the tree: Proposer::exhaustedNodes). Selection then never widens such a node and
+// descends only into children whose subtree still holds a node to widen, so no iteration is spent
+// on a proposal that can only fail; when no such node is left the search space is exhausted and
+// select() says so (NotFound). With no exhausted node this is exactly the rule above.
 // Parallel search (several candidates in flight, each already a node of status Pending): every
 // in-flight node adds a virtual visit worth -virtualLoss to each of its ancestors during selection,
 //     N'(c) = N(c) + P(c),   Q'(c) = (valueSum(c) - virtualLoss * P(c)) / N'(c),
@@ -36,6 +41,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_set>
 
 namespace kforge::core {
 
@@ -64,8 +70,10 @@ public:
     double uct(const SearchNode& parent, const SearchNode& child) const;
 
     /// The node to revise next. NotFound when the tree is empty or its root is not revisable
-    /// (failed or in flight), i.e. nothing can be revised.
-    Result<std::string> select(const SearchTree& tree, SearchRng& rng) const;
+    /// (failed or in flight), or every revisable node is in `exhausted` (the proposer's
+    /// exhaustedNodes), i.e. nothing can be revised.
+    Result<std::string> select(const SearchTree& tree, SearchRng& rng,
+                               const std::unordered_set<std::string>& exhausted = {}) const;
 
     /// Backpropagates the reward of a just-recorded node (see the header comment). NotFound for an
     /// unknown id; InvalidArgument for an in-flight node.

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace kforge::core {
@@ -43,6 +44,16 @@ public:
         (void)tree;
         (void)current;
         (void)limit;
+        return {};
+    }
+    /// Ids of the nodes of `tree` that propose() could only fail on because every revision this
+    /// proposer can make of them is already in the tree (docs/search.md, "Exhausted nodes"):
+    /// selection passes them by, and a run whose every revisable node is here stops with
+    /// nothing-to-revise instead of spending its iterations on failed proposals. Must be cheap;
+    /// a proposer that cannot tell (an LLM) returns none.
+    virtual std::unordered_set<std::string> exhaustedNodes(const SearchTree& tree)
+    {
+        (void)tree;
         return {};
     }
 };

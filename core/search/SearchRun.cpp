@@ -84,7 +84,7 @@ std::optional<Result<Proposal>> SearchRun::nextProposal(SearchRng& rng, std::opt
     parentId.reset();
     if (m_tree.empty())
         return m_proposer.proposeRoot(m_tree, m_stop);
-    auto selected = m_mcts.select(m_tree, rng);
+    auto selected = m_mcts.select(m_tree, rng, m_proposer.exhaustedNodes(m_tree));
     if (!selected) {
         nothingToRevise = selected.error().message;
         return std::nullopt;

@@ -187,6 +187,27 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
         tree = json.loads(kforge("tree", project, "--card", card, "--json").stdout)
         self.assertEqual(len(tree["nodes"]), 6)
 
+    def test_optimize_stops_when_the_search_space_is_exhausted(self):
+        # softmax over rows of 7 float32s: the built-in transformations reach about 70 parameter
+        # sets; the search makes each once, then stops, instead of filling the rest of the 200
+        # iterations with "no untried transformation" failures.
+        out = os.path.join(self.tmp, "small")
+        capture = kforge("capture", self.model("softmax_only.pt"), "--inputs", "64x7", "-o", out, "--device", "cpu",
+                         "--quiet", "--json")
+        self.assertEqual(capture.returncode, 0, capture.stderr)
+        card = json.loads(capture.stdout)["cards"][0]["id"]
+        result = kforge("optimize", out, "--iterations", "200", "--seed", "3")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stdout, card[:8] + r".*nodes +\d+ +nothing-to-revise")
+        self.assertIn("stopped: the search space is exhausted", result.stdout)
+        tree = json.loads(kforge("tree", out, "--card", card, "--json").stdout)
+        nodes = tree["nodes"]
+        self.assertLess(len(nodes), 200)
+        self.assertGreater(len(nodes), 10)
+        self.assertEqual({node["status"] for node in nodes}, {"compiled-only"})
+        params = [json.dumps(node["provenance"]["details"]["params"], sort_keys=True) for node in nodes]
+        self.assertEqual(len(set(params)), len(params))
+
     def test_optimize_with_two_workers_runs_candidates_in_parallel(self):
         # Two visible "GPUs" (names only: the workers find no device here and compile only); the
         # search keeps one candidate in flight per worker and reports each worker's share.

@@ -173,6 +173,37 @@ Result<Proposal> BuiltinProposer::propose(const SearchTree& tree, const SearchNo
     return build(chosen.params, std::move(provenance));
 }
 
+std::unordered_set<std::string> BuiltinProposer::exhaustedNodes(const SearchTree& tree)
+{
+    std::unordered_set<std::string> exhausted;
+    if (!m_family)
+        return exhausted;
+    const auto paramsOf = [this](const SearchNode& node) -> const nlohmann::json* {
+        const nlohmann::json& d = node.provenance.details;
+        if (!d.is_object() || d.value("family", std::string()) != m_family->name() || !d.contains("params"))
+            return nullptr;
+        return &d["params"];
+    };
+    // The tree's parameter sets once, as text, instead of a scan of the tree per neighbour.
+    std::unordered_set<std::string> present;
+    for (const SearchNode& node : tree.nodes())
+        if (const nlohmann::json* params = paramsOf(node))
+            present.insert(params->dump());
+    for (const SearchNode& node : tree.nodes()) {
+        const nlohmann::json* params = paramsOf(node);
+        bool untried = false;
+        if (params)
+            for (const Transformation& t : m_family->transformations(*params))
+                if (!present.contains(t.params.dump())) {
+                    untried = true;
+                    break;
+                }
+        if (!untried)
+            exhausted.insert(node.id);
+    }
+    return exhausted;
+}
+
 std::vector<Candidate> BuiltinProposer::likelyNext(const SearchTree& tree, const Proposal& current, std::size_t limit)
 {
     std::vector<Candidate> out;

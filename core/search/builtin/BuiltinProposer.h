@@ -41,6 +41,10 @@ public:
     /// The untried neighbours of the best passed node, of `current` and of the second best, in that
     /// order (what MCTS is likely to revise next), generated but not recorded anywhere.
     std::vector<Candidate> likelyNext(const SearchTree& tree, const Proposal& current, std::size_t limit) override;
+    /// The nodes propose() could only fail on: every neighbour of their params is in the tree, or
+    /// they have no template parameters of this family (a manual edit). None when no family covers
+    /// the card (propose() fails with the reason).
+    std::unordered_set<std::string> exhaustedNodes(const SearchTree& tree) override;
 
     const OperatorCard& card() const { return m_card; }
 

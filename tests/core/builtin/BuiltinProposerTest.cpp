@@ -647,9 +647,12 @@ TEST(BuiltinProposer, NeverRepeatsParamsAndSaysWhenNothingIsLeft)
         ASSERT_TRUE(tree.recordEvaluation(rootId, passed(10)).ok());
         std::string reason;
         for (int i = 0; i < 50 && reason.empty(); ++i) {
+            // exhaustedNodes() names the root exactly when propose() can only fail on it.
+            const bool predicted = proposer.exhaustedNodes(tree).contains(rootId);
             auto p = proposer.propose(tree, *tree.find(rootId), stop);
             ASSERT_TRUE(p.ok());
             reason = p->failureReason;
+            EXPECT_EQ(predicted, !reason.empty()) << "after " << i << " children";
             if (reason.empty()) {
                 const std::string id = tree.addChild(rootId, p->candidate, p->provenance, 0).value();
                 ASSERT_TRUE(tree.recordEvaluation(id, passed(9)).ok());
@@ -667,6 +670,13 @@ TEST(BuiltinProposer, NeverRepeatsParamsAndSaysWhenNothingIsLeft)
                 EXPECT_EQ(node.provenance.details["from"], tree.root()->provenance.details["params"]);
             }
         }
+        // Recorded last (the checks above read every node's params): a node without this family's
+        // template parameters (a manual edit) cannot be revised either.
+        Provenance edit;
+        edit.kind = ProvenanceKind::ManualEdit;
+        const std::string edited = tree.addChild(rootId, root->candidate, edit, 0).value();
+        EXPECT_TRUE(proposer.exhaustedNodes(tree).contains(edited));
+        EXPECT_FALSE(proposer.propose(tree, *tree.find(edited), stop)->failureReason.empty());
     }
 }
 

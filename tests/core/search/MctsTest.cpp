@@ -259,5 +259,41 @@ TEST(Mcts, FailedNodesAreNeverSelectedAndAFullyFailedParentIsWidenedAgain)
     EXPECT_NE(none.error().message.find("failed-compile"), std::string::npos);
 }
 
+TEST(Mcts, ExhaustedNodesAreNeverWidenedAndASubtreeWithoutWorkIsPassedBy)
+{
+    Mcts mcts;
+    SearchTree tree("card", 3);
+    const std::string root = grow(tree, mcts, "", passed(100.0));
+    const std::string fast = grow(tree, mcts, root, passed(25.0));
+    const std::string slow = grow(tree, mcts, root, passed(90.0));
+    // Root: visits 3, 2 children: descends, and UCT prefers the fast child.
+    SearchRng plain(3);
+    EXPECT_EQ(*mcts.select(tree, plain), fast);
+    EXPECT_EQ(*mcts.select(tree, plain, {}), fast); // no exhausted node: the rule unchanged
+
+    // The fast child has nothing left to propose and no children: the slow one is revised.
+    for (std::uint64_t seed = 0; seed < 8; ++seed) {
+        SearchRng r(seed);
+        EXPECT_EQ(*mcts.select(tree, r, {fast}), slow);
+    }
+    // An exhausted root is not widened even where the widening limit allows it.
+    const std::string g1 = grow(tree, mcts, slow, passed(80.0));
+    const std::string g2 = grow(tree, mcts, slow, passed(70.0)); // root visits 5, 2 children: may widen
+    ASSERT_TRUE(mcts.mayWiden(*tree.find(root)));
+    SearchRng r(1);
+    EXPECT_EQ(*mcts.select(tree, r), root);
+    // slow (visits 3, 2 children) may not widen: down to its faster child.
+    EXPECT_EQ(*mcts.select(tree, r, {root, fast}), g2);
+    EXPECT_EQ(*mcts.select(tree, r, {root, fast, slow}), g2);
+    // Below exhausted nodes, the one open node left is reached whatever UCT prefers.
+    EXPECT_EQ(*mcts.select(tree, r, {root, fast, slow, g2}), g1);
+
+    // Everything exhausted: nothing to revise, and the error says why.
+    auto none = mcts.select(tree, r, {root, fast, slow, g1, g2});
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.error().code, ErrorCode::NotFound);
+    EXPECT_NE(none.error().message.find("search space is exhausted"), std::string::npos);
+}
+
 } // namespace
 } // namespace kforge::core

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
 #include <sys/wait.h>
 #include <thread>
 
@@ -319,6 +321,71 @@ TEST(SearchRun, ProposerErrorsEndTheRunAndAFailedRootLeavesNothingToRevise)
     EXPECT_EQ(dead.tree().size(), 1u);
     EXPECT_EQ(dead.tree().root()->failureReason, "nvrtc: no kernel");
     EXPECT_TRUE(deadOutcome->bestNodeId.empty());
+}
+
+// A proposer with a finite space: at most two revisions per node, and none below depth 2 (seven
+// candidates in all). It names its exhausted nodes, as the built-in proposer does.
+class FiniteProposer : public SyntheticProposer {
+public:
+    static bool exhausted(const SearchNode& node)
+    {
+        const auto depth = std::count(node.candidate.source.begin(), node.candidate.source.end(), '.');
+        return node.childIds.size() >= 2 || depth >= 2;
+    }
+    std::unordered_set<std::string> exhaustedNodes(const SearchTree& tree) override
+    {
+        std::unordered_set<std::string> ids;
+        for (const SearchNode& node : tree.nodes())
+            if (exhausted(node))
+                ids.insert(node.id);
+        return ids;
+    }
+    Result<Proposal> propose(const SearchTree& tree, const SearchNode& parent, const std::atomic<bool>& stop) override
+    {
+        if (exhausted(parent)) {
+            ++calls;
+            Proposal p;
+            p.failureReason = "no untried transformation";
+            return p;
+        }
+        return SyntheticProposer::propose(tree, parent, stop);
+    }
+};
+
+TEST(SearchRun, AnExhaustedSearchSpaceEndsTheRunWithoutFailedProposals)
+{
+    ScratchDir dir;
+    FiniteProposer proposer;
+    SyntheticEvaluator evaluator;
+    evaluator.neverFail = true;
+    Finished done = runFresh(dir.path() / "t.json", 1, fixedClockOptions(50), proposer, evaluator);
+    EXPECT_EQ(done.outcome.reason, StopReason::NothingToRevise);
+    EXPECT_NE(done.outcome.note.find("search space is exhausted"), std::string::npos) << done.outcome.note;
+    ASSERT_EQ(done.tree.size(), 7u);
+    for (const SearchNode& node : done.tree.nodes())
+        EXPECT_EQ(node.status, NodeStatus::Passed) << node.id << " " << node.failureReason;
+    EXPECT_EQ(proposer.calls, 7);
+
+    // Several evaluators with candidates in flight reach the same seven, none twice.
+    FiniteProposer parallelProposer;
+    std::vector<SyntheticEvaluator> pool(3);
+    std::vector<Evaluator*> evaluators;
+    for (SyntheticEvaluator& e : pool) {
+        e.neverFail = true;
+        evaluators.push_back(&e);
+    }
+    SearchRun parallel(SearchTree("card", 1), TreeStore(dir.path() / "p.json"), parallelProposer, evaluators,
+                       fixedClockOptions(50));
+    auto outcome = parallel.run();
+    ASSERT_TRUE(outcome.ok()) << outcome.error().toString();
+    EXPECT_EQ(outcome->reason, StopReason::NothingToRevise);
+    std::set<std::string> sources;
+    for (const SearchNode& node : parallel.tree().nodes()) {
+        EXPECT_EQ(node.status, NodeStatus::Passed) << node.id << " " << node.failureReason;
+        sources.insert(node.candidate.source);
+    }
+    EXPECT_EQ(sources.size(), 7u);
+    EXPECT_EQ(parallel.tree().size(), 7u);
 }
 
 TEST(SearchRun, InvalidEvaluationBecomesACrashedNode)
