@@ -133,6 +133,8 @@ bool OptimizeJob::start(OptimizeJobRequest request)
                          .arg(QString::fromLatin1(core::stopReasonName(outcome->reason)))
                          .arg(best && best->speedup ? QString::number(*best->speedup, 'f', 2) + QStringLiteral("x")
                                                     : QStringLiteral("-"));
+            if (outcome->reason == core::StopReason::NothingToRevise && !outcome->note.empty())
+                lines.last() += QStringLiteral(" (%1)").arg(QString::fromStdString(outcome->note));
             if (evaluators.size() > 1) {
                 QStringList perGpu;
                 const std::vector<int> counts = run.evaluationsPerEvaluator();
