@@ -19,6 +19,20 @@ namespace kforge::core {
 
 namespace {
 
+// Ops that always return a view of their input, whatever the layout: their time in a profile is
+// host work (a new tensor header), and no kernel of any proposer could replace them. (reshape,
+// contiguous, flatten and to may copy, and are not here.)
+bool isViewOp(const std::string& op)
+{
+    static const char* const kViews[] = {
+        "aten::view",       "aten::view_as",   "aten::_unsafe_view", "aten::expand",    "aten::expand_as",
+        "aten::slice",      "aten::select",    "aten::narrow",       "aten::unsqueeze", "aten::squeeze",
+        "aten::transpose",  "aten::t",         "aten::permute",      "aten::movedim",   "aten::swapaxes",
+        "aten::unflatten",  "aten::unbind",    "aten::split",        "aten::split_with_sizes",
+        "aten::chunk",      "aten::as_strided", "aten::alias",       "aten::detach",    "aten::diagonal"};
+    return std::find(std::begin(kViews), std::end(kViews), op) != std::end(kViews);
+}
+
 std::uint64_t fnv1a(const std::string& text)
 {
     std::uint64_t h = 1469598103934665603ull;
@@ -91,6 +105,9 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
             return family.error();
         return std::unique_ptr<KernelFamily>(std::move(family.value()));
     }
+    if (isViewOp(card.op))
+        return makeError(ErrorCode::Unsupported, "returns a view of its input (no kernel to run)",
+                         "built-in proposer, " + op);
     return makeError(ErrorCode::Unsupported, "op not covered by the built-in proposer yet",
                      "built-in proposer, " + op);
 }
