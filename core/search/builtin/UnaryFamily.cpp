@@ -159,8 +159,12 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     TensorSpec reshapedOutput;
     if (reshape) {
         const TensorSpec& result = card.outputs[0];
-        if (result.numel() != in.numel() || !result.isContiguous())
-            return unsupportedCard(card, "reshape into " + result.toShortString() + ": expected a contiguous output of as many elements");
+        if (result.numel() != in.numel())
+            return unsupportedCard(card, "reshape into " + result.toShortString() + ": expected an output of as many elements");
+        // A copying reshape returns a new contiguous tensor: any other output layout is a view.
+        if (!result.isContiguous())
+            return unsupportedCard(card, "reshape into " + result.toShortString() +
+                                             " returns a view of its input (no kernel to run)");
         if (reshapeCanView(in, result.sizes))
             return unsupportedCard(card, "reshape of a tensor it can view returns a view (no copy to run)");
         reshapedOutput = TensorSpec{result.dtype, in.sizes, contiguousStrides(in.sizes), result.device};

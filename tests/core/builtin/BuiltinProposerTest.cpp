@@ -500,7 +500,17 @@ TEST(BuiltinProposer, ReshapeThatCopiesIsAGatherAndOneThatViewsIsRefused)
               std::string::npos);
     OperatorCard strided = reshapeCard(transposed, {4, 30, 8});
     strided.outputs[0].strides = {1, 4, 120};
-    EXPECT_NE(BuiltinProposer::supports(strided).error().message.find("expected a contiguous output"), std::string::npos);
+    EXPECT_NE(BuiltinProposer::supports(strided).error().message.find("returns a view of its input (no kernel to run)"),
+              std::string::npos);
+    // The expanded keys of repeat_kv reshaped into another expanded layout (a decoder's card).
+    OperatorCard expanded = reshapeCard(TensorSpec{"bfloat16", {4, 1, 8, 512, 256}, {131072, 131072, 0, 256, 1}, "cuda:0"},
+                                        {4, 8, 512, 256});
+    expanded.outputs[0].strides = {131072, 0, 256, 1};
+    EXPECT_NE(BuiltinProposer::supports(expanded).error().message.find("returns a view"), std::string::npos);
+    OperatorCard fewer = reshapeCard(transposed, {4, 30, 8});
+    fewer.outputs[0].sizes = {4, 30, 4};
+    fewer.outputs[0].strides = {120, 4, 1};
+    EXPECT_NE(BuiltinProposer::supports(fewer).error().message.find("as many elements"), std::string::npos);
 }
 
 TEST(BuiltinProposer, CatCopiesEachInputIntoItsSlab)
