@@ -108,6 +108,12 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
     if (isViewOp(card.op))
         return makeError(ErrorCode::Unsupported, "returns a view of its input (no kernel to run)",
                          "built-in proposer, " + op);
+    if (card.op == "aten::dropout" || card.op == "aten::feature_dropout") {
+        const ArgSpec* train = card.findArg("train");
+        if (train && train->kind == ArgKind::Value && train->value == false)
+            return makeError(ErrorCode::Unsupported, "not training: returns its input (no kernel to run)",
+                             "built-in proposer, " + op);
+    }
     return makeError(ErrorCode::Unsupported, "op not covered by the built-in proposer yet",
                      "built-in proposer, " + op);
 }

@@ -1155,6 +1155,12 @@ TEST(BuiltinProposer, NewFamiliesRefuseWithTheReason)
                   std::string::npos)
             << op;
     EXPECT_NE(reasonOf(unaryCard("aten::flatten", "float32", 64)).find("not covered"), std::string::npos);
+    OperatorCard dropout = unaryCard("aten::dropout", "float32", 64);
+    dropout.args.push_back(ArgSpec{"p", "float", ArgKind::Value, {}, 0.1});
+    dropout.args.push_back(ArgSpec{"train", "bool", ArgKind::Value, {}, false});
+    EXPECT_NE(reasonOf(dropout).find("not training: returns its input"), std::string::npos);
+    dropout.args.back().value = true;
+    EXPECT_NE(reasonOf(dropout).find("not covered"), std::string::npos);
 }
 
 namespace {
