@@ -6,6 +6,7 @@
 #include <ATen/ops/_softmax_cuda_dispatch.h>
 #include <ATen/ops/add_cuda_dispatch.h>
 #include <ATen/ops/cat_cuda_dispatch.h>
+#include <ATen/ops/cos_cuda_dispatch.h>
 #include <ATen/ops/div_cuda_dispatch.h>
 #include <ATen/ops/gelu_cuda_dispatch.h>
 #include <ATen/ops/mean_cuda_dispatch.h>
@@ -14,6 +15,7 @@
 #include <ATen/ops/pow_cuda_dispatch.h>
 #include <ATen/ops/relu_cuda_dispatch.h>
 #include <ATen/ops/rsqrt_cuda_dispatch.h>
+#include <ATen/ops/sin_cuda_dispatch.h>
 #include <ATen/ops/sigmoid_cuda_dispatch.h>
 #include <ATen/ops/silu_cuda_dispatch.h>
 #include <ATen/ops/sub_cuda_dispatch.h>
@@ -128,7 +130,7 @@ void recordFallbacks(const std::vector<std::shared_ptr<Entry>>& entries, std::ui
     g_reasonBySignature.emplace(signature, std::move(text));
 }
 
-// The hook of an op whose only argument is `self` (relu, silu, sigmoid, tanh, neg, rsqrt): the
+// The hook of an op whose only argument is `self` (relu, silu, sigmoid, tanh, neg, rsqrt, cos, sin): the
 // package's kernel for `Key` where a guard matches, else the original CUDA kernel.
 template <const char* Key, at::Tensor (*Original)(const at::Tensor&)>
 at::Tensor selfOnlyHook(const at::Tensor& self)
@@ -155,6 +157,8 @@ constexpr char kSigmoid[] = "aten::sigmoid";
 constexpr char kTanh[] = "aten::tanh";
 constexpr char kNeg[] = "aten::neg";
 constexpr char kRsqrt[] = "aten::rsqrt";
+constexpr char kCos[] = "aten::cos";
+constexpr char kSin[] = "aten::sin";
 // Named instances: TORCH_FN takes a plain function (pointer) name.
 constexpr auto reluHook = &selfOnlyHook<kRelu, &at::cuda::relu>;
 constexpr auto siluHook = &selfOnlyHook<kSilu, &at::cuda::silu>;
@@ -162,6 +166,8 @@ constexpr auto sigmoidHook = &selfOnlyHook<kSigmoid, &at::cuda::sigmoid>;
 constexpr auto tanhHook = &selfOnlyHook<kTanh, &at::cuda::tanh>;
 constexpr auto negHook = &selfOnlyHook<kNeg, &at::cuda::neg>;
 constexpr auto rsqrtHook = &selfOnlyHook<kRsqrt, &at::cuda::rsqrt>;
+constexpr auto cosHook = &selfOnlyHook<kCos, &at::cuda::cos>;
+constexpr auto sinHook = &selfOnlyHook<kSin, &at::cuda::sin>;
 constexpr auto reluInPlaceHook = &selfOnlyInPlaceHook<kReluInPlace, &at::cuda::relu_>;
 constexpr auto siluInPlaceHook = &selfOnlyInPlaceHook<kSiluInPlace, &at::cuda::silu_>;
 
@@ -321,6 +327,8 @@ bool registerOne(torch::Library& library, const std::string& key)
     else if (key == "aten::tanh") library.impl(name.c_str(), TORCH_FN(tanhHook));
     else if (key == "aten::neg") library.impl(name.c_str(), TORCH_FN(negHook));
     else if (key == "aten::rsqrt") library.impl(name.c_str(), TORCH_FN(rsqrtHook));
+    else if (key == "aten::cos") library.impl(name.c_str(), TORCH_FN(cosHook));
+    else if (key == "aten::sin") library.impl(name.c_str(), TORCH_FN(sinHook));
     else if (key == "aten::pow.Tensor_Scalar") library.impl(name.c_str(), TORCH_FN(powScalarHook));
     else if (key == "aten::add.Tensor") library.impl(name.c_str(), TORCH_FN(addHook));
     else if (key == "aten::sub.Tensor") library.impl(name.c_str(), TORCH_FN(subHook));
@@ -342,7 +350,8 @@ const char* const kHooked[] = {"aten::_softmax",    "aten::_log_softmax", "aten:
                                "aten::sub.Tensor",  "aten::mul.Tensor",   "aten::div.Tensor",  "aten::add_.Tensor",
                                "aten::sub_.Tensor", "aten::mul_.Tensor",  "aten::div_.Tensor", "aten::mean.dim",
                                "aten::sum.dim_IntList", "aten::neg",       "aten::rsqrt",      "aten::pow.Tensor_Scalar",
-                               "aten::relu_",       "aten::silu_",        "aten::cat"};
+                               "aten::relu_",       "aten::silu_",        "aten::cat",         "aten::cos",
+                               "aten::sin"};
 
 } // namespace
 

@@ -23,6 +23,8 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
         {"aten::tanh", {"aten::tanh", ""}},
         {"aten::neg", {"aten::neg", ""}},
         {"aten::rsqrt", {"aten::rsqrt", ""}},
+        {"aten::cos", {"aten::cos", ""}},
+        {"aten::sin", {"aten::sin", ""}},
         {"aten::pow.Tensor_Scalar", {"aten::pow", "Tensor_Scalar"}},
         {"aten::add.Tensor", {"aten::add", "Tensor"}},
         {"aten::sub.Tensor", {"aten::sub", "Tensor"}},

@@ -18,12 +18,13 @@ OpClass opClassOf(const std::string& op)
         "aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::avg_pool2d", "aten::norm",
         "aten::logsumexp",      "aten::cumsum"};
     // max_pool2d selects an input value (no arithmetic): held to the tightest class.
-    static constexpr std::array<std::string_view, 27> elementwise = {
+    static constexpr std::array<std::string_view, 29> elementwise = {
         "aten::relu",  "aten::relu_", "aten::gelu",  "aten::silu",  "aten::silu_", "aten::sigmoid", "aten::tanh",
         "aten::add",   "aten::add_",  "aten::sub",   "aten::sub_",  "aten::mul",   "aten::mul_",    "aten::div",
         "aten::div_",  "aten::neg",
         "aten::exp",   "aten::log",   "aten::sqrt",  "aten::rsqrt", "aten::abs",     "aten::clamp",
-        "aten::where", "aten::pow",   "aten::embedding", "aten::hardtanh", "aten::max_pool2d"};
+        "aten::where", "aten::pow",   "aten::embedding", "aten::hardtanh", "aten::max_pool2d", "aten::cos",
+        "aten::sin"};
     for (std::string_view name : reductions) {
         if (op == name)
             return OpClass::Reduction;

@@ -5,7 +5,7 @@ For each row length L in (1, 7, 197, 1000, 4097) and dtype (float32, bfloat16, f
 TorchScript model calls every op a built-in family covers on tensors whose innermost size is L
 (softmax, log_softmax, layer_norm, rms_norm, group_norm and batch_norm in eval mode (NCHW and channels-last),
 adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), mean, sum, relu, gelu exact and tanh, silu, sigmoid, tanh,
-neg (also of two slices, gathered into a dense output), rsqrt, pow 2, add / sub /
+neg (also of two slices, gathered into a dense output), rsqrt, cos, sin, pow 2, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, mul and add with a float64 0-dim tensor that
 moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), mul and add into a
 transposed output (the decoders' rotary embedding on q.transpose(1, 2)), add of a channels-last and
@@ -62,6 +62,7 @@ COVERED = {
     "aten::sum.dim_IntList": 1, "aten::relu": 2, "aten::relu_": 2, "aten::silu_": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
     "aten::tanh": 1, "aten::add.Tensor": 6, "aten::sub.Tensor": 2, "aten::mul.Tensor": 4, "aten::div.Tensor": 2,
     "aten::embedding": 1, "aten::add_.Tensor": 2, "aten::to.dtype": 1, "aten::neg": 3, "aten::rsqrt": 1,
+    "aten::cos": 1, "aten::sin": 1,
     "aten::pow.Tensor_Scalar": 1, "aten::type_as": 1, "aten::contiguous": 3, "aten::reshape": 1, "aten::cat": 2,
 }
 # Covered ops whose support is being added: "unsupported" is reported, not a failure.
@@ -157,6 +158,8 @@ def make_model(length, dtype_name, device):
                 # half of xr's 16-element rows (rotate_half's -x[..., d/2:]: vector loads)
                 -xp[:, :, 1:], -xr[..., 8:],
                 torch.rsqrt(d),
+                # the rotary tables' cos and sin (d * d is x * y's card: only the sin is new)
+                torch.cos(x), torch.sin(d * d),
                 x.pow(2),
                 x + b, x + y,
                 x - b, x - y,

@@ -134,7 +134,8 @@ bool UnaryFamily::coversOp(const std::string& qualifiedOp)
 {
     return qualifiedOp == "aten::relu" || qualifiedOp == "aten::gelu" || qualifiedOp == "aten::silu" ||
            qualifiedOp == "aten::sigmoid" || qualifiedOp == "aten::tanh" || qualifiedOp == "aten::to.dtype" ||
-           qualifiedOp == "aten::neg" || qualifiedOp == "aten::rsqrt" || qualifiedOp == "aten::pow.Tensor_Scalar" ||
+           qualifiedOp == "aten::neg" || qualifiedOp == "aten::rsqrt" || qualifiedOp == "aten::cos" ||
+           qualifiedOp == "aten::sin" || qualifiedOp == "aten::pow.Tensor_Scalar" ||
            qualifiedOp == "aten::relu_" || qualifiedOp == "aten::silu_" || qualifiedOp == "aten::type_as" ||
            qualifiedOp == "aten::contiguous" || qualifiedOp == "aten::reshape";
 }
@@ -420,6 +421,13 @@ std::string UnaryFamily::opExpression(bool fastMath) const
         return "x * x"; // exponent 2, as eager's special case
     if (m_op == "rsqrt")
         return "rsqrtf(x)"; // the CUDA math library's rsqrtf, which eager's rsqrt kernel calls
+    // The CUDA math library's full-range cosf / sinf, as eager's kernels (in fp32 for 16-bit
+    // inputs). No fast-math form: __cosf / __sinf lose accuracy as |x| grows, and rotary tables
+    // take arguments of thousands of radians at long positions the card may not have seen.
+    if (m_op == "cos")
+        return "cosf(x)";
+    if (m_op == "sin")
+        return "sinf(x)";
     if (m_op == "gelu")
         return m_tanhGelu ? "0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))"
                           : "0.5f * x * (1.0f + erff(x * 0.7071067811865476f))"; // exact form

@@ -5,7 +5,7 @@
 // transposed tensor) it gathers: output element k of storage reads the input at the offset its
 // index gives, through strides baked in. Ops: aten::relu,
 // aten::gelu (approximate "none": exact erff form; "tanh"), aten::silu, aten::sigmoid, aten::tanh,
-// aten::neg, aten::rsqrt, aten::pow.Tensor_Scalar with exponent 2, the dtype conversion aten::to.dtype
+// aten::neg, aten::rsqrt, aten::cos, aten::sin (full-range cosf / sinf), aten::pow.Tensor_Scalar with exponent 2, the dtype conversion aten::to.dtype
 // into another of those dtypes (widened exactly, rounded to nearest even), aten::type_as (the same
 // conversion), in place aten::relu_ and aten::silu_ (torchvision's ReLU(inplace=True): output 0 is
 // self), and copies with the identity op: aten::contiguous of a tensor not already in the layout

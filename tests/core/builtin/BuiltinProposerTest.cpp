@@ -221,7 +221,8 @@ TEST(BuiltinProposer, UnaryOpsCompileForEveryDtypeAndSize)
 {
     const std::vector<std::pair<std::string, std::string>> ops = {
         {"aten::relu", ""}, {"aten::gelu", "none"}, {"aten::gelu", "tanh"},
-        {"aten::silu", ""}, {"aten::sigmoid", ""}, {"aten::tanh", ""}, {"aten::neg", ""}, {"aten::rsqrt", ""}};
+        {"aten::silu", ""}, {"aten::sigmoid", ""}, {"aten::tanh", ""}, {"aten::neg", ""}, {"aten::rsqrt", ""},
+        {"aten::cos", ""}, {"aten::sin", ""}};
     for (const auto& [op, approximate] : ops)
         for (const std::string& dtype : kDtypes)
             for (std::int64_t n : {1, 7, 1000, 4097, 1 << 20}) {
@@ -347,6 +348,32 @@ TEST(BuiltinProposer, PowOfExponentTwoSquaresAsEagerDoes)
     ASSERT_TRUE(rsqrt.ok());
     EXPECT_NE(rsqrt->candidate.source.find("rsqrtf(x)"), std::string::npos);
     EXPECT_FALSE(rsqrt->provenance.details["params"]["fast_math"].get<bool>());
+    // Nor have cos and sin (the rotary tables): none of the root's neighbours uses __cosf / __sinf,
+    // where silu's include its fast-math form.
+    const auto fastMathNeighbours = [&stop](const std::string& op) {
+        const OperatorCard card = unaryCard(op, "float32", 1 << 20);
+        BuiltinProposer proposer(card);
+        SearchTree tree(card.id, 1);
+        auto root = proposer.proposeRoot(tree, stop);
+        const std::string rootId = tree.addRoot(root->candidate, root->provenance, 0).value();
+        EXPECT_TRUE(tree.recordEvaluation(rootId, passed(10)).ok());
+        int fast = 0;
+        for (int i = 0; i < 50; ++i) {
+            auto next = proposer.propose(tree, *tree.find(rootId), stop);
+            if (!next.ok() || !next->failureReason.empty())
+                break;
+            fast += next->provenance.details["params"]["fast_math"].get<bool>() ? 1 : 0;
+            EXPECT_TRUE(tree.recordEvaluation(tree.addChild(rootId, next->candidate, next->provenance, 0).value(),
+                                              passed(9)).ok());
+        }
+        return fast;
+    };
+    EXPECT_EQ(fastMathNeighbours("aten::cos"), 0);
+    EXPECT_EQ(fastMathNeighbours("aten::sin"), 0);
+    EXPECT_EQ(fastMathNeighbours("aten::silu"), 1);
+    auto cosRoot = BuiltinProposer(unaryCard("aten::cos", "bfloat16", 4097)).proposeRoot(SearchTree("c", 1), stop);
+    ASSERT_TRUE(cosRoot.ok());
+    EXPECT_NE(cosRoot->candidate.source.find("cosf(x)"), std::string::npos);
 }
 
 TEST(BuiltinProposer, DtypeConversionsCompileBetweenEveryPairOfDtypes)
