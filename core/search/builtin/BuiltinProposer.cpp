@@ -61,15 +61,31 @@ std::uint64_t splitmix(std::uint64_t x)
 
 } // namespace
 
-bool BuiltinProposer::inTree(const SearchTree& tree, const nlohmann::json& params) const
+const nlohmann::json* BuiltinProposer::familyParams(const SearchNode& node) const
 {
-    for (const SearchNode& node : tree.nodes()) {
-        const nlohmann::json& d = node.provenance.details;
-        if (d.is_object() && d.value("family", std::string()) == m_family->name() && d.contains("params") &&
-            d["params"] == params)
-            return true;
-    }
-    return false;
+    const nlohmann::json& d = node.provenance.details;
+    if (!d.is_object() || d.value("family", std::string()) != m_family->name() || !d.contains("params"))
+        return nullptr;
+    return &d["params"];
+}
+
+std::unordered_set<std::string> BuiltinProposer::paramSets(const SearchTree& tree) const
+{
+    std::unordered_set<std::string> present;
+    for (const SearchNode& node : tree.nodes())
+        if (const nlohmann::json* params = familyParams(node))
+            present.insert(params->dump());
+    return present;
+}
+
+std::vector<Transformation> BuiltinProposer::untriedNeighbours(const nlohmann::json& from,
+                                                               const std::unordered_set<std::string>& present) const
+{
+    std::vector<Transformation> untried;
+    for (Transformation& t : m_family->transformations(from))
+        if (!present.contains(t.params.dump()))
+            untried.push_back(std::move(t));
+    return untried;
 }
 
 Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const OperatorCard& card)
@@ -162,21 +178,16 @@ Result<Proposal> BuiltinProposer::propose(const SearchTree& tree, const SearchNo
 {
     if (!m_family)
         return m_unsupported;
-    const nlohmann::json& details = parent.provenance.details;
-    if (!details.is_object() || details.value("family", std::string()) != m_family->name() ||
-        !details.contains("params")) {
+    const nlohmann::json* parentParams = familyParams(parent);
+    if (!parentParams) {
         Proposal failed;
         failed.provenance.kind = ProvenanceKind::BuiltinTransformation;
         failed.failureReason = "parent " + parent.id + " has no " + m_family->name() +
                                " template parameters (not written by the built-in proposer)";
         return failed;
     }
-    const nlohmann::json& from = details["params"];
-
-    std::vector<Transformation> untried;
-    for (Transformation& t : m_family->transformations(from))
-        if (!inTree(tree, t.params))
-            untried.push_back(std::move(t));
+    const nlohmann::json& from = *parentParams;
+    std::vector<Transformation> untried = untriedNeighbours(from, paramSets(tree));
 
     Provenance provenance;
     provenance.kind = ProvenanceKind::BuiltinTransformation;
@@ -201,27 +212,10 @@ std::unordered_set<std::string> BuiltinProposer::exhaustedNodes(const SearchTree
     std::unordered_set<std::string> exhausted;
     if (!m_family)
         return exhausted;
-    const auto paramsOf = [this](const SearchNode& node) -> const nlohmann::json* {
-        const nlohmann::json& d = node.provenance.details;
-        if (!d.is_object() || d.value("family", std::string()) != m_family->name() || !d.contains("params"))
-            return nullptr;
-        return &d["params"];
-    };
-    // The tree's parameter sets once, as text, instead of a scan of the tree per neighbour.
-    std::unordered_set<std::string> present;
-    for (const SearchNode& node : tree.nodes())
-        if (const nlohmann::json* params = paramsOf(node))
-            present.insert(params->dump());
+    const std::unordered_set<std::string> present = paramSets(tree);
     for (const SearchNode& node : tree.nodes()) {
-        const nlohmann::json* params = paramsOf(node);
-        bool untried = false;
-        if (params)
-            for (const Transformation& t : m_family->transformations(*params))
-                if (!present.contains(t.params.dump())) {
-                    untried = true;
-                    break;
-                }
-        if (!untried)
+        const nlohmann::json* params = familyParams(node);
+        if (!params || untriedNeighbours(*params, present).empty())
             exhausted.insert(node.id);
     }
     return exhausted;
@@ -248,12 +242,13 @@ std::vector<Candidate> BuiltinProposer::likelyNext(const SearchTree& tree, const
         sources.push_back(current.provenance.details["params"]);
     if (passed.size() > 1)
         sources.push_back(passed[1]->provenance.details["params"]);
+    const std::unordered_set<std::string> present = paramSets(tree);
     std::vector<nlohmann::json> chosen;
     for (const nlohmann::json& from : sources) {
         for (const Transformation& t : m_family->transformations(from)) {
             if (out.size() >= limit)
                 return out;
-            if (inTree(tree, t.params) || t.params == current.provenance.details.value("params", nlohmann::json()) ||
+            if (present.contains(t.params.dump()) || t.params == current.provenance.details.value("params", nlohmann::json()) ||
                 std::find(chosen.begin(), chosen.end(), t.params) != chosen.end())
                 continue;
             auto candidate = m_family->generate(t.params);

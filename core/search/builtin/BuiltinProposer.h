@@ -21,6 +21,9 @@
 #include "util/Result.h"
 
 #include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
 
 namespace kforge::core {
 
@@ -51,8 +54,14 @@ public:
 private:
     static Result<std::unique_ptr<KernelFamily>> makeFamily(const OperatorCard& card);
     Result<Proposal> build(const nlohmann::json& params, Provenance provenance) const;
-    /// Whether a node of this family with exactly `params` is in `tree`.
-    bool inTree(const SearchTree& tree, const nlohmann::json& params) const;
+    /// This family's template parameters of `node`, or null (a node an LLM or a user wrote).
+    const nlohmann::json* familyParams(const SearchNode& node) const;
+    /// Every parameter set of this family in `tree`, as JSON text (parameters are ints and bools,
+    /// so equal text is equal JSON).
+    std::unordered_set<std::string> paramSets(const SearchTree& tree) const;
+    /// The neighbours of `from` (in the family's fixed order) whose parameter set is not in `present`.
+    std::vector<Transformation> untriedNeighbours(const nlohmann::json& from,
+                                                  const std::unordered_set<std::string>& present) const;
 
     OperatorCard m_card;
     std::unique_ptr<KernelFamily> m_family; // null when unsupported
