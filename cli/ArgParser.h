@@ -4,10 +4,12 @@
 // a multi-value option ("--inputs A B") takes every following word up to the next option.
 
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kforge::cli {
@@ -36,12 +38,42 @@ private:
     std::vector<std::string> m_positionals;
 };
 
-/// Parses all of `text` as a number of type T; false when anything is left over or out of range.
+/// Parses all of `text` as a number of type T; false when anything is left over, out of range, or
+/// (for floating types) not finite: from_chars reads "nan" and "inf", which no option means.
 template <class T>
 bool parseNumber(const std::string& text, T& out)
 {
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return !text.empty() && ec == std::errc() && ptr == text.data() + text.size();
+    T value{};
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+        return false;
+    if constexpr (std::is_floating_point_v<T>) {
+        if (!std::isfinite(value))
+            return false;
+    }
+    out = value;
+    return true;
+}
+
+/// The longest duration a seconds option accepts (a week): far above any real run, and small
+/// enough that converting it to milliseconds or adding it to a clock cannot overflow.
+inline constexpr double kMaxOptionSeconds = 7 * 24 * 3600.0;
+
+/// Parses a duration option in seconds: finite, > 0 and at most kMaxOptionSeconds.
+inline bool parseSeconds(const std::string& text, double& out)
+{
+    double value = 0;
+    if (!parseNumber(text, value) || value <= 0 || value > kMaxOptionSeconds)
+        return false;
+    out = value;
+    return true;
+}
+
+/// The error line of a seconds option that parseSeconds refused.
+inline std::string secondsError(const std::string& flag, const std::string& text)
+{
+    return flag + ": expected seconds > 0 and at most " + std::to_string(static_cast<long long>(kMaxOptionSeconds)) +
+           ", got '" + text + "'";
 }
 
 } // namespace kforge::cli

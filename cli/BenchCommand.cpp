@@ -6,6 +6,7 @@
 #include "eval/CandidateBench.h"
 #include "util/AtomicFile.h"
 #include "util/CacheDirectory.h"
+#include "util/Utf8.h"
 
 #include <charconv>
 #include <cstdlib>
@@ -45,8 +46,13 @@ int runBenchCommand(const std::vector<std::string>& args)
     auto source = core::readWholeFile(kernelPath);
     if (!source)
         return fail(source.error().toString());
+    if (auto bad = core::firstInvalidUtf8(source.value()))
+        return fail(kernelPath + ": not UTF-8 text (invalid byte at offset " + std::to_string(*bad) +
+                    "); a kernel source is UTF-8");
     request.source = source.value();
     request.sourceName = fs::path(kernelPath).filename().string();
+    if (core::firstInvalidUtf8(request.sourceName))
+        return fail("--kernel: the file name is not UTF-8; rename the file");
     if (auto planPath = parser.value("--plan")) {
         auto text = core::readWholeFile(*planPath);
         if (!text)
@@ -60,8 +66,8 @@ int runBenchCommand(const std::vector<std::string>& args)
     request.architecture = parser.value("--arch");
     if (auto text = parser.value("--timeout")) {
         double seconds = 0;
-        if (!parseNumber(*text, seconds) || seconds <= 0)
-            return fail("--timeout: expected seconds > 0, got '" + *text + "'", 2);
+        if (!parseSeconds(*text, seconds))
+            return fail(secondsError("--timeout", *text), 2);
         request.evaluateTimeout = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
     }
     for (const auto& [flag, key] : {std::pair{"--repetitions", "repetitions"}, std::pair{"--fresh-sets", "fresh_input_sets"}}) {
@@ -75,6 +81,14 @@ int runBenchCommand(const std::vector<std::string>& args)
     if (parser.has("--no-timing"))
         request.evaluationOptions["time"] = false;
     request.sanitize = parser.has("--sanitize");
+
+    // Checked before anything runs: a cubin is only ever written to a new file, so an earlier result
+    // (or any other file a typo names) is never replaced.
+    if (auto cubinPath = parser.value("--emit-cubin")) {
+        std::error_code ec;
+        if (fs::exists(fs::symlink_status(*cubinPath, ec)))
+            return fail("--emit-cubin " + *cubinPath + ": the file exists already; remove it or name a new file", 2);
+    }
 
     int repeat = 1;
     if (auto text = parser.value("--repeat")) {

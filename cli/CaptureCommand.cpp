@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <unistd.h>
 
 namespace kforge::cli {
@@ -60,9 +61,13 @@ int runCaptureCommand(const std::vector<std::string>& args)
     if (auto text = parser.value("--samples"); text && (!parseNumber(*text, options.samplesPerCard) || options.samplesPerCard < 0))
         return fail("--samples: expected a whole number >= 0, got '" + *text + "'", 2);
     if (auto text = parser.value("--sample-budget-mb")) {
+        // The budget is kept in bytes: the largest MB count whose byte count fits an int64.
+        constexpr std::int64_t kMaxMb = std::numeric_limits<std::int64_t>::max() >> 20;
         std::int64_t mb = 0;
-        if (!parseNumber(*text, mb) || mb < 0)
-            return fail("--sample-budget-mb: expected a whole number >= 0, got '" + *text + "'", 2);
+        if (!parseNumber(*text, mb) || mb < 0 || mb > kMaxMb)
+            return fail("--sample-budget-mb: expected a whole number from 0 to " + std::to_string(kMaxMb) + ", got '" +
+                            *text + "'",
+                        2);
         options.sampleBudgetBytes = mb << 20;
     }
     if (auto text = parser.value("--seed"); text && !parseNumber(*text, options.seed))

@@ -100,6 +100,9 @@ core::Result<core::LlmProviderConfig> llmConfigFor(core::LlmProvider provider, c
             return core::makeError(core::ErrorCode::InvalidArgument, "expected a JSON object", "--llm-config " + *file);
         if (!json.contains("provider"))
             json["provider"] = core::llmProviderName(provider);
+        // The flags below override the file; a file that leaves "model" to --model is complete.
+        if (auto model = parser.value("--model"); model && !json.contains("model"))
+            json["model"] = *model;
         auto parsed = core::llmConfigFromJson(json);
         if (!parsed)
             return core::makeError(parsed.error().code, parsed.error().toString(), "--llm-config " + *file);
@@ -159,14 +162,14 @@ int runOptimizeCommand(const std::vector<std::string>& args)
     core::SearchBudget budget;
     if (auto text = parser.value("--iterations"); text && (!parseNumber(*text, budget.maxIterations) || budget.maxIterations < 1))
         return fail("--iterations: expected a whole number >= 1, got '" + *text + "'", 2);
-    if (auto text = parser.value("--time-limit"); text && (!parseNumber(*text, budget.wallTimeLimitS) || budget.wallTimeLimitS <= 0))
-        return fail("--time-limit: expected seconds > 0, got '" + *text + "'", 2);
+    if (auto text = parser.value("--time-limit"); text && !parseSeconds(*text, budget.wallTimeLimitS))
+        return fail(secondsError("--time-limit", *text), 2);
     std::uint64_t seed = 0;
     if (auto text = parser.value("--seed"); text && !parseNumber(*text, seed))
         return fail("--seed: expected a whole number, got '" + *text + "'", 2);
     double timeoutS = 60;
-    if (auto text = parser.value("--timeout"); text && (!parseNumber(*text, timeoutS) || timeoutS <= 0))
-        return fail("--timeout: expected seconds > 0, got '" + *text + "'", 2);
+    if (auto text = parser.value("--timeout"); text && !parseSeconds(*text, timeoutS))
+        return fail(secondsError("--timeout", *text), 2);
 
     const std::string projectDir = parser.positionals().front();
     auto project = core::openProject(projectDir);

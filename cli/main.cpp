@@ -80,7 +80,7 @@ exits 0 when the candidate passed (or was only compiled, on a machine without a 
   --no-timing         validate only
   --sanitize          after passing, validate again on the captured samples under compute-sanitizer
                       memcheck, racecheck, initcheck and synccheck; any finding fails the candidate
-  --emit-cubin FILE   also write the compiled cubin to FILE
+  --emit-cubin FILE   also write the compiled cubin to FILE (a new file: an existing one is never replaced)
   --repeat N          evaluate N times with the same (warm) worker; wall times in "repeat_wall_ms"
   --no-cache          compile every time (no on-disk or in-memory compile cache)
   --worker PATH       the kforge-worker executable (default: next to kforge; or $KFORGE_WORKER)

@@ -142,6 +142,9 @@ Result<InputSpec> parseInputSpec(const std::vector<std::string>& values)
                                (std::filesystem::exists(values[0], ec) || values[0].ends_with(".pt") ||
                                 values[0].ends_with(".pth") || values[0].find('/') != std::string::npos);
     if (looksLikeFile) {
+        if (std::filesystem::is_directory(values[0], ec))
+            return makeError(ErrorCode::InvalidArgument, "is a directory, not an inputs file (a torch.save file)",
+                             values[0]);
         if (!std::filesystem::is_regular_file(values[0], ec))
             return makeError(ErrorCode::NotFound, "no such inputs file", values[0]);
         spec.file = values[0];

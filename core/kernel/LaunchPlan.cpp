@@ -205,7 +205,7 @@ Result<LaunchPlan> parseLaunchPlan(const json& j, const OperatorCard& card)
         if (l.contains("shared_bytes")) {
             if (!l.at("shared_bytes").is_number_integer() || l.at("shared_bytes").get<std::int64_t>() < 0 ||
                 l.at("shared_bytes").get<std::int64_t>() > 0xffffffffll)
-                return planError(where + ".shared_bytes", "must be an integer >= 0");
+                return planError(where + ".shared_bytes", "must be an integer from 0 to 4294967295 (bytes)");
             launch.sharedBytes = l.at("shared_bytes").get<std::uint32_t>();
         }
         if (!l.contains("args") || !l.at("args").is_array())
