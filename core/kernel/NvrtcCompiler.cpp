@@ -1,5 +1,7 @@
 #include "kernel/NvrtcCompiler.h"
 
+#include "kernel/CompileLogRedaction.h"
+#include "kernel/KernelSourcePolicy.h"
 #include "kernel/NvrtcDiagnostics.h"
 #include "util/Sha256.h"
 
@@ -154,10 +156,12 @@ Result<std::vector<std::string>> NvrtcCompiler::nvrtcOptions(const CompileOption
                          "compile options");
     }
     std::vector<std::string> list;
-    list.reserve(6 + options.extraOptions.size());
+    list.reserve(7 + options.extraOptions.size());
     list.push_back("--gpu-architecture=" + options.architecture);
     list.push_back("--std=c++17");
     list.push_back("-default-device");
+    // A quoted #include is not looked up next to the source (the process's working directory).
+    list.push_back("--no-source-include");
     if (options.lineInfo)
         list.push_back("-lineinfo");
     list.push_back("--include-path=" + m_cudaIncludeDir);
@@ -174,7 +178,7 @@ Result<std::string> NvrtcCompiler::cacheKey(const std::string& source, const Com
         return list.error();
     std::string canonical;
     canonical.reserve(source.size() + 512);
-    appendField(canonical, "kforge-nvrtc-compile-v1");
+    appendField(canonical, "kforge-nvrtc-compile-v2"); // v2: source policy and log redaction
     appendField(canonical, m_nvrtcVersion);
     appendField(canonical, sourceName);
     appendField(canonical, source);
@@ -195,6 +199,11 @@ Result<CompiledKernel> NvrtcCompiler::compile(const std::string& source, const C
     Result<std::string> key = cacheKey(source, options, sourceName);
     if (!key)
         return key.error();
+    if (std::optional<SourcePolicyViolation> refused = checkKernelSource(source)) {
+        CompiledKernel kernel = refusedCompile(*refused, sourceName);
+        kernel.cacheKey = std::move(*key);
+        return kernel;
+    }
 
     const auto start = std::chrono::steady_clock::now();
     ProgramGuard program;
@@ -211,6 +220,7 @@ Result<CompiledKernel> NvrtcCompiler::compile(const std::string& source, const C
     Result<std::string> log = programLog(program.get());
     if (!log)
         return log.error();
+    *log = redactCompileLog(*log, source, sourceName); // before the log is stored, parsed or shown
     if (compiled == NVRTC_ERROR_INVALID_OPTION) {
         const std::string reason = firstLine(*log);
         return makeError(ErrorCode::InvalidArgument,

@@ -19,8 +19,13 @@ namespace kforge::core {
 /// program would double the cost of every compile for no difference in output.
 ///
 /// Options passed, in this order: --gpu-architecture=<arch>, --std=c++17, -default-device,
-/// -lineinfo (when CompileOptions::lineInfo), --include-path=<cuda include>,
+/// --no-source-include, -lineinfo (when CompileOptions::lineInfo), --include-path=<cuda include>,
 /// --include-path=<cuda include>/cccl, then CompileOptions::extraOptions.
+///
+/// Before NVRTC runs, the source is checked against checkKernelSource (KernelSourcePolicy.h); a
+/// refused source is a failed compile (refusedCompile: ok=false, the reason as its one diagnostic),
+/// never a Result error. NVRTC's log passes through redactCompileLog before anything reads it, so
+/// the log and diagnostics quote no line of any file but the candidate's source.
 ///
 /// Outcomes:
 ///  - the source compiles: CompiledKernel{ok=true, cubin, ptx, log (warnings), diagnostics};

@@ -58,8 +58,10 @@ public:
     ///   Io               timeouts, connection failures, 429/5xx beyond the retry limit, or a
     ///                    reply that is malformed or holds no text.
     /// `cancel` may be null. The API key is read from the configured environment variable at
-    /// each call and only ever placed in the authentication header; error messages have it
-    /// redacted even when a server echoes it back.
+    /// each call and only ever placed in the authentication header. Nothing returned holds it, even
+    /// when a server or the model echoes it back: error messages and every field of the reply
+    /// (text, model, stop reason, request id) pass through LlmSecretRedaction.h, which also blanks
+    /// any `Authorization` / `x-api-key` header value written out in them.
     /// Thread: implementations are fully reentrant: every call uses its own libcurl handles, the
     /// client's only mutable state (the jitter RNG) is guarded, so one client may serve several
     /// threads at once.

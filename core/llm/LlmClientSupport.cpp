@@ -1,5 +1,7 @@
 #include "llm/LlmClientSupport.h"
 
+#include "llm/LlmSecretRedaction.h"
+
 #include <cstdlib>
 
 namespace kforge::core::llm_detail {
@@ -59,6 +61,8 @@ Result<nlohmann::json> parseReplyObject(const LlmHttpReply& reply, const std::st
     if (!json.is_object())
         return replyError(std::string("malformed reply: expected a JSON object, got ") + json.type_name(), context,
                           secret);
+    // Every field a client reads (text, model, id, refusal) comes out of this document.
+    redactSecretInReply(json, secret);
     return json;
 }
 

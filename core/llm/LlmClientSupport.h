@@ -26,7 +26,9 @@ std::string joinUrl(const std::string& base, const std::string& path);
 /// {"error": "text"} (Ollama), {"message": "text"} (vLLM); empty when none is found.
 std::string errorMessageFromBody(const std::string& body);
 
-/// Parses a 2xx body as a JSON object; Io "malformed JSON in reply ..." otherwise.
+/// Parses a 2xx body as a JSON object with every string in it passed through
+/// redactSecretInReply(secret) (the one place reply content enters a client); Io "malformed JSON in
+/// reply ..." otherwise.
 Result<nlohmann::json> parseReplyObject(const LlmHttpReply& reply, const std::string& context,
                                         const std::string& secret);
 

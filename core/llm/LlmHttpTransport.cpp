@@ -1,5 +1,7 @@
 #include "llm/LlmHttpTransport.h"
 
+#include "llm/LlmSecretRedaction.h"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -295,12 +297,7 @@ LlmHttpTransport::LlmHttpTransport(const LlmProviderConfig& config)
 
 std::string LlmHttpTransport::redact(std::string text, const std::string& secret)
 {
-    if (secret.empty())
-        return text;
-    static const std::string kMask = "[redacted]";
-    for (std::size_t pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos + kMask.size()))
-        text.replace(pos, secret.size(), kMask);
-    return text;
+    return redactSecretInText(std::move(text), secret);
 }
 
 std::int64_t LlmHttpTransport::backoffMs(int retry)
@@ -354,8 +351,12 @@ Result<LlmHttpTransport::Outcome> LlmHttpTransport::post(const std::string& cont
             break;
         case AttemptKind::Http: {
             const long status = a.reply.status;
-            if (status >= 200 && status < 300)
+            if (status >= 200 && status < 300) {
+                // Header values reach the reply (request ids); the body is redacted once parsed.
+                for (auto& header : a.reply.headers)
+                    header.second = redactSecretInReplyText(std::move(header.second), secret);
                 return Outcome{std::move(a.reply), attemptNo, msSince(start)};
+            }
             std::string providerMessage = errorMessageOf ? errorMessageOf(a.reply.body) : std::string();
             if (providerMessage.empty())
                 providerMessage = a.reply.body.empty() ? "(empty body)" : oneLine(a.reply.body, 300);

@@ -5,8 +5,9 @@
 // The provider clients supply the URL, headers and body and turn the reply into an LlmReply.
 //
 // Secrets: the caller passes the key only inside `headers` and as `secret`; the transport puts
-// headers on the wire and nowhere else, and every error text it builds has `secret` redacted
-// (a misbehaving server may echo the request back in an error body).
+// headers on the wire and nowhere else, every error text it builds has `secret` redacted (a
+// misbehaving server may echo the request back in an error body), and so have the header values
+// of the reply it returns (LlmSecretRedaction.h).
 // Thread: post() is reentrant; each call has its own curl handles, the jitter RNG is guarded.
 
 #include "llm/LlmConfig.h"
@@ -56,7 +57,8 @@ public:
                          const std::atomic<bool>* cancel, const std::string& secret,
                          const ErrorMessageFn& errorMessageOf);
 
-    /// `text` with every occurrence of `secret` replaced by "[redacted]" (no-op for an empty secret).
+    /// redactSecretInText: every occurrence of `secret` (when not empty) and every authentication
+    /// header value written out in `text` replaced by "[redacted]".
     static std::string redact(std::string text, const std::string& secret);
 
     /// The largest reply body accepted; bigger ones fail the attempt (a runaway server).

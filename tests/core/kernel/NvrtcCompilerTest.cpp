@@ -146,7 +146,8 @@ TEST(NvrtcCompiler, OptionListAndLineInfo)
     CompileOptions options;
     options.extraOptions = {"--use_fast_math"};
     EXPECT_EQ(compiler.nvrtcOptions(options).value(),
-              (std::vector<std::string>{"--gpu-architecture=sm_90", "--std=c++17", "-default-device", "-lineinfo",
+              (std::vector<std::string>{"--gpu-architecture=sm_90", "--std=c++17", "-default-device",
+                                        "--no-source-include", "-lineinfo",
                                         "--include-path=/opt/cuda-include", "--include-path=/opt/cuda-include/cccl",
                                         "--use_fast_math"}));
 
