@@ -1,5 +1,6 @@
 #include "ArgParser.h"
 #include "Commands.h"
+#include "Interruptible.h"
 #include "ProjectCard.h"
 
 #include "worker/WorkerPath.h"
@@ -106,7 +107,15 @@ int runBenchCommand(const std::vector<std::string>& args)
     nlohmann::json memory = nlohmann::json::array();
     for (int i = 0; i < repeat; ++i) {
         core::CachingCompiler compiler(useDiskCache ? core::userCacheDirectory() / "nvrtc" : fs::path());
-        report = core::benchCandidate(request, compiler, worker);
+        // Ctrl-C stops the compile (its NVRTC process) or the evaluation (its worker) and ends here.
+        request.stop = &g_interruptRequested;
+        request.stopEvaluation = true;
+        report = runInterruptible([&] { return core::benchCandidate(request, compiler, worker); }, [] {},
+                                  /*alsoSigterm=*/false);
+        if (!report && report.error().code == core::ErrorCode::Cancelled) {
+            worker.shutdown();
+            return fail("bench: interrupted: " + report.error().message, 130);
+        }
         if (!report)
             break;
         wallMs.push_back((*report)["wall_ms"]);

@@ -69,12 +69,14 @@ Compiles a candidate kernel with NVRTC, then in a kforge-worker process validate
 PyTorch on the card's captured samples and on fresh inputs, and times it against the eager kernel
 on the same inputs, interleaved (docs/kernel-contract.md, docs/validation.md). Prints a JSON report;
 exits 0 when the candidate passed (or was only compiled, on a machine without a GPU), 1 otherwise.
+Ctrl-C stops the compile or the evaluation at once and exits with status 130.
 
   --card ID           the card (an id or a unique prefix, see 'kforge cards')
   --kernel FILE.cu    CUDA source with extern "C" __global__ kernels
   --plan FILE.json    the launch plan (default: the /*kforge-plan {...} */ block in the source)
   --arch sm_NN        target architecture (default: the worker's GPU, sm_90 without one)
-  --timeout S         watchdog for validation and timing in seconds (default 60)
+  --timeout S         time limit in seconds for the NVRTC compile, and for validation and
+                      timing (default 60)
   --repetitions N     timed repetitions of candidate and eager each (default 50)
   --fresh-sets N      fresh random input sets besides the captured samples (default 3)
   --no-timing         validate only
@@ -115,7 +117,7 @@ Ctrl-C stops after the candidates in flight; --resume continues.
   --proposer NAME     builtin (default), openai or anthropic
   --seed S            seed of the search (default 0)
   --resume            continue existing trees instead of refusing to overwrite them
-  --timeout S         watchdog per candidate evaluation (default 60)
+  --timeout S         time limit per candidate for its compile and for its evaluation (default 60)
   --worker PATH       the kforge-worker executable
   --gpus LIST         the GPUs to run workers on, one worker each, as numbered among the visible
                       GPUs (e.g. 0,2; default: every visible GPU). With more than one, candidates

@@ -352,9 +352,10 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
         return trees.error();
 
     CachingCompiler compiler(userCacheDirectory() / "nvrtc");
-    options.compile = [&compiler](const std::string& source, const std::string& arch) -> Result<ExportCompiled> {
+    options.compile = [&compiler, &request](const std::string& source, const std::string& arch) -> Result<ExportCompiled> {
         CompileOptions compileOptions;
         compileOptions.architecture = arch; // the options the search compiled with: a cache hit
+        compileOptions.stop = request.stop;  // a miss (another architecture) compiles under the default timeout
         auto compiled = compiler.compile(source, compileOptions);
         if (!compiled)
             return compiled.error();

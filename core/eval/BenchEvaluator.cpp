@@ -75,6 +75,7 @@ Result<Evaluation> BenchEvaluator::evaluate(const Candidate& candidate, const st
     request.source = candidate.source;
     request.plan = candidate.launchPlan;
     request.evaluateTimeout = m_evaluateTimeout;
+    request.stop = &stop;
     auto report = benchCandidate(request, m_compiler, m_worker);
     if (!report)
         return report.error();
@@ -91,6 +92,7 @@ void BenchEvaluator::prepareAhead(const std::vector<Candidate>& likelyNext)
         CompileJob job;
         job.source = candidate.source;
         job.options.architecture = info.at("architecture").get<std::string>(); // as benchCandidate compiles
+        job.options.timeout = m_evaluateTimeout;
         jobs.push_back(std::move(job));
     }
     m_compileAhead.submit(std::move(jobs));

@@ -120,6 +120,8 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
     CompileOptions options;
     options.architecture = request.architecture ? *request.architecture
                                                 : (hasGpu ? gpu.at("architecture").get<std::string>() : "sm_90");
+    options.timeout = request.evaluateTimeout;
+    options.stop = request.stop;
     auto compiled = compiler.compile(request.source, options, request.sourceName);
     if (!compiled)
         return compiled.error();
@@ -130,9 +132,9 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
                              {"cache_key", compiled->cacheKey},
                              {"diagnostics", diagnosticsJson(compiled.value())}};
     if (!compiled->ok) {
-        std::string first = "the source does not compile";
+        std::string first = compiled->unfinished.empty() ? "the source does not compile" : compiled->unfinished;
         for (const Diagnostic& d : compiled->diagnostics) {
-            if (d.severity == DiagnosticSeverity::Error) {
+            if (d.severity == DiagnosticSeverity::Error && compiled->unfinished.empty()) {
                 first = d.file + ":" + std::to_string(d.line) + ":" + std::to_string(d.column) + ": " + d.message;
                 break;
             }
@@ -172,7 +174,10 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
                                                                 compiled->cubin.size()))},
                  {"options", request.evaluationOptions}};
     phaseStart = std::chrono::steady_clock::now();
-    WorkerResponse response = worker.request("evaluate", payload, request.evaluateTimeout);
+    WorkerResponse response =
+        worker.request("evaluate", payload, request.evaluateTimeout, request.stopEvaluation ? request.stop : nullptr);
+    if (response.outcome == WorkerOutcome::Stopped)
+        return makeError(ErrorCode::Cancelled, "stopped during the evaluation (worker killed)", "card " + card.id);
     report["worker"]["restarts"] = worker.restartCount();
     report["worker"]["start_ms"] = workerStartMs;
     report["worker"]["evaluate_ms"] =

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -27,7 +28,12 @@ struct BenchRequest {
     std::string sourceName = "candidate.cu";
     std::optional<nlohmann::json> plan;    // nullopt: the plan embedded in the source
     std::optional<std::string> architecture; // nullopt: the worker's GPU, else sm_90
-    std::chrono::milliseconds evaluateTimeout{60000}; // the watchdog for validation + timing
+    std::chrono::milliseconds evaluateTimeout{60000}; // the watchdog for the compile, and for validation + timing
+    /// When set during the compile, benchCandidate returns Cancelled (not owned; may be null). The
+    /// evaluation runs to its end or its timeout unless stopEvaluation, when the flag also kills the
+    /// worker (Cancelled): a search keeps the candidate in flight, `kforge bench` stops at once.
+    const std::atomic<bool>* stop = nullptr;
+    bool stopEvaluation = false;
     nlohmann::json evaluationOptions = nlohmann::json::object(); // see CandidateEvaluator
     /// After a passed evaluation, run the validation on the captured samples again in workers
     /// started under compute-sanitizer (memcheck, racecheck, initcheck, synccheck).

@@ -16,12 +16,15 @@ namespace kforge::core {
 
 /// compile() looks the candidate up by NvrtcCompiler::cacheKey(); on a miss it compiles with NVRTC
 /// and stores the outcome, failed compiles included. A hit returns the stored kernel with
-/// fromCache=true and compileMs=0. Result errors (bad architecture, NVRTC itself failing) are never
-/// cached.
+/// fromCache=true and compileMs=0. Result errors (bad architecture, NVRTC itself failing, a stop)
+/// and unfinished compiles (CompiledKernel::unfinished: a timeout, the NVRTC process died) are
+/// never cached. CompileOptions::timeout and stop are not part of the key.
 ///
 /// Threads: compile() may be called from any number of threads at once. Concurrent calls for the same
 /// key compile once: the others wait for that compile and receive its outcome as a cache hit
-/// (fromCache=true, compileMs=0). Calls for different keys compile in parallel on their own threads.
+/// (fromCache=true, compileMs=0). A waiter honours its own stop flag (Cancelled), and when the
+/// compile it waited for was stopped by its caller, it compiles the source itself. Calls for
+/// different keys compile in parallel on their own threads.
 class CachingCompiler {
 public:
     /// Memory-only cache of the default capacity unless a directory is given.

@@ -20,10 +20,11 @@ CompileAhead::~CompileAhead()
         std::lock_guard lock(m_mutex);
         m_pending.clear();
     }
+    m_stopping = true;
     for (std::jthread& thread : m_threads)
         thread.request_stop();
     m_wake.notify_all();
-    // jthread joins on destruction; a running compile finishes first.
+    // jthread joins on destruction; a running compile ends as Cancelled first.
 }
 
 void CompileAhead::submit(std::vector<CompileJob> jobs)
@@ -54,6 +55,7 @@ void CompileAhead::work(std::stop_token stop)
         }
         // The outcome lands in the compiler's cache; errors (which are not cached) are met again,
         // and reported, when the search compiles the candidate itself.
+        job.options.stop = &m_stopping;
         (void)m_compiler.compile(job.source, job.options, "candidate.cu");
         std::lock_guard lock(m_mutex);
         ++m_completed;

@@ -6,10 +6,14 @@
 //
 // Thread: submit() may be called from any thread. Each submit replaces the jobs not yet started
 // (the newest guesses win); compiles already running finish. The destructor drops pending jobs and
-// waits for running compiles (one NVRTC call each, well under a second).
+// stops running compiles (their NVRTC processes are killed; a search thread waiting for one of them
+// compiles the candidate itself), so it returns within tens of milliseconds.
+// Each job compiles under its own CompileOptions::timeout; its CompileOptions::stop is replaced by
+// the pool's own.
 
 #include "kernel/CachingCompiler.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -47,6 +51,7 @@ private:
     std::condition_variable_any m_wake;
     std::deque<CompileJob> m_pending; // guarded by m_mutex
     std::size_t m_completed = 0;      // guarded by m_mutex
+    std::atomic<bool> m_stopping{false}; // the stop flag of every compile the pool runs
     std::vector<std::jthread> m_threads;
 };
 

@@ -2,6 +2,8 @@
 // Value types of a compiled candidate kernel, shared by the compiler, the cache, the worker
 // protocol and the editor (diagnostics on their lines). Torch-free, Qt-free.
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,11 +24,18 @@ struct Diagnostic {
     bool operator==(const Diagnostic&) const = default;
 };
 
-/// Options that change the compiled code (all part of the cache key).
+/// How to compile: architecture, extraOptions and lineInfo change the compiled code (all part of the
+/// cache key); timeout and stop only bound the compile (not part of the key).
 struct CompileOptions {
     std::string architecture = "sm_90";   // target GPU, e.g. "sm_90" (H200); from a setting or the device
     std::vector<std::string> extraOptions; // more NVRTC options, e.g. "--use_fast_math"
     bool lineInfo = true;                  // -lineinfo (sanitizer and profiler line mapping)
+    /// NVRTC gets this long per compile (callers pass their evaluation timeout); then its process is
+    /// killed and the compile fails with CompiledKernel::unfinished set. 0: no limit.
+    std::chrono::milliseconds timeout{60000};
+    /// When set during a compile, its process is killed and compile() returns Cancelled. Not owned;
+    /// must outlive the call.
+    const std::atomic<bool>* stop = nullptr;
 };
 
 /// The output of one NVRTC compilation.
@@ -39,6 +48,10 @@ struct CompiledKernel {
     std::string cacheKey;            // hex digest of source + options + architecture + NVRTC version
     double compileMs = 0;            // 0 when served from the cache
     bool fromCache = false;
+    /// Set when NVRTC gave no verdict on the source: it did not finish within the timeout, or its
+    /// process died ("NVRTC did not finish within 60 s ..."). ok is false, the log and one Error
+    /// diagnostic (line 0) say the same, and such an outcome is never cached.
+    std::string unfinished;
 };
 
 } // namespace kforge::core

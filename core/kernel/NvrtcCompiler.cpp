@@ -2,10 +2,10 @@
 
 #include "kernel/CompileLogRedaction.h"
 #include "kernel/KernelSourcePolicy.h"
+#include "kernel/NvrtcCompilerPath.h"
 #include "kernel/NvrtcDiagnostics.h"
+#include "kernel/NvrtcRun.h"
 #include "util/Sha256.h"
-
-#include <nvrtc.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -17,80 +17,6 @@
 namespace kforge::core {
 namespace {
 
-// Owns one nvrtcProgram for the duration of a compile() call.
-class ProgramGuard {
-public:
-    ProgramGuard() = default;
-    ProgramGuard(const ProgramGuard&) = delete;
-    ProgramGuard& operator=(const ProgramGuard&) = delete;
-    ~ProgramGuard()
-    {
-        if (m_program)
-            nvrtcDestroyProgram(&m_program);
-    }
-    nvrtcProgram* out() { return &m_program; }
-    nvrtcProgram get() const { return m_program; }
-
-private:
-    nvrtcProgram m_program = nullptr;
-};
-
-Error nvrtcFailure(const char* call, nvrtcResult result)
-{
-    return makeError(ErrorCode::Internal, std::string(call) + " failed: " + nvrtcGetErrorString(result), "NVRTC");
-}
-
-std::string firstLine(const std::string& text)
-{
-    std::string line = text.substr(0, text.find('\n'));
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\0'))
-        line.pop_back();
-    return line;
-}
-
-Result<std::string> programLog(nvrtcProgram program)
-{
-    std::size_t size = 0;
-    if (nvrtcResult r = nvrtcGetProgramLogSize(program, &size); r != NVRTC_SUCCESS)
-        return nvrtcFailure("nvrtcGetProgramLogSize", r);
-    std::string log(size, '\0');
-    if (size > 0) {
-        if (nvrtcResult r = nvrtcGetProgramLog(program, log.data()); r != NVRTC_SUCCESS)
-            return nvrtcFailure("nvrtcGetProgramLog", r);
-    }
-    while (!log.empty() && log.back() == '\0')
-        log.pop_back();
-    return log;
-}
-
-Result<std::string> programPtx(nvrtcProgram program)
-{
-    std::size_t size = 0;
-    if (nvrtcResult r = nvrtcGetPTXSize(program, &size); r != NVRTC_SUCCESS)
-        return nvrtcFailure("nvrtcGetPTXSize", r);
-    std::string ptx(size, '\0');
-    if (size > 0) {
-        if (nvrtcResult r = nvrtcGetPTX(program, ptx.data()); r != NVRTC_SUCCESS)
-            return nvrtcFailure("nvrtcGetPTX", r);
-    }
-    while (!ptx.empty() && ptx.back() == '\0')
-        ptx.pop_back();
-    return ptx;
-}
-
-Result<std::vector<std::uint8_t>> programCubin(nvrtcProgram program)
-{
-    std::size_t size = 0;
-    if (nvrtcResult r = nvrtcGetCUBINSize(program, &size); r != NVRTC_SUCCESS)
-        return nvrtcFailure("nvrtcGetCUBINSize", r);
-    std::vector<std::uint8_t> cubin(size);
-    if (size > 0) {
-        if (nvrtcResult r = nvrtcGetCUBIN(program, reinterpret_cast<char*>(cubin.data())); r != NVRTC_SUCCESS)
-            return nvrtcFailure("nvrtcGetCUBIN", r);
-    }
-    return cubin;
-}
-
 std::string resolveIncludeDir(std::string requested)
 {
     if (!requested.empty())
@@ -99,15 +25,6 @@ std::string resolveIncludeDir(std::string requested)
     if (const char* env = std::getenv("KFORGE_CUDA_INCLUDE"); env != nullptr && *env != '\0')
         return env;
     return KFORGE_CUDA_INCLUDE_DIR;
-}
-
-std::string queryNvrtcVersion()
-{
-    int major = 0;
-    int minor = 0;
-    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
-        return "unknown";
-    return std::to_string(major) + "." + std::to_string(minor);
 }
 
 // Length-prefixed so that no two different inputs serialize to the same bytes.
@@ -121,10 +38,18 @@ void appendField(std::string& out, std::string_view field)
 
 } // namespace
 
-NvrtcCompiler::NvrtcCompiler(std::string cudaIncludeDir)
+NvrtcCompiler::NvrtcCompiler(std::string cudaIncludeDir, std::string compilerExecutable)
     : m_cudaIncludeDir(resolveIncludeDir(std::move(cudaIncludeDir)))
-    , m_nvrtcVersion(queryNvrtcVersion())
+    , m_nvrtcVersion(nvrtcLibraryVersion())
+    , m_processes(std::make_shared<NvrtcProcessPool>(compilerExecutable.empty() ? nvrtcCompilerPath()
+                                                                                 : std::move(compilerExecutable),
+                                                     m_nvrtcVersion))
 {
+}
+
+const std::string& NvrtcCompiler::compilerExecutable() const
+{
+    return m_processes->executable();
 }
 
 bool NvrtcCompiler::isValidArchitecture(std::string_view architecture)
@@ -206,56 +131,47 @@ Result<CompiledKernel> NvrtcCompiler::compile(const std::string& source, const C
     }
 
     const auto start = std::chrono::steady_clock::now();
-    ProgramGuard program;
-    if (nvrtcResult r = nvrtcCreateProgram(program.out(), source.c_str(), sourceName.c_str(), 0, nullptr, nullptr);
-        r != NVRTC_SUCCESS) {
-        return nvrtcFailure("nvrtcCreateProgram", r);
-    }
-    std::vector<const char*> argv;
-    argv.reserve(list->size());
-    for (const std::string& option : *list)
-        argv.push_back(option.c_str());
-    const nvrtcResult compiled = nvrtcCompileProgram(program.get(), static_cast<int>(argv.size()), argv.data());
+    NvrtcCompileRequest request{source, sourceName, std::move(*list), options.timeout};
+    Result<NvrtcCompileReply> reply = m_processes->compile(request, options.stop);
+    if (!reply)
+        return reply.error();
+    if (reply->status == NvrtcStatus::InvalidOption)
+        return makeError(ErrorCode::InvalidArgument, "NVRTC rejected the compile options: " + reply->failure, "NVRTC");
+    if (reply->status == NvrtcStatus::NvrtcFailed)
+        return makeError(ErrorCode::Internal, reply->failure, "NVRTC");
 
-    Result<std::string> log = programLog(program.get());
-    if (!log)
-        return log.error();
-    *log = redactCompileLog(*log, source, sourceName); // before the log is stored, parsed or shown
-    if (compiled == NVRTC_ERROR_INVALID_OPTION) {
-        const std::string reason = firstLine(*log);
-        return makeError(ErrorCode::InvalidArgument,
-                         "NVRTC rejected the compile options: " + (reason.empty() ? std::string(nvrtcGetErrorString(compiled)) : reason),
-                         "NVRTC");
-    }
-    if (compiled != NVRTC_SUCCESS && compiled != NVRTC_ERROR_COMPILATION)
-        return nvrtcFailure("nvrtcCompileProgram", compiled);
+    reply->log = redactCompileLog(reply->log, source, sourceName); // before the log is stored, parsed or shown
+    Result<CompiledKernel> kernel = toCompiledKernel(std::move(*reply), std::move(*key), options.architecture, sourceName);
+    if (kernel)
+        kernel->compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return kernel;
+}
 
+Result<CompiledKernel> NvrtcCompiler::toCompiledKernel(NvrtcCompileReply reply, std::string key,
+                                                       const std::string& architecture,
+                                                       const std::string& sourceName) const
+{
     CompiledKernel kernel;
-    kernel.cacheKey = std::move(*key);
-    kernel.log = std::move(*log);
+    kernel.cacheKey = std::move(key);
+    if (reply.status == NvrtcStatus::NotFinished) {
+        kernel.unfinished = reply.failure;
+        kernel.log = reply.failure + "\n";
+        kernel.diagnostics.push_back(Diagnostic{sourceName, 0, 0, DiagnosticSeverity::Error, reply.failure});
+        return kernel;
+    }
+    kernel.log = std::move(reply.log);
     kernel.diagnostics = parseNvrtcLog(kernel.log);
-
-    // After a front-end failure NVRTC has no PTX; after a ptxas failure it still has the PTX, which
-    // is worth keeping for the editor.
-    Result<std::string> ptx = programPtx(program.get());
-    if (!ptx)
-        return ptx.error();
-    kernel.ptx = std::move(*ptx);
-
-    if (compiled == NVRTC_SUCCESS) {
-        Result<std::vector<std::uint8_t>> cubin = programCubin(program.get());
-        if (!cubin)
-            return cubin.error();
-        kernel.cubin = std::move(*cubin);
+    kernel.ptx = std::move(reply.ptx);
+    if (reply.status == NvrtcStatus::Compiled) {
+        kernel.cubin = std::move(reply.cubin);
         if (kernel.cubin.empty() || kernel.ptx.empty()) {
             return makeError(ErrorCode::InvalidArgument,
-                             "NVRTC produced no " + std::string(kernel.cubin.empty() ? "cubin" : "PTX") + " for "
-                                 + options.architecture + " (an extra option such as -dlto changes the output kind)",
+                             "NVRTC produced no " + std::string(kernel.cubin.empty() ? "cubin" : "PTX") + " for " +
+                                 architecture + " (an extra option such as -dlto changes the output kind)",
                              "NVRTC");
         }
         kernel.ok = true;
     }
-    kernel.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return kernel;
 }
 

@@ -1,9 +1,12 @@
 #pragma once
 // NVRTC front end for candidate kernels: CUDA C++ source in, cubin + PTX + located diagnostics out.
+// NVRTC itself runs in a kforge-nvrtc child process (docs/nvrtc-compile.md, "The compiler process").
 
 #include "kernel/KernelSource.h"
+#include "kernel/NvrtcProcessPool.h"
 #include "util/Result.h"
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +15,12 @@ namespace kforge::core {
 
 /// Compiles one candidate source with NVRTC into a cubin for `CompileOptions::architecture`
 /// (e.g. sm_90) and the PTX of the matching virtual architecture (compute_90).
+///
+/// NVRTC runs in a kforge-nvrtc child process, never in this one (NvrtcProcessPool.h): candidate
+/// sources are untrusted, NVRTC can take unbounded time on one, and NVRTC installs its own SIGINT
+/// handler while it compiles (Ctrl-C would end the engine with NVRTC's exit code 4). compile() is
+/// the parent side: it builds the option list and cache key here, runs the NVRTC calls in the
+/// process, and turns the reply into a CompiledKernel here.
 ///
 /// One NVRTC program per call yields both: NVRTC keeps the PTX of a compilation for a real
 /// architecture, and that PTX is byte-identical to a separate compilation for compute_XX (checked by
@@ -31,19 +40,28 @@ namespace kforge::core {
 ///  - the source compiles: CompiledKernel{ok=true, cubin, ptx, log (warnings), diagnostics};
 ///  - the source does not compile (front end or ptxas): CompiledKernel{ok=false, log, diagnostics},
 ///    cubin empty, ptx set only when the front end succeeded and ptxas failed;
+///  - NVRTC gives no verdict: CompiledKernel{ok=false, unfinished=reason, log=reason, one Error
+///    diagnostic}, when it does not finish within CompileOptions::timeout ("NVRTC did not finish
+///    within 60 s ...") or its process dies (killed, crashed, an over-large output);
+///  - CompileOptions::stop set before or during the compile: Cancelled (the process is killed);
 ///  - a malformed architecture: InvalidArgument; NVRTC rejecting an option: InvalidArgument with
-///    NVRTC's own one-line reason; NVRTC itself failing (out of memory, internal error): Internal.
-/// compileMs is the wall time of the NVRTC work; cacheKey is cacheKey(source, options, sourceName).
+///    NVRTC's own one-line reason; NVRTC itself failing (out of memory, internal error): Internal;
+///    no usable kforge-nvrtc (missing, not executable, another NVRTC version): NotFound/Internal
+///    naming the path.
+/// compileMs is the wall time of the whole compile as the caller sees it (process start, when one
+/// is needed, included); cacheKey is cacheKey(source, options, sourceName).
 ///
-/// Threads: immutable after construction; compile() and every other method may be called from any
-/// number of threads at once. Each call owns its nvrtcProgram, and NVRTC allows concurrent calls on
-/// distinct programs. NVRTC runs on the calling thread (a compile blocks it for tens of ms to ~1 s).
+/// Threads: compile() and every other method may be called from any number of threads at once;
+/// each compile has a process to itself. Copies share their processes. The calling thread waits for
+/// the reply (a compile takes tens of ms to ~1 s; at most CompileOptions::timeout).
 class NvrtcCompiler {
 public:
     /// `cudaIncludeDir` names the toolkit's include directory (the one holding cuda_bf16.h; its cccl/
     /// subdirectory holds CUB). Empty: $KFORGE_CUDA_INCLUDE when set and non-empty, else the
     /// directory of the CUDA toolkit found when this library was configured.
-    explicit NvrtcCompiler(std::string cudaIncludeDir = {});
+    /// `compilerExecutable` is the kforge-nvrtc to run; empty: nvrtcCompilerPath(). Nothing is
+    /// started before the first compile.
+    explicit NvrtcCompiler(std::string cudaIncludeDir = {}, std::string compilerExecutable = {});
 
     Result<CompiledKernel> compile(const std::string& source, const CompileOptions& options,
                                    const std::string& sourceName = "candidate.cu") const;
@@ -60,6 +78,8 @@ public:
                                  const std::string& sourceName = "candidate.cu") const;
 
     const std::string& cudaIncludeDir() const { return m_cudaIncludeDir; }
+    /// The kforge-nvrtc this compiler runs.
+    const std::string& compilerExecutable() const;
     /// "major.minor" from nvrtcVersion(), e.g. "13.0".
     const std::string& nvrtcVersion() const { return m_nvrtcVersion; }
 
@@ -69,8 +89,12 @@ public:
     static std::string virtualArchitecture(std::string_view architecture);
 
 private:
+    Result<CompiledKernel> toCompiledKernel(NvrtcCompileReply reply, std::string key, const std::string& architecture,
+                                            const std::string& sourceName) const;
+
     std::string m_cudaIncludeDir;
     std::string m_nvrtcVersion;
+    std::shared_ptr<NvrtcProcessPool> m_processes;
 };
 
 } // namespace kforge::core

@@ -2,6 +2,7 @@
 
 #include "worker/WorkerProtocol.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <csignal>
@@ -253,7 +254,7 @@ std::string WorkerClient::spawn()
 }
 
 WorkerResponse WorkerClient::request(std::string_view type, const nlohmann::json& payload,
-                                     std::chrono::milliseconds timeout)
+                                     std::chrono::milliseconds timeout, const std::atomic<bool>* stop)
 {
     UseGuard guard(m_inUse);
     WorkerResponse response;
@@ -280,11 +281,12 @@ WorkerResponse WorkerClient::request(std::string_view type, const nlohmann::json
     }
     const std::int64_t id = ++m_nextId;
     message.value()["id"] = id;
-    return exchange(type, *message, id, Clock::now() + timeout, timeout);
+    return exchange(type, *message, id, Clock::now() + timeout, timeout, stop);
 }
 
 WorkerResponse WorkerClient::exchange(std::string_view type, const nlohmann::json& message, std::int64_t id,
-                                      Clock::time_point deadline, std::chrono::milliseconds limit)
+                                      Clock::time_point deadline, std::chrono::milliseconds limit,
+                                      const std::atomic<bool>* stop)
 {
     WorkerResponse response;
     response.requestType = std::string(type);
@@ -305,7 +307,10 @@ WorkerResponse WorkerClient::exchange(std::string_view type, const nlohmann::jso
         return died(std::move(response));
     }
 
-    const MessageChannel::ReadResult received = m_channel->read(deadline);
+    bool stopped = false;
+    const MessageChannel::ReadResult received = readReply(deadline, stop, stopped);
+    if (stopped)
+        return stoppedWhileWaiting(std::move(response));
     switch (received.status) {
     case MessageChannel::ReadStatus::Message:
         break;
@@ -333,6 +338,36 @@ WorkerResponse WorkerClient::exchange(std::string_view type, const nlohmann::jso
     response.errorCode = reply->errorCode;
     response.message =
         reply->errorContext.empty() ? reply->errorMessage : reply->errorContext + ": " + reply->errorMessage;
+    return response;
+}
+
+// Waits for the reply in slices of kStopPollInterval when there is a stop flag to watch; a slice that
+// ends without the whole reply keeps what arrived (MessageChannel buffers partial messages).
+MessageChannel::ReadResult WorkerClient::readReply(Clock::time_point deadline, const std::atomic<bool>* stop,
+                                                   bool& stopped)
+{
+    stopped = false;
+    if (!stop)
+        return m_channel->read(deadline);
+    for (;;) {
+        if (stop->load()) {
+            stopped = true;
+            return MessageChannel::ReadResult{MessageChannel::ReadStatus::Timeout, {}, "stopped"};
+        }
+        const Clock::time_point slice = std::min(deadline, Clock::now() + kStopPollInterval);
+        MessageChannel::ReadResult received = m_channel->read(slice);
+        if (received.status != MessageChannel::ReadStatus::Timeout || slice >= deadline)
+            return received;
+    }
+}
+
+WorkerResponse WorkerClient::stoppedWhileWaiting(WorkerResponse response)
+{
+    killAndReap();
+    response.outcome = WorkerOutcome::Stopped;
+    response.message = "stopped while waiting for the reply (worker killed)";
+    releaseWorker(true, kStderrGraceAfterDeath);
+    response.stderrTail = m_stderr.text();
     return response;
 }
 

@@ -70,7 +70,13 @@ public:
     /// Sends {"id", "type": type, ...payload} and waits up to `timeout` (writing the request
     /// included; starting a worker first is not) for the reply. `payload` is a JSON object or
     /// null and must not use the keys "id"/"type". Outcomes: see WorkerOutcome.
-    WorkerResponse request(std::string_view type, const nlohmann::json& payload, std::chrono::milliseconds timeout);
+    /// `stop`, when given, is polled (every kStopPollInterval) while the reply is awaited; once it is
+    /// set the worker is killed and reaped like on a timeout and the outcome is Stopped.
+    WorkerResponse request(std::string_view type, const nlohmann::json& payload, std::chrono::milliseconds timeout,
+                           const std::atomic<bool>* stop = nullptr);
+
+    /// How often request() looks at its stop flag while it waits.
+    static constexpr std::chrono::milliseconds kStopPollInterval{20};
 
     /// Asks the worker to shut down, waits up to shutdownGrace for it to exit, then kills it;
     /// always reaps it. Does nothing when no worker runs. A later request() starts a new worker
@@ -94,8 +100,12 @@ private:
     WorkerResponse startUnguarded();
     std::string spawn();
     WorkerResponse exchange(std::string_view type, const nlohmann::json& message, std::int64_t id,
-                            MessageChannel::Clock::time_point deadline, std::chrono::milliseconds limit);
+                            MessageChannel::Clock::time_point deadline, std::chrono::milliseconds limit,
+                            const std::atomic<bool>* stop = nullptr);
+    MessageChannel::ReadResult readReply(MessageChannel::Clock::time_point deadline, const std::atomic<bool>* stop,
+                                         bool& stopped);
     WorkerResponse timedOut(WorkerResponse response, std::chrono::milliseconds limit);
+    WorkerResponse stoppedWhileWaiting(WorkerResponse response);
     WorkerResponse died(WorkerResponse response);
     WorkerResponse protocolFailure(WorkerResponse response, const std::string& error);
     bool reapIfExited();

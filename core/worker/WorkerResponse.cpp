@@ -17,6 +17,7 @@ const char* workerOutcomeName(WorkerOutcome outcome)
     case WorkerOutcome::ProtocolError: return "protocol-error";
     case WorkerOutcome::SpawnFailed: return "spawn-failed";
     case WorkerOutcome::InvalidRequest: return "invalid-request";
+    case WorkerOutcome::Stopped: return "stopped";
     }
     return "unknown";
 }

@@ -22,9 +22,11 @@ enum class WorkerOutcome {
     ProtocolError,  // the worker sent something that is not a valid reply: it was killed
     SpawnFailed,    // no worker could be started (missing executable, failed hello, ...)
     InvalidRequest, // the request was not sent (bad payload, over the size limit); worker untouched
+    Stopped,        // the caller's stop flag was set while it waited: the worker was killed (SIGKILL)
 };
 
-/// "ok", "handler-error", "timeout", "crashed", "protocol-error", "spawn-failed", "invalid-request".
+/// "ok", "handler-error", "timeout", "crashed", "protocol-error", "spawn-failed", "invalid-request",
+/// "stopped".
 const char* workerOutcomeName(WorkerOutcome outcome);
 
 struct WorkerResponse {
@@ -33,7 +35,7 @@ struct WorkerResponse {
     nlohmann::json result;      // Ok: the reply's "result"
     std::string errorCode;      // HandlerError: the reply's code ("invalid-argument", "unknown-type", ...)
     std::string message;        // not Ok: one line, e.g. "timed out after 2 s", "worker killed by SIGSEGV"
-    std::string stderrTail;     // Timeout/Crashed/ProtocolError/SpawnFailed: the worker's last stderr bytes
+    std::string stderrTail;     // Timeout/Stopped/Crashed/ProtocolError/SpawnFailed: the worker's last stderr bytes
     pid_t workerPid = 0;        // the worker that handled the request; 0 when none was running
     std::optional<int> exitStatus; // Crashed: exit status of a worker that exited
     std::optional<int> termSignal; // Crashed: the signal that killed the worker

@@ -1,9 +1,11 @@
-// Measures compile latency of the candidate pipeline on this machine (cold NVRTC, memory hit, disk
-// hit). Not a test: prints medians. Usage: kforge_kernel_compile_bench [repetitions]
+// Measures compile latency of the candidate pipeline on this machine (NVRTC in this process and in a
+// kforge-nvrtc process, reused or fresh; memory hit, disk hit). Not a test: prints medians.
+// Usage: kforge_kernel_compile_bench [repetitions]
 
 #include "KernelTestSupport.h"
 
 #include "kernel/CachingCompiler.h"
+#include "kernel/NvrtcRun.h"
 
 #include <algorithm>
 #include <chrono>
@@ -62,6 +64,15 @@ bool measure(const char* label, const std::string& source, int repetitions, bool
                 coldReported.push_back(kernel->compileMs);
         }));
     }
+    // The engine compiles in a kforge-nvrtc process: against NVRTC called in this process (what
+    // the engine did before), and against a fresh process for every compile (no reuse).
+    std::vector<double> inProcess, freshProcess;
+    const NvrtcCompileRequest request{source, "candidate.cu", nvrtc.nvrtcOptions(options).value(), {}};
+    for (int i = 0; i < repetitions && good; ++i) {
+        inProcess.push_back(millisecondsOf([&] { good = runNvrtc(request).status == NvrtcStatus::Compiled; }));
+        const NvrtcCompiler fresh;
+        freshProcess.push_back(millisecondsOf([&] { good = good && check(fresh.compile(source, options), false); }));
+    }
     test::ScratchDir dir("bench");
     {
         CachingCompiler compiler(dir.path());
@@ -87,8 +98,11 @@ bool measure(const char* label, const std::string& source, int repetitions, bool
     }
     if (!good)
         return false;
-    std::printf("%-28s cold NVRTC (cubin+PTX):       %8.2f ms median of %d (compileMs %.2f)\n", label, median(cold),
-                repetitions, median(coldReported));
+    std::printf("%-28s NVRTC in this process:        %8.2f ms median of %d\n", label, median(inProcess), repetitions);
+    std::printf("%-28s cold NVRTC (cubin+PTX):       %8.2f ms median of %d (compileMs %.2f; kforge-nvrtc, reused)\n",
+                label, median(cold), repetitions, median(coldReported));
+    std::printf("%-28s fresh kforge-nvrtc each time: %8.2f ms median of %d\n", label, median(freshProcess),
+                repetitions);
     std::printf("%-28s cached, memory hit:           %8.4f ms median of %d\n", label, median(memory), repetitions);
     std::printf("%-28s cached, disk hit (new cache): %8.4f ms median of %d\n", label, median(disk), repetitions);
     std::printf("%-28s disk store on a miss:         %8.4f ms median of %d\n", label, median(store), repetitions);
