@@ -7,6 +7,7 @@
 
 #include "cast/CastReader.h"
 #include "cast/CastWriter.h"
+#include "util/Utf8Text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -82,9 +83,14 @@ int runVerifyCommand(const std::vector<std::string> &args) {
     return 0;
   }
 
+  // Text from the package is printed escaped: a package must not be able to
+  // send raw bytes or control sequences to the terminal.
+  const auto shown = [](const std::string &text) {
+    return core::escapeForTerminal(text);
+  };
   std::cout << file << ": .cast format " << h.formatMajor << "."
-            << h.formatMinor << ", " << h.producer << ", created "
-            << h.createdUtc << "\n";
+            << h.formatMinor << ", " << shown(h.producer) << ", created "
+            << shown(h.createdUtc) << "\n";
   std::cout << "  " << h.kernelCount << " kernels (" << h.customCount
             << " custom, " << h.fallbackCount << " fallback), " << h.entryCount
             << " entries, every checksum verified, model "
@@ -95,24 +101,24 @@ int runVerifyCommand(const std::vector<std::string> &args) {
               ? " (assumed: no --arch given; verify does not query the GPU)"
               : "")
       << "; torch " << (torchVersion.empty() ? "not checked" : torchVersion)
-      << " (needs >= " << h.minTorchVersion << "), CUDA "
+      << " (needs >= " << shown(h.minTorchVersion) << "), CUDA "
       << (cudaVersion.empty() ? "not checked" : cudaVersion)
-      << " (needs >= " << h.minCudaVersion << ")\n";
+      << " (needs >= " << shown(h.minCudaVersion) << ")\n";
   for (const std::string &note : notes.value())
-    std::cout << "  note: " << note << "\n";
+    std::cout << "  note: " << shown(note) << "\n";
   std::cout << "audit:\n";
   char line[512];
   std::snprintf(line, sizeof line, "  %-18s %-28s %-9s %s\n", "card", "op",
                 "decision", "reason");
   std::cout << line;
   for (const core::AuditEntry &a : package->audit) {
-    std::snprintf(line, sizeof line, "  %-18s %-28s %-9s %s\n",
-                  a.cardId.c_str(), a.op.c_str(), a.decision.c_str(),
-                  a.reason.c_str());
-    std::cout << line;
+    std::snprintf(line, sizeof line, "  %-18s %-28s %-9s ",
+                  shown(a.cardId).c_str(), shown(a.op).c_str(),
+                  shown(a.decision).c_str());
+    std::cout << line << shown(a.reason) << "\n";
   }
   for (const std::string &note : package->auditNotes)
-    std::cout << "  " << note << "\n";
+    std::cout << "  " << shown(note) << "\n";
   return 0;
 }
 

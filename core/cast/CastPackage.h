@@ -19,11 +19,20 @@ namespace kforge::core {
 inline constexpr int kCastFormatMajor = 1;
 inline constexpr int kCastFormatMinor = 0;
 
-/// Bounds the reader enforces before it allocates or copies an entry.
+/// Bounds the reader enforces (docs/cast-format.md, "Limits"). Every size and
+/// count is checked from the ZIP central directory or HEADER.json before the
+/// bytes or structures it describes are read or built, so that verifying any
+/// file needs at most about the file's size twice plus a fixed amount for the
+/// JSON entries.
 struct CastLimits {
   std::uint64_t maxEntryBytes = 512ull << 20; // per entry, declared and actual
   std::uint64_t maxTotalBytes = 2ull << 30;   // all entries together
-  std::uint64_t maxEntries = 65535; // ZIP without zip64 holds at most this many
+  std::uint64_t maxEntries = 32768;           // ZIP entries
+  std::uint64_t maxHeaderBytes = 64ull << 10;   // HEADER.json
+  std::uint64_t maxManifestBytes = 4ull << 20;  // manifest.json
+  std::uint64_t maxAuditBytes = 4ull << 20;     // audit.json
+  std::uint64_t maxKernels = 4096;              // manifest kernels, audit ops
+  int maxJsonDepth = 64; // arrays and objects nested in one another
 };
 
 /// HEADER.json. `counts*` and `checksumsSha256` are filled by the writer and

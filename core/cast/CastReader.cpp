@@ -2,10 +2,14 @@
 
 #include "cast/CastWriter.h"
 #include "cast/ZipArchive.h"
-#include "util/Sha256.h"
+#include "capture/TensorLayout.h"
 #include "util/AtomicFile.h"
+#include "util/BoundedJson.h"
+#include "util/Sha256.h"
+#include "util/Utf8Text.h"
 
 #include <map>
+#include <new>
 #include <set>
 #include <stdexcept>
 
@@ -22,19 +26,20 @@ struct FormatError : std::runtime_error {
   throw FormatError(message);
 }
 
-nlohmann::json parseJsonEntry(const std::string &name,
-                              const std::string &bytes) {
-  try {
-    return nlohmann::json::parse(bytes);
-  } catch (const nlohmann::json::parse_error &e) {
-    // e.what() repeats the byte and adds the parser's detail; keep only the
-    // detail.
-    std::string detail = e.what();
-    if (const auto colon = detail.rfind(": "); colon != std::string::npos)
-      detail = detail.substr(colon + 2);
-    bad(name + ": malformed JSON at byte " + std::to_string(e.byte) + ": " +
-        detail);
-  }
+// The JSON entries are bounded in size and nesting before they are parsed: a
+// parsed value takes up to ~40 bytes per byte of text, and copying or
+// comparing one recurses once per level.
+nlohmann::json parseJsonEntry(const std::string &name, std::string_view bytes,
+                              std::uint64_t maxBytes, int maxDepth) {
+  if (bytes.size() > maxBytes)
+    bad(quotedEntryName(name) + " is " + std::to_string(bytes.size()) +
+        " bytes, over the limit of " + std::to_string(maxBytes) +
+        " bytes for this entry");
+  auto parsed = parseBoundedJson(
+      bytes, JsonLimits{static_cast<std::size_t>(maxBytes), maxDepth});
+  if (!parsed)
+    bad(escapeForTerminal(name) + ": " + parsed.error().message);
+  return std::move(parsed.value());
 }
 
 const nlohmann::json &field(const nlohmann::json &object, const char *key,
@@ -153,6 +158,9 @@ KernelGuard guardFromJson(const nlohmann::json &json,
     t.strides = intList(tensors[i], "strides", at);
     if (t.sizes.size() != t.strides.size())
       bad(at + ": sizes and strides differ in rank");
+    if (const std::string why = tensorLayoutProblem(t.sizes, t.strides);
+        !why.empty())
+      bad(at + ": " + why);
     t.alignmentBytes = intField(tensors[i], "alignment_bytes", at);
     if (t.alignmentBytes < 1 ||
         (t.alignmentBytes & (t.alignmentBytes - 1)) != 0)
@@ -167,26 +175,68 @@ KernelGuard guardFromJson(const nlohmann::json &json,
   return g;
 }
 
-std::string entryOf(const std::string &path,
-                    const std::map<std::string, const std::string *> &entries,
+using EntryMap = std::map<std::string, std::string_view, std::less<>>;
+
+std::string entryOf(const std::string &path, const EntryMap &entries,
                     std::set<std::string> &referenced,
                     const std::string &where) {
   const auto it = entries.find(path);
   if (it == entries.end())
-    bad(where + " references entry '" + path +
-        "', which is missing from the package");
+    bad(where + " references entry " + quotedEntryName(path) +
+        ", which is missing from the package");
   referenced.insert(path);
-  return *it->second;
+  return std::string(it->second);
 }
 
-CastPackage verify(const std::vector<ZipEntry> &zip) {
+// Moves `key` out of `object` (checked by field() first): the manifest's
+// free-form parts go to the package without a second copy.
+nlohmann::json takeField(nlohmann::json &object, const char *key,
+                         const std::string &where) {
+  field(object, key, where);
+  return std::move(object[key]);
+}
+
+// The sizes of the entries the reader parses, checked from the central
+// directory before any of them is hashed or parsed.
+void checkEntrySizes(const std::vector<ZipEntryRef> &zip,
+                     const CastLimits &limits) {
+  // A line of checksums.sha256 is at most 64 hex digits, two spaces, a name of
+  // at most 1024 bytes and a newline, one per other entry.
+  const std::uint64_t maxChecksums = zip.size() * (64 + 2 + 1024 + 1);
+  for (const ZipEntryRef &e : zip) {
+    std::uint64_t limit = 0;
+    if (e.name == kCastHeaderEntry)
+      limit = limits.maxHeaderBytes;
+    else if (e.name == kCastManifestEntry)
+      limit = limits.maxManifestBytes;
+    else if (e.name == kCastAuditEntry)
+      limit = limits.maxAuditBytes;
+    else if (e.name == kCastChecksumsEntry)
+      limit = maxChecksums;
+    else
+      continue;
+    if (e.size > limit)
+      bad("entry " + quotedEntryName(e.name) + " is " +
+          std::to_string(e.size) + " bytes, over the limit of " +
+          std::to_string(limit) + " bytes for this entry");
+  }
+}
+
+CastPackage verify(std::string_view archive,
+                   const std::vector<ZipEntryRef> &zip,
+                   const CastLimits &limits) {
   if (zip.empty() || zip.front().name != kCastHeaderEntry)
     bad(std::string("the first entry must be ") + kCastHeaderEntry);
   if (zip.back().name != kCastChecksumsEntry)
     bad(std::string("the last entry must be ") + kCastChecksumsEntry);
-  const std::string &headerText = zip.front().data;
+  checkEntrySizes(zip, limits);
+  const auto bytesOf = [&](const ZipEntryRef &e) {
+    return archive.substr(e.offset, e.size);
+  };
+  const std::string_view headerText = bytesOf(zip.front());
   const nlohmann::json headerJson =
-      parseJsonEntry(kCastHeaderEntry, headerText);
+      parseJsonEntry(kCastHeaderEntry, headerText, limits.maxHeaderBytes,
+                     limits.maxJsonDepth);
 
   // The version decides how everything else is read, so a newer major is
   // refused first.
@@ -203,58 +253,71 @@ CastPackage verify(const std::vector<ZipEntry> &zip) {
     bad("format version " + std::to_string(version->first) + "." +
         std::to_string(version->second) + " is not a released .cast version");
   CastHeader header = headerFromJson(headerJson);
+  // Counts before anything is hashed or parsed per kernel: a package that
+  // declares more kernels than the reader builds is refused at once.
+  if (header.kernelCount > limits.maxKernels)
+    bad(std::string(kCastHeaderEntry) + ".counts.kernels is " +
+        std::to_string(header.kernelCount) + ", over the limit of " +
+        std::to_string(limits.maxKernels) + " kernels");
 
   // Checksums: HEADER -> checksums.sha256 -> every other entry (see
   // docs/cast-format.md).
-  const std::string &checksums = zip.back().data;
+  const std::string_view checksums = bytesOf(zip.back());
   if (Sha256::hex(checksums) != header.checksumsSha256)
     bad(std::string("entry '") + kCastChecksumsEntry +
         "': SHA-256 does not match HEADER.json (changed byte)");
-  std::map<std::string, std::string> listed;
+  std::map<std::string, std::string, std::less<>> listed;
   std::size_t lineStart = 0;
   while (lineStart < checksums.size()) {
     const auto end = checksums.find('\n', lineStart);
     if (end == std::string::npos)
       bad(std::string(kCastChecksumsEntry) + ": last line is not terminated");
-    const std::string line = checksums.substr(lineStart, end - lineStart);
-    if (line.size() < 67 || line.compare(64, 2, "  ") != 0 ||
+    const std::string_view line = checksums.substr(lineStart, end - lineStart);
+    if (line.size() < 67 || line.substr(64, 2) != "  " ||
         line.find_first_not_of("0123456789abcdef") < 64)
       bad(std::string(kCastChecksumsEntry) + ": malformed line at byte " +
           std::to_string(lineStart));
+    if (listed.size() + 1 >= zip.size())
+      bad(std::string(kCastChecksumsEntry) + ": more lines than the " +
+          std::to_string(zip.size() - 1) + " other entries");
     if (!listed.emplace(line.substr(66), line.substr(0, 64)).second)
-      bad(std::string(kCastChecksumsEntry) + ": entry '" + line.substr(66) +
-          "' listed twice");
+      bad(std::string(kCastChecksumsEntry) + ": entry " +
+          quotedEntryName(line.substr(66)) + " listed twice");
     lineStart = end + 1;
   }
-  std::map<std::string, const std::string *> entries;
-  for (const ZipEntry &e : zip) {
-    entries[e.name] = &e.data;
+  EntryMap entries;
+  for (const ZipEntryRef &e : zip) {
+    const std::string_view data = bytesOf(e);
+    entries.emplace(e.name, data);
     if (e.name == kCastChecksumsEntry)
       continue;
     const auto it = listed.find(e.name);
     if (it == listed.end())
-      bad("entry '" + e.name + "' is not listed in " + kCastChecksumsEntry);
+      bad("entry " + quotedEntryName(e.name) + " is not listed in " +
+          kCastChecksumsEntry);
     std::string digest;
     if (e.name == kCastHeaderEntry) {
       const std::string &h = header.checksumsSha256;
-      const auto at = e.data.find(h);
-      if (at == std::string::npos ||
-          e.data.find(h, at + 1) != std::string::npos)
+      const auto at = data.find(h);
+      if (h.empty() || at == std::string::npos ||
+          data.find(h, at + 1) != std::string::npos)
         bad(std::string("entry '") + kCastHeaderEntry +
             "': checksums_sha256 must appear exactly once");
-      std::string canonical = e.data;
+      std::string canonical(data);
       canonical.replace(at, h.size(), std::string(64, '0'));
       digest = Sha256::hex(canonical);
     } else {
-      digest = Sha256::hex(e.data);
+      digest = Sha256::hex(data);
     }
     if (digest != it->second)
-      bad("entry '" + e.name + "': SHA-256 mismatch (changed byte)");
+      bad("entry " + quotedEntryName(e.name) +
+          ": SHA-256 mismatch (changed byte)");
     listed.erase(it);
   }
   if (!listed.empty())
-    bad(std::string(kCastChecksumsEntry) + " lists entry '" +
-        listed.begin()->first + "', which is missing from the package");
+    bad(std::string(kCastChecksumsEntry) + " lists entry " +
+        quotedEntryName(listed.begin()->first) +
+        ", which is missing from the package");
 
   // Manifest consistency.
   std::set<std::string> referenced{kCastHeaderEntry, kCastChecksumsEntry,
@@ -262,18 +325,24 @@ CastPackage verify(const std::vector<ZipEntry> &zip) {
   const auto manifestIt = entries.find(kCastManifestEntry);
   if (manifestIt == entries.end())
     bad(std::string("entry '") + kCastManifestEntry + "' is missing");
-  const nlohmann::json manifest =
-      parseJsonEntry(kCastManifestEntry, *manifestIt->second);
+  nlohmann::json manifest =
+      parseJsonEntry(kCastManifestEntry, manifestIt->second,
+                     limits.maxManifestBytes, limits.maxJsonDepth);
   const std::string mw = kCastManifestEntry;
   CastPackage package;
   const std::string auditPath = stringField(manifest, "audit", mw);
   const nlohmann::json audit = parseJsonEntry(
-      auditPath, entryOf(auditPath, entries, referenced, mw + ".audit"));
-  const auto &ops = field(audit, "ops", auditPath);
+      auditPath, entryOf(auditPath, entries, referenced, mw + ".audit"),
+      limits.maxAuditBytes, limits.maxJsonDepth);
+  const std::string aw = escapeForTerminal(auditPath);
+  const auto &ops = field(audit, "ops", aw);
   if (!ops.is_array())
-    bad(auditPath + ".ops: expected an array");
+    bad(aw + ".ops: expected an array");
+  if (ops.size() > limits.maxKernels)
+    bad(aw + ".ops has " + std::to_string(ops.size()) +
+        " entries, over the limit of " + std::to_string(limits.maxKernels));
   for (std::size_t i = 0; i < ops.size(); ++i) {
-    const std::string at = auditPath + ".ops[" + std::to_string(i) + "]";
+    const std::string at = aw + ".ops[" + std::to_string(i) + "]";
     AuditEntry a{stringField(ops[i], "card", at), stringField(ops[i], "op", at),
                  stringField(ops[i], "decision", at),
                  stringField(ops[i], "reason", at)};
@@ -284,10 +353,10 @@ CastPackage verify(const std::vector<ZipEntry> &zip) {
   // Optional (added in 1.0 for export remarks): a list of one-line strings.
   if (const auto notes = audit.find("notes"); notes != audit.end()) {
     if (!notes->is_array())
-      bad(auditPath + ".notes: expected an array of strings");
+      bad(aw + ".notes: expected an array of strings");
     for (std::size_t i = 0; i < notes->size(); ++i) {
       if (!(*notes)[i].is_string())
-        bad(auditPath + ".notes[" + std::to_string(i) + "]: expected a string");
+        bad(aw + ".notes[" + std::to_string(i) + "]: expected a string");
       package.auditNotes.push_back((*notes)[i].get<std::string>());
     }
   }
@@ -297,16 +366,22 @@ CastPackage verify(const std::vector<ZipEntry> &zip) {
     bad(std::string(kCastHeaderEntry) +
         ".model_included disagrees with the manifest");
 
-  const auto &kernels = field(manifest, "kernels", mw);
+  auto &kernels = field(manifest, "kernels", mw);
   if (!kernels.is_array())
     bad(mw + ".kernels: expected an array");
+  // The kernel count is checked before a kernel is read.
+  if (kernels.size() != header.kernelCount)
+    bad(std::string(kCastHeaderEntry) + ".counts.kernels is " +
+        std::to_string(header.kernelCount) + " but the package has " +
+        std::to_string(kernels.size()));
   const std::set<std::string> archs(header.architectures.begin(),
                                     header.architectures.end());
   std::set<std::string> ids;
   std::uint64_t custom = 0;
   std::uint64_t fallback = 0;
+  package.kernels.reserve(kernels.size());
   for (std::size_t i = 0; i < kernels.size(); ++i) {
-    const nlohmann::json &kj = kernels[i];
+    nlohmann::json &kj = manifest["kernels"][i];
     std::string where = mw + ".kernels[" + std::to_string(i) + "]";
     CastKernel k;
     k.id = stringField(kj, "id", where);
@@ -315,11 +390,11 @@ CastPackage verify(const std::vector<ZipEntry> &zip) {
     if (!ids.insert(k.id).second)
       bad(where + ": kernel id '" + k.id + "' is used twice");
     where = mw + " kernel " + k.id;
-    const auto &card = field(kj, "card", where);
+    auto &card = field(kj, "card", where);
     k.cardId = stringField(card, "id", where + ".card");
     k.op = stringField(card, "op", where + ".card");
     k.overload = stringField(card, "overload", where + ".card");
-    k.args = field(card, "args", where + ".card");
+    k.args = takeField(kj["card"], "args", where + ".card");
     if (!k.args.is_array())
       bad(where + ".card.args: expected an array");
     const std::string kind = stringField(kj, "kind", where);
@@ -335,8 +410,8 @@ CastPackage verify(const std::vector<ZipEntry> &zip) {
       bad(where + ".cubins: expected an object");
     for (const auto &[arch, path] : cubins.items()) {
       if (!isArchName(arch) || !archs.count(arch))
-        bad(where + ".cubins: architecture '" + arch +
-            "' is not one of the header's architectures");
+        bad(where + ".cubins: architecture " + quotedEntryName(arch) +
+            " is not one of the header's architectures");
       if (!path.is_string() ||
           path.get<std::string>() != castCubinPath(k.id, arch))
         bad(where + ".cubins." + arch + ": expected \"" +
@@ -366,18 +441,19 @@ CastPackage verify(const std::vector<ZipEntry> &zip) {
       if (source || !k.cubins.empty() || k.ptx)
         bad(where + ": a fallback kernel must not carry code");
     }
-    k.launchPlan = field(kj, "launch_plan", where);
+    k.launchPlan = takeField(kj, "launch_plan", where);
     k.speedup = numberField(kj, "speedup", where);
     const auto &timing = field(kj, "timing", where);
     k.medianUs = numberField(timing, "median_us", where + ".timing");
     k.spreadPercent = numberField(timing, "spread_percent", where + ".timing");
-    k.validation = field(kj, "validation", where);
+    k.validation = takeField(kj, "validation", where);
     k.fallbackReason = stringField(kj, "fallback_reason", where);
     package.kernels.push_back(std::move(k));
   }
-  for (const ZipEntry &e : zip) {
+  for (const ZipEntryRef &e : zip) {
     if (!referenced.count(e.name))
-      bad("entry '" + e.name + "' is not referenced by the manifest");
+      bad("entry " + quotedEntryName(e.name) +
+          " is not referenced by the manifest");
   }
   const auto countMismatch = [](const char *what, std::uint64_t declared,
                                 std::uint64_t actual) {
@@ -402,16 +478,21 @@ CastPackage verify(const std::vector<ZipEntry> &zip) {
 Result<CastPackage> readCast(const std::string &archive,
                              const std::string &name,
                              const CastLimits &limits) {
-  auto zip = readZip(archive, limits);
-  if (!zip)
-    return makeError(ErrorCode::InvalidArgument, zip.error().message, name);
   try {
-    return verify(zip.value());
+    auto zip = scanZip(archive, limits);
+    if (!zip)
+      return makeError(ErrorCode::InvalidArgument, zip.error().message, name);
+    return verify(archive, zip.value(), limits);
   } catch (const FormatError &e) {
     return makeError(ErrorCode::InvalidArgument, e.what(), name);
   } catch (const nlohmann::json::exception &e) {
     return makeError(ErrorCode::InvalidArgument,
-                     std::string("unexpected JSON value: ") + e.what(), name);
+                     std::string("unexpected JSON value: ") +
+                         escapeForTerminal(e.what()),
+                     name);
+  } catch (const std::bad_alloc &) {
+    return makeError(ErrorCode::InvalidArgument,
+                     "out of memory while reading the package", name);
   }
 }
 
@@ -422,12 +503,16 @@ Result<CastPackage> openCast(const std::filesystem::path &path,
   if (ec)
     return makeError(ErrorCode::NotFound,
                      "cannot read the package: " + ec.message(), path.string());
-  // Central directory plus entries: a file larger than the total limit can only
-  // be refused.
-  if (size > limits.maxTotalBytes + (64ull << 20))
+  // Entries, their local and central headers (names of at most 1024 bytes)
+  // and the end record: a larger file can only be refused, and is, before it
+  // is read.
+  const std::uint64_t maxFile =
+      limits.maxTotalBytes + limits.maxEntries * (30 + 46 + 2 * 1024) + 22;
+  if (size > maxFile)
     return makeError(ErrorCode::InvalidArgument,
                      "file of " + std::to_string(size) +
-                         " bytes exceeds the package size limit",
+                         " bytes exceeds the package size limit of " +
+                         std::to_string(maxFile) + " bytes",
                      path.string());
   auto bytes = readWholeFile(path);
   if (!bytes)

@@ -1,28 +1,73 @@
 #include "project/ProjectJson.h"
 
+#include "capture/TensorLayout.h"
+#include "util/BoundedJson.h"
+
+#include <algorithm>
+#include <concepts>
+#include <limits>
+#include <type_traits>
+
 namespace kforge::core {
 namespace {
 
 using nlohmann::json;
 
+// Nesting allowed in a free-form argument value: copying, comparing and dumping a value recurse
+// once per level (the same bound as the .cast reader's JSON).
+constexpr int kMaxValueDepth = 64;
+
 // Reads a required field of the expected JSON type; on mismatch records an error naming the path.
+// Numbers are read exactly: an integer field takes only an integer that fits its type (never a
+// fraction, which nlohmann would truncate, nor a value out of range, which it would wrap).
 class FieldReader {
 public:
     FieldReader(const json& object, std::string where) : m_object(object), m_where(std::move(where)) {}
 
-    template <class T>
+    void get(const char* name, std::string& out)
+    {
+        if (const json* v = value(name, json::value_t::string, "a string"))
+            out = v->get<std::string>();
+    }
+
+    void get(const char* name, bool& out)
+    {
+        if (const json* v = value(name, json::value_t::boolean, "true or false"))
+            out = v->get<bool>();
+    }
+
+    void get(const char* name, double& out)
+    {
+        if (const json* v = present(name)) {
+            if (!v->is_number())
+                return wrongType(name, "a number");
+            out = v->get<double>();
+        }
+    }
+
+    template <std::integral T>
     void get(const char* name, T& out)
     {
-        if (m_error)
-            return;
-        if (!m_object.is_object() || !m_object.contains(name)) {
-            fail(std::string("missing field '") + name + "'");
-            return;
+        if (const json* v = present(name)) {
+            if (!integerIn<T>(*v))
+                return wrongType(name, integerName<T>());
+            out = integerOf<T>(*v);
         }
-        try {
-            out = m_object.at(name).get<T>();
-        } catch (const json::exception&) {
-            fail(std::string("field '") + name + "' has the wrong type");
+    }
+
+    void get(const char* name, std::vector<std::int64_t>& out)
+    {
+        if (const json* v = present(name)) {
+            if (!v->is_array())
+                return wrongType(name, "an array of integers");
+            std::vector<std::int64_t> values;
+            values.reserve(v->size());
+            for (const json& x : *v) {
+                if (!integerIn<std::int64_t>(x))
+                    return wrongType(name, "an array of integers");
+                values.push_back(integerOf<std::int64_t>(x));
+            }
+            out = std::move(values);
         }
     }
 
@@ -47,6 +92,64 @@ public:
     const std::optional<Error>& error() const { return m_error; }
 
 private:
+    template <std::integral T>
+    static bool integerIn(const json& v)
+    {
+        if (v.is_number_unsigned())
+            return v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+        if (v.is_number_integer()) {
+            const auto x = v.get<std::int64_t>();
+            if constexpr (std::is_signed_v<T>)
+                return x >= std::numeric_limits<T>::min() && x <= std::numeric_limits<T>::max();
+            else
+                return x >= 0;
+        }
+        return false;
+    }
+
+    template <std::integral T>
+    static T integerOf(const json& v)
+    {
+        return v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>()) : static_cast<T>(v.get<std::int64_t>());
+    }
+
+    template <std::integral T>
+    static const char* integerName()
+    {
+        if constexpr (std::is_same_v<T, bool>)
+            return "true or false";
+        else if constexpr (std::is_signed_v<T>)
+            return sizeof(T) == 8 ? "a 64-bit integer" : "a 32-bit integer";
+        else
+            return "an integer >= 0";
+    }
+
+    const json* present(const char* name)
+    {
+        if (m_error)
+            return nullptr;
+        if (!m_object.is_object() || !m_object.contains(name)) {
+            fail(std::string("missing field '") + name + "'");
+            return nullptr;
+        }
+        return &m_object.at(name);
+    }
+
+    const json* value(const char* name, json::value_t type, const char* expected)
+    {
+        const json* v = present(name);
+        if (v && v->type() != type) {
+            wrongType(name, expected);
+            return nullptr;
+        }
+        return v;
+    }
+
+    void wrongType(const char* name, const char* expected)
+    {
+        fail(std::string("field '") + name + "' has the wrong type (expected " + expected + ")");
+    }
+
     const json& m_object;
     std::string m_where;
     std::optional<Error> m_error;
@@ -60,8 +163,10 @@ Result<TensorSpec> tensorSpecFromJson(const json& j, const std::string& where)
     r.get("sizes", spec.sizes);
     r.get("strides", spec.strides);
     r.get("device", spec.device);
-    if (!r.error() && spec.sizes.size() != spec.strides.size())
-        r.fail("sizes and strides differ in length");
+    if (!r.error()) {
+        if (const std::string why = tensorLayoutProblem(spec.sizes, spec.strides); !why.empty())
+            r.fail(why);
+    }
     if (r.error())
         return *r.error();
     return spec;
@@ -95,8 +200,12 @@ Result<ArgSpec> argSpecFromJson(const json& j, const std::string& where)
             return specs.error();
         arg.tensors = std::move(specs.value());
     }
-    if (!r.error() && r.has("value"))
-        arg.value = j.at("value");
+    if (!r.error() && r.has("value")) {
+        if (jsonDepth(j.at("value"), kMaxValueDepth) > kMaxValueDepth)
+            r.fail("field 'value' is nested deeper than " + std::to_string(kMaxValueDepth) + " levels");
+        else
+            arg.value = j.at("value");
+    }
     if (r.error())
         return *r.error();
     return arg;
@@ -206,6 +315,10 @@ Result<OperatorCard> cardFromJson(const json& j, const std::string& where)
             s.get("call_position", ref.callPosition);
             s.get("file", ref.file);
             s.get("bytes", ref.bytes);
+            if (!s.error() && ref.callPosition < 0)
+                s.fail("call_position is " + std::to_string(ref.callPosition) + " (expected >= 0)");
+            if (!s.error() && ref.bytes < 0)
+                s.fail("bytes is " + std::to_string(ref.bytes) + " (expected >= 0)");
             if (s.error())
                 return *s.error();
             card.samples.push_back(std::move(ref));
@@ -220,6 +333,8 @@ Result<OperatorCard> cardFromJson(const json& j, const std::string& where)
         e.get("q1_us", t.q1Us);
         e.get("q3_us", t.q3Us);
         e.get("repetitions", t.repetitions);
+        if (!e.error() && t.repetitions < 0)
+            e.fail("repetitions is " + std::to_string(t.repetitions) + " (expected >= 0)");
         if (e.error())
             return *e.error();
         card.eager = t;
@@ -228,6 +343,9 @@ Result<OperatorCard> cardFromJson(const json& j, const std::string& where)
         r.fail("card id does not match its key");
     if (!r.error() && static_cast<std::int64_t>(card.callPositions.size()) != card.callCount)
         r.fail("call_count does not match call_positions");
+    if (!r.error() && std::any_of(card.callPositions.begin(), card.callPositions.end(),
+                                  [](std::int64_t p) { return p < 0; }))
+        r.fail("call_positions holds a negative position");
     if (r.error())
         return *r.error();
     return card;
@@ -252,6 +370,14 @@ Result<CaptureInfo> captureInfoFromJson(const json& j, const std::string& where)
     r.get("samples_per_card", info.samplesPerCard);
     r.get("sample_budget_bytes", info.sampleBudgetBytes);
     r.get("total_eager_us", info.totalEagerUs);
+    const std::pair<const char*, std::int64_t> counts[] = {{"total_calls", info.totalCalls},
+                                                          {"ignored_calls", info.ignoredCalls},
+                                                          {"samples_per_card", info.samplesPerCard},
+                                                          {"sample_budget_bytes", info.sampleBudgetBytes}};
+    for (const auto& [name, count] : counts) {
+        if (!r.error() && count < 0)
+            r.fail(std::string(name) + " is " + std::to_string(count) + " (expected >= 0)");
+    }
     if (r.error())
         return *r.error();
     return info;

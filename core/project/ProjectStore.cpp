@@ -2,6 +2,7 @@
 
 #include "project/ProjectJson.h"
 #include "util/AtomicFile.h"
+#include "util/BoundedJson.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -16,17 +17,23 @@ namespace {
 
 constexpr const char* kFormatTag = "kforge-project";
 
+// Project files are bounded like any file from outside (docs/project-format.md): a real cards.json
+// is a few MiB for the largest models; a parsed value takes up to ~40 bytes per byte of text.
+constexpr JsonLimits kProjectJsonLimits{64u << 20, 64};
+
 Result<json> readJsonFile(const fs::path& path)
 {
     auto text = readWholeFile(path);
     if (!text)
         return text.error();
-    try {
-        return json::parse(text.value());
-    } catch (const json::parse_error& e) {
-        return makeError(ErrorCode::InvalidArgument,
-                         "damaged JSON at byte " + std::to_string(e.byte), path.string());
+    auto parsed = parseBoundedJson(text.value(), kProjectJsonLimits);
+    if (!parsed) {
+        std::string message = parsed.error().message;
+        if (message.rfind("malformed JSON", 0) == 0)
+            message.replace(0, 14, "damaged JSON");
+        return makeError(ErrorCode::InvalidArgument, message, path.string());
     }
+    return std::move(parsed.value());
 }
 
 } // namespace

@@ -185,7 +185,11 @@ TEST(CastFormat, UnsafeEntryNamesAreRefused) {
     std::vector<ZipEntry> entries = parts.entries;
     entries.push_back({name, "payload"});
     const std::string line = rejection(CastWriter::seal(parts.header, entries));
-    EXPECT_NE(line.find("entry '" + name + "': " + why), std::string::npos)
+    // Error lines escape backslashes (and control and non-UTF-8 bytes).
+    std::string shown;
+    for (char c : name)
+      shown += c == '\\' ? std::string("\\\\") : std::string(1, c);
+    EXPECT_NE(line.find("entry '" + shown + "': " + why), std::string::npos)
         << line;
   }
 }
