@@ -2,6 +2,7 @@
 
 #include "eval/BenchEvaluator.h"
 #include "eval/CandidateBench.h"
+#include "project/ProjectStore.h"
 #include "search/TreeStore.h"
 #include "worker/WorkerClient.h"
 #include "worker/WorkerPath.h"
@@ -42,6 +43,12 @@ Outcome run(const ManualEditRequest& request)
             outcome.error = QStringLiteral("launch plan: not valid JSON: %1").arg(QString::fromUtf8(e.what()));
             return outcome;
         }
+    }
+    // The tree is read, extended and saved: the project's writer lock is held throughout.
+    auto writerLock = core::lockProjectForWriting(bench.projectDir, "benchmark edit");
+    if (!writerLock) {
+        outcome.error = QString::fromStdString(writerLock.error().toString());
+        return outcome;
     }
     const core::TreeStore store(core::TreeStore::defaultPath(bench.projectDir, request.card.id));
     auto tree = store.load();

@@ -8,8 +8,9 @@
 // - Thread: create, call and destroy on the GUI thread (asserted). The work runs on a std::thread;
 //   its outcome comes back once, as an immutable value, through a queued call.
 // - One job at a time: start() refuses while one runs.
-// - The tree file is read, extended and saved on the job thread (docs/search.md: atomic save), so
-//   an optimize run must not be writing the same card's tree at the same time.
+// - The tree file is read, extended and saved on the job thread (docs/search.md: atomic save) under
+//   the project's writer lock (project/ProjectLock.h): while an optimize run (this app's or a
+//   kforge's) holds it, the job fails with one line naming the holder, and vice versa.
 // - Destruction while a job runs joins the thread (a bench ends at the worker's watchdog at worst);
 //   no signal is emitted after destruction.
 

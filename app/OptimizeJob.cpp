@@ -1,6 +1,7 @@
 #include "OptimizeJob.h"
 
 #include "eval/SearchWorkers.h"
+#include "project/ProjectStore.h"
 #include "search/SearchRun.h"
 #include "search/TreeStore.h"
 #include "search/builtin/BuiltinProposer.h"
@@ -48,6 +49,12 @@ bool OptimizeJob::start(OptimizeJobRequest request)
         QStringList& lines = out.lines;
         QString& error = out.error;
         const std::filesystem::path projectDir = request.projectDir.toStdString();
+        // One writer per project (docs/project-format.md): a held lock fails the job with its holder.
+        auto writerLock = core::lockProjectForWriting(projectDir, "optimize");
+        if (!writerLock) {
+            out.error = QString::fromStdString(writerLock.error().toString());
+            return out;
+        }
         // One worker per GPU, as kforge optimize does (docs/search.md, "Parallel search"); a GPU
         // busy with another process is reported, not silently measured.
         std::vector<core::GpuSlot> gpus;

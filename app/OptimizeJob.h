@@ -5,7 +5,8 @@
 //
 // Contracts:
 // - Thread: create, call and destroy on the GUI thread (asserted); signals are emitted there.
-// - One run at a time: start() refuses while one runs.
+// - One run at a time: start() refuses while one runs. The run holds the project's writer lock
+//   (project/ProjectLock.h); when another writer holds it the job fails, naming the holder.
 // - stop(): the node in flight is dropped (SearchRun's stop flag) and no further card starts; the
 //   job then ends with finished(). Trees keep every node saved before the stop.
 // - Destruction while running stops and joins (at most the candidate in flight).

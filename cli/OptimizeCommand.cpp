@@ -175,6 +175,10 @@ int runOptimizeCommand(const std::vector<std::string>& args)
     auto project = core::openProject(projectDir);
     if (!project)
         return fail(project.error().toString());
+    // One writer per project (docs/project-format.md): held until the command returns.
+    auto writerLock = core::lockProjectForWriting(projectDir, "optimize");
+    if (!writerLock)
+        return fail(writerLock.error().toString());
     std::string error;
     const auto cards = chooseCards(project.value(), parser.values("--cards"), builtin, error);
     if (!error.empty())

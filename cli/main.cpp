@@ -132,6 +132,9 @@ the flags (docs/llm-providers.md):
   --api-key-env NAME  the environment variable holding the API key (default OPENAI_API_KEY or
                       ANTHROPIC_API_KEY); the key itself is never accepted on the command line
 The per-card line then ends with the model calls, tokens and cost of the card's tree.
+
+One writer per project: while an optimize (or the app's Optimize or Benchmark Edit) is changing
+PROJECT_DIR, another one fails at once, naming the holder's pid (docs/project-format.md).
 )";
 
 constexpr const char* kVerifyHelp = R"(usage: kforge verify FILE.cast [--arch sm_NN] [--json]

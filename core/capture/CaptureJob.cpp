@@ -54,20 +54,21 @@ Error cancelled()
     return makeError(ErrorCode::Cancelled, "capture cancelled; no project was written");
 }
 
-// Everything after the output folder is reserved; any failure discards the staging folder.
+// Everything after the output folder is reserved; any failure discards the staging folder. Its lock
+// is held until then (a later capture removes a staging folder only when its lock is free).
 class StagingGuard {
 public:
-    explicit StagingGuard(fs::path path) : m_path(std::move(path)) {}
+    explicit StagingGuard(StagingDir staging) : m_staging(std::move(staging)) {}
     ~StagingGuard()
     {
         if (!m_committed)
-            discardStaging(m_path);
+            discardStaging(m_staging.path);
     }
-    const fs::path& path() const { return m_path; }
+    const fs::path& path() const { return m_staging.path; }
     void committed() { m_committed = true; }
 
 private:
-    fs::path m_path;
+    StagingDir m_staging;
     bool m_committed = false;
 };
 
@@ -181,7 +182,8 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
     auto staging = beginStaging(options.outputDir);
     if (!staging)
         return staging.error();
-    StagingGuard stagingGuard(staging.value());
+    report.notes = staging->removedLeftovers;
+    StagingGuard stagingGuard(std::move(staging.value()));
 
     // Load.
     setPhase(progress, CapturePhase::Loading);

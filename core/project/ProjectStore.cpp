@@ -4,7 +4,9 @@
 #include "util/AtomicFile.h"
 #include "util/BoundedJson.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
@@ -34,6 +36,39 @@ Result<json> readJsonFile(const fs::path& path)
         return makeError(ErrorCode::InvalidArgument, message, path.string());
     }
     return std::move(parsed.value());
+}
+
+constexpr const char* kStagingInfix = ".kforge-staging-";
+constexpr const char* kSearchDir = "search";
+// A staging directory is created, then locked: one younger than this whose process runs may be
+// in between, and is left alone.
+constexpr auto kStagingCreationGrace = std::chrono::seconds(10);
+
+// The pid of ".NAME.kforge-staging-PID", or 0 when `name` is not a staging directory's name.
+long stagingPid(const std::string& name)
+{
+    const std::size_t at = name.rfind(kStagingInfix);
+    if (name.empty() || name[0] != '.' || at == std::string::npos || at < 2)
+        return 0;
+    const std::string digits = name.substr(at + std::strlen(kStagingInfix));
+    if (digits.empty() || digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return 0;
+    return std::stol(digits);
+}
+
+bool youngerThan(const fs::path& path, std::chrono::seconds age)
+{
+    std::error_code ec;
+    const auto modified = fs::last_write_time(path, ec);
+    return !ec && fs::file_time_type::clock::now() - modified < age;
+}
+
+bool removeTemporary(const fs::path& file)
+{
+    std::error_code ec;
+    return fs::is_regular_file(fs::symlink_status(file, ec)) && isAtomicTemporaryName(file.filename().string()) &&
+           fs::remove(file, ec);
 }
 
 } // namespace
@@ -101,7 +136,68 @@ Result<void> saveProject(const fs::path& dir, const Project& project)
     return writeFileAtomically(dir / ProjectPaths::kProjectFile, header.dump(1) + "\n");
 }
 
-Result<fs::path> beginStaging(const fs::path& target)
+Result<ProjectLock> lockProjectForWriting(const fs::path& dir, const std::string& activity)
+{
+    auto lock = ProjectLock::acquire(dir, activity);
+    if (lock)
+        removeStaleTemporaries(dir);
+    return lock;
+}
+
+int removeStaleTemporaries(const fs::path& dir)
+{
+    int removed = 0;
+    std::error_code ec;
+    // The project's own files at the top; everything under search/ is written by writers only.
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string entry = it->path().filename().string();
+        for (const char* name : {ProjectPaths::kProjectFile, ProjectPaths::kCardsFile}) {
+            if (entry.rfind(std::string(name) + ".tmp-", 0) == 0 && removeTemporary(it->path()))
+                ++removed;
+        }
+    }
+    const fs::path search = dir / kSearchDir;
+    if (!fs::is_directory(fs::symlink_status(search, ec)))
+        return removed;
+    for (fs::recursive_directory_iterator it(search, fs::directory_options::skip_permission_denied, ec), end;
+         !ec && it != end; it.increment(ec)) {
+        if (removeTemporary(it->path()))
+            ++removed;
+    }
+    return removed;
+}
+
+std::vector<std::string> removeStaleStaging(const fs::path& parent)
+{
+    std::vector<std::string> removed;
+    std::error_code ec;
+    std::vector<fs::path> candidates;
+    for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+        if (stagingPid(it->path().filename().string()) > 0 && fs::is_directory(fs::symlink_status(it->path(), ec)))
+            candidates.push_back(it->path());
+    }
+    for (const fs::path& dir : candidates) {
+        const long pid = stagingPid(dir.filename().string());
+        ProjectLock probe; // held while the directory is removed
+        if (fs::exists(fs::symlink_status(dir / ProjectLock::kFileName, ec))) {
+            auto taken = ProjectLock::acquire(dir, "capture cleanup");
+            if (!taken)
+                continue; // a live capture holds it (or it cannot be locked: leave it)
+            if (processIsAlive(pid) && youngerThan(dir, kStagingCreationGrace))
+                continue;
+            probe = std::move(taken.value());
+        } else if (processIsAlive(pid)) {
+            continue; // a capture of an older kforge (no lock file) may still run
+        }
+        fs::remove_all(dir, ec);
+        if (!ec)
+            removed.push_back("removed " + dir.string() + ", left by a capture that was stopped (pid " +
+                              std::to_string(pid) + ")");
+    }
+    return removed;
+}
+
+Result<StagingDir> beginStaging(const fs::path& target)
 {
     std::error_code ec;
     const fs::path absolute = fs::absolute(target, ec);
@@ -120,11 +216,19 @@ Result<fs::path> beginStaging(const fs::path& target)
     const fs::path parent = absolute.parent_path();
     if (!fs::is_directory(parent, ec))
         return makeError(ErrorCode::NotFound, "parent folder does not exist", parent.string());
-    const fs::path staging =
-        parent / ("." + absolute.filename().string() + ".kforge-staging-" + std::to_string(::getpid()));
-    fs::remove_all(staging, ec);
-    if (!fs::create_directory(staging, ec) || ec)
+    StagingDir staging;
+    staging.removedLeftovers = removeStaleStaging(parent);
+    staging.path = parent / ("." + absolute.filename().string() + kStagingInfix + std::to_string(::getpid()));
+    fs::remove_all(staging.path, ec);
+    if (!fs::create_directory(staging.path, ec) || ec)
         return makeError(ErrorCode::Io, "cannot create the project folder: " + ec.message(), target.string());
+    auto lock = ProjectLock::acquire(staging.path, "capture");
+    if (!lock) {
+        discardStaging(staging.path);
+        return makeError(lock.error().code, "cannot lock the project folder being written: " + lock.error().message,
+                         target.string());
+    }
+    staging.lock = std::move(lock.value());
     return staging;
 }
 

@@ -1,5 +1,6 @@
 #include "util/AtomicFile.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -8,6 +9,8 @@
 
 namespace kforge::core {
 namespace {
+
+constexpr const char* kTemporaryInfix = ".tmp-";
 
 Error ioError(const std::filesystem::path& path, const char* what)
 {
@@ -28,9 +31,25 @@ Result<void> syncDirectory(const std::filesystem::path& dir)
     return {};
 }
 
+std::filesystem::path atomicTemporaryPath(const std::filesystem::path& path)
+{
+    return path.string() + kTemporaryInfix + std::to_string(::getpid());
+}
+
+bool isAtomicTemporaryName(const std::string& fileName)
+{
+    const std::size_t at = fileName.rfind(kTemporaryInfix);
+    if (at == std::string::npos || at == 0)
+        return false;
+    const std::size_t digits = at + std::strlen(kTemporaryInfix);
+    return digits < fileName.size() &&
+           std::all_of(fileName.begin() + static_cast<std::ptrdiff_t>(digits), fileName.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+}
+
 Result<void> writeFileAtomically(const std::filesystem::path& path, std::string_view bytes)
 {
-    const std::filesystem::path tmp = path.string() + ".tmp-" + std::to_string(::getpid());
+    const std::filesystem::path tmp = atomicTemporaryPath(path);
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return ioError(path, "cannot create file");

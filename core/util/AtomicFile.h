@@ -14,6 +14,13 @@ namespace kforge::core {
 /// Writes `bytes` to `path` atomically (temp file + fsync + rename + fsync of the directory).
 Result<void> writeFileAtomically(const std::filesystem::path& path, std::string_view bytes);
 
+/// The temporary `writeFileAtomically` writes `path`'s bytes to before the rename:
+/// "<path>.tmp-<pid>". One that outlives its writer (killed before the rename) is garbage.
+std::filesystem::path atomicTemporaryPath(const std::filesystem::path& path);
+
+/// True for a file name of that form ("tree.json.tmp-4242"): a name, ".tmp-", then digits only.
+bool isAtomicTemporaryName(const std::string& fileName);
+
 /// Reads a whole file. NotFound if it does not exist, Io if it cannot be read.
 Result<std::string> readWholeFile(const std::filesystem::path& path);
 

@@ -135,9 +135,9 @@ TEST_F(ProjectStoreTest, StagingCommitsIntoAbsentOrEmptyFolder)
             fs::create_directories(target);
         auto staging = beginStaging(target);
         ASSERT_TRUE(staging.ok()) << staging.error().toString();
-        ASSERT_TRUE(saveProject(staging.value(), test::makeFixtureProject()).ok());
-        ASSERT_TRUE(commitStaging(staging.value(), target).ok());
-        EXPECT_FALSE(fs::exists(staging.value()));
+        ASSERT_TRUE(saveProject(staging->path, test::makeFixtureProject()).ok());
+        ASSERT_TRUE(commitStaging(staging->path, target).ok());
+        EXPECT_FALSE(fs::exists(staging->path));
         EXPECT_TRUE(openProject(target).ok());
     }
 }
