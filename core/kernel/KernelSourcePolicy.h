@@ -49,6 +49,8 @@ inline constexpr std::size_t kMaxKernelSourceBytes = 256 * 1024;
 /// comments (also between `#` and the directive name, and spanning lines) read as spaces, with
 /// `%:` read as `#`, and in every conditional group (nothing is evaluated, so a directive in an
 /// `#if 0` group is checked too). "\r\n" ends a line like "\n".
+/// Compile outcomes are cached by NvrtcCompiler::cacheKey, which does not hash these rules: a change
+/// that refuses more must bump the format tag there, or a cached success would still be served.
 std::optional<SourcePolicyViolation> checkKernelSource(std::string_view source);
 
 /// Whether `name` (the text between the `<>` or `""` of an #include) is an allowed header: one of
