@@ -103,7 +103,7 @@ std::size_t firstInvalidUtf8(std::string_view text)
 }
 
 // `text` safe to quote in a one-line reason: control characters become '?', long text is cut.
-std::string quoted(std::string_view text)
+std::string printable(std::string_view text)
 {
     constexpr std::size_t kMax = 120;
     std::string out;
@@ -253,14 +253,14 @@ private:
         if (isDigit(m_text[m_pos]))
             return fail(start, "line markers ('# <number> \"file\"') are not allowed");
         if (!isIdentifierStart(m_text[m_pos]))
-            return fail(start, "'#' followed by '" + quoted(m_text.substr(m_pos, 1)) + "' is not a directive");
+            return fail(start, "'#' followed by '" + printable(m_text.substr(m_pos, 1)) + "' is not a directive");
         const std::string_view name = identifier();
         if (name == "include")
             return include(start);
         if (name == "pragma")
             return pragma(start);
         if (!contains(kPlainDirectives, name))
-            return fail(start, "#" + quoted(name) + " is not allowed (" + allowedDirectivesText() + ")");
+            return fail(start, "#" + printable(name) + " is not allowed (" + allowedDirectivesText() + ")");
         if ((name == "define" || name == "undef") && m_firstMacroOffset == std::string::npos)
             m_firstMacroOffset = start;
         return true; // the rest of the line is read as tokens
@@ -286,9 +286,9 @@ private:
         const std::size_t lineEnd = std::min(m_text.find('\n', m_pos), m_text.size());
         const std::size_t end = m_text.find(close, m_pos + 1);
         if (end == std::string::npos || end > lineEnd)
-            return fail(start, "#include " + quoted(m_text.substr(m_pos, lineEnd - m_pos)) + ": unterminated header name");
+            return fail(start, "#include " + printable(m_text.substr(m_pos, lineEnd - m_pos)) + ": unterminated header name");
         const std::string_view name = std::string_view(m_text).substr(m_pos + 1, end - m_pos - 1);
-        const std::string spelled = open + quoted(name) + close;
+        const std::string spelled = open + printable(name) + close;
         if (!isAllowedKernelHeader(name))
             return fail(start, "#include " + spelled + " is not an allowed header (allowed: " +
                                    allowedKernelHeadersText() + ")");
@@ -323,7 +323,7 @@ private:
             return true;
         }
         if (name != "unroll")
-            return fail(start, "#pragma " + quoted(name) + " is not allowed (" + kAllowed + ")");
+            return fail(start, "#pragma " + printable(name) + " is not allowed (" + kAllowed + ")");
         // unroll [count]: the count is an integral constant expression; no string or character literal.
         for (;;) {
             if (!skipBlank())

@@ -1,5 +1,6 @@
 #include "worker/WorkerClient.h"
 
+#include "util/SecretEnvironment.h"
 #include "worker/WorkerProtocol.h"
 
 #include <algorithm>
@@ -71,7 +72,8 @@ std::vector<std::string> childEnvironment(const std::vector<std::pair<std::strin
         bool overridden = false;
         for (const auto& [key, value] : overrides)
             overridden = overridden || key == name;
-        if (!overridden)
+        // Candidate kernels and sources run in these children: no credential is there to be read.
+        if (!overridden && !isSecretEnvironmentName(name))
             env.emplace_back(entry);
     }
     for (const auto& [key, value] : overrides)

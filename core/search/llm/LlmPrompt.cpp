@@ -10,8 +10,12 @@ const char* const kLlmCandidateContract = R"(CANDIDATE CONTRACT
 A candidate is CUDA C++ source plus a launch plan.
 Source:
 - One translation unit compiled with NVRTC (--std=c++17 -default-device -lineinfo) for the target
-  architecture. It may include cuda_fp16.h, cuda_bf16.h, ... and CUB / libcu++ from CCCL
-  (#include <cub/block/block_reduce.cuh>). No host code, no cuBLAS/cuDNN/cuFFT calls.
+  architecture. It may include only CUDA toolkit headers: cuda_fp16.h, cuda_bf16.h, cuda_fp8.h,
+  cooperative_groups.h (and cooperative_groups/...), mma.h, cuda_pipeline.h, cuda_awbarrier.h,
+  math_constants.h, and CUB / libcu++ from CCCL (#include <cub/block/block_reduce.cuh>, <cuda/std/...>),
+  every #include before the first #define. Anything else is refused before compiling: other
+  headers, ## token pasting, __has_include, #line, _Pragma, #pragma other than unroll / nounroll,
+  device-side launches (<<<...>>>). No host code, no cuBLAS/cuDNN/cuFFT calls.
 - Every kernel the plan launches is declared extern "C" __global__ (no name mangling).
 - Kernels keep no state between launches (they run several times on several inputs).
 - Tensors have exactly the sizes and strides the card lists (write for that layout).

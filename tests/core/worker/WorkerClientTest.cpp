@@ -1,6 +1,7 @@
 // WorkerClient against a real child process: kforge_fake_worker hangs, crashes and exits on
 // request, and the client must report each failure distinctly and recover with a fresh worker.
 
+#include "util/SecretEnvironment.h"
 #include "worker/Base64.h"
 #include "worker/WorkerClient.h"
 #include "worker/WorkerProtocol.h"
@@ -223,6 +224,34 @@ TEST(WorkerClientTest, EnvironmentAndArgumentsReachTheWorker)
     EXPECT_EQ(client.request("env", json{{"name", "KFORGE_FAKE_SETTING"}}, 10s).result["value"], "on");
     EXPECT_EQ(client.request("env", json{{"name", "PATH"}}, 10s).result["value"], std::getenv("PATH"))
         << "the engine's environment is inherited";
+}
+
+TEST(WorkerClientTest, CredentialsInTheEnginesEnvironmentNeverReachTheWorker)
+{
+    // The worker runs candidate kernels: an LLM provider's key in the engine's environment must not
+    // be there for a kernel (or anything it tricks the worker into) to read.
+    ::setenv("KFORGE_TEST_OPENAI_API_KEY", "sk-must-not-leak", 1);
+    ::setenv("MY_LLM_KEY", "sk-must-not-leak-either", 1);
+    ::setenv("KFORGE_KEYBOARD_LAYOUT", "kept", 1);
+    WorkerClient client(fakeWorker());
+    WorkerResponse key = client.request("env", json{{"name", "KFORGE_TEST_OPENAI_API_KEY"}}, 10s);
+    ASSERT_TRUE(key.ok()) << key.describe();
+    EXPECT_TRUE(key.result["value"].is_null()) << key.result.dump();
+    EXPECT_TRUE(client.request("env", json{{"name", "MY_LLM_KEY"}}, 10s).result["value"].is_null());
+    EXPECT_EQ(client.request("env", json{{"name", "KFORGE_KEYBOARD_LAYOUT"}}, 10s).result["value"], "kept");
+    ::unsetenv("KFORGE_TEST_OPENAI_API_KEY");
+    ::unsetenv("MY_LLM_KEY");
+    ::unsetenv("KFORGE_KEYBOARD_LAYOUT");
+}
+
+TEST(WorkerClientTest, SecretEnvironmentNamesAreTheConventionalOnes)
+{
+    for (const char* name : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_LLM_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY",
+                             "DB_PASSWORD", "GOOGLE_APPLICATION_CREDENTIALS", "openai_apikey", "XAPIKEY"})
+        EXPECT_TRUE(isSecretEnvironmentName(name)) << name;
+    for (const char* name : {"PATH", "HOME", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "KFORGE_WORKER",
+                             "KEYBOARD", "MONKEY_PATCH", "TOKENIZERS_PARALLELISM", "PYTHONPATH"})
+        EXPECT_FALSE(isSecretEnvironmentName(name)) << name;
 }
 
 TEST(WorkerClientTest, MissingOrNonExecutableWorkerIsAClearSpawnError)
