@@ -48,6 +48,8 @@ bool OptimizeJob::start(OptimizeJobRequest request)
         RunOutcome out;
         QStringList& lines = out.lines;
         QString& error = out.error;
+        // Cards whose run failed (an error, or nothing but a failed root): "<card> (<why>)".
+        QStringList failures;
         const std::filesystem::path projectDir = request.projectDir.toStdString();
         // One writer per project (docs/project-format.md): a held lock fails the job with its holder.
         auto writerLock = core::lockProjectForWriting(projectDir, "optimize");
@@ -83,6 +85,13 @@ bool OptimizeJob::start(OptimizeJobRequest request)
             if (!tree) {
                 error = QString::fromStdString(tree.error().toString());
                 break;
+            }
+            const QString name = QString::fromStdString(card.id.substr(0, 8) + " " + card.qualifiedName());
+            if (tree->empty() && !tree->rootAttempts().empty()) {
+                const core::SearchNode& last = tree->rootAttempts().back();
+                lines << QStringLiteral("%1: retrying the root (the last attempt was %2: %3)")
+                             .arg(name, QString::fromLatin1(core::nodeStatusName(last.status)),
+                                  QString::fromStdString(last.failureReason));
             }
             std::unique_ptr<core::Evaluator> evaluator;
             std::unique_ptr<core::SearchWorkers> workers;
@@ -128,10 +137,11 @@ bool OptimizeJob::start(OptimizeJobRequest request)
                 std::lock_guard lock(m_mutex);
                 m_active = nullptr;
             }
-            const QString name = QString::fromStdString(card.id.substr(0, 8) + " " + card.qualifiedName());
             if (!outcome) {
-                error = name + QStringLiteral(": ") + QString::fromStdString(outcome.error().toString());
-                break;
+                const QString why = QString::fromStdString(outcome.error().toString());
+                lines << QStringLiteral("%1: failed: %2").arg(name, why);
+                failures << QStringLiteral("%1 (%2)").arg(name, why);
+                continue;
             }
             const core::SearchNode* best = run.tree().bestPassed();
             lines << QStringLiteral("%1: %2 nodes, %3, best %4")
@@ -140,8 +150,13 @@ bool OptimizeJob::start(OptimizeJobRequest request)
                          .arg(QString::fromLatin1(core::stopReasonName(outcome->reason)))
                          .arg(best && best->speedup ? QString::number(*best->speedup, 'f', 2) + QStringLiteral("x")
                                                     : QStringLiteral("-"));
-            if (outcome->reason == core::StopReason::NothingToRevise && !outcome->note.empty())
+            if (!outcome->failure.empty()) {
+                const QString why = QString::fromStdString(outcome->failure);
+                lines.last() += QStringLiteral(", failed: %1 (a new search retries it)").arg(why);
+                failures << QStringLiteral("%1 (%2)").arg(name, why);
+            } else if (outcome->reason == core::StopReason::NothingToRevise && !outcome->note.empty()) {
                 lines.last() += QStringLiteral(" (%1)").arg(QString::fromStdString(outcome->note));
+            }
             if (evaluators.size() > 1) {
                 QStringList perGpu;
                 const std::vector<int> counts = run.evaluationsPerEvaluator();
@@ -151,6 +166,15 @@ bool OptimizeJob::start(OptimizeJobRequest request)
             }
         }
         out.stopped = m_stopRequested;
+        if (error.isEmpty() && !failures.isEmpty()) {
+            // The same outcome as kforge optimize's: the run failed, saying which cards and why.
+            QStringList text = lines;
+            text << QStringLiteral("%1 of %2 cards failed: %3")
+                        .arg(failures.size())
+                        .arg(request.cards.size())
+                        .arg(failures.join(QStringLiteral("; ")));
+            error = text.join(QLatin1Char('\n'));
+        }
         return out;
     },
     [this](RunOutcome& out) {

@@ -10,6 +10,7 @@
 // - stop(): the node in flight is dropped (SearchRun's stop flag) and no further card starts; the
 //   job then ends with finished(). Trees keep every node saved before the stop.
 // - Destruction while running stops and joins (at most the candidate in flight).
+// - A card whose run fails does not stop the others; the job then ends with failed() naming them.
 // - The proposer and evaluator come from factories (defaults: the built-in proposer and a
 //   BenchEvaluator with the kforge-worker), so tests can drive the GUI with a synthetic search.
 
@@ -78,6 +79,10 @@ public:
 Q_SIGNALS:
     /// `summary`: one line per card ("3f2a... aten::softmax.int: 50 nodes, iteration-limit, best 1.65x").
     void finished(const QString& summary, bool stopped);
+    /// The job could not run (a tree could not be opened, no GPU as asked), or a card's run failed:
+    /// an error, or a tree that is only a failed root (the next run retries it). Then `error` holds
+    /// the cards' lines and, last, "N of M cards failed: <card> (<why>); ...". Trees keep every
+    /// node saved, as after finished().
     void failed(const QString& error);
 
 private:

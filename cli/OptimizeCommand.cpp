@@ -14,6 +14,7 @@
 #include "search/llm/LlmUsage.h"
 #include "util/CacheDirectory.h"
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -25,18 +26,60 @@
 #include <mutex>
 #include <iostream>
 #include <optional>
+#include <pthread.h>
 #include <thread>
 #include <unistd.h>
 
 namespace kforge::cli {
 namespace {
 
-std::atomic<core::SearchRun*> g_activeRun{nullptr};
+// Ctrl-C while optimize runs: SIGINT is blocked in this thread and so in every thread started
+// after it (they inherit the mask; the workers are spawned with an empty one), and this thread
+// takes it synchronously with sigtimedwait. No thread may ever receive SIGINT through a handler:
+// NVRTC installs one of its own that calls exit() from inside a compile (exit status 4 with no
+// output, or a crash when several compile threads exit at once). The previous mask is restored on
+// destruction, after any SIGINT still pending was taken.
+class SigintBlock {
+public:
+    SigintBlock()
+    {
+        sigemptyset(&m_set);
+        sigaddset(&m_set, SIGINT);
+        pthread_sigmask(SIG_BLOCK, &m_set, &m_old);
+    }
+    ~SigintBlock()
+    {
+        while (taken(std::chrono::milliseconds(0))) {
+        }
+        pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
+    }
+    SigintBlock(const SigintBlock&) = delete;
+    SigintBlock& operator=(const SigintBlock&) = delete;
 
-void requestStop(int)
+    /// Waits up to `wait` for a SIGINT; true when one came.
+    bool taken(std::chrono::milliseconds wait)
+    {
+        timespec timeout{static_cast<time_t>(wait.count() / 1000), static_cast<long>(wait.count() % 1000) * 1000000L};
+        return sigtimedwait(&m_set, nullptr, &timeout) == SIGINT;
+    }
+
+private:
+    sigset_t m_set;
+    sigset_t m_old;
+};
+
+std::string cardLabel(const core::OperatorCard& card)
 {
-    if (core::SearchRun* run = g_activeRun.load())
-        run->requestStop();
+    return card.id.substr(0, 8) + " " + card.qualifiedName();
+}
+
+// "a (x); b (y)".
+std::string joinFailures(const std::vector<std::pair<std::string, std::string>>& failures)
+{
+    std::string text;
+    for (const auto& [label, why] : failures)
+        text += (text.empty() ? "" : "; ") + label + " (" + why + ")";
+    return text;
 }
 
 
@@ -131,14 +174,20 @@ core::Result<core::LlmProviderConfig> llmConfigFor(core::LlmProvider provider, c
 
 int runOptimizeCommand(const std::vector<std::string>& args)
 {
+    // First, before any thread starts (LLM client, workers, compile threads).
+    SigintBlock sigint;
     ArgParser parser;
     parser.multiOption("--cards").option("--iterations").option("--time-limit").option("--proposer").option("--seed")
         .option("--timeout").option("--worker").option("--llm-config").option("--model").option("--base-url")
-        .option("--api-key-env").option("--gpus").flag("--resume");
+        .option("--api-key-env").option("--gpus").flag("--resume").flag("--restart");
     if (auto error = parser.parse(args))
         return fail("optimize: " + *error + " (see 'kforge optimize --help')", 2);
     if (parser.positionals().size() != 1)
         return fail("optimize: expected exactly one PROJECT_DIR (see 'kforge optimize --help')", 2);
+    const bool resume = parser.has("--resume");
+    const bool restart = parser.has("--restart");
+    if (resume && restart)
+        return fail("optimize: --resume continues the saved trees and --restart starts new ones: choose one", 2);
     const std::string proposerName = parser.value("--proposer").value_or("builtin");
     const bool builtin = proposerName == "builtin";
     std::shared_ptr<core::LlmClient> llmClient;
@@ -195,15 +244,38 @@ int runOptimizeCommand(const std::vector<std::string>& args)
     for (const std::string& busy : core::gpuBusyWarnings(gpus.value()))
         std::cerr << "kforge: warning: " << busy << "\n";
     const bool showProgress = ::isatty(STDERR_FILENO);
-    auto previousHandler = std::signal(SIGINT, requestStop);
-    int exitCode = 0;
+    // Set by Ctrl-C: the run in flight stops after its candidates in flight, no further card starts,
+    // and the command exits 130.
+    bool interrupted = false;
+    // Cards whose run failed (an error, or nothing but a failed root), with why; and the cards a
+    // Ctrl-C left unsearched.
+    std::vector<std::pair<std::string, std::string>> failures;
+    std::vector<std::string> notSearched;
     core::LlmUsage runUsage;
     for (const core::OperatorCard* card : cards) {
+        if (interrupted || (interrupted = sigint.taken(std::chrono::milliseconds(0)))) {
+            notSearched.push_back(cardLabel(*card));
+            continue;
+        }
         const core::TreeStore store(core::TreeStore::defaultPath(projectDir, card->id));
-        auto tree = store.openForRun(card->id, seed, parser.has("--resume"));
+        if (restart && store.exists()) {
+            // Never deleted: the old tree stays next to the new one under a dated name.
+            auto kept = store.moveAside();
+            if (!kept) {
+                return fail(kept.error().toString());
+            }
+            std::cerr << "kforge: " << cardLabel(*card) << ": the old search tree is kept as " << kept->string()
+                      << "\n";
+        }
+        auto tree = store.openForRun(card->id, seed, resume);
         if (!tree) {
-            std::signal(SIGINT, previousHandler);
             return fail(tree.error().toString());
+        }
+        if (tree->empty() && !tree->rootAttempts().empty()) {
+            const core::SearchNode& last = tree->rootAttempts().back();
+            std::cerr << "kforge: " << cardLabel(*card) << ": retrying the root (attempt "
+                      << tree->rootAttempts().size() + 1 << "; the last one was " << core::nodeStatusName(last.status)
+                      << ": " << last.failureReason << ")\n";
         }
         // One evaluator (and worker) per GPU slot; slots sharing a GPU take turns on it.
         core::SearchWorkers workers(projectDir, *card, worker, gpus.value(), core::userCacheDirectory() / "nvrtc",
@@ -222,7 +294,6 @@ int runOptimizeCommand(const std::vector<std::string>& args)
         }
         core::SearchRun run(std::move(tree.value()), store, *proposer, workers.evaluators(),
                             core::SearchRunOptions{budget, {}, {}, {}});
-        g_activeRun = &run;
         std::optional<core::Result<core::SearchOutcome>> outcome;
         std::atomic<bool> finished{false};
         const auto started = std::chrono::steady_clock::now();
@@ -231,20 +302,23 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             finished = true;
         });
         while (!finished) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            if (sigint.taken(std::chrono::milliseconds(200))) {
+                interrupted = true;
+                run.requestStop();
+            }
             if (showProgress)
                 std::fprintf(stderr, "\r\033[Kkforge: %s %s: iteration %d, best %.3fx", card->id.substr(0, 8).c_str(),
                              card->qualifiedName().c_str(), run.iteration(), run.bestSpeedup());
         }
         searcher.join();
-        g_activeRun = nullptr;
         if (showProgress)
             std::fprintf(stderr, "\r\033[K");
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         if (!outcome->ok()) {
-            std::cerr << "kforge: error: " << card->id.substr(0, 8) << " " << card->qualifiedName() << ": "
-                      << outcome->error().toString() << "\n";
-            exitCode = 1;
+            std::printf("%s  %-28s failed: %s\n", card->id.substr(0, 8).c_str(), card->qualifiedName().c_str(),
+                        outcome->error().toString().c_str());
+            std::fflush(stdout);
+            failures.emplace_back(cardLabel(*card), outcome->error().toString());
             continue;
         }
         const core::SearchOutcome& result = outcome->value();
@@ -262,8 +336,12 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             std::printf("  %s", usage.summary().c_str());
         }
         std::printf("\n");
-        if (result.reason == core::StopReason::NothingToRevise && !result.note.empty())
+        if (!result.failure.empty()) {
+            std::printf("          failed: %s (--resume retries it)\n", result.failure.c_str());
+            failures.emplace_back(cardLabel(*card), result.failure);
+        } else if (result.reason == core::StopReason::NothingToRevise && !result.note.empty()) {
             std::printf("          stopped: %s\n", result.note.c_str());
+        }
         if (workerCount > 1) {
             // Throughput per GPU (docs/search.md): candidates each worker evaluated, and in all.
             const std::vector<int> counts = run.evaluationsPerEvaluator();
@@ -276,18 +354,38 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             std::printf(" candidates; %d in %.1f s = %.1f per minute\n", total, seconds,
                         seconds > 0 ? total * 60.0 / seconds : 0.0);
         }
-        if (!best) {
+        const bool anyCompiled = std::any_of(run.tree().nodes().begin(), run.tree().nodes().end(),
+                                             [](const core::SearchNode& node) { return core::isRevisable(node.status); });
+        if (!best && anyCompiled) {
             const nlohmann::json gpu = evaluator.gpu();
             if (!gpu.is_object() || !gpu.contains("architecture"))
                 std::printf("          compile-only: no GPU in the worker; candidates were generated and compiled, not measured\n");
         }
-        if (run.stopRequested())
-            break;
+        std::fflush(stdout);
     }
-    std::signal(SIGINT, previousHandler);
     if (!builtin && cards.size() > 1)
         std::printf("total  %s\n", runUsage.summary().c_str());
-    return exitCode;
+    std::fflush(stdout);
+    // One line for every failed card, then the interruption, if any (docs/search.md, "kforge
+    // optimize: outcome and exit status").
+    if (failures.size() == 1 && cards.size() == 1)
+        std::cerr << "kforge: error: " << failures.front().first << " failed: " << failures.front().second << "\n";
+    else if (!failures.empty())
+        std::cerr << "kforge: error: " << failures.size() << " of " << cards.size() << " cards failed: "
+                  << joinFailures(failures) << "\n";
+    if (interrupted) {
+        std::cerr << "kforge: interrupted: the trees are saved (--resume continues)";
+        if (!notSearched.empty()) {
+            std::string list;
+            for (const std::string& label : notSearched)
+                list += (list.empty() ? "" : ", ") + label;
+            std::cerr << "; " << notSearched.size() << (notSearched.size() == 1 ? " card" : " cards")
+                      << " not searched: " << list;
+        }
+        std::cerr << "\n";
+        return 130;
+    }
+    return failures.empty() ? 0 : 1;
 }
 
 } // namespace kforge::cli

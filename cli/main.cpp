@@ -21,9 +21,9 @@ Commands:
                       print a project's operator cards, sorted by share of model time
   bench PROJECT_DIR --card ID --kernel FILE.cu [--plan FILE.json] [options]
                       compile, validate and time one candidate kernel; prints a JSON report
-  optimize PROJECT_DIR [--cards ID...] [--iterations N] [--time-limit S] [--seed S] [--resume]
+  optimize PROJECT_DIR [--cards ID...] [--iterations N] [--time-limit S] [--seed S] [--resume|--restart]
                       search faster kernels for the cards (MCTS; built-in or LLM proposer)
-  tree PROJECT_DIR --card ID [--json]
+  tree PROJECT_DIR --card ID [--json | --node ID]
                       print a card's search tree: status, latency, speedup, what produced each node
   export PROJECT_DIR -o FILE.cast [--min-speedup X] [--cards ID...] [--arch sm_NN...] [options]
                       package the best proven kernel of every card into a .cast file, with an audit
@@ -88,15 +88,19 @@ Ctrl-C stops the compile or the evaluation at once and exits with status 130.
   --worker PATH       the kforge-worker executable (default: next to kforge; or $KFORGE_WORKER)
 )";
 
-constexpr const char* kTreeHelp = R"(usage: kforge tree PROJECT_DIR --card ID [--json]
+constexpr const char* kTreeHelp = R"(usage: kforge tree PROJECT_DIR --card ID [--json | --node ID]
 
 Prints the search tree of one card (PROJECT_DIR/search/<card id>/tree.json, docs/search.md): per
 node its parent, status, median latency, speedup over eager and the transformation, LLM or manual
 edit that produced it, with the failure reason of failed nodes; then the best passed node of each
-GPU model the nodes were evaluated on (timings are only compared within one GPU model).
+GPU model the nodes were evaluated on (timings are only compared within one GPU model). Earlier
+root attempts that failed and were retried are listed first.
 
   --card ID   the card (an id or a unique prefix)
-  --json      the tree file's JSON, plus "best_by_gpu": {GPU model: node id}
+  --json      the tree file's JSON, plus "best_by_gpu": {GPU model: node id}; LLM prompts and
+              replies appear as references to their text blobs (docs/search.md, "Text blobs")
+  --node ID   one node in full: status, reason, source, launch plan and, for an LLM node, the
+              system prompt and every call's prompt, reply and error, read from the text blobs
 )";
 
 constexpr const char* kOptimizeHelp = R"(usage: kforge optimize PROJECT_DIR [options]
@@ -105,9 +109,14 @@ Searches faster kernels for the project's cards with Monte Carlo Tree Search (do
 a proposer: the built-in one (docs/builtin-proposer.md; offline, reproducible from --seed) or an
 LLM (docs/llm-proposer.md; OpenAI-compatible Chat Completions or Anthropic Messages). Every
 candidate is compiled, validated and timed as by 'kforge bench'; each card's tree is saved after
-every node in PROJECT_DIR/search/<card id>/tree.json, LLM prompts, replies, tokens and cost
-included (never the API key). Without a GPU, candidates are generated and compiled only.
-Ctrl-C stops after the candidates in flight; --resume continues.
+every node in PROJECT_DIR/search/<card id>/tree.json, LLM tokens and cost included, with the
+prompts and replies beside it in search/<card id>/blobs/ (never the API key). Without a GPU,
+candidates are generated and compiled only.
+
+Exit status: 0 when every card's run completed; 1 when a card's run failed (an error, or a root
+that failed, e.g. a worker that cannot start), with one line naming the cards and why (the other
+cards are still searched); 130 after Ctrl-C, which stops after the candidates in flight, saves
+the tree and starts no further card (--resume continues).
 
   --cards ID...       the cards to search (default: all, largest share of model time first;
                       vendor-backed cards are skipped, and with --proposer builtin the cards it
@@ -116,7 +125,10 @@ Ctrl-C stops after the candidates in flight; --resume continues.
   --time-limit S      wall-time limit per card in seconds
   --proposer NAME     builtin (default), openai or anthropic
   --seed S            seed of the search (default 0)
-  --resume            continue existing trees instead of refusing to overwrite them
+  --resume            continue existing trees instead of refusing to overwrite them; a tree that
+                      is only a failed root starts again (the failed root stays on record)
+  --restart           start every selected card afresh: an existing tree.json is renamed to
+                      tree-<UTC time>.json (kept, never deleted) and a new tree begins
   --timeout S         time limit per candidate for its compile and for its evaluation (default 60)
   --worker PATH       the kforge-worker executable
   --gpus LIST         the GPUs to run workers on, one worker each, as numbered among the visible

@@ -1,5 +1,7 @@
 #include "search/SearchRun.h"
 
+#include "search/ProvenanceTexts.h"
+
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -23,6 +25,16 @@ public:
 private:
     std::atomic<bool>& m_flag;
 };
+
+// The tree's RNG as saved: its state when recorded, else its draws replayed from the seed (trees
+// written before the state was saved; run() refused counts above SearchRng::kMaxReplayDraws).
+SearchRng restoreRng(const SearchTree& tree)
+{
+    if (!tree.rngState().empty())
+        if (std::optional<SearchRng> rng = SearchRng::restore(tree.rngState(), tree.rngDraws()))
+            return *rng;
+    return SearchRng(tree.seed(), tree.rngDraws());
+}
 
 // A proposer's failure to produce a candidate, as the node's evaluation.
 Evaluation failedProposal(const Proposal& proposal)
@@ -95,6 +107,9 @@ std::optional<Result<Proposal>> SearchRun::nextProposal(SearchRng& rng, std::opt
 
 Result<std::string> SearchRun::appendProposal(const std::optional<std::string>& parentId, Proposal proposal)
 {
+    // Prompts and replies go to the blob store, so the tree file keeps references only.
+    if (auto stored = storeProvenanceTexts(proposal.provenance.details, m_store.blobs()); !stored)
+        return stored.error();
     const std::int64_t now = m_options.nowUnixMs();
     return parentId ? m_tree.addChild(*parentId, std::move(proposal.candidate), std::move(proposal.provenance), now)
                     : m_tree.addRoot(std::move(proposal.candidate), std::move(proposal.provenance), now);
@@ -125,8 +140,20 @@ Result<void> SearchRun::recordOn(const std::string& id, const Evaluation& evalua
     return {};
 }
 
+void SearchRun::saveRng(const SearchRng& rng)
+{
+    m_tree.setRngDraws(rng.draws());
+    m_tree.setRngState(rng.state());
+}
+
 void SearchRun::finishOutcome(SearchOutcome& outcome) const
 {
+    // A root abandoned because the user stopped the run is not the run's failure (a resume
+    // retries it all the same).
+    if (m_tree.rootFailed() && !(m_tree.root()->status == NodeStatus::Abandoned && stopRequested())) {
+        const SearchNode& root = *m_tree.root();
+        outcome.failure = "the root " + root.id + " is " + nodeStatusName(root.status) + ": " + root.failureReason;
+    }
     if (const SearchNode* best = m_tree.bestPassed()) {
         outcome.bestNodeId = best->id;
         outcome.bestSpeedup = best->speedup;
@@ -140,6 +167,11 @@ Result<SearchOutcome> SearchRun::run()
     RunningGuard guard(m_running);
     if (m_evaluators.empty())
         return makeError(ErrorCode::InvalidArgument, "a search needs at least one evaluator", m_tree.cardId());
+    if (m_tree.rngState().empty() && m_tree.rngDraws() > SearchRng::kMaxReplayDraws)
+        return makeError(ErrorCode::InvalidArgument,
+                         "cannot restore the search's RNG: " + std::to_string(m_tree.rngDraws()) +
+                             " draws to replay and no saved state",
+                         m_tree.cardId());
     return m_evaluators.size() == 1 ? runSequential() : runParallel();
 }
 
@@ -147,7 +179,7 @@ Result<SearchOutcome> SearchRun::runSequential()
 {
     Evaluator& evaluator = *m_evaluators.front();
     const auto start = m_options.steadyNow();
-    SearchRng rng(m_tree.seed(), m_tree.rngDraws());
+    SearchRng rng = restoreRng(m_tree);
     SearchOutcome outcome;
 
     for (;;) {
@@ -196,7 +228,7 @@ Result<SearchOutcome> SearchRun::runSequential()
             return id.error();
         if (auto propagated = m_mcts.backpropagate(m_tree, *id); !propagated)
             return propagated.error();
-        m_tree.setRngDraws(rng.draws());
+        saveRng(rng);
         if (auto saved = m_store.save(m_tree); !saved)
             return saved.error();
         ++outcome.nodesAdded;
@@ -223,7 +255,7 @@ Result<SearchOutcome> SearchRun::runParallel()
     std::size_t inFlight = 0;
 
     const auto start = m_options.steadyNow();
-    SearchRng rng(m_tree.seed(), m_tree.rngDraws());
+    SearchRng rng = restoreRng(m_tree);
     SearchOutcome outcome;
     std::optional<Error> failure; // ends the run once nothing is in flight
     bool dispatching = true;
@@ -234,7 +266,7 @@ Result<SearchOutcome> SearchRun::runParallel()
         if (judged)
             if (auto propagated = m_mcts.backpropagate(m_tree, id); !propagated)
                 return propagated.error();
-        m_tree.setRngDraws(rng.draws());
+        saveRng(rng);
         if (auto saved = m_store.save(m_tree); !saved)
             return saved.error();
         ++outcome.nodesAdded;

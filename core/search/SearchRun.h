@@ -14,6 +14,9 @@
 // flight; load the file again (TreeStore::openForRun with resume) and run() continues with the
 // same RNG state, so a resumed run with a deterministic proposer and evaluator ends with the same
 // tree as an uninterrupted one.
+// Storage: a proposal's LLM texts (prompts, replies) go to the store's blob directory before the
+// node enters the tree (storeProvenanceTexts), so neither the tree in memory nor its file grows
+// with them.
 //
 // Parallel search (more than one evaluator, e.g. one per GPU; docs/search.md, "Parallel search"):
 // up to one candidate per evaluator is in flight. Selection and proposals stay on the run() thread;
@@ -58,6 +61,10 @@ struct SearchOutcome {
     std::string bestNodeId;            // empty if no node passed
     std::optional<double> bestSpeedup; // of bestNodeId, when measured against eager
     std::string note;                  // why nothing could be revised, for NothingToRevise
+    /// Non-empty when the run produced nothing to build on: the tree is only a failed root
+    /// ("the root n0 is crashed: cannot start worker '/x': ..."). Callers report the card's run as
+    /// failed; a resume retries the root (TreeStore::openForRun).
+    std::string failure;
 };
 
 class SearchRun {
@@ -100,6 +107,8 @@ private:
     /// Records `evaluation` on the node (a broken one becomes Crashed with the reason).
     Result<void> recordOn(const std::string& id, const Evaluation& evaluation);
     void publishProgress();
+    /// Records the RNG's draws and state on the tree (before each save).
+    void saveRng(const SearchRng& rng);
     void finishOutcome(SearchOutcome& outcome) const;
 
     SearchTree m_tree;

@@ -1,5 +1,7 @@
 #include "search/SearchTree.h"
 
+#include "search/TextBounds.h"
+
 #include <cmath>
 
 namespace kforge::core {
@@ -10,11 +12,14 @@ bool finitePositive(double v)
     return std::isfinite(v) && v > 0;
 }
 
+// The first line of `text`, at most kMaxReasonBytes of it.
 std::string firstLine(const std::string& text)
 {
     std::string line = text.substr(0, text.find('\n'));
     if (!line.empty() && line.back() == '\r')
         line.pop_back();
+    if (line.size() > kMaxReasonBytes)
+        line = std::string(utf8Prefix(line, kMaxReasonBytes)) + " [truncated]";
     return line;
 }
 
@@ -39,6 +44,9 @@ std::string SearchTree::appendNode(SearchNode node)
     node.id = "n" + std::to_string(m_nodes.size());
     node.iteration = nextIteration();
     node.status = NodeStatus::Pending;
+    boundStrings(node.provenance.details, kMaxDetailStringBytes);
+    if (node.provenance.model.size() > kMaxReasonBytes)
+        node.provenance.model = std::string(utf8Prefix(node.provenance.model, kMaxReasonBytes)) + " [truncated]";
     m_index.emplace(node.id, m_nodes.size());
     m_nodes.push_back(std::move(node));
     return m_nodes.back().id;
@@ -98,6 +106,7 @@ Result<void> SearchTree::recordEvaluation(const std::string& id, const Evaluatio
 
     node->status = evaluation.status;
     node->evaluationDetails = evaluation.details;
+    boundStrings(node->evaluationDetails, kMaxDetailStringBytes); // e.g. the compiler log
     node->failureReason.clear();
     node->latency.reset();
     node->speedup.reset();
@@ -206,6 +215,21 @@ std::vector<const SearchNode*> SearchTree::failedSiblings(const std::string& id)
     return failed;
 }
 
+bool SearchTree::rootFailed() const
+{
+    return m_nodes.size() == 1 && isFailure(m_nodes.front().status);
+}
+
+Result<void> SearchTree::retryRoot()
+{
+    if (!rootFailed())
+        return makeError(ErrorCode::InvalidArgument, "only a tree that is a failed root can retry it", m_cardId);
+    m_rootAttempts.push_back(std::move(m_nodes.front()));
+    m_nodes.clear();
+    m_index.clear();
+    return {};
+}
+
 void SearchTree::setNodesUnchecked(std::vector<SearchNode> nodes)
 {
     m_nodes = std::move(nodes);
@@ -217,7 +241,7 @@ void SearchTree::setNodesUnchecked(std::vector<SearchNode> nodes)
 bool SearchTree::operator==(const SearchTree& other) const
 {
     return m_cardId == other.m_cardId && m_seed == other.m_seed && m_rngDraws == other.m_rngDraws &&
-           m_nodes == other.m_nodes;
+           m_rngState == other.m_rngState && m_rootAttempts == other.m_rootAttempts && m_nodes == other.m_nodes;
 }
 
 } // namespace kforge::core

@@ -2,8 +2,15 @@
 // The search tree of one operator card: every node is a candidate kernel, every child a revision
 // of its parent (docs/search.md). Nodes are never removed: failed candidates stay with their reason.
 //
-// The tree also carries the run state needed to resume a search exactly: the seed and the number
-// of draws taken from the tie-breaking RNG so far (see SearchRng).
+// The tree also carries the run state needed to resume a search exactly: the seed, the state of
+// the tie-breaking RNG and the number of values drawn from it so far (see SearchRng).
+//
+// A root that failed (its worker could not start, the LLM's reply was unusable, ...) can be
+// retried: retryRoot() moves it to rootAttempts(), where its reason stays on record, and leaves the
+// tree empty for a new root (docs/search.md, "A failed root").
+//
+// Stored text is bounded (TextBounds.h): a failure reason keeps at most kMaxReasonBytes of its
+// first line, and every string in a node's details at most kMaxDetailStringBytes, with a note.
 //
 // Thread: not synchronized. One thread mutates a tree (the search run); others read copies.
 // Pointers returned by the query functions stay valid until the next add*.
@@ -35,6 +42,19 @@ public:
     /// Number of values drawn from the seeded tie-breaking RNG so far.
     std::uint64_t rngDraws() const { return m_rngDraws; }
     void setRngDraws(std::uint64_t draws) { m_rngDraws = draws; }
+    /// The RNG's saved state (SearchRng::state()); empty when not recorded (a tree written before
+    /// the state was saved: the RNG is then restored by replaying rngDraws() draws).
+    const std::string& rngState() const { return m_rngState; }
+    void setRngState(std::string state) { m_rngState = std::move(state); }
+
+    /// Earlier roots of this tree that failed and were retried, oldest first (each a failed node
+    /// with id "n0", no parent and no children).
+    const std::vector<SearchNode>& rootAttempts() const { return m_rootAttempts; }
+    /// Whether the tree is only a failed root (nothing else can grow from it).
+    bool rootFailed() const;
+    /// Moves the failed root to rootAttempts() and empties the tree, so that the next addRoot
+    /// starts it again. InvalidArgument unless rootFailed().
+    Result<void> retryRoot();
 
     bool empty() const { return m_nodes.empty(); }
     std::size_t size() const { return m_nodes.size(); }
@@ -74,6 +94,8 @@ public:
 
     /// Used by the JSON decoder after it validated the structure: replaces all nodes.
     void setNodesUnchecked(std::vector<SearchNode> nodes);
+    /// Used by the JSON decoder: replaces the earlier root attempts.
+    void setRootAttemptsUnchecked(std::vector<SearchNode> attempts) { m_rootAttempts = std::move(attempts); }
 
     bool operator==(const SearchTree& other) const;
 
@@ -84,6 +106,8 @@ private:
     std::string m_cardId;
     std::uint64_t m_seed = 0;
     std::uint64_t m_rngDraws = 0;
+    std::string m_rngState;
+    std::vector<SearchNode> m_rootAttempts;
     std::vector<SearchNode> m_nodes;
     std::unordered_map<std::string, std::size_t> m_index;
 };

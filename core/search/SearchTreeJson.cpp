@@ -1,7 +1,10 @@
 #include "search/SearchTreeJson.h"
 
+#include "search/SearchRng.h"
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 namespace kforge::core {
@@ -49,11 +52,18 @@ public:
             out = value->get<double>();
     }
 
-    void getInteger(const char* name, std::int64_t& out, std::int64_t min)
+    void getInteger(const char* name, std::int64_t& out, std::int64_t min,
+                    std::int64_t max = std::numeric_limits<std::int64_t>::max())
     {
         const json* value = field(name);
-        if (value && (!value->is_number_integer() || value->get<std::int64_t>() < min))
-            fail(name, "must be an integer >= " + std::to_string(min));
+        const bool inRange = value && value->is_number_integer() &&
+                             (value->is_number_unsigned() ? value->get<std::uint64_t>() <= static_cast<std::uint64_t>(max)
+                                                          : value->get<std::int64_t>() >= min &&
+                                                                value->get<std::int64_t>() <= max);
+        if (value && !inRange)
+            fail(name, max == std::numeric_limits<std::int64_t>::max()
+                           ? "must be an integer >= " + std::to_string(min)
+                           : "must be an integer from " + std::to_string(min) + " to " + std::to_string(max));
         else if (value)
             out = value->get<std::int64_t>();
     }
@@ -163,8 +173,9 @@ Result<SearchNode> nodeFromJson(const json& j, const std::string& where)
             node.childIds.push_back((*children)[i].get<std::string>());
         }
     }
-    r.getInteger("depth", depth, 0);
-    r.getInteger("iteration", iteration, 0);
+    constexpr std::int64_t intMax = std::numeric_limits<int>::max();
+    r.getInteger("depth", depth, 0, intMax);
+    r.getInteger("iteration", iteration, 0, intMax);
     r.getInteger("created_unix_ms", node.createdUnixMs, 0);
     r.getString("status", status);
     if (!r.error() && !nodeStatusFromName(status, node.status))
@@ -207,7 +218,7 @@ Result<SearchNode> nodeFromJson(const json& j, const std::string& where)
         node.eagerUs = eager->get<double>();
     if (const json* speedup = r.nullable("speedup", json::value_t::number_float))
         node.speedup = speedup->get<double>();
-    r.getInteger("visits", visits, 0);
+    r.getInteger("visits", visits, 0, intMax);
     r.getNumber("value_sum", node.valueSum);
     if (r.error())
         return *r.error();
@@ -285,22 +296,25 @@ Result<void> validateStructure(const std::vector<SearchNode>& nodes, const std::
     return {};
 }
 
-} // namespace
-
-json toJson(const SearchTree& tree)
+// The earlier root attempts (SearchTree::rootAttempts): each a failed root, alone.
+Result<std::vector<SearchNode>> rootAttemptsFromJson(const json& attempts, const std::string& where)
 {
-    json nodes = json::array();
-    for (const SearchNode& node : tree.nodes())
-        nodes.push_back(nodeToJson(node));
-    return json{{"format", kSearchTreeFormat},
-                {"version", kSearchTreeVersion},
-                {"card_id", tree.cardId()},
-                {"seed", tree.seed()},
-                {"rng_draws", tree.rngDraws()},
-                {"nodes", nodes}};
+    std::vector<SearchNode> out;
+    for (std::size_t i = 0; i < attempts.size(); ++i) {
+        const std::string path = where + "[" + std::to_string(i) + "]";
+        auto node = nodeFromJson(attempts[i], path);
+        if (!node)
+            return node.error();
+        if (node->id != "n0" || node->parentId || !node->childIds.empty() || node->depth != 0 || node->iteration != 0)
+            return makeError(ErrorCode::InvalidArgument, "an earlier root attempt is a root 'n0' without children", path);
+        if (!isFailure(node->status))
+            return makeError(ErrorCode::InvalidArgument, "an earlier root attempt must have failed", path + ".status");
+        out.push_back(std::move(node.value()));
+    }
+    return out;
 }
 
-Result<SearchTree> searchTreeFromJson(const json& j, const std::string& where)
+Result<SearchTree> searchTreeFromJsonUnguarded(const json& j, const std::string& where)
 {
     FieldReader r(j, where);
     std::string format, cardId;
@@ -324,9 +338,32 @@ Result<SearchTree> searchTreeFromJson(const json& j, const std::string& where)
         else
             *out = j.at(name).get<std::uint64_t>();
     }
+    std::string rngState;
+    if (!r.error() && j.contains("rng_state")) {
+        const json& state = j.at("rng_state");
+        if (!state.is_string() || !SearchRng::restore(state.get<std::string>(), draws))
+            r.fail("rng_state", "is not a saved generator state");
+        else
+            rngState = state.get<std::string>();
+    }
+    if (!r.error() && rngState.empty() && draws > SearchRng::kMaxReplayDraws)
+        r.fail("rng_draws", std::to_string(draws) +
+                                " draws without an rng_state is implausible (a tree without rng_state is resumed by "
+                                "replaying its draws, at most " +
+                                std::to_string(SearchRng::kMaxReplayDraws) + ")");
+    const json* attemptsJson = nullptr;
+    if (!r.error() && j.contains("root_attempts"))
+        attemptsJson = r.child("root_attempts", json::value_t::array);
     const json* nodesJson = r.child("nodes", json::value_t::array);
     if (r.error())
         return *r.error();
+    std::vector<SearchNode> attempts;
+    if (attemptsJson) {
+        auto read = rootAttemptsFromJson(*attemptsJson, r.path("root_attempts"));
+        if (!read)
+            return read.error();
+        attempts = std::move(read.value());
+    }
 
     std::vector<SearchNode> nodes;
     nodes.reserve(nodesJson->size());
@@ -341,8 +378,62 @@ Result<SearchTree> searchTreeFromJson(const json& j, const std::string& where)
 
     SearchTree tree(cardId, seed);
     tree.setRngDraws(draws);
+    tree.setRngState(std::move(rngState));
+    tree.setRootAttemptsUnchecked(std::move(attempts));
     tree.setNodesUnchecked(std::move(nodes));
     return tree;
+}
+
+} // namespace
+
+json toJson(const SearchTree& tree)
+{
+    json nodes = json::array();
+    for (const SearchNode& node : tree.nodes())
+        nodes.push_back(nodeToJson(node));
+    json out{{"format", kSearchTreeFormat},
+             {"version", kSearchTreeVersion},
+             {"card_id", tree.cardId()},
+             {"seed", tree.seed()},
+             {"rng_draws", tree.rngDraws()}};
+    if (!tree.rngState().empty())
+        out["rng_state"] = tree.rngState();
+    if (!tree.rootAttempts().empty()) {
+        json attempts = json::array();
+        for (const SearchNode& node : tree.rootAttempts())
+            attempts.push_back(nodeToJson(node));
+        out["root_attempts"] = attempts;
+    }
+    out["nodes"] = nodes;
+    return out;
+}
+
+std::string dumpSearchTreeJson(const json& value, int indent)
+{
+    return value.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+std::string jsonExceptionText(const json::exception& e)
+{
+    std::string text = e.what();
+    // "[json.exception.out_of_range.406] number overflow ..." -> "number overflow ..."
+    if (text.starts_with("[json.exception.")) {
+        const std::size_t end = text.find("] ");
+        if (end != std::string::npos)
+            text.erase(0, end + 2);
+    }
+    return text;
+}
+
+Result<SearchTree> searchTreeFromJson(const json& j, const std::string& where)
+{
+    // The reader checks types before every access; this is the net under it, so that no JSON
+    // exception ever reaches a caller.
+    try {
+        return searchTreeFromJsonUnguarded(j, where);
+    } catch (const json::exception& e) {
+        return makeError(ErrorCode::InvalidArgument, "unexpected content: " + jsonExceptionText(e), where);
+    }
 }
 
 } // namespace kforge::core

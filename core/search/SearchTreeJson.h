@@ -11,14 +11,23 @@
 
 namespace kforge::core {
 
-/// The "format" value of a tree file and the version this build writes and reads.
+/// The "format" value of a tree file and the version this build writes (it reads 1 and 2; version 2
+/// added rng_state, root_attempts and text blob references, docs/search.md).
 inline constexpr const char* kSearchTreeFormat = "kforge-search-tree";
-inline constexpr int kSearchTreeVersion = 1;
+inline constexpr int kSearchTreeVersion = 2;
 
 nlohmann::json toJson(const SearchTree& tree);
 
+/// The text of a tree's JSON (toJson, or anything built on it). Never throws on invalid UTF-8 in a
+/// string (a compiler log quoting a source's bytes): such bytes are written as U+FFFD.
+std::string dumpSearchTreeJson(const nlohmann::json& value, int indent);
+
+/// An nlohmann exception's message without its "[json.exception.<kind>.<id>] " prefix.
+std::string jsonExceptionText(const nlohmann::json::exception& e);
+
 /// `where` prefixes error contexts (e.g. the file name). Errors: InvalidArgument for a malformed or
-/// inconsistent tree, Unsupported for a newer format version.
+/// inconsistent tree (including an rng_draws over SearchRng::kMaxReplayDraws without an
+/// rng_state), Unsupported for a newer format version. Never throws.
 Result<SearchTree> searchTreeFromJson(const nlohmann::json& json, const std::string& where);
 
 } // namespace kforge::core

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ctime>
+#include <exception>
 #include <system_error>
 
 namespace kforge::core {
@@ -20,6 +22,11 @@ bool TreeStore::exists() const
     return std::filesystem::is_regular_file(m_file, ec);
 }
 
+TextBlobStore TreeStore::blobs() const
+{
+    return TextBlobStore(m_file.parent_path() / "blobs");
+}
+
 Result<void> TreeStore::save(const SearchTree& tree) const
 {
     const std::string file = m_file.string();
@@ -29,7 +36,12 @@ Result<void> TreeStore::save(const SearchTree& tree) const
         if (ec)
             return makeError(ErrorCode::Io, "cannot create the directory: " + ec.message(), m_file.parent_path().string());
     }
-    std::string bytes = toJson(tree).dump(1) + "\n";
+    std::string bytes;
+    try {
+        bytes = dumpSearchTreeJson(toJson(tree), 1) + "\n";
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Io, std::string("cannot encode the search tree: ") + e.what(), file);
+    }
     if (auto written = writeFileAtomically(m_file, bytes); !written) {
         Error error = written.error();
         if (error.context.empty())
@@ -59,6 +71,9 @@ Result<SearchTree> TreeStore::load() const
                          "damaged search tree: not valid JSON at byte " + std::to_string(e.byte) +
                              (bytes->empty() ? " (the file is empty)" : ""),
                          file);
+    } catch (const nlohmann::json::exception& e) {
+        // E.g. out_of_range.406, a number too large for a double ("1e400").
+        return makeError(ErrorCode::InvalidArgument, "damaged search tree: " + jsonExceptionText(e), file);
     }
     auto tree = searchTreeFromJson(json, "");
     if (!tree) {
@@ -77,7 +92,9 @@ Result<SearchTree> TreeStore::openForRun(const std::string& cardId, std::uint64_
     if (!exists())
         return SearchTree(cardId, seed);
     if (!resume)
-        return makeError(ErrorCode::AlreadyExists, "a search tree exists already; resume it or remove the file",
+        return makeError(ErrorCode::AlreadyExists,
+                         "a search tree exists already: --resume continues it, --restart starts a new one (the old "
+                         "file is kept)",
                          m_file.string());
     auto tree = load();
     if (!tree)
@@ -96,7 +113,41 @@ Result<SearchTree> TreeStore::openForRun(const std::string& cardId, std::uint64_
         if (auto recorded = tree->recordEvaluation(node.id, abandoned); !recorded)
             return recorded.error();
     }
+    // Nothing grows from a failed root: start again, keeping the failed one on record.
+    if (tree->rootFailed()) {
+        if (auto retried = tree->retryRoot(); !retried)
+            return retried.error();
+    }
     return tree;
+}
+
+Result<std::filesystem::path> TreeStore::moveAside() const
+{
+    if (!exists())
+        return makeError(ErrorCode::NotFound, "no search tree file", m_file.string());
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    const std::string stem = m_file.stem().string() + "-" + stamp;
+    const std::string extension = m_file.extension().string();
+    std::error_code ec;
+    std::filesystem::path target;
+    for (int k = 1;; ++k) {
+        target = m_file.parent_path() / (stem + (k == 1 ? std::string() : "-" + std::to_string(k)) + extension);
+        if (!std::filesystem::exists(target, ec))
+            break;
+        if (k >= 1000)
+            return makeError(ErrorCode::Io, "cannot find a free name to keep the old tree under", m_file.string());
+    }
+    std::filesystem::rename(m_file, target, ec);
+    if (ec)
+        return makeError(ErrorCode::Io, "cannot move the old tree aside to " + target.string() + ": " + ec.message(),
+                         m_file.string());
+    if (auto synced = syncDirectory(m_file.parent_path()); !synced)
+        return synced.error();
+    return target;
 }
 
 } // namespace kforge::core

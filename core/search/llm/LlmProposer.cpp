@@ -1,5 +1,6 @@
 #include "search/llm/LlmProposer.h"
 
+#include "search/TextBounds.h"
 #include "search/llm/LlmReplyParser.h"
 
 #include <algorithm>
@@ -8,6 +9,14 @@
 namespace kforge::core {
 
 using nlohmann::json;
+
+namespace {
+
+// The most of an unusable reply that a repair turn sends back as the assistant message: enough
+// for any kernel the parser accepts (kMaxCandidateSourceBytes) and its prose, never a 50 MB reply.
+constexpr std::size_t kMaxEchoedReplyBytes = 2 * kMaxCandidateSourceBytes;
+
+} // namespace
 
 LlmProposer::LlmProposer(OperatorCard card, std::shared_ptr<LlmClient> client, json hardware, LlmProposerOptions options)
     : m_card(std::move(card)), m_client(std::move(client)), m_hardware(std::move(hardware)), m_options(std::move(options))
@@ -118,7 +127,7 @@ Result<Proposal> LlmProposer::converse(std::string userPrompt, const std::string
         call["error"] = error;
         details["calls"].push_back(std::move(call));
         proposal.failureReason = error;
-        request.messages.push_back({LlmRole::Assistant, r.text});
+        request.messages.push_back({LlmRole::Assistant, boundedText(r.text, kMaxEchoedReplyBytes)});
         request.messages.push_back({LlmRole::User, llmRepairPrompt(error)});
     }
     recordSums();

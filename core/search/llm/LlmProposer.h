@@ -10,7 +10,9 @@
 //
 // Audit: provenance {kind Llm, provider, model (as the reply names it), details} where details
 // holds the system prompt, every call (user prompt, response, tokens, cost, latency, parse error)
-// and the sums. Nothing secret is recorded: the client keeps the API key in its auth header and
+// and the sums. The texts are inline here; SearchRun moves them to the tree's blob store when the
+// node enters the tree (ProvenanceTexts.h). A repair turn sends back at most 512 KiB of the
+// unusable reply (the rest replaced by a truncation note). Nothing secret is recorded: the client keeps the API key in its auth header and
 // this class never sees a config.
 //
 // Errors: a client error on the first call of a proposal ends the run with that error (the server

@@ -1,6 +1,7 @@
 #include "search/llm/LlmUsage.h"
 
 #include <cstdio>
+#include <vector>
 
 namespace kforge::core {
 
@@ -33,7 +34,14 @@ std::string LlmUsage::summary() const
 LlmUsage llmUsageOf(const SearchTree& tree)
 {
     LlmUsage usage;
-    for (const SearchNode& node : tree.nodes()) {
+    // Failed root attempts that were retried were paid for too.
+    std::vector<const SearchNode*> nodes;
+    for (const SearchNode& node : tree.rootAttempts())
+        nodes.push_back(&node);
+    for (const SearchNode& node : tree.nodes())
+        nodes.push_back(&node);
+    for (const SearchNode* nodePointer : nodes) {
+        const SearchNode& node = *nodePointer;
         if (node.provenance.kind != ProvenanceKind::Llm)
             continue;
         const nlohmann::json& d = node.provenance.details;

@@ -23,7 +23,7 @@ struct LlmUsage {
     std::string summary() const;
 };
 
-/// Sums every node of `tree` whose provenance kind is Llm.
+/// Sums every node of `tree` whose provenance kind is Llm, earlier root attempts included.
 LlmUsage llmUsageOf(const SearchTree& tree);
 
 } // namespace kforge::core

@@ -1,0 +1,46 @@
+#pragma once
+// Size limits on the text a search keeps, and the UTF-8 helpers that enforce them
+// (docs/search.md, "Bounded storage"). Anything an LLM or a compiler writes is untrusted: a tree
+// file must stay small whatever a reply holds, and saving it must never fail on its bytes.
+// Thread: pure functions; reentrant.
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kforge::core {
+
+/// The largest candidate source accepted from a proposer (a real kernel is a few KiB). Larger
+/// replies are refused as failed proposals before anything is stored.
+inline constexpr std::size_t kMaxCandidateSourceBytes = 256 * 1024;
+/// The largest stored copy of one LLM prompt or response (a text blob, docs/search.md); the rest
+/// is replaced by a truncation note.
+inline constexpr std::size_t kMaxStoredTextBytes = 1024 * 1024;
+/// The largest string kept inside a node's details (evaluation details such as the compiler log,
+/// provenance details other than the texts stored as blobs), with a truncation note.
+inline constexpr std::size_t kMaxDetailStringBytes = 64 * 1024;
+/// The largest failure reason and LLM model name kept on a node.
+inline constexpr std::size_t kMaxReasonBytes = 2048;
+
+/// The offset of the first byte that is not part of a well-formed UTF-8 sequence, or nullopt when
+/// all of `text` is valid UTF-8 (overlong forms, surrogates and code points above U+10FFFF count
+/// as invalid, as in RFC 3629).
+std::optional<std::size_t> firstInvalidUtf8(std::string_view text);
+
+/// The longest prefix of `text` of at most `maxBytes` bytes that does not end inside a UTF-8
+/// sequence (so a valid text stays valid when cut).
+std::string_view utf8Prefix(std::string_view text, std::size_t maxBytes);
+
+/// `text` itself when it has at most `maxBytes` bytes; otherwise its first bytes (utf8Prefix) and
+/// a note "[kforge: truncated: N bytes in all, the first M kept]" on a line of its own. The result
+/// may exceed `maxBytes` by the note's length (under 100 bytes).
+std::string boundedText(std::string_view text, std::size_t maxBytes);
+
+/// Replaces every string inside `value` (object members and array elements, at any depth) by
+/// boundedText(string, maxBytes).
+void boundStrings(nlohmann::json& value, std::size_t maxBytes);
+
+} // namespace kforge::core
