@@ -12,6 +12,21 @@ using nlohmann::json;
 
 namespace {
 
+// The clients' errors already name the provider, model and URL ("openai gpt-x at https://..."):
+// the provider is added only where the context does not start with it.
+std::string providerContext(const std::string& provider, const Error& error)
+{
+    if (error.context.empty())
+        return provider;
+    if (error.context.rfind(provider + " ", 0) == 0 || error.context == provider)
+        return error.context;
+    return provider + " " + error.context;
+}
+
+} // namespace
+
+namespace {
+
 // The most of an unusable reply that a repair turn sends back as the assistant message: enough
 // for any kernel the parser accepts (kMaxCandidateSourceBytes) and its prose, never a 50 MB reply.
 constexpr std::size_t kMaxEchoedReplyBytes = 2 * kMaxCandidateSourceBytes;
@@ -84,11 +99,11 @@ Result<Proposal> LlmProposer::converse(std::string userPrompt, const std::string
         auto reply = m_client->complete(request, &stop);
         if (!reply) {
             if (reply.error().code == ErrorCode::Cancelled || turn == 0)
-                return makeError(reply.error().code, reply.error().message,
-                                 std::string(provenance.provider) + (reply.error().context.empty() ? "" : " " + reply.error().context));
+                return makeError(reply.error().code, reply.error().message, providerContext(provenance.provider, reply.error()));
             // A repair turn failed: keep the calls already paid for, fail only this proposal.
             recordSums();
-            proposal.failureReason = std::string(provenance.provider) + " repair turn failed: " + reply.error().toString();
+            proposal.failureReason = "repair turn failed: " + providerContext(provenance.provider, reply.error()) + ": " +
+                                     reply.error().message;
             return proposal;
         }
         const LlmReply& r = reply.value();

@@ -248,6 +248,22 @@ TEST_F(LlmProposerTest, ServerErrorOnTheFirstCallIsAnError)
     auto proposal = p.proposeRoot(tree, m_stop);
     ASSERT_FALSE(proposal.ok());
     EXPECT_NE(proposal.error().toString().find("model not found"), std::string::npos) << proposal.error().toString();
+    // The client's context names the provider, model and URL once; the proposer adds no second name.
+    const std::string line = proposal.error().toString();
+    EXPECT_EQ(line.rfind(std::string("openai ") + kModel + " at http://", 0), 0u) << line;
+    EXPECT_EQ(line.find("openai openai"), std::string::npos) << line;
+}
+
+TEST_F(LlmProposerTest, AFailedRepairTurnNamesTheProviderOnce)
+{
+    reply("No code in this reply.");
+    m_server.enqueue({500, {}, R"({"error": {"message": "overloaded"}})"});
+    LlmProposer p = proposer();
+    SearchTree tree(m_card.id, 0);
+    auto proposal = p.proposeRoot(tree, m_stop);
+    ASSERT_TRUE(proposal.ok()) << proposal.error().toString();
+    EXPECT_NE(proposal->failureReason.find(std::string("repair turn failed: openai ") + kModel), std::string::npos) << proposal->failureReason;
+    EXPECT_EQ(proposal->failureReason.find("openai openai"), std::string::npos) << proposal->failureReason;
 }
 
 TEST_F(LlmProposerTest, UsageSumsLlmNodesOfATree)
