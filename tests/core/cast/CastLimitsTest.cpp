@@ -97,29 +97,48 @@ TEST_F(CastLimits_, HugeIgnoredManifestFieldIsRefusedWithinAFixedBudget) {
   EXPECT_NE(run.answer.find("hostile.cast: entry 'manifest.json' is "),
             std::string::npos)
       << run.answer;
-  EXPECT_NE(run.answer.find(" bytes, over the limit of 4194304 bytes for "
+  EXPECT_NE(run.answer.find(" bytes, over the limit of 16777216 bytes for "
                             "this entry"),
             std::string::npos)
       << run.answer;
   EXPECT_EQ(run.answer.find('\n'), std::string::npos);
 }
 
-// A manifest under the size limit that still expands a lot once parsed
-// (small objects cost ~40x their text): parsing stays within the budget.
-TEST_F(CastLimits_, ManifestAtTheSizeLimitParsesWithinAFixedBudget) {
+// A manifest under the size limit made of the values that cost most once
+// parsed (an empty object: 3 bytes of text, ~100 bytes in memory) is refused
+// by the value count before a value is built.
+TEST_F(CastLimits_, ManyValuesAreRefusedBeforeTheyAreBuilt) {
   Parts parts = goodParts();
-  auto manifest =
-      nlohmann::json::parse(entry(parts.entries, "manifest.json").data);
-  std::string text = manifest.dump();
+  std::string text =
+      nlohmann::json::parse(entry(parts.entries, "manifest.json").data).dump();
   text.pop_back(); // the closing brace
   text += ",\"padding\":[";
-  while (text.size() < 4 * kMiB - 8)
+  while (text.size() < 16 * kMiB - 8)
     text += "{},";
   text += "{}]}";
-  ASSERT_LE(text.size(), 4 * kMiB);
-  entry(parts.entries, "manifest.json").data = text;
+  ASSERT_LE(text.size(), 16 * kMiB);
+  entry(parts.entries, "manifest.json").data = std::move(text);
   const BoundedRunResult run =
-      openBounded(CastWriter::seal(parts.header, parts.entries), 320 * kMiB);
+      openBounded(CastWriter::seal(parts.header, parts.entries), 64 * kMiB);
+  ASSERT_TRUE(run.exited) << run.describe();
+  EXPECT_EQ(run.answer, (m_dir / "hostile.cast").string() +
+                            ": manifest.json: more than 1000000 values");
+}
+
+// Just under the value limit, the same manifest is read within a fixed budget
+// (the file and 200 MiB).
+TEST_F(CastLimits_, ManifestAtTheValueLimitParsesWithinAFixedBudget) {
+  Parts parts = goodParts();
+  std::string text =
+      nlohmann::json::parse(entry(parts.entries, "manifest.json").data).dump();
+  text.pop_back();
+  text += ",\"padding\":[";
+  for (int i = 0; i < 990000; ++i)
+    text += "{},";
+  text += "{}]}";
+  entry(parts.entries, "manifest.json").data = std::move(text);
+  const BoundedRunResult run =
+      openBounded(CastWriter::seal(parts.header, parts.entries), 200 * kMiB);
   ASSERT_TRUE(run.exited) << run.describe();
   EXPECT_EQ(run.answer, "accepted");
 }
