@@ -28,7 +28,7 @@ struct CastLimits {
   std::uint64_t maxEntryBytes = 512ull << 20; // per entry, declared and actual
   std::uint64_t maxTotalBytes = 2ull << 30;   // all entries together
   std::uint64_t maxEntries = 32768;           // ZIP entries
-  std::uint64_t maxHeaderBytes = 64ull << 10;   // HEADER.json
+  std::uint64_t maxHeaderBytes = 64ull << 10; // HEADER.json
   std::uint64_t maxManifestBytes = 16ull << 20; // manifest.json
   std::uint64_t maxAuditBytes = 4ull << 20;     // audit.json
   std::uint64_t maxKernels = 4096;              // manifest kernels, audit ops

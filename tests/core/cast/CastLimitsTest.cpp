@@ -1,7 +1,8 @@
-// The .cast reader's bounds (docs/cast-format.md, "Limits"): hostile packages are refused with one
-// line naming the package and the limit, quickly, within a fixed memory budget, and with entry
-// names escaped. Each reader run that could take much memory or overflow its stack runs in a child
-// process with a bounded address space (BoundedRun.h).
+// The .cast reader's bounds (docs/cast-format.md, "Limits"): hostile packages
+// are refused with one line naming the package and the limit, quickly, within a
+// fixed memory budget, and with entry names escaped. Each reader run that could
+// take much memory or overflow its stack runs in a child process with a bounded
+// address space (BoundedRun.h).
 
 #include "BoundedRun.h"
 #include "CastTestSupport.h"
@@ -174,9 +175,9 @@ TEST_F(CastLimits_, TwoHundredThousandKernelsAreRefusedBeforeTheManifest) {
   const std::string archive = CastWriter::seal(parts.header, parts.entries);
   const auto start = std::chrono::steady_clock::now();
   auto package = readCast(archive, "many.cast", generous);
-  const double seconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   ASSERT_FALSE(package.ok());
   EXPECT_EQ(package.error().toString(),
             "many.cast: HEADER.json.counts.kernels is 200000, over the limit "
@@ -261,8 +262,7 @@ TEST_F(CastLimits_, ZipBombDeclaredSizesAreRefusedBeforeReading) {
     return bad;
   };
   // Deflated, 22 bytes claiming 4 GiB.
-  BoundedRunResult run =
-      openBounded(patchModel(8, 22, 0xFFFFFFFFu), 16 * kMiB);
+  BoundedRunResult run = openBounded(patchModel(8, 22, 0xFFFFFFFFu), 16 * kMiB);
   ASSERT_TRUE(run.exited) << run.describe();
   EXPECT_NE(run.answer.find("entry 'model.pt': declared size 4294967295 bytes "
                             "exceeds the per-entry limit of 536870912 bytes"),

@@ -1,5 +1,6 @@
-// `kforge verify` never sends a package's raw bytes to the terminal: a refused entry name and the
-// strings of an accepted package (producer, audit lines, notes) are printed escaped.
+// `kforge verify` never sends a package's raw bytes to the terminal: a refused
+// entry name and the strings of an accepted package (producer, audit lines,
+// notes) are printed escaped.
 
 #include "CastTestSupport.h"
 
@@ -66,8 +67,7 @@ TEST_F(VerifyEscaping, NonUtf8EntryNameIsOneEscapedLine) {
   std::vector<ZipEntry> inner(all.begin() + 1, all.end() - 1);
   inner.push_back({"kernels/k0/\xff\xfe\x1b[2J.bin", "payload"});
   const auto path = m_dir / "names.cast";
-  ASSERT_TRUE(
-      writeFileAtomically(path, CastWriter::seal(header, inner)).ok());
+  ASSERT_TRUE(writeFileAtomically(path, CastWriter::seal(header, inner)).ok());
   const VerifyRun run = verify(path);
   EXPECT_EQ(run.exitCode, 1);
   EXPECT_TRUE(run.out.empty()) << run.out;
