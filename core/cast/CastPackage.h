@@ -28,11 +28,12 @@ struct CastLimits {
   std::uint64_t maxEntryBytes = 512ull << 20; // per entry, declared and actual
   std::uint64_t maxTotalBytes = 2ull << 30;   // all entries together
   std::uint64_t maxEntries = 32768;           // ZIP entries
-  std::uint64_t maxHeaderBytes = 64ull << 10;   // HEADER.json
-  std::uint64_t maxManifestBytes = 4ull << 20;  // manifest.json
+  std::uint64_t maxHeaderBytes = 64ull << 10; // HEADER.json
+  std::uint64_t maxManifestBytes = 16ull << 20; // manifest.json
   std::uint64_t maxAuditBytes = 4ull << 20;     // audit.json
   std::uint64_t maxKernels = 4096;              // manifest kernels, audit ops
   int maxJsonDepth = 64; // arrays and objects nested in one another
+  std::uint64_t maxJsonValues = 1000000; // values in one JSON entry
 };
 
 /// HEADER.json. `counts*` and `checksumsSha256` are filled by the writer and

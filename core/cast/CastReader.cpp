@@ -1,8 +1,8 @@
 #include "cast/CastReader.h"
 
+#include "capture/TensorLayout.h"
 #include "cast/CastWriter.h"
 #include "cast/ZipArchive.h"
-#include "capture/TensorLayout.h"
 #include "util/AtomicFile.h"
 #include "util/BoundedJson.h"
 #include "util/Sha256.h"
@@ -30,13 +30,15 @@ struct FormatError : std::runtime_error {
 // parsed value takes up to ~40 bytes per byte of text, and copying or
 // comparing one recurses once per level.
 nlohmann::json parseJsonEntry(const std::string &name, std::string_view bytes,
-                              std::uint64_t maxBytes, int maxDepth) {
+                              std::uint64_t maxBytes,
+                              const CastLimits &limits) {
   if (bytes.size() > maxBytes)
     bad(quotedEntryName(name) + " is " + std::to_string(bytes.size()) +
         " bytes, over the limit of " + std::to_string(maxBytes) +
         " bytes for this entry");
   auto parsed = parseBoundedJson(
-      bytes, JsonLimits{static_cast<std::size_t>(maxBytes), maxDepth});
+      bytes, JsonLimits{static_cast<std::size_t>(maxBytes), limits.maxJsonDepth,
+                        static_cast<std::size_t>(limits.maxJsonValues)});
   if (!parsed)
     bad(escapeForTerminal(name) + ": " + parsed.error().message);
   return std::move(parsed.value());
@@ -216,9 +218,9 @@ void checkEntrySizes(const std::vector<ZipEntryRef> &zip,
     else
       continue;
     if (e.size > limit)
-      bad("entry " + quotedEntryName(e.name) + " is " +
-          std::to_string(e.size) + " bytes, over the limit of " +
-          std::to_string(limit) + " bytes for this entry");
+      bad("entry " + quotedEntryName(e.name) + " is " + std::to_string(e.size) +
+          " bytes, over the limit of " + std::to_string(limit) +
+          " bytes for this entry");
   }
 }
 
@@ -234,9 +236,8 @@ CastPackage verify(std::string_view archive,
     return archive.substr(e.offset, e.size);
   };
   const std::string_view headerText = bytesOf(zip.front());
-  const nlohmann::json headerJson =
-      parseJsonEntry(kCastHeaderEntry, headerText, limits.maxHeaderBytes,
-                     limits.maxJsonDepth);
+  const nlohmann::json headerJson = parseJsonEntry(
+      kCastHeaderEntry, headerText, limits.maxHeaderBytes, limits);
 
   // The version decides how everything else is read, so a newer major is
   // refused first.
@@ -325,15 +326,14 @@ CastPackage verify(std::string_view archive,
   const auto manifestIt = entries.find(kCastManifestEntry);
   if (manifestIt == entries.end())
     bad(std::string("entry '") + kCastManifestEntry + "' is missing");
-  nlohmann::json manifest =
-      parseJsonEntry(kCastManifestEntry, manifestIt->second,
-                     limits.maxManifestBytes, limits.maxJsonDepth);
+  nlohmann::json manifest = parseJsonEntry(
+      kCastManifestEntry, manifestIt->second, limits.maxManifestBytes, limits);
   const std::string mw = kCastManifestEntry;
   CastPackage package;
   const std::string auditPath = stringField(manifest, "audit", mw);
   const nlohmann::json audit = parseJsonEntry(
       auditPath, entryOf(auditPath, entries, referenced, mw + ".audit"),
-      limits.maxAuditBytes, limits.maxJsonDepth);
+      limits.maxAuditBytes, limits);
   const std::string aw = escapeForTerminal(auditPath);
   const auto &ops = field(audit, "ops", aw);
   if (!ops.is_array())

@@ -178,10 +178,10 @@ Result<std::vector<ZipEntryRef>> scanZip(std::string_view archive,
   if (get16(archive, endAt + 10) != count)
     return zipError("inconsistent ZIP end record (entry counts differ)");
   if (count == 0xFFFF || count > limits.maxEntries)
-    return zipError("the archive has " + std::to_string(count) +
-                    " entries, over the limit of " +
-                    std::to_string(std::min<std::uint64_t>(
-                        limits.maxEntries, 0xFFFE)));
+    return zipError(
+        "the archive has " + std::to_string(count) +
+        " entries, over the limit of " +
+        std::to_string(std::min<std::uint64_t>(limits.maxEntries, 0xFFFE)));
   const std::uint32_t centralSize = get32(archive, endAt + 12);
   const std::uint32_t centralOffset = get32(archive, endAt + 16);
   if (static_cast<std::uint64_t>(centralOffset) + centralSize != endAt)

@@ -10,19 +10,20 @@ namespace {
 
 using nlohmann::json;
 
-// A SAX consumer that only tracks the nesting depth and stops at the first level too many, or at
-// the first syntax error (remembering its byte and text). It stores no value.
-class DepthScan {
+// A SAX consumer that only counts values and tracks the nesting depth, and stops at the first
+// level or value too many, or at the first syntax error (remembering its byte and text). It stores
+// no value.
+class LimitScan {
 public:
-    explicit DepthScan(int maxDepth) : m_maxDepth(maxDepth) {}
+    LimitScan(int maxDepth, std::size_t maxValues) : m_maxDepth(maxDepth), m_maxValues(maxValues) {}
 
-    bool null() { return true; }
-    bool boolean(bool) { return true; }
-    bool number_integer(json::number_integer_t) { return true; }
-    bool number_unsigned(json::number_unsigned_t) { return true; }
-    bool number_float(json::number_float_t, const json::string_t&) { return true; }
-    bool string(json::string_t&) { return true; }
-    bool binary(json::binary_t&) { return true; }
+    bool null() { return count(); }
+    bool boolean(bool) { return count(); }
+    bool number_integer(json::number_integer_t) { return count(); }
+    bool number_unsigned(json::number_unsigned_t) { return count(); }
+    bool number_float(json::number_float_t, const json::string_t&) { return count(); }
+    bool string(json::string_t&) { return count(); }
+    bool binary(json::binary_t&) { return count(); }
     bool key(json::string_t&) { return true; }
     bool start_object(std::size_t) { return enter(); }
     bool end_object() { return leave(); }
@@ -37,17 +38,26 @@ public:
     }
 
     bool tooDeep() const { return m_tooDeep; }
+    bool tooMany() const { return m_tooMany; }
     const std::string& error() const { return m_error; }
     std::size_t errorAt() const { return m_errorAt; }
 
 private:
+    bool count()
+    {
+        if (++m_values > m_maxValues) {
+            m_tooMany = true;
+            return false;
+        }
+        return true;
+    }
     bool enter()
     {
         if (++m_depth > m_maxDepth) {
             m_tooDeep = true;
             return false;
         }
-        return true;
+        return count();
     }
     bool leave()
     {
@@ -56,8 +66,11 @@ private:
     }
 
     int m_maxDepth;
+    std::size_t m_maxValues;
     int m_depth = 0;
+    std::size_t m_values = 0;
     bool m_tooDeep = false;
+    bool m_tooMany = false;
     std::string m_error;
     std::size_t m_errorAt = 0;
 };
@@ -84,11 +97,14 @@ Result<json> parseBoundedJson(std::string_view text, const JsonLimits& limits)
     if (text.size() > limits.maxBytes)
         return makeError(ErrorCode::InvalidArgument, std::to_string(text.size()) + " bytes, over the limit of " +
                                                          std::to_string(limits.maxBytes) + " bytes");
-    DepthScan scan(limits.maxDepth);
+    LimitScan scan(limits.maxDepth, limits.maxValues);
     const bool ok = json::sax_parse(text.begin(), text.end(), &scan);
     if (scan.tooDeep())
         return makeError(ErrorCode::InvalidArgument,
                          "nested deeper than " + std::to_string(limits.maxDepth) + " levels");
+    if (scan.tooMany())
+        return makeError(ErrorCode::InvalidArgument,
+                         "more than " + std::to_string(limits.maxValues) + " values");
     if (!ok)
         return makeError(ErrorCode::InvalidArgument, "malformed JSON at byte " + std::to_string(scan.errorAt()) +
                                                          ": " + parserDetail(scan.error()));

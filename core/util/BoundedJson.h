@@ -1,9 +1,9 @@
 #pragma once
 // Parsing JSON from untrusted files (packages, project files) within fixed bounds. A JSON value
 // costs up to about 40 bytes of memory per byte of text once parsed into nlohmann::json, and
-// copying, comparing or dumping a parsed value recurses once per nesting level: a size cap bounds
-// the first, a depth cap the second. Both are checked by a streaming pre-scan that allocates
-// nothing per value, before the document is built.
+// copying, comparing or dumping a parsed value recurses once per nesting level: caps on the size and
+// on the number of values bound the first, a depth cap the second. They are checked by a streaming
+// pre-scan that allocates nothing per value, before the document is built.
 
 #include "util/Result.h"
 
@@ -16,13 +16,14 @@
 namespace kforge::core {
 
 struct JsonLimits {
-    std::size_t maxBytes = 64u << 20; // text size
-    int maxDepth = 64;                // arrays and objects nested in one another
+    std::size_t maxBytes = 64u << 20;    // text size
+    int maxDepth = 64;                   // arrays and objects nested in one another
+    std::size_t maxValues = 4000000;     // values of any kind (an object's keys not counted)
 };
 
 /// Parses `text` as one JSON document, or says why not in one line with no context (the caller
 /// names the file): "malformed JSON at byte N: <detail>", "N bytes, over the limit of M bytes",
-/// "nested deeper than 64 levels". Never throws (std::bad_alloc aside).
+/// "nested deeper than 64 levels", "more than N values". Never throws (std::bad_alloc aside).
 Result<nlohmann::json> parseBoundedJson(std::string_view text, const JsonLimits& limits);
 
 /// The deepest nesting of arrays and objects in `value` (0 for a scalar), computed without

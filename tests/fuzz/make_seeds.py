@@ -94,6 +94,9 @@ def main():
                     data = data.replace(header["checksums_sha256"].encode(), b"0" * 64)
                 if name.endswith(".json"):
                     keys_of(json.loads(data), keys["cast_reader"])
+                elif len(data) > 256:
+                    # Code is opaque to the reader: a short stand-in keeps every run fast.
+                    data = data[:256]
                 entries += MARKER + name.encode() + b"\n" + data
         with open(os.path.join(corpora["cast_reader"], "kernels.entries"), "wb") as f:
             f.write(entries)

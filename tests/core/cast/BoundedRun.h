@@ -1,8 +1,9 @@
 #pragma once
-// Runs a piece of a test in a child process whose address space may grow by only a fixed amount
-// over the parent's: a reader that allocates beyond it gets std::bad_alloc (or dies) instead of
-// taking the machine's memory, and a reader that overflows its stack kills only the child. The
-// child's answer (a string) comes back through a pipe.
+// Runs a piece of a test in a child process whose address space may grow by
+// only a fixed amount over the parent's: a reader that allocates beyond it gets
+// std::bad_alloc (or dies) instead of taking the machine's memory, and a reader
+// that overflows its stack kills only the child. The child's answer (a string)
+// comes back through a pipe.
 
 #include <gtest/gtest.h>
 
@@ -84,9 +85,9 @@ inline BoundedRunResult runBounded(const std::function<std::string()> &work,
   ::close(fds[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  result.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   result.exited = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return result;

@@ -1,7 +1,8 @@
-// The .cast reader's bounds (docs/cast-format.md, "Limits"): hostile packages are refused with one
-// line naming the package and the limit, quickly, within a fixed memory budget, and with entry
-// names escaped. Each reader run that could take much memory or overflow its stack runs in a child
-// process with a bounded address space (BoundedRun.h).
+// The .cast reader's bounds (docs/cast-format.md, "Limits"): hostile packages
+// are refused with one line naming the package and the limit, quickly, within a
+// fixed memory budget, and with entry names escaped. Each reader run that could
+// take much memory or overflow its stack runs in a child process with a bounded
+// address space (BoundedRun.h).
 
 #include "BoundedRun.h"
 #include "CastTestSupport.h"
@@ -97,29 +98,48 @@ TEST_F(CastLimits_, HugeIgnoredManifestFieldIsRefusedWithinAFixedBudget) {
   EXPECT_NE(run.answer.find("hostile.cast: entry 'manifest.json' is "),
             std::string::npos)
       << run.answer;
-  EXPECT_NE(run.answer.find(" bytes, over the limit of 4194304 bytes for "
+  EXPECT_NE(run.answer.find(" bytes, over the limit of 16777216 bytes for "
                             "this entry"),
             std::string::npos)
       << run.answer;
   EXPECT_EQ(run.answer.find('\n'), std::string::npos);
 }
 
-// A manifest under the size limit that still expands a lot once parsed
-// (small objects cost ~40x their text): parsing stays within the budget.
-TEST_F(CastLimits_, ManifestAtTheSizeLimitParsesWithinAFixedBudget) {
+// A manifest under the size limit made of the values that cost most once
+// parsed (an empty object: 3 bytes of text, ~100 bytes in memory) is refused
+// by the value count before a value is built.
+TEST_F(CastLimits_, ManyValuesAreRefusedBeforeTheyAreBuilt) {
   Parts parts = goodParts();
-  auto manifest =
-      nlohmann::json::parse(entry(parts.entries, "manifest.json").data);
-  std::string text = manifest.dump();
+  std::string text =
+      nlohmann::json::parse(entry(parts.entries, "manifest.json").data).dump();
   text.pop_back(); // the closing brace
   text += ",\"padding\":[";
-  while (text.size() < 4 * kMiB - 8)
+  while (text.size() < 16 * kMiB - 8)
     text += "{},";
   text += "{}]}";
-  ASSERT_LE(text.size(), 4 * kMiB);
-  entry(parts.entries, "manifest.json").data = text;
+  ASSERT_LE(text.size(), 16 * kMiB);
+  entry(parts.entries, "manifest.json").data = std::move(text);
   const BoundedRunResult run =
-      openBounded(CastWriter::seal(parts.header, parts.entries), 320 * kMiB);
+      openBounded(CastWriter::seal(parts.header, parts.entries), 64 * kMiB);
+  ASSERT_TRUE(run.exited) << run.describe();
+  EXPECT_EQ(run.answer, (m_dir / "hostile.cast").string() +
+                            ": manifest.json: more than 1000000 values");
+}
+
+// Just under the value limit, the same manifest is read within a fixed budget
+// (the file and 200 MiB).
+TEST_F(CastLimits_, ManifestAtTheValueLimitParsesWithinAFixedBudget) {
+  Parts parts = goodParts();
+  std::string text =
+      nlohmann::json::parse(entry(parts.entries, "manifest.json").data).dump();
+  text.pop_back();
+  text += ",\"padding\":[";
+  for (int i = 0; i < 990000; ++i)
+    text += "{},";
+  text += "{}]}";
+  entry(parts.entries, "manifest.json").data = std::move(text);
+  const BoundedRunResult run =
+      openBounded(CastWriter::seal(parts.header, parts.entries), 200 * kMiB);
   ASSERT_TRUE(run.exited) << run.describe();
   EXPECT_EQ(run.answer, "accepted");
 }
@@ -155,9 +175,9 @@ TEST_F(CastLimits_, TwoHundredThousandKernelsAreRefusedBeforeTheManifest) {
   const std::string archive = CastWriter::seal(parts.header, parts.entries);
   const auto start = std::chrono::steady_clock::now();
   auto package = readCast(archive, "many.cast", generous);
-  const double seconds = std::chrono::duration<double>(
-                             std::chrono::steady_clock::now() - start)
-                             .count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   ASSERT_FALSE(package.ok());
   EXPECT_EQ(package.error().toString(),
             "many.cast: HEADER.json.counts.kernels is 200000, over the limit "
@@ -242,8 +262,7 @@ TEST_F(CastLimits_, ZipBombDeclaredSizesAreRefusedBeforeReading) {
     return bad;
   };
   // Deflated, 22 bytes claiming 4 GiB.
-  BoundedRunResult run =
-      openBounded(patchModel(8, 22, 0xFFFFFFFFu), 16 * kMiB);
+  BoundedRunResult run = openBounded(patchModel(8, 22, 0xFFFFFFFFu), 16 * kMiB);
   ASSERT_TRUE(run.exited) << run.describe();
   EXPECT_NE(run.answer.find("entry 'model.pt': declared size 4294967295 bytes "
                             "exceeds the per-entry limit of 536870912 bytes"),
