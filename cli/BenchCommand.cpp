@@ -7,7 +7,7 @@
 #include "eval/CandidateBench.h"
 #include "util/AtomicFile.h"
 #include "util/CacheDirectory.h"
-#include "util/Utf8.h"
+#include "util/Utf8Text.h"
 
 #include <charconv>
 #include <cstdlib>

@@ -4,11 +4,16 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace kforge::core {
+
+/// The largest candidate source accepted, in bytes (a real kernel is a few KiB): the source policy
+/// refuses a larger file before it is scanned, the LLM proposer a larger reply before it is stored.
+inline constexpr std::size_t kMaxKernelSourceBytes = 256 * 1024;
 
 enum class DiagnosticSeverity { Error, Warning, Remark };
 const char* diagnosticSeverityName(DiagnosticSeverity severity);

@@ -1,5 +1,7 @@
 #include "kernel/KernelSourcePolicy.h"
 
+#include "util/Utf8Text.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -62,56 +64,6 @@ bool isPunctuatorChar(char c)
 {
     static constexpr std::string_view kChars = "{}[]()<>;:,.?!~+-*/%^&|=";
     return kChars.find(c) != std::string_view::npos;
-}
-
-// Offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF), or npos.
-std::size_t firstInvalidUtf8(std::string_view text)
-{
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const auto byte = static_cast<unsigned char>(text[i]);
-        if (byte < 0x80) {
-            ++i;
-            continue;
-        }
-        int length = 0;
-        std::uint32_t minimum = 0;
-        std::uint32_t code = 0;
-        if ((byte & 0xE0) == 0xC0) {
-            length = 2, minimum = 0x80, code = byte & 0x1F;
-        } else if ((byte & 0xF0) == 0xE0) {
-            length = 3, minimum = 0x800, code = byte & 0x0F;
-        } else if ((byte & 0xF8) == 0xF0) {
-            length = 4, minimum = 0x10000, code = byte & 0x07;
-        } else {
-            return i;
-        }
-        if (i + length > text.size())
-            return i;
-        for (int k = 1; k < length; ++k) {
-            const auto next = static_cast<unsigned char>(text[i + k]);
-            if ((next & 0xC0) != 0x80)
-                return i;
-            code = (code << 6) | (next & 0x3F);
-        }
-        if (code < minimum || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
-            return i;
-        i += length;
-    }
-    return std::string_view::npos;
-}
-
-// `text` safe to quote in a one-line reason: control characters become '?', long text is cut.
-std::string printable(std::string_view text)
-{
-    constexpr std::size_t kMax = 120;
-    std::string out;
-    for (char c : text.substr(0, kMax))
-        out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) ? '?' : c;
-    if (text.size() > kMax)
-        out += "...";
-    return out;
 }
 
 // The violation at byte `offset` of `source`: 1-based line (lines end at '\n', as NVRTC counts them)
@@ -253,14 +205,14 @@ private:
         if (isDigit(m_text[m_pos]))
             return fail(start, "line markers ('# <number> \"file\"') are not allowed");
         if (!isIdentifierStart(m_text[m_pos]))
-            return fail(start, "'#' followed by '" + printable(m_text.substr(m_pos, 1)) + "' is not a directive");
+            return fail(start, "'#' followed by '" + excerptForMessage(m_text.substr(m_pos, 1)) + "' is not a directive");
         const std::string_view name = identifier();
         if (name == "include")
             return include(start);
         if (name == "pragma")
             return pragma(start);
         if (!contains(kPlainDirectives, name))
-            return fail(start, "#" + printable(name) + " is not allowed (" + allowedDirectivesText() + ")");
+            return fail(start, "#" + excerptForMessage(name) + " is not allowed (" + allowedDirectivesText() + ")");
         if ((name == "define" || name == "undef") && m_firstMacroOffset == std::string::npos)
             m_firstMacroOffset = start;
         return true; // the rest of the line is read as tokens
@@ -286,9 +238,9 @@ private:
         const std::size_t lineEnd = std::min(m_text.find('\n', m_pos), m_text.size());
         const std::size_t end = m_text.find(close, m_pos + 1);
         if (end == std::string::npos || end > lineEnd)
-            return fail(start, "#include " + printable(m_text.substr(m_pos, lineEnd - m_pos)) + ": unterminated header name");
+            return fail(start, "#include " + excerptForMessage(m_text.substr(m_pos, lineEnd - m_pos)) + ": unterminated header name");
         const std::string_view name = std::string_view(m_text).substr(m_pos + 1, end - m_pos - 1);
-        const std::string spelled = open + printable(name) + close;
+        const std::string spelled = open + excerptForMessage(name) + close;
         if (!isAllowedKernelHeader(name))
             return fail(start, "#include " + spelled + " is not an allowed header (allowed: " +
                                    allowedKernelHeadersText() + ")");
@@ -323,7 +275,7 @@ private:
             return true;
         }
         if (name != "unroll")
-            return fail(start, "#pragma " + printable(name) + " is not allowed (" + kAllowed + ")");
+            return fail(start, "#pragma " + excerptForMessage(name) + " is not allowed (" + kAllowed + ")");
         // unroll [count]: the count is an integral constant expression; no string or character literal.
         for (;;) {
             if (!skipBlank())
@@ -473,8 +425,8 @@ std::optional<SourcePolicyViolation> checkKernelSource(std::string_view source)
     }
     if (const std::size_t nul = source.find('\0'); nul != std::string_view::npos)
         return locate(source, nul, "a NUL byte is not allowed in a source");
-    if (const std::size_t bad = firstInvalidUtf8(source); bad != std::string_view::npos)
-        return locate(source, bad, "the source is not valid UTF-8");
+    if (const auto bad = firstInvalidUtf8(source))
+        return locate(source, *bad, "the source is not valid UTF-8");
     // NVRTC reads a lone CR as a space: "#\rinclude" is a directive, which a line end would split.
     for (std::size_t cr = source.find('\r'); cr != std::string_view::npos; cr = source.find('\r', cr + 1)) {
         if (cr + 1 == source.size() || source[cr + 1] != '\n')

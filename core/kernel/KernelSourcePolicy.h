@@ -21,9 +21,6 @@ struct SourcePolicyViolation {
     bool operator==(const SourcePolicyViolation&) const = default;
 };
 
-/// The largest source accepted, in bytes.
-inline constexpr std::size_t kMaxKernelSourceBytes = 256 * 1024;
-
 /// The first rule `source` breaks, or nullopt when NVRTC may compile it. Pure; any thread; linear in
 /// the size of the source (a source above kMaxKernelSourceBytes is refused before it is scanned).
 ///

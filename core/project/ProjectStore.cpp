@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
@@ -73,7 +74,9 @@ bool removeTemporary(const fs::path& file)
 
 } // namespace
 
-Result<Project> openProject(const fs::path& dir)
+namespace {
+
+Result<Project> openProjectUnguarded(const fs::path& dir)
 {
     std::error_code ec;
     if (!fs::exists(dir, ec))
@@ -88,8 +91,10 @@ Result<Project> openProject(const fs::path& dir)
     if (!header)
         return header.error();
     const json& h = header.value();
-    if (!h.is_object() || h.value("format", "") != kFormatTag || !h.contains("format_version") ||
-        !h.at("format_version").is_number_integer())
+    if (!h.is_object() || !h.contains("format") || !h.at("format").is_string() ||
+        h.at("format").get<std::string>() != kFormatTag || !h.contains("format_version") ||
+        !h.at("format_version").is_number_integer() || h.at("format_version").get<std::int64_t>() < 1 ||
+        h.at("format_version").get<std::int64_t>() > 1000000)
         return makeError(ErrorCode::InvalidArgument, "not a Kernel Forge project file", projectFile.string());
     Project project;
     project.formatVersion = h.at("format_version").get<int>();
@@ -119,6 +124,19 @@ Result<Project> openProject(const fs::path& dir)
         project.cards.push_back(std::move(card.value()));
     }
     return project;
+}
+
+} // namespace
+
+Result<Project> openProject(const fs::path& dir)
+{
+    // The readers check types before every access; this is the net under them, so that no JSON
+    // exception from a damaged or hostile file ever reaches a caller.
+    try {
+        return openProjectUnguarded(dir);
+    } catch (const json::exception& e) {
+        return makeError(ErrorCode::InvalidArgument, "damaged project file: " + jsonExceptionText(e), dir.string());
+    }
 }
 
 Result<void> saveProject(const fs::path& dir, const Project& project)

@@ -1,6 +1,8 @@
 #include "search/SearchTreeJson.h"
 
 #include "search/SearchRng.h"
+#include "util/BoundedJson.h"
+#include "util/Utf8Text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +13,12 @@ namespace kforge::core {
 namespace {
 
 using nlohmann::json;
+
+// A string read from the file, quoted in a one-line error (it may hold anything, a line end included).
+std::string quotedFromFile(std::string_view text)
+{
+    return "'" + excerptForMessage(text, 80) + "'";
+}
 
 // Reads required fields of one JSON object; the first problem is kept, naming "<where>.<field>".
 class FieldReader {
@@ -179,7 +187,7 @@ Result<SearchNode> nodeFromJson(const json& j, const std::string& where)
     r.getInteger("created_unix_ms", node.createdUnixMs, 0);
     r.getString("status", status);
     if (!r.error() && !nodeStatusFromName(status, node.status))
-        r.fail("status", "unknown status '" + status + "'");
+        r.fail("status", "unknown status " + quotedFromFile(status));
     r.getString("failure_reason", node.failureReason);
     if (const json* candidate = r.child("candidate", json::value_t::object)) {
         FieldReader c(*candidate, r.path("candidate"));
@@ -193,7 +201,7 @@ Result<SearchNode> nodeFromJson(const json& j, const std::string& where)
         FieldReader p(*provenance, r.path("provenance"));
         p.getString("kind", kind);
         if (!p.error() && !provenanceKindFromName(kind, node.provenance.kind))
-            p.fail("kind", "unknown provenance kind '" + kind + "'");
+            p.fail("kind", "unknown provenance kind " + quotedFromFile(kind));
         p.getString("transformation", node.provenance.transformation);
         p.getString("provider", node.provenance.provider);
         p.getString("model", node.provenance.model);
@@ -249,10 +257,20 @@ Result<void> validateStructure(const std::vector<SearchNode>& nodes, const std::
             return std::nullopt;
         return index;
     };
+    // Which nodes their parent's child list names, in one pass over the lists (a file may hold many
+    // nodes: every check here stays linear).
+    std::vector<bool> listedByParent(nodes.size(), false);
+    for (const SearchNode& node : nodes) {
+        for (const std::string& childId : node.childIds) {
+            const auto child = indexOf(childId);
+            if (child && nodes[*child].parentId && *nodes[*child].parentId == node.id)
+                listedByParent[*child] = true;
+        }
+    }
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const SearchNode& node = nodes[i];
         if (node.id != "n" + std::to_string(i))
-            return makeError(ErrorCode::InvalidArgument, "expected 'n" + std::to_string(i) + "', found '" + node.id + "'",
+            return makeError(ErrorCode::InvalidArgument, "expected 'n" + std::to_string(i) + "', found " + quotedFromFile(node.id),
                              at(i, "id"));
         if ((i == 0) != !node.parentId)
             return makeError(ErrorCode::InvalidArgument,
@@ -261,12 +279,11 @@ Result<void> validateStructure(const std::vector<SearchNode>& nodes, const std::
         if (node.parentId) {
             auto parent = indexOf(*node.parentId);
             if (!parent || *parent >= i)
-                return makeError(ErrorCode::InvalidArgument, "unknown or later parent '" + *node.parentId + "'",
+                return makeError(ErrorCode::InvalidArgument, "unknown or later parent " + quotedFromFile(*node.parentId),
                                  at(i, "parent"));
-            const auto& siblings = nodes[*parent].childIds;
-            if (std::find(siblings.begin(), siblings.end(), node.id) == siblings.end())
-                return makeError(ErrorCode::InvalidArgument, "parent '" + *node.parentId + "' does not list this node",
-                                 at(i, "parent"));
+            if (!listedByParent[i])
+                return makeError(ErrorCode::InvalidArgument,
+                                 "parent " + quotedFromFile(*node.parentId) + " does not list this node", at(i, "parent"));
             if (node.depth != nodes[*parent].depth + 1)
                 return makeError(ErrorCode::InvalidArgument, "depth does not match the parent's", at(i, "depth"));
         } else if (node.depth != 0) {
@@ -276,11 +293,12 @@ Result<void> validateStructure(const std::vector<SearchNode>& nodes, const std::
             return makeError(ErrorCode::InvalidArgument, "expected iteration " + std::to_string(i), at(i, "iteration"));
     }
     // Parents are consistent now; a child list may still name nodes that are not its children.
+    std::vector<std::size_t> childCounts(nodes.size(), 0);
+    for (std::size_t i = 1; i < nodes.size(); ++i)
+        ++childCounts[*indexOf(*nodes[i].parentId)];
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const SearchNode& node = nodes[i];
-        std::size_t expected = 0;
-        for (const SearchNode& other : nodes)
-            expected += other.parentId && *other.parentId == node.id ? 1 : 0;
+        const std::size_t expected = childCounts[i];
         if (node.childIds.size() != expected)
             return makeError(ErrorCode::InvalidArgument,
                              "lists " + std::to_string(node.childIds.size()) + " children, but " +
@@ -289,7 +307,7 @@ Result<void> validateStructure(const std::vector<SearchNode>& nodes, const std::
         for (const std::string& childId : node.childIds) {
             auto child = indexOf(childId);
             if (!child || !nodes[*child].parentId || *nodes[*child].parentId != node.id)
-                return makeError(ErrorCode::InvalidArgument, "child '" + childId + "' is not a child of this node",
+                return makeError(ErrorCode::InvalidArgument, "child " + quotedFromFile(childId) + " is not a child of this node",
                                  at(i, "children"));
         }
     }
@@ -321,7 +339,7 @@ Result<SearchTree> searchTreeFromJsonUnguarded(const json& j, const std::string&
     std::int64_t version = 0;
     r.getString("format", format);
     if (!r.error() && format != kSearchTreeFormat)
-        r.fail("format", "expected '" + std::string(kSearchTreeFormat) + "', found '" + format + "'");
+        r.fail("format", "expected '" + std::string(kSearchTreeFormat) + "', found " + quotedFromFile(format));
     r.getInteger("version", version, 1);
     if (!r.error() && version > kSearchTreeVersion)
         return makeError(ErrorCode::Unsupported,
@@ -411,18 +429,6 @@ json toJson(const SearchTree& tree)
 std::string dumpSearchTreeJson(const json& value, int indent)
 {
     return value.dump(indent, ' ', false, json::error_handler_t::replace);
-}
-
-std::string jsonExceptionText(const json::exception& e)
-{
-    std::string text = e.what();
-    // "[json.exception.out_of_range.406] number overflow ..." -> "number overflow ..."
-    if (text.starts_with("[json.exception.")) {
-        const std::size_t end = text.find("] ");
-        if (end != std::string::npos)
-            text.erase(0, end + 2);
-    }
-    return text;
 }
 
 Result<SearchTree> searchTreeFromJson(const json& j, const std::string& where)

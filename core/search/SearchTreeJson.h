@@ -22,9 +22,6 @@ nlohmann::json toJson(const SearchTree& tree);
 /// string (a compiler log quoting a source's bytes): such bytes are written as U+FFFD.
 std::string dumpSearchTreeJson(const nlohmann::json& value, int indent);
 
-/// An nlohmann exception's message without its "[json.exception.<kind>.<id>] " prefix.
-std::string jsonExceptionText(const nlohmann::json::exception& e);
-
 /// `where` prefixes error contexts (e.g. the file name). Errors: InvalidArgument for a malformed or
 /// inconsistent tree (including an rng_draws over SearchRng::kMaxReplayDraws without an
 /// rng_state), Unsupported for a newer format version. Never throws.

@@ -4,6 +4,8 @@
 // file must stay small whatever a reply holds, and saving it must never fail on its bytes.
 // Thread: pure functions; reentrant.
 
+#include "util/Utf8Text.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -13,9 +15,6 @@
 
 namespace kforge::core {
 
-/// The largest candidate source accepted from a proposer (a real kernel is a few KiB). Larger
-/// replies are refused as failed proposals before anything is stored.
-inline constexpr std::size_t kMaxCandidateSourceBytes = 256 * 1024;
 /// The largest stored copy of one LLM prompt or response (a text blob, docs/search.md); the rest
 /// is replaced by a truncation note.
 inline constexpr std::size_t kMaxStoredTextBytes = 1024 * 1024;
@@ -24,11 +23,6 @@ inline constexpr std::size_t kMaxStoredTextBytes = 1024 * 1024;
 inline constexpr std::size_t kMaxDetailStringBytes = 64 * 1024;
 /// The largest failure reason and LLM model name kept on a node.
 inline constexpr std::size_t kMaxReasonBytes = 2048;
-
-/// The offset of the first byte that is not part of a well-formed UTF-8 sequence, or nullopt when
-/// all of `text` is valid UTF-8 (overlong forms, surrogates and code points above U+10FFFF count
-/// as invalid, as in RFC 3629).
-std::optional<std::size_t> firstInvalidUtf8(std::string_view text);
 
 /// The longest prefix of `text` of at most `maxBytes` bytes that does not end inside a UTF-8
 /// sequence (so a valid text stays valid when cut).

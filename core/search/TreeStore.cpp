@@ -2,6 +2,8 @@
 
 #include "search/SearchTreeJson.h"
 #include "util/AtomicFile.h"
+#include "util/BoundedJson.h"
+#include "util/Utf8Text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +12,13 @@
 #include <system_error>
 
 namespace kforge::core {
+namespace {
+
+// A tree file stays far below these (text blobs live outside it, strings in it are cut: docs/search.md,
+// "Bounded storage"); the depth cap keeps the recursive copies and dumps of a node's details shallow.
+constexpr JsonLimits kTreeJsonLimits{.maxBytes = 256u << 20, .maxDepth = 64, .maxValues = 8000000};
+
+} // namespace
 
 std::filesystem::path TreeStore::defaultPath(const std::filesystem::path& projectDir, const std::string& cardId)
 {
@@ -54,6 +63,12 @@ Result<void> TreeStore::save(const SearchTree& tree) const
 Result<SearchTree> TreeStore::load() const
 {
     const std::string file = m_file.string();
+    std::error_code ec;
+    if (const auto size = std::filesystem::file_size(m_file, ec); !ec && size > kTreeJsonLimits.maxBytes)
+        return makeError(ErrorCode::InvalidArgument,
+                         "damaged search tree: " + std::to_string(size) + " bytes, over the limit of " +
+                             std::to_string(kTreeJsonLimits.maxBytes) + " bytes",
+                         file);
     auto bytes = readWholeFile(m_file);
     if (!bytes) {
         Error error = bytes.error();
@@ -63,18 +78,12 @@ Result<SearchTree> TreeStore::load() const
             error.context = file;
         return error;
     }
-    nlohmann::json json;
-    try {
-        json = nlohmann::json::parse(bytes.value());
-    } catch (const nlohmann::json::parse_error& e) {
-        return makeError(ErrorCode::InvalidArgument,
-                         "damaged search tree: not valid JSON at byte " + std::to_string(e.byte) +
-                             (bytes->empty() ? " (the file is empty)" : ""),
-                         file);
-    } catch (const nlohmann::json::exception& e) {
-        // E.g. out_of_range.406, a number too large for a double ("1e400").
-        return makeError(ErrorCode::InvalidArgument, "damaged search tree: " + jsonExceptionText(e), file);
-    }
+    if (bytes->empty())
+        return makeError(ErrorCode::InvalidArgument, "damaged search tree: the file is empty", file);
+    auto parsed = parseBoundedJson(bytes.value(), kTreeJsonLimits);
+    if (!parsed)
+        return makeError(ErrorCode::InvalidArgument, "damaged search tree: " + parsed.error().message, file);
+    const nlohmann::json& json = parsed.value();
     auto tree = searchTreeFromJson(json, "");
     if (!tree) {
         Error error = tree.error();
@@ -101,7 +110,7 @@ Result<SearchTree> TreeStore::openForRun(const std::string& cardId, std::uint64_
         return tree.error();
     if (tree->cardId() != cardId)
         return makeError(ErrorCode::InvalidArgument,
-                         "the search tree belongs to card '" + tree->cardId() + "', not '" + cardId + "'",
+                         "the search tree belongs to card '" + excerptForMessage(tree->cardId(), 80) + "', not '" + cardId + "'",
                          m_file.string());
     // Candidates a parallel search had in flight when it was killed: never evaluated, kept as such.
     for (const SearchNode& node : std::vector<SearchNode>(tree->nodes())) {

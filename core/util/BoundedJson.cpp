@@ -87,7 +87,7 @@ std::string parserDetail(const std::string& what)
         if (const auto bracket = what.find("] "); bracket != std::string::npos)
             from = bracket + 2;
     }
-    return escapeForTerminal(std::string_view(what).substr(from));
+    return excerptForMessage(std::string_view(what).substr(from), 200);
 }
 
 } // namespace
@@ -114,6 +114,17 @@ Result<json> parseBoundedJson(std::string_view text, const JsonLimits& limits)
         // Not reached: the scan above accepted the same text with the same parser.
         return makeError(ErrorCode::InvalidArgument, "malformed JSON: " + parserDetail(e.what()));
     }
+}
+
+std::string jsonExceptionText(const json::exception& e)
+{
+    std::string_view text = e.what();
+    // "[json.exception.type_error.302] type must be string, but is number" -> "type must be ..."
+    if (text.starts_with("[json.exception.")) {
+        if (const std::size_t end = text.find("] "); end != std::string_view::npos)
+            text.remove_prefix(end + 2);
+    }
+    return excerptForMessage(text, 200);
 }
 
 int jsonDepth(const json& value, int cap)

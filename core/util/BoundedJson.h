@@ -26,6 +26,10 @@ struct JsonLimits {
 /// "nested deeper than 64 levels", "more than N values". Never throws (std::bad_alloc aside).
 Result<nlohmann::json> parseBoundedJson(std::string_view text, const JsonLimits& limits);
 
+/// An nlohmann exception's message for a one-line error: without its "[json.exception.<kind>.<id>] "
+/// prefix, control characters escaped, cut at 200 bytes.
+std::string jsonExceptionText(const nlohmann::json::exception& e);
+
 /// The deepest nesting of arrays and objects in `value` (0 for a scalar), computed without
 /// recursion; stops counting at `cap + 1`. For values built in memory rather than parsed.
 int jsonDepth(const nlohmann::json& value, int cap);

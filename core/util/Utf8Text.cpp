@@ -51,16 +51,21 @@ bool isControl(std::uint32_t codePoint)
 
 } // namespace
 
-bool isValidUtf8(std::string_view text)
+std::optional<std::size_t> firstInvalidUtf8(std::string_view text)
 {
     std::uint32_t codePoint = 0;
     for (std::size_t at = 0; at < text.size();) {
         const std::size_t length = sequenceAt(text, at, codePoint);
         if (length == 0)
-            return false;
+            return at;
         at += length;
     }
-    return true;
+    return std::nullopt;
+}
+
+bool isValidUtf8(std::string_view text)
+{
+    return !firstInvalidUtf8(text).has_value();
 }
 
 bool hasControlCharacter(std::string_view text)
@@ -106,6 +111,14 @@ std::string escapeForTerminal(std::string_view text)
         }
         at += length;
     }
+    return out;
+}
+
+std::string excerptForMessage(std::string_view text, std::size_t maxBytes)
+{
+    std::string out = escapeForTerminal(text.substr(0, maxBytes));
+    if (text.size() > maxBytes)
+        out += "...";
     return out;
 }
 

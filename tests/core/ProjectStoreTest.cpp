@@ -141,3 +141,22 @@ TEST_F(ProjectStoreTest, StagingCommitsIntoAbsentOrEmptyFolder)
         EXPECT_TRUE(openProject(target).ok());
     }
 }
+
+// Found by the project file fuzzer (tests/fuzz): a header field of the wrong type threw out of
+// openProject (std::terminate in the CLI and the app) instead of being refused.
+TEST_F(ProjectStoreTest, HeaderFieldsOfTheWrongTypeAreRefusedNotThrown)
+{
+    const fs::path dir = savedFixture();
+    const auto good = nlohmann::json::parse(readWholeFile(dir / "project.json").value());
+    for (auto [field, value] : {std::pair{"format", nlohmann::json(1)}, std::pair{"format", nlohmann::json::array()},
+                                std::pair{"format_version", nlohmann::json(1ll << 40)},
+                                std::pair{"format_version", nlohmann::json(-3)}}) {
+        nlohmann::json header = good;
+        header[field] = value;
+        ASSERT_TRUE(writeFileAtomically(dir / "project.json", header.dump()).ok());
+        auto opened = openProject(dir);
+        ASSERT_FALSE(opened.ok()) << field << " = " << value.dump();
+        EXPECT_NE(opened.error().toString().find("not a Kernel Forge project file"), std::string::npos)
+            << opened.error().toString();
+    }
+}

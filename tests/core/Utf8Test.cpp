@@ -1,4 +1,4 @@
-#include "util/Utf8.h"
+#include "util/Utf8Text.h"
 
 #include <gtest/gtest.h>
 

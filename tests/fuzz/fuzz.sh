@@ -8,7 +8,8 @@
 #        fuzz.sh prepare OUT KFORGE_BIN MODELS_DIR  build, then seed
 #        fuzz.sh run OUT HARNESS SECONDS            replay tests/fuzz/regressions/HARNESS, then fuzz
 #        fuzz.sh all OUT KFORGE_BIN MODELS_DIR SECONDS   prepare, then run every harness
-# HARNESS: cast_reader, project_json or search_tree. Every run is bounded: no input may make the
+# HARNESS: cast_reader, project_json or search_tree. KFORGE_FUZZ_SEED (default 1; 0: a new seed
+# each run) seeds the mutations. Every run is bounded: no input may make the
 # process hold more than 512 MB or ask for more than 256 MB in one allocation, or take 10 s.
 # Exit status 77 (ctest: skipped) when clang++ cannot build a libFuzzer executable.
 set -euo pipefail
@@ -94,7 +95,9 @@ run() { # OUT HARNESS SECONDS
     [ -s "$out/$harness.dict" ] && dict=(-dict="$out/$harness.dict")
     local log="$out/$harness.log"
     local status=0
-    "$binary" "${limits[@]}" "${dict[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+    # A fixed seed by default, so that a failure in a test run replays with the same command;
+    # KFORGE_FUZZ_SEED=0 draws a new one each run.
+    "$binary" "${limits[@]}" "${dict[@]}" -seed="${KFORGE_FUZZ_SEED:-1}" -max_total_time="$seconds" -print_final_stats=1 \
         -artifact_prefix="$artifacts/" "$work" "$seeds" > "$log" 2>&1 || status=$?
     local done_line execs
     done_line="$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n 1 || true)"
@@ -117,5 +120,5 @@ case "${1:-}" in
     all)
         build "$2"; seed "$2" "$3" "$4"
         for h in "${harnesses[@]}"; do run "$2" "$h" "$5"; done ;;
-    *) sed -n '2,15p' "$0"; exit 2 ;;
+    *) sed -n '2,14p' "$0"; exit 2 ;;
 esac

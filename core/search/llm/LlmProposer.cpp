@@ -1,5 +1,6 @@
 #include "search/llm/LlmProposer.h"
 
+#include "kernel/KernelSource.h"
 #include "search/TextBounds.h"
 #include "search/llm/LlmReplyParser.h"
 
@@ -28,8 +29,8 @@ std::string providerContext(const std::string& provider, const Error& error)
 namespace {
 
 // The most of an unusable reply that a repair turn sends back as the assistant message: enough
-// for any kernel the parser accepts (kMaxCandidateSourceBytes) and its prose, never a 50 MB reply.
-constexpr std::size_t kMaxEchoedReplyBytes = 2 * kMaxCandidateSourceBytes;
+// for any kernel the parser accepts (kMaxKernelSourceBytes) and its prose, never a 50 MB reply.
+constexpr std::size_t kMaxEchoedReplyBytes = 2 * kMaxKernelSourceBytes;
 
 } // namespace
 

@@ -1,5 +1,6 @@
 #include "search/llm/LlmReplyParser.h"
 
+#include "kernel/KernelSource.h"
 #include "kernel/LaunchPlan.h"
 #include "search/TextBounds.h"
 
@@ -113,10 +114,10 @@ Result<Candidate> parseLlmReply(const std::string& reply, const OperatorCard& ca
         return replyError("reply without a ```cuda block");
 
     // Untrusted size and bytes are refused before anything is parsed or stored.
-    if (chosen->body.size() > kMaxCandidateSourceBytes)
+    if (chosen->body.size() > kMaxKernelSourceBytes)
         return replyError("the kernel source is " + std::to_string(chosen->body.size()) + " bytes, over the limit of " +
-                          std::to_string(kMaxCandidateSourceBytes) + " bytes (" +
-                          std::to_string(kMaxCandidateSourceBytes / 1024) + " KiB): write a shorter kernel");
+                          std::to_string(kMaxKernelSourceBytes) + " bytes (" +
+                          std::to_string(kMaxKernelSourceBytes / 1024) + " KiB): write a shorter kernel");
     if (auto bad = firstInvalidUtf8(chosen->body))
         return replyError("the kernel source is not valid UTF-8 (byte " + std::to_string(*bad) +
                           " of the code block): write plain UTF-8 text");

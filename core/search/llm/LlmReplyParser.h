@@ -14,7 +14,7 @@ namespace kforge::core {
 /// The candidate (source = the code block, launchPlan = the embedded plan JSON as written), or
 /// InvalidArgument with one line that a repair turn can quote:
 ///   "reply without a ```cuda block",
-///   "the kernel source is N bytes, over the limit of 262144 bytes (256 KiB): ..." (kMaxCandidateSourceBytes),
+///   "the kernel source is N bytes, over the limit of 262144 bytes (256 KiB): ..." (kMaxKernelSourceBytes),
 ///   "the kernel source is not valid UTF-8 (byte N of the code block): ...",
 ///   "the ```cuda block has no /*kforge-plan {...} */ block",
 ///   "plan is not valid JSON: ...", "plan invalid: <parse or validation error>",

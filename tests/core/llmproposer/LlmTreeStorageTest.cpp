@@ -10,6 +10,7 @@
 #include "llm/LlmClientFactory.h"
 #include "search/ProvenanceTexts.h"
 #include "search/SearchRun.h"
+#include "kernel/KernelSource.h"
 #include "search/TextBounds.h"
 #include "search/TreeStore.h"
 #include "search/llm/LlmPrompt.h"
@@ -195,7 +196,7 @@ TEST_F(LlmTreeStorage, AMegabyteSourceIsRefusedWithAReasonBeforeAnythingBigIsSto
     for (const json& message : messages) {
         if (message["role"] == "assistant") {
             echoed = true;
-            EXPECT_LT(message["content"].get<std::string>().size(), 2 * kMaxCandidateSourceBytes + 200);
+            EXPECT_LT(message["content"].get<std::string>().size(), 2 * kMaxKernelSourceBytes + 200);
         }
     }
     EXPECT_TRUE(echoed);
@@ -206,7 +207,7 @@ TEST(LlmReplyParserLimits, OversizedOrNonUtf8SourcesAreRefused)
 {
     const OperatorCard card = softmaxCard();
     EXPECT_TRUE(parseLlmReply("```cuda\n" + kernelSource() + "```\n", card).ok());
-    auto big = parseLlmReply("```cuda\n" + kernelSource(kMaxCandidateSourceBytes + 1) + "```\n", card);
+    auto big = parseLlmReply("```cuda\n" + kernelSource(kMaxKernelSourceBytes + 1) + "```\n", card);
     ASSERT_FALSE(big.ok());
     EXPECT_NE(big.error().message.find("over the limit of 262144 bytes"), std::string::npos) << big.error().message;
     auto bytes = parseLlmReply("```cuda\n" + kernelSource() + "// \xff\xfe\n```\n", card);

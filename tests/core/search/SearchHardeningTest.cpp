@@ -248,6 +248,84 @@ TEST_F(TreeFile, NumbersOutOfRangeAreErrorsNamingTheFileNotExceptions)
     }
 }
 
+// Found by the search tree fuzzer (tests/fuzz): a string from the file echoed raw into the error,
+// a deeply nested detail that overflowed the stack when the node was copied.
+TEST_F(TreeFile, HostileContentGivesOneBoundedErrorLine)
+{
+    grow(3);
+    nlohmann::json format = saved();
+    format["format"] = "line one\nline two\x1b[31m" + std::string(5000, 'x');
+    nlohmann::json status = saved();
+    status["nodes"][1]["status"] = "\r\nfake: all good";
+    nlohmann::json deepDetails = saved();
+    nlohmann::json nested = nlohmann::json::object();
+    for (int i = 0; i < 12000; ++i)
+        nested = nlohmann::json{{"d", std::move(nested)}};
+    // Written by hand: dumping so deep a value would itself recurse 12000 times.
+    std::string deep = deepDetails.dump();
+    const std::string key = "\"evaluation_details\":";
+    const std::size_t at = deep.find(key);
+    ASSERT_NE(at, std::string::npos);
+    std::string tower;
+    for (int i = 0; i < 12000; ++i)
+        tower += "{\"d\":";
+    tower += "{}" + std::string(12000, '}') + ",\"unused\":";
+    deep.insert(at + key.size(), tower);
+    struct Case {
+        std::string bytes;
+        std::string words;
+    };
+    const std::vector<Case> cases = {
+        {format.dump(), "found 'line one\\x0aline two\\x1b[31mxxx"},
+        {status.dump(), "unknown status '\\x0d\\x0afake: all good'"},
+        {deep, "nested deeper than 64 levels"},
+        {"", "the file is empty"},
+    };
+    for (const Case& c : cases) {
+        writeBytes(file(), c.bytes);
+        auto loaded = TreeStore(file()).load();
+        ASSERT_FALSE(loaded.ok()) << c.words;
+        const std::string text = loaded.error().toString();
+        EXPECT_NE(text.find(c.words), std::string::npos) << text;
+        EXPECT_EQ(text.find('\n'), std::string::npos) << text;
+        EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+        EXPECT_LT(text.size(), 600u) << text;
+    }
+}
+
+// The structure check counts children in one pass (it compared every node with every other one):
+// a flat tree loads, and a list naming one child twice in place of another is still refused.
+TEST_F(TreeFile, AWideTreeLoadsAndEachChildIsListedOnce)
+{
+    grow(2);
+    nlohmann::json j = saved();
+    const nlohmann::json child = j["nodes"][1];
+    constexpr int kChildren = 5000;
+    nlohmann::json children = nlohmann::json::array();
+    nlohmann::json nodes = nlohmann::json::array({j["nodes"][0]});
+    for (int i = 1; i <= kChildren; ++i) {
+        nlohmann::json node = child;
+        node["id"] = "n" + std::to_string(i);
+        node["iteration"] = i;
+        nodes.push_back(std::move(node));
+        children.push_back("n" + std::to_string(i));
+    }
+    nodes[0]["children"] = children;
+    j["nodes"] = std::move(nodes);
+    writeBytes(file(), j.dump());
+    auto loaded = TreeStore(file()).load();
+    ASSERT_TRUE(loaded.ok()) << loaded.error().toString();
+    EXPECT_EQ(loaded->size(), static_cast<std::size_t>(kChildren + 1));
+
+    j["nodes"][0]["children"][1] = "n1";
+    writeBytes(file(), j.dump());
+    auto twice = TreeStore(file()).load();
+    ASSERT_FALSE(twice.ok());
+    EXPECT_NE(twice.error().toString().find("nodes[2].parent: damaged search tree: parent 'n0' does not list this node"),
+              std::string::npos)
+        << twice.error().toString();
+}
+
 TEST_F(TreeFile, SavingNeverThrowsOnTextThatIsNotUtf8)
 {
     SearchTree tree("card", 1);
