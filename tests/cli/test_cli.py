@@ -7,7 +7,7 @@ import sys
 import tempfile
 import unittest
 
-from cli_support import KFORGE, MODELS, ErrorLineAssertions, kforge
+from cli_support import KFORGE, MODELS, ErrorLineAssertions, fake_openai_server, kforge
 
 KERNELS = os.path.join(os.environ["KFORGE_SOURCE_DIR"], "tests", "gpu", "kernels")
 
@@ -236,42 +236,11 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
         self.assert_one_error_line(kforge("optimize", project, "--cards", "zzzz"), "zzzz", code=2)
         self.assert_one_error_line(kforge("optimize", os.path.join(self.tmp, "none")), "none")
 
-    def fake_openai_server(self, reply_text):
-        """A Chat Completions server on loopback that answers every request with `reply_text`."""
-        import http.server
-        import threading
-        requests = []
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                requests.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                                 "body": json.loads(body)})
-                payload = json.dumps({
-                    "id": "chatcmpl-%d" % len(requests), "object": "chat.completion", "model": "fake",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply_text},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 1200, "completion_tokens": 800}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.addCleanup(server.server_close)
-        self.addCleanup(server.shutdown)
-        return server.server_address[1], requests
-
     def test_optimize_with_an_openai_compatible_server(self):
         project, card = self.softmax_project()
         with open(os.path.join(KERNELS, "softmax_correct.cu")) as f:
             kernel = f.read()
-        port, requests = self.fake_openai_server("One block per row.\n```cuda\n" + kernel + "```\n")
+        port, requests = fake_openai_server(self, "One block per row.\n```cuda\n" + kernel + "```\n", 1200, 800)
         key = "sk-cli-test-secret-77c1"
         env = dict(os.environ, KFORGE_TEST_KEY=key)
         result = subprocess.run([KFORGE, "optimize", project, "--proposer", "openai", "--base-url",

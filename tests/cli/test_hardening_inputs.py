@@ -1,15 +1,13 @@
 """Option and input values that used to slip through (issue 24's input validation leftovers):
 each is one clear error line and a non-zero exit, and nothing already on disk is replaced."""
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import tempfile
-import threading
 import unittest
 
-from cli_support import KFORGE, MODELS, ErrorLineAssertions, kforge
+from cli_support import KFORGE, MODELS, ErrorLineAssertions, fake_openai_server, kforge
 
 KERNELS = os.path.join(os.environ["KFORGE_SOURCE_DIR"], "tests", "gpu", "kernels")
 SOFTMAX_KERNEL = os.path.join(KERNELS, "softmax_correct.cu")
@@ -100,39 +98,11 @@ class HardeningInputsTest(ErrorLineAssertions, unittest.TestCase):
         self.assert_one_error_line(result, "latin1.cu", "not UTF-8", "offset 6")
         self.assertNotIn("json.exception", result.stderr)
 
-    def fake_openai_server(self, reply_text):
-        """A Chat Completions server on loopback that records each request and answers `reply_text`."""
-        requests = []
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                requests.append(json.loads(body))
-                payload = json.dumps({
-                    "id": "chatcmpl-1", "object": "chat.completion", "model": requests[-1]["model"],
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply_text},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 10}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.addCleanup(server.server_close)
-        self.addCleanup(server.shutdown)
-        return server.server_address[1], requests
-
     def test_a_config_without_model_takes_the_model_flag(self):
         project = os.path.join(self.tmp, "softmax")
         shutil.copytree(self.project, project)
         with open(SOFTMAX_KERNEL) as f:
-            port, requests = self.fake_openai_server("```cuda\n" + f.read() + "```\n")
+            port, requests = fake_openai_server(self, "```cuda\n" + f.read() + "```\n")
         config = os.path.join(self.tmp, "llm.json")
         with open(config, "w") as f:
             json.dump({"provider": "openai", "base_url": "http://127.0.0.1:%d/v1" % port,
@@ -143,7 +113,7 @@ class HardeningInputsTest(ErrorLineAssertions, unittest.TestCase):
                                 capture_output=True, text=True, timeout=300, env=env)
         self.assertNotIn("model is empty", result.stderr)
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertEqual([r["model"] for r in requests], ["from-the-flag"])
+        self.assertEqual([r["body"]["model"] for r in requests], ["from-the-flag"])
 
 
 if __name__ == "__main__":

@@ -1,16 +1,14 @@
 """A kernel never reads the host: `kforge bench` and `kforge optimize` with sources that try to
 include host files, and an LLM reply that echoes the API key (docs/kernel-contract.md, "What a
 kernel may do"; docs/llm-proposer.md, "The API key in replies")."""
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import tempfile
-import threading
 import unittest
 
-from cli_support import KFORGE, MODELS, kforge
+from cli_support import KFORGE, MODELS, fake_openai_server, kforge
 
 KERNELS = os.path.join(os.environ["KFORGE_SOURCE_DIR"], "tests", "gpu", "kernels")
 SECRET = "kforge-sandbox-cli-secret-5d2e"
@@ -80,38 +78,11 @@ class SandboxTest(unittest.TestCase):
         self.assertIn("[line not from the candidate source]", report["compile"]["log"])
         self.assertNotIn("THRUST_RUNTIME_FUNCTION", report["compile"]["log"])
 
-    def fake_openai_server(self, reply_text):
-        requests = []
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                requests.append(json.loads(body))
-                payload = json.dumps({
-                    "id": "chatcmpl-%d" % len(requests), "object": "chat.completion", "model": "fake",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply_text},
-                                 "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 10}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.addCleanup(server.server_close)
-        self.addCleanup(server.shutdown)
-        return server.server_address[1], requests
-
     def test_an_llm_reply_that_includes_the_environment_and_echoes_the_key(self):
         project, card = self.softmax_project()
         key = "sk-sandbox-cli-key-91b7e0"
         _, line, source = self.kernel_with('#include "/proc/self/environ"')
-        port, requests = self.fake_openai_server("Your key is " + key + ".\n```cuda\n" + source + "```\n")
+        port, requests = fake_openai_server(self, "Your key is " + key + ".\n```cuda\n" + source + "```\n")
         self.env["KFORGE_TEST_KEY"] = key
         result = self.run_kforge("optimize", project, "--proposer", "openai", "--base-url",
                                  "http://127.0.0.1:%d/v1" % port, "--model", "fake", "--api-key-env",

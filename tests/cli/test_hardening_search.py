@@ -3,18 +3,16 @@ optimize: outcome and exit status", "Bounded storage"): a failed root fails the 
 --restart keeps the old tree, Ctrl-C exits 130 with the trees saved, damaged tree numbers are one
 clear line, and multi-megabyte LLM replies leave tree.json small. Compile-only: no GPU needed."""
 import glob
-import http.server
 import json
 import os
 import shutil
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 import unittest
 
-from cli_support import KFORGE, MODELS, ErrorLineAssertions, kforge
+from cli_support import KFORGE, MODELS, ErrorLineAssertions, fake_openai_server, kforge
 
 KERNELS = os.path.join(os.environ["KFORGE_SOURCE_DIR"], "tests", "gpu", "kernels")
 
@@ -149,38 +147,12 @@ class OptimizeHardeningTest(ErrorLineAssertions, unittest.TestCase):
         self.assertLess(time.time() - started, 60)
         self.assertEqual(len(self.tree(project, card)["nodes"]), 4)
 
-    def fake_openai_server(self, reply_text):
-        """A Chat Completions server on loopback answering every request with `reply_text`."""
-        payload = json.dumps({
-            "id": "chatcmpl-1", "object": "chat.completion", "model": "fake",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": reply_text},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1000, "completion_tokens": 500}}).encode()
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args):
-                pass
-
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.addCleanup(server.server_close)
-        self.addCleanup(server.shutdown)
-        return server.server_address[1]
-
     def test_multi_megabyte_llm_replies_leave_tree_json_small(self):
         project, card = self.softmax_project()
         with open(os.path.join(KERNELS, "softmax_correct.cu")) as f:
             kernel = f.read()
         reply = "```cuda\n" + kernel + "```\n" + "p" * (4 * 1024 * 1024) + "\n"
-        port = self.fake_openai_server(reply)
+        port, _ = fake_openai_server(self, reply, 1000, 500)
         env = dict(os.environ, KFORGE_TEST_KEY="sk-hardening-search")
         result = subprocess.run([KFORGE, "optimize", project, "--proposer", "openai", "--base-url",
                                  "http://127.0.0.1:%d/v1" % port, "--model", "fake", "--api-key-env", "KFORGE_TEST_KEY",
