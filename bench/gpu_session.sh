@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# GPU-machine steps, each sized for one `run` call (10 minutes at most); logs and results go to $OUT
-# (default ./out). The machine keeps build/ between calls only while it stays warm.
+# Steps for a GPU machine (a workstation, or a GPU box reached over ssh), each sized to finish
+# within 10 minutes; logs and results go to $OUT (default ./out). Steps reuse build/ when a previous
+# step left it.
 #
 #   bash bench/gpu_session.sh check [CTEST_ARGS...]
 #                                              build core + CLI (no GUI) against python3's torch,
@@ -25,20 +26,19 @@
 #                                              hooked call, hit and fallback; about a minute); needs build first
 #   bash bench/gpu_session.sh full             the whole test suite, the example and the older
 #                                              benchmarks (capture overhead, evaluator cross-check,
-#                                              search targets); longer than one call
+#                                              search targets); longer than 10 minutes
 #
 # suite and baselines stop at --budget seconds (default: what is left of 560 s since this script
 # started). torch.compile's max-autotune results survive a fresh machine: the suite starts from
 # inductor's autotune cache kept in bench/inductor-autotune/ (committed, a small JSON keyed by
-# inductor's system hash, so another torch or GPU ignores it), and each call hands the machine's
-# cache back in results-STEP.tar.gz (inductor-autotune/): copy it over bench/inductor-autotune/ and commit
-# it, and the next machine skips the convolution and matmul benchmarks done before (ResNet-50 fp32
-# needs more than one call without it).
+# inductor's system hash, so another torch or GPU ignores it), and each suite step writes the
+# machine's cache into results-STEP.tar.gz (inductor-autotune/): copy it over bench/inductor-autotune/
+# and commit it, and a fresh machine skips the convolution and matmul benchmarks done before
+# (ResNet-50 fp32 needs more than one step without it).
 #
-# The device tool returns at most 8 files from $OUT: each step ends by packing everything it wrote
-# into $OUT/results-STEP.tar.gz and leaves beside it only the few files worth reading at once
-# (environment.txt, the step's log, the report's markdown). Steps can be chained in one call
-# (`gpu_session.sh check -E gpu_builtin_families; gpu_session.sh dispatch`).
+# Each step ends by packing everything it wrote into $OUT/results-STEP.tar.gz and leaves beside it
+# only the few files worth reading at once (environment.txt, the step's log, the report's markdown).
+# Steps can be chained (`gpu_session.sh check -E gpu_builtin_families; gpu_session.sh dispatch`).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${OUT:-$root/out}"
@@ -62,14 +62,14 @@ check() {
     grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|exit [0-9]" "$out/ctest-gpu.log"
 }
 
-# --budget with what is left of the call, unless the caller's arguments name one.
+# --budget with what is left of the step's 10 minutes, unless the caller's arguments name one.
 default_budget() {
     case " $* " in *" --budget "*) ;; *) echo --budget $((560 - SECONDS)) ;; esac
 }
 
 # inductor's local autotune cache (torch/_inductor/codecache.py, LocalCache: cache/<system hash>)
-# under the suite's TORCHINDUCTOR_CACHE_DIR: restored from a carried copy where the machine has
-# none, and handed back in $OUT after the run.
+# under the suite's TORCHINDUCTOR_CACHE_DIR: restored from the committed copy where the machine has
+# none, and written to $OUT after the run.
 autotune_cache="$root/build/suite/inductor-cache/cache"
 committed_autotune="$root/bench/inductor-autotune"
 restore_autotune_cache() {
@@ -109,8 +109,8 @@ baselines() {
 }
 
 # Packs everything under $out (but earlier steps' archives) into $out/results-STEP.tar.gz, then
-# removes what is packed except KEEP (paths relative to $out), so that the device tool's file limit
-# never drops a result; steps chained in one call each leave their own archive.
+# removes what is packed except KEEP (paths relative to $out), so that $out holds one archive and a
+# few readable files per step; chained steps each leave their own archive.
 bundle_out() {
     local step="$1" archive="/tmp/kforge-results-$$.tar.gz" keep path
     shift
