@@ -54,7 +54,8 @@ int runKernelForge(QApplication& app)
     QApplication::setApplicationVersion(QString::fromLatin1(core::kKforgeVersion));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Kernel Forge: operator cards and specialized CUDA kernels for PyTorch models."));
+    parser.setApplicationDescription(
+        QStringLiteral("Kernel Forge: operator cards and specialized CUDA kernels for PyTorch models."));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("PROJECT_DIR"), QStringLiteral("a project folder to open"),

@@ -9,17 +9,24 @@ namespace kforge::app {
 QString cardSearchStatusText(CardSearchStatus status)
 {
     switch (status) {
-    case CardSearchStatus::NotStarted: return QCoreApplication::translate("CardSearchSummary", "not started");
-    case CardSearchStatus::Searching: return QCoreApplication::translate("CardSearchSummary", "searching");
-    case CardSearchStatus::Improved: return QCoreApplication::translate("CardSearchSummary", "improved");
-    case CardSearchStatus::NoGain: return QCoreApplication::translate("CardSearchSummary", "no gain");
-    case CardSearchStatus::CompiledOnly: return QCoreApplication::translate("CardSearchSummary", "compiled only");
-    case CardSearchStatus::VendorSkipped: return QCoreApplication::translate("CardSearchSummary", "skipped (vendor)");
+    case CardSearchStatus::NotStarted:
+        return QCoreApplication::translate("CardSearchSummary", "not started");
+    case CardSearchStatus::Searching:
+        return QCoreApplication::translate("CardSearchSummary", "searching");
+    case CardSearchStatus::Improved:
+        return QCoreApplication::translate("CardSearchSummary", "improved");
+    case CardSearchStatus::NoGain:
+        return QCoreApplication::translate("CardSearchSummary", "no gain");
+    case CardSearchStatus::CompiledOnly:
+        return QCoreApplication::translate("CardSearchSummary", "compiled only");
+    case CardSearchStatus::VendorSkipped:
+        return QCoreApplication::translate("CardSearchSummary", "skipped (vendor)");
     }
     return {};
 }
 
-QHash<QString, CardSearchSummary> summarizeSearches(const std::filesystem::path& projectDir, const core::Project& project)
+QHash<QString, CardSearchSummary> summarizeSearches(const std::filesystem::path& projectDir,
+                                                    const core::Project& project)
 {
     QHash<QString, CardSearchSummary> summaries;
     for (const core::OperatorCard& card : project.cards) {
@@ -42,8 +49,8 @@ QHash<QString, CardSearchSummary> summarizeSearches(const std::filesystem::path&
             for (const core::SearchNode& node : tree->value().nodes())
                 measured = measured || node.latency.has_value();
             summary.status = summary.speedup && *summary.speedup > 1.0 ? CardSearchStatus::Improved
-                             : measured                               ? CardSearchStatus::NoGain
-                                                                      : CardSearchStatus::CompiledOnly;
+                : measured                                             ? CardSearchStatus::NoGain
+                                                                       : CardSearchStatus::CompiledOnly;
         } else if (card.vendorBacked) {
             summary.status = CardSearchStatus::VendorSkipped;
         }

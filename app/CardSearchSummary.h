@@ -31,6 +31,7 @@ struct CardSearchSummary {
 };
 
 /// One summary per card id (full 16-digit id). A tree file that cannot be read counts as not started.
-QHash<QString, CardSearchSummary> summarizeSearches(const std::filesystem::path& projectDir, const core::Project& project);
+QHash<QString, CardSearchSummary> summarizeSearches(const std::filesystem::path& projectDir,
+                                                    const core::Project& project);
 
 } // namespace kforge::app

@@ -13,13 +13,15 @@ QString fromStd(const std::string& text)
 bool isNumericColumn(int column)
 {
     return column == CardsTableModel::CallsColumn || column == CardsTableModel::EagerColumn ||
-           column == CardsTableModel::ShareColumn || column == CardsTableModel::BestColumn ||
-           column == CardsTableModel::SpeedupColumn;
+        column == CardsTableModel::ShareColumn || column == CardsTableModel::BestColumn ||
+        column == CardsTableModel::SpeedupColumn;
 }
 
 } // namespace
 
-CardsTableModel::CardsTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+CardsTableModel::CardsTableModel(QObject* parent) : QAbstractTableModel(parent)
+{
+}
 
 void CardsTableModel::setProject(std::shared_ptr<const core::Project> project)
 {
@@ -118,16 +120,26 @@ QVariant CardsTableModel::headerData(int section, Qt::Orientation orientation, i
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case IdColumn: return tr("Card");
-    case OpColumn: return tr("Operator");
-    case TensorsColumn: return tr("Tensors");
-    case CallsColumn: return tr("Calls");
-    case EagerColumn: return tr("Eager \u00b5s");
-    case ShareColumn: return tr("Share %");
-    case BestColumn: return tr("Best \u00b5s");
-    case SpeedupColumn: return tr("Speedup");
-    case StatusColumn: return tr("Status");
-    case NotesColumn: return tr("Notes");
+    case IdColumn:
+        return tr("Card");
+    case OpColumn:
+        return tr("Operator");
+    case TensorsColumn:
+        return tr("Tensors");
+    case CallsColumn:
+        return tr("Calls");
+    case EagerColumn:
+        return tr("Eager \u00b5s");
+    case ShareColumn:
+        return tr("Share %");
+    case BestColumn:
+        return tr("Best \u00b5s");
+    case SpeedupColumn:
+        return tr("Speedup");
+    case StatusColumn:
+        return tr("Status");
+    case NotesColumn:
+        return tr("Notes");
     }
     return {};
 }
@@ -157,12 +169,18 @@ QString CardsTableModel::notesText(const core::OperatorCard& card)
 QVariant CardsTableModel::displayData(const core::OperatorCard& card, int column) const
 {
     switch (column) {
-    case IdColumn: return fromStd(card.id.substr(0, 8));
-    case OpColumn: return fromStd(card.qualifiedName());
-    case TensorsColumn: return tensorSummary(card);
-    case CallsColumn: return QString::number(card.callCount);
-    case EagerColumn: return card.eager ? QString::number(card.eager->medianUs, 'f', 2) : QStringLiteral("-");
-    case ShareColumn: return QString::number(card.timeShare * 100.0, 'f', 1);
+    case IdColumn:
+        return fromStd(card.id.substr(0, 8));
+    case OpColumn:
+        return fromStd(card.qualifiedName());
+    case TensorsColumn:
+        return tensorSummary(card);
+    case CallsColumn:
+        return QString::number(card.callCount);
+    case EagerColumn:
+        return card.eager ? QString::number(card.eager->medianUs, 'f', 2) : QStringLiteral("-");
+    case ShareColumn:
+        return QString::number(card.timeShare * 100.0, 'f', 1);
     case BestColumn: {
         const CardSearchSummary s = summaryOf(card);
         return s.bestUs ? QString::number(*s.bestUs, 'f', 2) : QStringLiteral("-");
@@ -171,8 +189,10 @@ QVariant CardsTableModel::displayData(const core::OperatorCard& card, int column
         const CardSearchSummary s = summaryOf(card);
         return s.speedup ? QString::number(*s.speedup, 'f', 2) + QLatin1Char('x') : QStringLiteral("-");
     }
-    case StatusColumn: return cardSearchStatusText(summaryOf(card).status);
-    case NotesColumn: return notesText(card);
+    case StatusColumn:
+        return cardSearchStatusText(summaryOf(card).status);
+    case NotesColumn:
+        return notesText(card);
     }
     return {};
 }
@@ -180,20 +200,28 @@ QVariant CardsTableModel::displayData(const core::OperatorCard& card, int column
 QVariant CardsTableModel::sortData(const core::OperatorCard& card, int column) const
 {
     switch (column) {
-    case CallsColumn: return QVariant::fromValue<qint64>(card.callCount);
-    case EagerColumn: return card.eager ? card.eager->medianUs : -1.0;
-    case ShareColumn: return card.timeShare;
-    case BestColumn: return summaryOf(card).bestUs.value_or(-1.0);
-    case SpeedupColumn: return summaryOf(card).speedup.value_or(-1.0);
-    default: return displayData(card, column);
+    case CallsColumn:
+        return QVariant::fromValue<qint64>(card.callCount);
+    case EagerColumn:
+        return card.eager ? card.eager->medianUs : -1.0;
+    case ShareColumn:
+        return card.timeShare;
+    case BestColumn:
+        return summaryOf(card).bestUs.value_or(-1.0);
+    case SpeedupColumn:
+        return summaryOf(card).speedup.value_or(-1.0);
+    default:
+        return displayData(card, column);
     }
 }
 
 QVariant CardsTableModel::toolTipData(const core::OperatorCard& card, int column) const
 {
     switch (column) {
-    case IdColumn: return fromStd(card.id);
-    case OpColumn: return fromStd(card.schema);
+    case IdColumn:
+        return fromStd(card.id);
+    case OpColumn:
+        return fromStd(card.schema);
     case TensorsColumn: {
         QStringList lines;
         for (const core::ArgSpec& arg : card.args) {

@@ -5,7 +5,9 @@
 
 namespace kforge::app {
 
-ExportJob::ExportJob(QObject* parent) : QObject(parent) {}
+ExportJob::ExportJob(QObject* parent) : QObject(parent)
+{
+}
 
 ExportJob::~ExportJob()
 {
@@ -25,37 +27,36 @@ bool ExportJob::start(core::ExportRequest request)
     m_progress.sanitizing = 0;
     request.progress = &m_progress;
     request.stop = &m_stop;
-    return m_job.start([request = std::move(request)]() { return core::exportProject(request); },
-                       [this, file](core::Result<core::ExportOutcome>& outcome) {
-                           if (!outcome.ok()) {
-                               if (outcome.error().code == core::ErrorCode::Cancelled)
-                                   Q_EMIT cancelled();
-                               else
-                                   Q_EMIT failed(QString::fromStdString(outcome.error().toString()));
-                               return;
-                           }
-                           const core::CastPackage& package = outcome.value().verified;
-                           const core::ExportOutcome& done = outcome.value();
-                           const QString summary =
-                               tr("wrote %1: %2 custom, %3 fallback, %4 bytes in %5 s (sanitizer gate %6 s, "
-                                  "in-model check %7 s)")
-                                   .arg(file)
-                                   .arg(package.header.customCount)
-                                   .arg(package.header.fallbackCount)
-                                   .arg(done.bytes)
-                                   .arg(done.totalSeconds, 0, 'f', 1)
-                                   .arg(done.sanitizerSeconds, 0, 'f', 1)
-                                   .arg(done.inModelCheckSeconds, 0, 'f', 1);
-                           QStringList audit;
-                           for (const core::AuditEntry& a : package.audit)
-                               audit << QStringLiteral("%1  %2  %3  %4")
-                                            .arg(QString::fromStdString(a.cardId.substr(0, 8)),
-                                                 QString::fromStdString(a.op), QString::fromStdString(a.decision),
-                                                 QString::fromStdString(a.reason));
-                           for (const std::string& note : package.auditNotes)
-                               audit << QString::fromStdString(note);
-                           Q_EMIT finished(file, summary, audit.join(QLatin1Char('\n')));
-                       });
+    return m_job.start(
+        [request = std::move(request)]() { return core::exportProject(request); },
+        [this, file](core::Result<core::ExportOutcome>& outcome) {
+            if (!outcome.ok()) {
+                if (outcome.error().code == core::ErrorCode::Cancelled)
+                    Q_EMIT cancelled();
+                else
+                    Q_EMIT failed(QString::fromStdString(outcome.error().toString()));
+                return;
+            }
+            const core::CastPackage& package = outcome.value().verified;
+            const core::ExportOutcome& done = outcome.value();
+            const QString summary = tr("wrote %1: %2 custom, %3 fallback, %4 bytes in %5 s (sanitizer gate %6 s, "
+                                       "in-model check %7 s)")
+                                        .arg(file)
+                                        .arg(package.header.customCount)
+                                        .arg(package.header.fallbackCount)
+                                        .arg(done.bytes)
+                                        .arg(done.totalSeconds, 0, 'f', 1)
+                                        .arg(done.sanitizerSeconds, 0, 'f', 1)
+                                        .arg(done.inModelCheckSeconds, 0, 'f', 1);
+            QStringList audit;
+            for (const core::AuditEntry& a : package.audit)
+                audit << QStringLiteral("%1  %2  %3  %4")
+                             .arg(QString::fromStdString(a.cardId.substr(0, 8)), QString::fromStdString(a.op),
+                                  QString::fromStdString(a.decision), QString::fromStdString(a.reason));
+            for (const std::string& note : package.auditNotes)
+                audit << QString::fromStdString(note);
+            Q_EMIT finished(file, summary, audit.join(QLatin1Char('\n')));
+        });
 }
 
 } // namespace kforge::app

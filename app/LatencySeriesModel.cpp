@@ -109,7 +109,9 @@ QList<QPointF> LatencySeries::failureMarks(LatencyXAxis axis, double fallbackY) 
     return marks;
 }
 
-LatencySeriesModel::LatencySeriesModel(QObject* parent) : QAbstractTableModel(parent) {}
+LatencySeriesModel::LatencySeriesModel(QObject* parent) : QAbstractTableModel(parent)
+{
+}
 
 void LatencySeriesModel::setRuns(QList<NamedRun> runs)
 {
@@ -338,7 +340,8 @@ QList<NamedRun> LatencySeriesModel::runsByProposer(const core::SearchTree& tree)
     QList<NamedRun> runs;
     for (const core::SearchNode& node : tree.nodes()) {
         const QString proposer = proposerOf(node);
-        const bool known = std::any_of(runs.begin(), runs.end(), [&](const NamedRun& r) { return r.proposer == proposer; });
+        const bool known =
+            std::any_of(runs.begin(), runs.end(), [&](const NamedRun& r) { return r.proposer == proposer; });
         if (!known)
             runs.append(NamedRun{proposer, tree, proposer});
     }

@@ -143,8 +143,7 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     /// The series of one tree (see the file comment). Pure.
-    static LatencySeries computeSeries(const QString& name, const core::SearchTree& tree,
-                                       const QString& proposer = {});
+    static LatencySeries computeSeries(const QString& name, const core::SearchTree& tree, const QString& proposer = {});
     /// "built-in" (root, built-in transformations, manual edits) or "PROVIDER MODEL" for an LLM node.
     static QString proposerOf(const core::SearchNode& node);
     /// One run per proposer that grew `tree` (NamedRun::proposer set), in order of first appearance,

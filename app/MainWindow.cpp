@@ -7,30 +7,30 @@
 #include "ManualEditJob.h"
 #include "OptimizeJob.h"
 #include "SearchTreeModel.h"
-#include "ValidationLogModel.h"
 #include "Session.h"
+#include "ValidationLogModel.h"
+#include "capture/OpenModelDialog.h"
 #include "cards/CardDetailsPane.h"
 #include "cards/CardsPane.h"
-#include "capture/OpenModelDialog.h"
 #include "cast/InModelCheckTool.h"
 #include "charts/LatencyChartsPane.h"
 #include "editor/KernelEditorPane.h"
+#include "kernel/NvrtcCompiler.h"
+#include "llm/LlmClientFactory.h"
+#include "llm/LlmConfig.h"
 #include "log/ValidationLogPane.h"
 #include "project/ProjectStore.h"
 #include "project/ProjectSummaryPane.h"
 #include "search/TreeStore.h"
-#include "kernel/NvrtcCompiler.h"
-#include "util/AtomicFile.h"
-#include "util/Hash.h"
-#include "worker/WorkerClient.h"
-#include "worker/WorkerPath.h"
-#include "llm/LlmClientFactory.h"
-#include "llm/LlmConfig.h"
 #include "search/builtin/BuiltinProposer.h"
 #include "settings/SettingsDialog.h"
 #include "status/JobStatusWidget.h"
 #include "tree/TreeGraphView.h"
+#include "util/AtomicFile.h"
+#include "util/Hash.h"
 #include "util/Version.h"
+#include "worker/WorkerClient.h"
+#include "worker/WorkerPath.h"
 
 #include <QAction>
 #include <QApplication>
@@ -103,22 +103,24 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
         if (p.checkingModel)
             m_jobStatus->setProgress(tr("in-model check"), 0, 0);
         else if (p.cards > 0)
-            m_jobStatus->setProgress(p.sanitizing > 0 ? tr("card (sanitizer on %1)").arg(p.sanitizing.load()) : tr("card"),
-                                     p.card, p.cards);
+            m_jobStatus->setProgress(
+                p.sanitizing > 0 ? tr("card (sanitizer on %1)").arg(p.sanitizing.load()) : tr("card"), p.card, p.cards);
     });
     connect(m_exportJob, &ExportJob::cancelled, this, [this]() {
         m_exportPoll->stop();
         m_jobStatus->endJob(tr("Export cancelled: nothing written"));
         updateRunActions();
     });
-    connect(m_exportJob, &ExportJob::finished, this, [this](const QString&, const QString& summary, const QString& audit) {
-        m_exportPoll->stop();
-        m_jobStatus->endJob(tr("Export finished"));
-        statusBar()->showMessage(summary, kStatusMessageMs);
-        m_logModel->appendEntries({LogEntry{QDateTime::currentDateTime(), LogLevel::Info, m_session->currentCardId(),
-                                            QString(), LogPhase::Search, summary + QLatin1Char('\n') + audit}});
-        updateRunActions();
-    });
+    connect(m_exportJob, &ExportJob::finished, this,
+            [this](const QString&, const QString& summary, const QString& audit) {
+                m_exportPoll->stop();
+                m_jobStatus->endJob(tr("Export finished"));
+                statusBar()->showMessage(summary, kStatusMessageMs);
+                m_logModel->appendEntries(
+                    {LogEntry{QDateTime::currentDateTime(), LogLevel::Info, m_session->currentCardId(), QString(),
+                              LogPhase::Search, summary + QLatin1Char('\n') + audit}});
+                updateRunActions();
+            });
     connect(m_exportJob, &ExportJob::failed, this, [this](const QString& error) {
         m_exportPoll->stop();
         m_jobStatus->endJob(tr("Export failed"));
@@ -174,7 +176,8 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
                 const std::string status = report.value("status", std::string());
                 QString summary = tr("Edit benchmarked as node %1: %2").arg(nodeId, fromStd(status));
                 if (report.contains("reason"))
-                    summary += QStringLiteral(" (") + fromStd(report.value("reason", std::string())) + QStringLiteral(")");
+                    summary +=
+                        QStringLiteral(" (") + fromStd(report.value("reason", std::string())) + QStringLiteral(")");
                 statusBar()->showMessage(summary, kStatusMessageMs);
             });
     connect(m_manualEditJob, &ManualEditJob::failed, this, [this](const QString& error) {
@@ -260,8 +263,8 @@ void MainWindow::createMenus()
     file->addSeparator();
     m_exportAction = file->addAction(tr("&Export .cast..."), this, [this]() {
         const QString suggested = m_session->projectDir() + QStringLiteral(".cast");
-        const QString chosen = QFileDialog::getSaveFileName(this, tr("Export .cast"), suggested,
-                                                            tr(".cast packages (*.cast)"));
+        const QString chosen =
+            QFileDialog::getSaveFileName(this, tr("Export .cast"), suggested, tr(".cast packages (*.cast)"));
         if (!chosen.isEmpty())
             startExport(chosen);
     });
@@ -275,9 +278,8 @@ void MainWindow::createMenus()
 
     QMenu* run = menuBar()->addMenu(tr("&Run"));
     run->setToolTipsVisible(true);
-    m_optimizeSelectedAction = run->addAction(tr("Optimize &Selected Card"), this, [this]() {
-        startOptimize({m_session->currentCardId()});
-    });
+    m_optimizeSelectedAction =
+        run->addAction(tr("Optimize &Selected Card"), this, [this]() { startOptimize({m_session->currentCardId()}); });
     m_optimizeSelectedAction->setObjectName(QStringLiteral("actionOptimizeSelected"));
     m_optimizeSelectedAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     m_optimizeAllAction = run->addAction(tr("Optimize &All"), this, [this]() {
@@ -287,8 +289,9 @@ void MainWindow::createMenus()
             for (const core::OperatorCard& card : m_session->project()->cards)
                 if (!card.vendorBacked && core::BuiltinProposer::supports(card))
                     cards.push_back(&card);
-        std::stable_sort(cards.begin(), cards.end(),
-                         [](const core::OperatorCard* a, const core::OperatorCard* b) { return a->timeShare > b->timeShare; });
+        std::stable_sort(cards.begin(), cards.end(), [](const core::OperatorCard* a, const core::OperatorCard* b) {
+            return a->timeShare > b->timeShare;
+        });
         QStringList ids;
         for (const core::OperatorCard* card : cards)
             ids << fromStd(card->id);
@@ -334,9 +337,8 @@ void MainWindow::createMenus()
             return;
         }
         bool ok = false;
-        const QString other = QInputDialog::getItem(this, tr("Diff Against Node"),
-                                                    tr("Compare %1 with:").arg(m_session->currentNodeId()), ids, 0,
-                                                    false, &ok);
+        const QString other = QInputDialog::getItem(
+            this, tr("Diff Against Node"), tr("Compare %1 with:").arg(m_session->currentNodeId()), ids, 0, false, &ok);
         if (ok)
             showDiffAgainst(other);
     });
@@ -428,7 +430,8 @@ void MainWindow::rebuildRecentMenu()
         action->deleteLater();
     }
     for (const QString& dir : m_recent.entries()) {
-        QAction* action = m_recentMenu->addAction(QDir::toNativeSeparators(dir).replace(QLatin1Char('&'), QStringLiteral("&&")));
+        QAction* action =
+            m_recentMenu->addAction(QDir::toNativeSeparators(dir).replace(QLatin1Char('&'), QStringLiteral("&&")));
         connect(action, &QAction::triggered, this, [this, dir]() {
             if (!openProject(dir)) {
                 m_recent.remove(dir); // gone or damaged: do not offer it again
@@ -456,7 +459,7 @@ bool MainWindow::openProject(const QString& dir)
     showProject(std::make_shared<const core::Project>(std::move(project).value()), dir);
     statusBar()->showMessage(
         tr("Opened %1 (%2 cards)").arg(QDir::toNativeSeparators(m_session->projectDir())).arg(m_cardsModel->rowCount()),
-                             kStatusMessageMs);
+        kStatusMessageMs);
     return true;
 }
 
@@ -491,8 +494,9 @@ void MainWindow::refreshSearchSummaries()
                 for (const core::OperatorCard& card : project->cards) {
                     const CardSearchSummary s = summaries->value(fromStd(card.id));
                     if (s.speedup)
-                        speedups.append({fromStd(card.qualifiedName()) + QLatin1Char(' ') + fromStd(card.id.substr(0, 8)),
-                                         *s.speedup});
+                        speedups.append(
+                            {fromStd(card.qualifiedName()) + QLatin1Char(' ') + fromStd(card.id.substr(0, 8)),
+                             *s.speedup});
                 }
                 self->m_chartsPane->setCardSpeedups(speedups);
             },
@@ -592,9 +596,10 @@ QString MainWindow::aboutText() const
                        .arg(QString::fromLatin1(core::kKforgeVersion), QString::fromLatin1(qVersion()),
                             QStringLiteral(QT_VERSION_STR), fromStd(core::NvrtcCompiler().nvrtcVersion()));
     if (const auto& project = m_session->project()) {
-        text += QLatin1Char('\n') + tr("Open project captured with torch %1 (Kernel Forge %2) on %3 (%4)")
-                                        .arg(fromStd(project->capture.torchVersion), fromStd(project->capture.kforgeVersion),
-                                             fromStd(project->capture.deviceName), fromStd(project->capture.device));
+        text += QLatin1Char('\n') +
+            tr("Open project captured with torch %1 (Kernel Forge %2) on %3 (%4)")
+                .arg(fromStd(project->capture.torchVersion), fromStd(project->capture.kforgeVersion),
+                     fromStd(project->capture.deviceName), fromStd(project->capture.device));
     } else {
         text += QLatin1Char('\n') + tr("No project open");
     }
@@ -719,15 +724,16 @@ bool MainWindow::startOptimize(const QStringList& cardIds)
     if (m_searchSettings.usesLlm()) {
         // The key is read from the named environment variable by the client; it is never stored.
         auto provider = core::parseLlmProvider(m_searchSettings.proposer.toStdString());
-        core::LlmProviderConfig config = core::LlmProviderConfig::defaultsFor(provider.ok() ? provider.value()
-                                                                                             : core::LlmProvider::OpenAiCompatible);
+        core::LlmProviderConfig config = core::LlmProviderConfig::defaultsFor(
+            provider.ok() ? provider.value() : core::LlmProvider::OpenAiCompatible);
         if (!m_searchSettings.baseUrl.isEmpty())
             config.baseUrl = m_searchSettings.baseUrl.toStdString();
         config.model = m_searchSettings.model.toStdString();
         if (!m_searchSettings.apiKeyEnv.isEmpty())
             config.apiKeyEnv = m_searchSettings.apiKeyEnv.toStdString();
         auto valid = config.validate();
-        auto client = valid.ok() ? core::createLlmClient(config) : core::Result<std::unique_ptr<core::LlmClient>>(valid.error());
+        auto client =
+            valid.ok() ? core::createLlmClient(config) : core::Result<std::unique_ptr<core::LlmClient>>(valid.error());
         if (!client) {
             reportError(tr("Optimize"), fromStd(client.error().toString()));
             return false;
@@ -840,9 +846,11 @@ bool MainWindow::startExport(const QString& file)
     // The model goes in when its file is still the one captured; otherwise a kernels-only package
     // (the CLI asks for --no-model instead; here the result says which it is).
     const core::CaptureInfo& capture = m_session->project()->capture;
-    auto model = capture.modelPath.empty() ? core::Result<std::string>(core::makeError(core::ErrorCode::NotFound, "none"))
-                                           : core::readWholeFile(capture.modelPath);
-    request.includeModel = model.ok() && (capture.modelSha.empty() || core::fnv1a64Hex(model.value()) == capture.modelSha);
+    auto model = capture.modelPath.empty()
+        ? core::Result<std::string>(core::makeError(core::ErrorCode::NotFound, "none"))
+        : core::readWholeFile(capture.modelPath);
+    request.includeModel =
+        model.ok() && (capture.modelSha.empty() || core::fnv1a64Hex(model.value()) == capture.modelSha);
     if (!m_exportJob->start(std::move(request)))
         return false;
     m_jobStatus->beginJob(tr("Export .cast"));
@@ -879,8 +887,9 @@ void MainWindow::probeGpu()
         } else {
             const nlohmann::json info = hello.result.value("info", nlohmann::json());
             if (info.is_object() && info.contains("architecture") && info.value("gpu", nlohmann::json()).is_string())
-                text = tr("GPU: %1 (%2)").arg(QString::fromStdString(info.value("gpu", std::string())),
-                                              QString::fromStdString(info.value("architecture", std::string())));
+                text = tr("GPU: %1 (%2)")
+                           .arg(QString::fromStdString(info.value("gpu", std::string())),
+                                QString::fromStdString(info.value("architecture", std::string())));
             else
                 text = tr("no GPU: compile-only");
         }

@@ -63,7 +63,8 @@ Outcome run(const ManualEditRequest& request)
 
     core::CachingCompiler compiler;
     core::WorkerCommand command;
-    command.executable = request.workerPath.isEmpty() ? core::workerPath(std::nullopt) : request.workerPath.toStdString();
+    command.executable =
+        request.workerPath.isEmpty() ? core::workerPath(std::nullopt) : request.workerPath.toStdString();
     core::WorkerClient worker(command);
     auto report = core::benchCandidate(bench, compiler, worker);
     worker.shutdown();
@@ -100,7 +101,9 @@ Outcome run(const ManualEditRequest& request)
 
 } // namespace
 
-ManualEditJob::ManualEditJob(QObject* parent) : QObject(parent) {}
+ManualEditJob::ManualEditJob(QObject* parent) : QObject(parent)
+{
+}
 
 ManualEditJob::~ManualEditJob() = default;
 

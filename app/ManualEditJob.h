@@ -33,7 +33,7 @@ struct ManualEditRequest {
     core::OperatorCard card;
     QString parentNodeId;
     QString source;
-    QString planJson; // empty: the plan embedded in the source (/*kforge-plan ... */)
+    QString planJson;   // empty: the plan embedded in the source (/*kforge-plan ... */)
     QString workerPath; // empty: core::workerPath's default
     /// Provenance transformation of the new node: "manual edit", or "re-benchmark" for Run >
     /// Re-benchmark Node (the node's own source measured again, as a child of it).

@@ -87,8 +87,8 @@ Q_SIGNALS:
 
 private:
     std::atomic<bool> m_stopRequested{false};
-    mutable std::mutex m_mutex;             // guards m_active and m_progress
-    core::SearchRun* m_active = nullptr;    // the card being searched, on the job thread
+    mutable std::mutex m_mutex;          // guards m_active and m_progress
+    core::SearchRun* m_active = nullptr; // the card being searched, on the job thread
     Progress m_progress;
     JobThread m_job{this}; // last: joined before the members the run uses are destroyed
 };

@@ -12,7 +12,7 @@ QtMessageHandler g_previous = nullptr;
 
 // Message prefixes that say nothing about Kernel Forge or the user's data.
 constexpr std::array<QLatin1StringView, 2> kBenignPrefixes = {
-    QLatin1StringView("This plugin does not support "),        // QPA plugins without window management
+    QLatin1StringView("This plugin does not support "),           // QPA plugins without window management
     QLatin1StringView("QStandardPaths: XDG_RUNTIME_DIR not set"), // headless sessions
 };
 

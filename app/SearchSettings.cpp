@@ -31,7 +31,8 @@ QString SearchSettings::validate() const
     static const QRegularExpression envName(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*$"));
     if (!apiKeyEnv.isEmpty() && !envName.match(apiKeyEnv).hasMatch())
         // The text is not echoed: a key pasted here by mistake must not be shown.
-        return QStringLiteral("API key variable: expected a variable name such as OPENAI_API_KEY (never the key itself)");
+        return QStringLiteral(
+            "API key variable: expected a variable name such as OPENAI_API_KEY (never the key itself)");
     if (!baseUrl.isEmpty() && !baseUrl.startsWith(QStringLiteral("http://")) &&
         !baseUrl.startsWith(QStringLiteral("https://")))
         return QStringLiteral("endpoint: an http:// or https:// URL");

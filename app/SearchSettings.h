@@ -13,13 +13,13 @@ namespace kforge::app {
 
 struct SearchSettings {
     QString proposer = QStringLiteral("builtin"); // "builtin", "openai", "anthropic"
-    QString baseUrl;                                // empty: the provider's public endpoint
+    QString baseUrl;                              // empty: the provider's public endpoint
     QString model;
-    QString apiKeyEnv;                              // empty: the provider's usual variable
-    int iterations = 50;                            // nodes per card, root included
-    double timeLimitS = 0;                          // per card; 0: none
-    double evaluateTimeoutS = 60;                   // worker watchdog per candidate
-    QString gpus;                                   // "0,2" as kforge optimize --gpus; empty: every visible GPU
+    QString apiKeyEnv;            // empty: the provider's usual variable
+    int iterations = 50;          // nodes per card, root included
+    double timeLimitS = 0;        // per card; 0: none
+    double evaluateTimeoutS = 60; // worker watchdog per candidate
+    QString gpus;                 // "0,2" as kforge optimize --gpus; empty: every visible GPU
 
     bool usesLlm() const { return proposer != QStringLiteral("builtin"); }
     /// Empty when usable; else one line naming the field ("model: required for openai").

@@ -35,10 +35,10 @@ bool isNumericColumn(int column)
 bool sameShownValues(const SearchNode& a, const SearchNode& b)
 {
     return a.status == b.status && a.failureReason == b.failureReason && a.latency == b.latency &&
-           a.eagerUs == b.eagerUs && a.speedup == b.speedup && a.provenance.kind == b.provenance.kind &&
-           a.provenance.transformation == b.provenance.transformation &&
-           a.provenance.provider == b.provenance.provider && a.provenance.model == b.provenance.model &&
-           a.visits == b.visits && a.valueSum == b.valueSum && a.iteration == b.iteration;
+        a.eagerUs == b.eagerUs && a.speedup == b.speedup && a.provenance.kind == b.provenance.kind &&
+        a.provenance.transformation == b.provenance.transformation && a.provenance.provider == b.provenance.provider &&
+        a.provenance.model == b.provenance.model && a.visits == b.visits && a.valueSum == b.valueSum &&
+        a.iteration == b.iteration;
 }
 
 /// 3 significant digits with a fixed number of decimals, so a column of values lines up.
@@ -51,7 +51,9 @@ QString threeDigits(double value)
 
 } // namespace
 
-SearchTreeModel::SearchTreeModel(QObject* parent) : QAbstractItemModel(parent) {}
+SearchTreeModel::SearchTreeModel(QObject* parent) : QAbstractItemModel(parent)
+{
+}
 
 void SearchTreeModel::setTree(core::SearchTree tree)
 {
@@ -128,8 +130,8 @@ void SearchTreeModel::rebuildStructure()
     for (std::size_t k = 0; k < n; ++k) {
         for (const std::string& childId : nodes[k].childIds) {
             const int child = nodeIndexOf(childId);
-            if (child < 0 || placed[static_cast<std::size_t>(child)] || nodes[static_cast<std::size_t>(child)].parentId !=
-                                                                              std::optional<std::string>(nodes[k].id))
+            if (child < 0 || placed[static_cast<std::size_t>(child)] ||
+                nodes[static_cast<std::size_t>(child)].parentId != std::optional<std::string>(nodes[k].id))
                 continue;
             placed[static_cast<std::size_t>(child)] = true;
             m_parent[static_cast<std::size_t>(child)] = static_cast<int>(k);
@@ -187,8 +189,9 @@ bool SearchTreeModel::applyGrowth(const std::shared_ptr<const core::SearchTree>&
             continue;
         const auto& childIds = newNodes[static_cast<std::size_t>(group.parent)].childIds;
         static const std::vector<int> none;
-        const std::vector<int>& known =
-            static_cast<std::size_t>(group.parent) < oldCount ? m_children[static_cast<std::size_t>(group.parent)] : none;
+        const std::vector<int>& known = static_cast<std::size_t>(group.parent) < oldCount
+            ? m_children[static_cast<std::size_t>(group.parent)]
+            : none;
         if (childIds.size() != known.size() + group.children.size())
             return false;
         for (std::size_t i = 0; i < childIds.size(); ++i) {
@@ -334,11 +337,16 @@ QVariant SearchTreeModel::headerData(int section, Qt::Orientation orientation, i
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case IdColumn: return tr("Node");
-    case StatusColumn: return tr("Status");
-    case MedianColumn: return tr("Median \u00b5s");
-    case SpeedupColumn: return tr("Speedup");
-    case DetailColumn: return tr("Transformation / reason");
+    case IdColumn:
+        return tr("Node");
+    case StatusColumn:
+        return tr("Status");
+    case MedianColumn:
+        return tr("Median \u00b5s");
+    case SpeedupColumn:
+        return tr("Speedup");
+    case DetailColumn:
+        return tr("Transformation / reason");
     }
     return {};
 }
@@ -346,11 +354,16 @@ QVariant SearchTreeModel::headerData(int section, Qt::Orientation orientation, i
 QVariant SearchTreeModel::displayData(const core::SearchNode& node, int column) const
 {
     switch (column) {
-    case IdColumn: return fromStd(node.id);
-    case StatusColumn: return statusText(node.status);
-    case MedianColumn: return node.latency ? QString::number(node.latency->medianUs, 'f', 2) : QStringLiteral("-");
-    case SpeedupColumn: return node.speedup ? speedupText(*node.speedup) : QStringLiteral("-");
-    case DetailColumn: return core::isFailure(node.status) ? fromStd(node.failureReason) : transformationText(node);
+    case IdColumn:
+        return fromStd(node.id);
+    case StatusColumn:
+        return statusText(node.status);
+    case MedianColumn:
+        return node.latency ? QString::number(node.latency->medianUs, 'f', 2) : QStringLiteral("-");
+    case SpeedupColumn:
+        return node.speedup ? speedupText(*node.speedup) : QStringLiteral("-");
+    case DetailColumn:
+        return core::isFailure(node.status) ? fromStd(node.failureReason) : transformationText(node);
     }
     return {};
 }
@@ -359,10 +372,14 @@ QVariant SearchTreeModel::sortData(int nodeIndex, int column) const
 {
     const SearchNode& node = m_tree->nodes()[static_cast<std::size_t>(nodeIndex)];
     switch (column) {
-    case IdColumn: return nodeIndex;
-    case MedianColumn: return node.latency ? node.latency->medianUs : -1.0;
-    case SpeedupColumn: return node.speedup ? *node.speedup : -1.0;
-    default: return displayData(node, column);
+    case IdColumn:
+        return nodeIndex;
+    case MedianColumn:
+        return node.latency ? node.latency->medianUs : -1.0;
+    case SpeedupColumn:
+        return node.speedup ? *node.speedup : -1.0;
+    default:
+        return displayData(node, column);
     }
 }
 
@@ -380,17 +397,28 @@ const core::SearchNode* SearchTreeModel::bestNode(const core::SearchTree& tree)
 QString SearchTreeModel::statusText(core::NodeStatus status)
 {
     switch (status) {
-    case NodeStatus::Pending: return tr("pending");
-    case NodeStatus::Compiling: return tr("compiling");
-    case NodeStatus::Evaluating: return tr("evaluating");
-    case NodeStatus::Passed: return tr("passed");
-    case NodeStatus::CompiledOnly: return tr("compiled only");
-    case NodeStatus::FailedProposal: return tr("proposal failed");
-    case NodeStatus::FailedCompile: return tr("compile failed");
-    case NodeStatus::FailedValidation: return tr("wrong result");
-    case NodeStatus::Crashed: return tr("crashed");
-    case NodeStatus::TimedOut: return tr("timed out");
-    case NodeStatus::Abandoned: return tr("abandoned");
+    case NodeStatus::Pending:
+        return tr("pending");
+    case NodeStatus::Compiling:
+        return tr("compiling");
+    case NodeStatus::Evaluating:
+        return tr("evaluating");
+    case NodeStatus::Passed:
+        return tr("passed");
+    case NodeStatus::CompiledOnly:
+        return tr("compiled only");
+    case NodeStatus::FailedProposal:
+        return tr("proposal failed");
+    case NodeStatus::FailedCompile:
+        return tr("compile failed");
+    case NodeStatus::FailedValidation:
+        return tr("wrong result");
+    case NodeStatus::Crashed:
+        return tr("crashed");
+    case NodeStatus::TimedOut:
+        return tr("timed out");
+    case NodeStatus::Abandoned:
+        return tr("abandoned");
     }
     return QString::fromLatin1(core::nodeStatusName(status));
 }

@@ -6,7 +6,9 @@
 
 namespace kforge::app {
 
-Session::Session(QObject* parent) : QObject(parent) {}
+Session::Session(QObject* parent) : QObject(parent)
+{
+}
 
 void Session::setProject(std::shared_ptr<const core::Project> project, const QString& dir)
 {
@@ -36,8 +38,9 @@ void Session::setCurrentCardId(const QString& id)
     if (!next.isEmpty()) {
         // Only exact, full ids: a prefix match could silently pick a different card.
         const std::string wanted = next.toStdString();
-        const bool known = m_project && std::any_of(m_project->cards.begin(), m_project->cards.end(),
-                                                     [&](const core::OperatorCard& c) { return c.id == wanted; });
+        const bool known = m_project &&
+            std::any_of(m_project->cards.begin(), m_project->cards.end(),
+                        [&](const core::OperatorCard& c) { return c.id == wanted; });
         if (!known)
             next.clear();
     }

@@ -11,9 +11,9 @@
 namespace kforge::app {
 namespace {
 
-using nlohmann::json;
 using core::NodeStatus;
 using core::SearchNode;
+using nlohmann::json;
 
 // Report access that never throws: a missing key or a value of another type reads as absent.
 const json* member(const json& object, const char* key)
@@ -168,8 +168,8 @@ void addChecks(NodeEntries& entries, const json& evaluation)
         const QString name = stringMember(check, "name").value_or(ValidationLogModel::tr("(unnamed check)"));
         const bool passed = boolMember(check, "passed").value_or(false);
         const QString detail = stringMember(check, "detail").value_or(QString());
-        QString message = passed ? ValidationLogModel::tr("%1: passed").arg(name)
-                                 : ValidationLogModel::tr("%1: failed").arg(name);
+        QString message =
+            passed ? ValidationLogModel::tr("%1: passed").arg(name) : ValidationLogModel::tr("%1: failed").arg(name);
         if (!detail.isEmpty())
             message += QStringLiteral(": ") + detail;
         entries.add(passed ? LogLevel::Info : LogLevel::Error, LogPhase::Validate, message);
@@ -278,8 +278,9 @@ void addSanitizer(NodeEntries& entries, const json& sanitizer)
             entries.add(LogLevel::Info, LogPhase::Sanitize, ValidationLogModel::tr("%1: clean").arg(tool));
             continue;
         }
-        QString message = errors ? ValidationLogModel::tr("%1: %n error(s)", nullptr, static_cast<int>(*errors)).arg(tool)
-                                 : ValidationLogModel::tr("%1: no summary in its log").arg(tool);
+        QString message = errors
+            ? ValidationLogModel::tr("%1: %n error(s)", nullptr, static_cast<int>(*errors)).arg(tool)
+            : ValidationLogModel::tr("%1: no summary in its log").arg(tool);
         if (!evaluationOk)
             message += ValidationLogModel::tr(" (evaluation: %1)").arg(evaluation);
         const QStringList findings = sanitizerFindings(stringMember(result, "log").value_or(QString()), 10);
@@ -345,7 +346,9 @@ void addNode(QList<LogEntry>& out, const QString& cardId, const SearchNode& node
 
 } // namespace
 
-ValidationLogModel::ValidationLogModel(QObject* parent) : QAbstractTableModel(parent) {}
+ValidationLogModel::ValidationLogModel(QObject* parent) : QAbstractTableModel(parent)
+{
+}
 
 void ValidationLogModel::appendEntries(const QList<LogEntry>& entries)
 {
@@ -423,12 +426,18 @@ QVariant ValidationLogModel::data(const QModelIndex& index, int role) const
     switch (role) {
     case Qt::DisplayRole:
         switch (index.column()) {
-        case TimeColumn: return timeText(entry.time);
-        case LevelColumn: return levelName(entry.level);
-        case CardColumn: return entry.cardId;
-        case NodeColumn: return entry.nodeId;
-        case PhaseColumn: return phaseName(entry.phase);
-        case MessageColumn: return firstLine(entry.message);
+        case TimeColumn:
+            return timeText(entry.time);
+        case LevelColumn:
+            return levelName(entry.level);
+        case CardColumn:
+            return entry.cardId;
+        case NodeColumn:
+            return entry.nodeId;
+        case PhaseColumn:
+            return phaseName(entry.phase);
+        case MessageColumn:
+            return firstLine(entry.message);
         }
         return {};
     case Qt::ToolTipRole:
@@ -437,18 +446,28 @@ QVariant ValidationLogModel::data(const QModelIndex& index, int role) const
         if (index.column() == MessageColumn)
             return entry.message;
         return {};
-    case LevelRole: return static_cast<int>(entry.level);
-    case PhaseRole: return static_cast<int>(entry.phase);
-    case CardIdRole: return entry.cardId;
-    case NodeIdRole: return entry.nodeId;
-    case MessageRole: return entry.message;
-    case TimeRole: return entry.time;
+    case LevelRole:
+        return static_cast<int>(entry.level);
+    case PhaseRole:
+        return static_cast<int>(entry.phase);
+    case CardIdRole:
+        return entry.cardId;
+    case NodeIdRole:
+        return entry.nodeId;
+    case MessageRole:
+        return entry.message;
+    case TimeRole:
+        return entry.time;
     case SortRole:
         switch (index.column()) {
-        case TimeColumn: return entry.time.isValid() ? entry.time.toMSecsSinceEpoch() : qint64(-1);
-        case LevelColumn: return static_cast<int>(entry.level);
-        case PhaseColumn: return static_cast<int>(entry.phase);
-        default: return data(index, Qt::DisplayRole);
+        case TimeColumn:
+            return entry.time.isValid() ? entry.time.toMSecsSinceEpoch() : qint64(-1);
+        case LevelColumn:
+            return static_cast<int>(entry.level);
+        case PhaseColumn:
+            return static_cast<int>(entry.phase);
+        default:
+            return data(index, Qt::DisplayRole);
         }
     default:
         return {};
@@ -460,12 +479,18 @@ QVariant ValidationLogModel::headerData(int section, Qt::Orientation orientation
     if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
-    case TimeColumn: return tr("Time");
-    case LevelColumn: return tr("Level");
-    case CardColumn: return tr("Card");
-    case NodeColumn: return tr("Node");
-    case PhaseColumn: return tr("Phase");
-    case MessageColumn: return tr("Message");
+    case TimeColumn:
+        return tr("Time");
+    case LevelColumn:
+        return tr("Level");
+    case CardColumn:
+        return tr("Card");
+    case NodeColumn:
+        return tr("Node");
+    case PhaseColumn:
+        return tr("Phase");
+    case MessageColumn:
+        return tr("Message");
     }
     return {};
 }
@@ -482,9 +507,12 @@ QList<LogEntry> ValidationLogModel::entriesFromTree(const core::SearchTree& tree
 QString ValidationLogModel::levelName(LogLevel level)
 {
     switch (level) {
-    case LogLevel::Info: return QStringLiteral("info");
-    case LogLevel::Warning: return QStringLiteral("warning");
-    case LogLevel::Error: return QStringLiteral("error");
+    case LogLevel::Info:
+        return QStringLiteral("info");
+    case LogLevel::Warning:
+        return QStringLiteral("warning");
+    case LogLevel::Error:
+        return QStringLiteral("error");
     }
     return {};
 }
@@ -492,11 +520,16 @@ QString ValidationLogModel::levelName(LogLevel level)
 QString ValidationLogModel::phaseName(LogPhase phase)
 {
     switch (phase) {
-    case LogPhase::Compile: return QStringLiteral("compile");
-    case LogPhase::Validate: return QStringLiteral("validate");
-    case LogPhase::Time: return QStringLiteral("time");
-    case LogPhase::Sanitize: return QStringLiteral("sanitize");
-    case LogPhase::Search: return QStringLiteral("search");
+    case LogPhase::Compile:
+        return QStringLiteral("compile");
+    case LogPhase::Validate:
+        return QStringLiteral("validate");
+    case LogPhase::Time:
+        return QStringLiteral("time");
+    case LogPhase::Sanitize:
+        return QStringLiteral("sanitize");
+    case LogPhase::Search:
+        return QStringLiteral("search");
     }
     return {};
 }

@@ -65,8 +65,9 @@ std::optional<std::string> ArgParser::parse(const std::vector<std::string>& args
         case Kind::Multi:
             if (inlineValue)
                 stored.push_back(*inlineValue);
-            while (i + 1 < args.size() && !(args[i + 1].starts_with("-") && args[i + 1].size() > 1 &&
-                                            !std::isdigit(static_cast<unsigned char>(args[i + 1][1]))))
+            while (i + 1 < args.size() &&
+                   !(args[i + 1].starts_with("-") && args[i + 1].size() > 1 &&
+                     !std::isdigit(static_cast<unsigned char>(args[i + 1][1]))))
                 stored.push_back(args[++i]);
             if (stored.empty())
                 return "option '" + word + "' needs at least one value";

@@ -73,7 +73,7 @@ inline bool parseSeconds(const std::string& text, double& out)
 inline std::string secondsError(const std::string& flag, const std::string& text)
 {
     return flag + ": expected seconds > 0 and at most " + std::to_string(static_cast<long long>(kMaxOptionSeconds)) +
-           ", got '" + text + "'";
+        ", got '" + text + "'";
 }
 
 } // namespace kforge::cli

@@ -3,11 +3,11 @@
 #include "Interruptible.h"
 #include "ProjectCard.h"
 
-#include "worker/WorkerPath.h"
 #include "eval/CandidateBench.h"
 #include "util/AtomicFile.h"
 #include "util/CacheDirectory.h"
 #include "util/Utf8Text.h"
+#include "worker/WorkerPath.h"
 
 #include <charconv>
 #include <cstdlib>
@@ -25,9 +25,19 @@ namespace fs = std::filesystem;
 int runBenchCommand(const std::vector<std::string>& args)
 {
     ArgParser parser;
-    parser.option("--card").option("--kernel").option("--plan").option("--arch").option("--worker")
-        .option("--timeout").option("--repetitions").option("--fresh-sets").option("--emit-cubin").option("--repeat")
-        .flag("--no-timing").flag("--no-cache").flag("--sanitize");
+    parser.option("--card")
+        .option("--kernel")
+        .option("--plan")
+        .option("--arch")
+        .option("--worker")
+        .option("--timeout")
+        .option("--repetitions")
+        .option("--fresh-sets")
+        .option("--emit-cubin")
+        .option("--repeat")
+        .flag("--no-timing")
+        .flag("--no-cache")
+        .flag("--sanitize");
     if (auto error = parser.parse(args))
         return fail("bench: " + *error + " (see 'kforge bench --help')", 2);
     if (parser.positionals().size() != 1)
@@ -71,7 +81,8 @@ int runBenchCommand(const std::vector<std::string>& args)
             return fail(secondsError("--timeout", *text), 2);
         request.evaluateTimeout = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
     }
-    for (const auto& [flag, key] : {std::pair{"--repetitions", "repetitions"}, std::pair{"--fresh-sets", "fresh_input_sets"}}) {
+    for (const auto& [flag, key] :
+         {std::pair{"--repetitions", "repetitions"}, std::pair{"--fresh-sets", "fresh_input_sets"}}) {
         if (auto text = parser.value(flag)) {
             int value = 0;
             if (!parseNumber(*text, value) || value < 0)
@@ -122,7 +133,8 @@ int runBenchCommand(const std::vector<std::string>& args)
         if (report->contains("evaluation") && (*report)["evaluation"].contains("device_memory"))
             memory.push_back((*report)["evaluation"]["device_memory"]);
         if (i == 0) {
-            if (auto cubinPath = parser.value("--emit-cubin"); cubinPath && (*report).value("status", "") != "compile-error") {
+            if (auto cubinPath = parser.value("--emit-cubin");
+                cubinPath && (*report).value("status", "") != "compile-error") {
                 // The same source and options as the bench: served from the compiler's cache.
                 core::CompileOptions options;
                 options.architecture = (*report)["compile"]["architecture"].get<std::string>();
@@ -130,7 +142,9 @@ int runBenchCommand(const std::vector<std::string>& args)
                 if (!compiled || !compiled->ok)
                     return fail(*cubinPath + ": cannot emit the cubin");
                 if (auto written = core::writeFileAtomically(
-                        *cubinPath, std::string_view(reinterpret_cast<const char*>(compiled->cubin.data()), compiled->cubin.size()));
+                        *cubinPath,
+                        std::string_view(reinterpret_cast<const char*>(compiled->cubin.data()),
+                                         compiled->cubin.size()));
                     !written)
                     return fail(written.error().toString());
             }

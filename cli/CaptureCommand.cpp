@@ -20,17 +20,17 @@ namespace {
 core::Result<core::CaptureReport> runWithProgress(const core::CaptureOptions& options, bool showProgress)
 {
     core::CaptureProgress progress;
-    auto result = runInterruptible(
-        [&] { return core::runCapture(options, &progress, &g_interruptRequested); },
-        [&] {
-            if (!showProgress)
-                return;
-            std::fprintf(stderr, "\r\033[Kkforge: %s", core::capturePhaseName(progress.phase.load()));
-            if (progress.total > 0)
-                std::fprintf(stderr, " %d/%d", progress.done.load(), progress.total.load());
-            std::fflush(stderr);
-        },
-        /*alsoSigterm=*/false);
+    auto result =
+        runInterruptible([&] { return core::runCapture(options, &progress, &g_interruptRequested); },
+                         [&] {
+                             if (!showProgress)
+                                 return;
+                             std::fprintf(stderr, "\r\033[Kkforge: %s", core::capturePhaseName(progress.phase.load()));
+                             if (progress.total > 0)
+                                 std::fprintf(stderr, " %d/%d", progress.done.load(), progress.total.load());
+                             std::fflush(stderr);
+                         },
+                         /*alsoSigterm=*/false);
     if (showProgress)
         std::fprintf(stderr, "\r\033[K");
     return result;
@@ -41,8 +41,16 @@ core::Result<core::CaptureReport> runWithProgress(const core::CaptureOptions& op
 int runCaptureCommand(const std::vector<std::string>& args)
 {
     ArgParser parser;
-    parser.multiOption("--inputs").option("--output").alias("-o", "--output").option("--device").option("--samples")
-        .option("--sample-budget-mb").option("--seed").flag("--sample-vendor").flag("--json").flag("--quiet");
+    parser.multiOption("--inputs")
+        .option("--output")
+        .alias("-o", "--output")
+        .option("--device")
+        .option("--samples")
+        .option("--sample-budget-mb")
+        .option("--seed")
+        .flag("--sample-vendor")
+        .flag("--json")
+        .flag("--quiet");
     if (auto error = parser.parse(args))
         return fail("capture: " + *error + " (see 'kforge capture --help')", 2);
     if (parser.positionals().size() != 1)
@@ -58,7 +66,8 @@ int runCaptureCommand(const std::vector<std::string>& args)
     options.outputDir = *parser.value("--output");
     options.device = parser.value("--device").value_or("auto");
     options.sampleVendorBacked = parser.has("--sample-vendor");
-    if (auto text = parser.value("--samples"); text && (!parseNumber(*text, options.samplesPerCard) || options.samplesPerCard < 0))
+    if (auto text = parser.value("--samples");
+        text && (!parseNumber(*text, options.samplesPerCard) || options.samplesPerCard < 0))
         return fail("--samples: expected a whole number >= 0, got '" + *text + "'", 2);
     if (auto text = parser.value("--sample-budget-mb")) {
         // The budget is kept in bytes: the largest MB count whose byte count fits an int64.
@@ -82,16 +91,19 @@ int runCaptureCommand(const std::vector<std::string>& args)
         std::cerr << "kforge: note: " << note << "\n";
     const core::CapturePhaseTimes& t = report->times;
     if (!quiet) {
-        std::cerr << std::fixed << std::setprecision(1) << "kforge: wrote " << options.outputDir.string() << " (" << report->project.cards.size()
-                  << " cards) in " << static_cast<long long>(t.totalMs) << " ms: load " << t.loadMs << " ms, forward "
-                  << t.plainForwardMs << " ms, recorded forward " << t.recordPassMs << " ms, samples "
-                  << t.saveSamplesMs << " ms, eager timing " << t.eagerTimingMs << " ms\n";
+        std::cerr << std::fixed << std::setprecision(1) << "kforge: wrote " << options.outputDir.string() << " ("
+                  << report->project.cards.size() << " cards) in " << static_cast<long long>(t.totalMs) << " ms: load "
+                  << t.loadMs << " ms, forward " << t.plainForwardMs << " ms, recorded forward " << t.recordPassMs
+                  << " ms, samples " << t.saveSamplesMs << " ms, eager timing " << t.eagerTimingMs << " ms\n";
     }
     if (parser.has("--json")) {
         nlohmann::json json = cardsJson(report->project);
-        json["phase_ms"] = {{"load", t.loadMs},           {"plain_forward", t.plainForwardMs},
-                            {"record_pass", t.recordPassMs}, {"save_samples", t.saveSamplesMs},
-                            {"eager_timing", t.eagerTimingMs}, {"total", t.totalMs}};
+        json["phase_ms"] = {{"load", t.loadMs},
+                            {"plain_forward", t.plainForwardMs},
+                            {"record_pass", t.recordPassMs},
+                            {"save_samples", t.saveSamplesMs},
+                            {"eager_timing", t.eagerTimingMs},
+                            {"total", t.totalMs}};
         std::cout << json.dump(2) << "\n";
     } else {
         std::cout << formatCardsTable(report->project);

@@ -58,7 +58,8 @@ std::string formatCardsTable(const core::Project& project)
     std::ostringstream out;
     const core::CaptureInfo& info = project.capture;
     out << "model " << info.modelPath << "\n"
-        << "device " << info.device << (info.device == "cpu" ? " (CPU: latencies are CPU times, not GPU times)" : " (" + info.deviceName + ")")
+        << "device " << info.device
+        << (info.device == "cpu" ? " (CPU: latencies are CPU times, not GPU times)" : " (" + info.deviceName + ")")
         << ", torch " << info.torchVersion << ", " << info.totalCalls << " top-level ATen calls, "
         << project.cards.size() << " cards\n";
     char line[512];
@@ -69,9 +70,10 @@ std::string formatCardsTable(const core::Project& project)
         char eager[32] = "-";
         if (card->eager)
             std::snprintf(eager, sizeof eager, "%.2f", card->eager->medianUs);
-        std::snprintf(line, sizeof line, "%-8s  %-32s  %-44s  %5lld  %10s  %5.1f%%  %s\n", card->id.substr(0, 8).c_str(),
-                      truncate(card->qualifiedName(), 32).c_str(), truncate(tensorSummary(*card), 44).c_str(),
-                      static_cast<long long>(card->callCount), eager, card->timeShare * 100.0, notesOf(*card).c_str());
+        std::snprintf(line, sizeof line, "%-8s  %-32s  %-44s  %5lld  %10s  %5.1f%%  %s\n",
+                      card->id.substr(0, 8).c_str(), truncate(card->qualifiedName(), 32).c_str(),
+                      truncate(tensorSummary(*card), 44).c_str(), static_cast<long long>(card->callCount), eager,
+                      card->timeShare * 100.0, notesOf(*card).c_str());
         out << line;
     }
     return out.str();

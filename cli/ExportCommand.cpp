@@ -67,8 +67,8 @@ core::Result<core::ExportOutcome> runWithProgress(core::ExportRequest request, b
             if (progress.checkingModel)
                 std::fprintf(stderr, "\r\033[Kkforge: export: in-model check");
             else if (progress.cards > 0 && progress.sanitizing > 0)
-                std::fprintf(stderr, "\r\033[Kkforge: export: card %d/%d, sanitizer on %d kernel(s)", progress.card.load(),
-                             progress.cards.load(), progress.sanitizing.load());
+                std::fprintf(stderr, "\r\033[Kkforge: export: card %d/%d, sanitizer on %d kernel(s)",
+                             progress.card.load(), progress.cards.load(), progress.sanitizing.load());
             else if (progress.cards > 0)
                 std::fprintf(stderr, "\r\033[Kkforge: export: card %d/%d", progress.card.load(), progress.cards.load());
             std::fflush(stderr);
@@ -84,8 +84,18 @@ core::Result<core::ExportOutcome> runWithProgress(core::ExportRequest request, b
 int runExportCommand(const std::vector<std::string>& args)
 {
     ArgParser parser;
-    parser.option("--output").alias("-o", "--output").option("--min-speedup").multiOption("--cards")
-        .multiOption("--arch").option("--sanitize").flag("--rerun-sanitizer").option("--sanitize-jobs").option("--worker").flag("--no-model").flag("--no-model-check").flag("--json");
+    parser.option("--output")
+        .alias("-o", "--output")
+        .option("--min-speedup")
+        .multiOption("--cards")
+        .multiOption("--arch")
+        .option("--sanitize")
+        .flag("--rerun-sanitizer")
+        .option("--sanitize-jobs")
+        .option("--worker")
+        .flag("--no-model")
+        .flag("--no-model-check")
+        .flag("--json");
     if (auto error = parser.parse(args))
         return fail("export: " + *error + " (see 'kforge export --help')", 2);
     if (parser.positionals().size() != 1)
@@ -94,8 +104,8 @@ int runExportCommand(const std::vector<std::string>& args)
         return fail("export: -o FILE.cast is required (see 'kforge export --help')", 2);
 
     core::ExportRequest request;
-    if (auto text = parser.value("--min-speedup");
-        text && (!parseNumber(*text, request.minSpeedup) || !std::isfinite(request.minSpeedup) || request.minSpeedup <= 0))
+    if (auto text = parser.value("--min-speedup"); text &&
+        (!parseNumber(*text, request.minSpeedup) || !std::isfinite(request.minSpeedup) || request.minSpeedup <= 0))
         return fail("--min-speedup: expected a number > 0 (e.g. 1.05), got '" + *text + "'", 2);
     if (auto text = parser.value("--sanitize")) {
         if (*text == "on")
@@ -157,21 +167,20 @@ int runExportCommand(const std::vector<std::string>& args)
         json cards = json::array();
         for (const core::ExportDecision& d : exported->decisions)
             cards.push_back(decisionJson(d));
-        const json report = {
-            {"file", output.string()},
-            {"ok", true},
-            {"project", projectDir.string()},
-            {"header", core::castHeaderToJson(header)},
-            {"min_speedup", minSpeedup},
-            {"sanitize", core::sanitizeModeName(mode)},
-            {"cards", cards},
-            {"notes", verified->auditNotes},
-            {"in_model_check", core::inModelCheckToJson(exported->inModelCheck)},
-            {"bytes", byteCount},
-            {"seconds",
-             {{"sanitizer", outcome->sanitizerSeconds},
-              {"in_model_check", outcome->inModelCheckSeconds},
-              {"total", outcome->totalSeconds}}}};
+        const json report = {{"file", output.string()},
+                             {"ok", true},
+                             {"project", projectDir.string()},
+                             {"header", core::castHeaderToJson(header)},
+                             {"min_speedup", minSpeedup},
+                             {"sanitize", core::sanitizeModeName(mode)},
+                             {"cards", cards},
+                             {"notes", verified->auditNotes},
+                             {"in_model_check", core::inModelCheckToJson(exported->inModelCheck)},
+                             {"bytes", byteCount},
+                             {"seconds",
+                              {{"sanitizer", outcome->sanitizerSeconds},
+                               {"in_model_check", outcome->inModelCheckSeconds},
+                               {"total", outcome->totalSeconds}}}};
         std::cout << report.dump(2) << "\n";
         return 0;
     }

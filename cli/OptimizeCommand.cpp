@@ -1,8 +1,6 @@
 #include "ArgParser.h"
 #include "Commands.h"
 
-#include "worker/GpuSelection.h"
-#include "worker/WorkerPath.h"
 #include "eval/SearchWorkers.h"
 #include "llm/LlmClientFactory.h"
 #include "llm/LlmConfig.h"
@@ -13,6 +11,8 @@
 #include "search/llm/LlmProposer.h"
 #include "search/llm/LlmUsage.h"
 #include "util/CacheDirectory.h"
+#include "worker/GpuSelection.h"
+#include "worker/WorkerPath.h"
 
 #include <algorithm>
 #include <atomic>
@@ -21,10 +21,10 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <iostream>
 #include <optional>
 #include <pthread.h>
 #include <thread>
@@ -49,8 +49,7 @@ public:
     }
     ~SigintBlock()
     {
-        while (taken(std::chrono::milliseconds(0))) {
-        }
+        while (taken(std::chrono::milliseconds(0))) {}
         pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
     }
     SigintBlock(const SigintBlock&) = delete;
@@ -82,7 +81,6 @@ std::string joinFailures(const std::vector<std::pair<std::string, std::string>>&
     return text;
 }
 
-
 // The cards to search: the ones named, else every card by share of model time (largest first),
 // skipping vendor-backed ones (cuBLAS/cuDNN) and, for the built-in proposer, those it does not
 // cover (an LLM may write a kernel for any op).
@@ -103,8 +101,9 @@ std::vector<const core::OperatorCard*> chooseCards(const core::Project& project,
     }
     for (const core::OperatorCard& card : project.cards)
         cards.push_back(&card);
-    std::stable_sort(cards.begin(), cards.end(),
-                     [](const core::OperatorCard* a, const core::OperatorCard* b) { return a->timeShare > b->timeShare; });
+    std::stable_sort(cards.begin(), cards.end(), [](const core::OperatorCard* a, const core::OperatorCard* b) {
+        return a->timeShare > b->timeShare;
+    });
     std::vector<const core::OperatorCard*> chosen;
     for (const core::OperatorCard* card : cards) {
         if (card->vendorBacked) {
@@ -177,9 +176,20 @@ int runOptimizeCommand(const std::vector<std::string>& args)
     // First, before any thread starts (LLM client, workers, compile threads).
     SigintBlock sigint;
     ArgParser parser;
-    parser.multiOption("--cards").option("--iterations").option("--time-limit").option("--proposer").option("--seed")
-        .option("--timeout").option("--worker").option("--llm-config").option("--model").option("--base-url")
-        .option("--api-key-env").option("--gpus").flag("--resume").flag("--restart");
+    parser.multiOption("--cards")
+        .option("--iterations")
+        .option("--time-limit")
+        .option("--proposer")
+        .option("--seed")
+        .option("--timeout")
+        .option("--worker")
+        .option("--llm-config")
+        .option("--model")
+        .option("--base-url")
+        .option("--api-key-env")
+        .option("--gpus")
+        .flag("--resume")
+        .flag("--restart");
     if (auto error = parser.parse(args))
         return fail("optimize: " + *error + " (see 'kforge optimize --help')", 2);
     if (parser.positionals().size() != 1)
@@ -209,7 +219,8 @@ int runOptimizeCommand(const std::vector<std::string>& args)
         llmClient = std::move(client.value());
     }
     core::SearchBudget budget;
-    if (auto text = parser.value("--iterations"); text && (!parseNumber(*text, budget.maxIterations) || budget.maxIterations < 1))
+    if (auto text = parser.value("--iterations");
+        text && (!parseNumber(*text, budget.maxIterations) || budget.maxIterations < 1))
         return fail("--iterations: expected a whole number >= 1, got '" + *text + "'", 2);
     if (auto text = parser.value("--time-limit"); text && !parseSeconds(*text, budget.wallTimeLimitS))
         return fail(secondsError("--time-limit", *text), 2);
@@ -324,8 +335,7 @@ int runOptimizeCommand(const std::vector<std::string>& args)
         const core::SearchOutcome& result = outcome->value();
         const core::SearchNode* best = run.tree().bestPassed();
         std::printf("%s  %-28s nodes %3zu  %-16s best %s", card->id.substr(0, 8).c_str(), card->qualifiedName().c_str(),
-                    run.tree().nodes().size(), core::stopReasonName(result.reason),
-                    best && best->speedup ? "" : "-");
+                    run.tree().nodes().size(), core::stopReasonName(result.reason), best && best->speedup ? "" : "-");
         if (best && best->speedup)
             std::printf("%s %.2f us, %.3fx eager (iteration %d)", best->id.c_str(), best->latency->medianUs,
                         *best->speedup, best->iteration);
@@ -354,12 +364,14 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             std::printf(" candidates; %d in %.1f s = %.1f per minute\n", total, seconds,
                         seconds > 0 ? total * 60.0 / seconds : 0.0);
         }
-        const bool anyCompiled = std::any_of(run.tree().nodes().begin(), run.tree().nodes().end(),
-                                             [](const core::SearchNode& node) { return core::isRevisable(node.status); });
+        const bool anyCompiled =
+            std::any_of(run.tree().nodes().begin(), run.tree().nodes().end(),
+                        [](const core::SearchNode& node) { return core::isRevisable(node.status); });
         if (!best && anyCompiled) {
             const nlohmann::json gpu = evaluator.gpu();
             if (!gpu.is_object() || !gpu.contains("architecture"))
-                std::printf("          compile-only: no GPU in the worker; candidates were generated and compiled, not measured\n");
+                std::printf("          compile-only: no GPU in the worker; candidates were generated and compiled, not "
+                            "measured\n");
         }
         std::fflush(stdout);
     }
@@ -371,8 +383,8 @@ int runOptimizeCommand(const std::vector<std::string>& args)
     if (failures.size() == 1 && cards.size() == 1)
         std::cerr << "kforge: error: " << failures.front().first << " failed: " << failures.front().second << "\n";
     else if (!failures.empty())
-        std::cerr << "kforge: error: " << failures.size() << " of " << cards.size() << " cards failed: "
-                  << joinFailures(failures) << "\n";
+        std::cerr << "kforge: error: " << failures.size() << " of " << cards.size()
+                  << " cards failed: " << joinFailures(failures) << "\n";
     if (interrupted) {
         std::cerr << "kforge: interrupted: the trees are saved (--resume continues)";
         if (!notSearched.empty()) {

@@ -12,7 +12,8 @@ core::Result<core::OperatorCard> openProjectCard(const std::string& projectDir, 
     const core::OperatorCard* card = project->findCard(cardId);
     if (!card)
         return core::makeError(core::ErrorCode::NotFound,
-                               "no card with that id (or the prefix is ambiguous) in " + projectDir, "--card " + cardId);
+                               "no card with that id (or the prefix is ambiguous) in " + projectDir,
+                               "--card " + cardId);
     return *card;
 }
 

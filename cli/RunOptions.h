@@ -26,8 +26,13 @@ struct RunOptions {
 inline std::optional<std::string> parseRunOptions(const std::vector<std::string>& args, RunOptions& options)
 {
     ArgParser parser;
-    parser.multiOption("--inputs").option("--runs").option("--warmup").option("--model").option("--seed")
-        .flag("--no-kernels").flag("--json");
+    parser.multiOption("--inputs")
+        .option("--runs")
+        .option("--warmup")
+        .option("--model")
+        .option("--seed")
+        .flag("--no-kernels")
+        .flag("--json");
     if (auto error = parser.parse(args))
         return "run: " + *error + " (see 'kforge run --help')";
     if (parser.positionals().size() != 1)

@@ -17,10 +17,14 @@ namespace {
 std::string producedBy(const core::SearchNode& node)
 {
     switch (node.provenance.kind) {
-    case core::ProvenanceKind::Root: return "root";
-    case core::ProvenanceKind::BuiltinTransformation: return node.provenance.transformation;
-    case core::ProvenanceKind::Llm: return node.provenance.provider + "/" + node.provenance.model;
-    case core::ProvenanceKind::ManualEdit: return "manual edit";
+    case core::ProvenanceKind::Root:
+        return "root";
+    case core::ProvenanceKind::BuiltinTransformation:
+        return node.provenance.transformation;
+    case core::ProvenanceKind::Llm:
+        return node.provenance.provider + "/" + node.provenance.model;
+    case core::ProvenanceKind::ManualEdit:
+        return "manual edit";
     }
     return "?";
 }
@@ -186,8 +190,8 @@ int runTreeCommand(const std::vector<std::string>& args)
         char speedup[32] = "no speedup";
         if (node->speedup)
             std::snprintf(speedup, sizeof speedup, "%.3fx", *node->speedup);
-        std::cout << "best on " << (gpu.empty() ? std::string("an unnamed device") : printable(gpu)) << ": "
-                  << node->id << " " << speedup << "\n";
+        std::cout << "best on " << (gpu.empty() ? std::string("an unnamed device") : printable(gpu)) << ": " << node->id
+                  << " " << speedup << "\n";
     }
     return 0;
 }

@@ -63,7 +63,8 @@ Prints the operator cards of a project, largest share of model time first.
   --json   machine-readable output: {"capture": {...}, "cards": [...]}
 )";
 
-constexpr const char* kBenchHelp = R"(usage: kforge bench PROJECT_DIR --card ID --kernel FILE.cu [--plan FILE.json] [options]
+constexpr const char* kBenchHelp =
+    R"(usage: kforge bench PROJECT_DIR --card ID --kernel FILE.cu [--plan FILE.json] [options]
 
 Compiles a candidate kernel with NVRTC, then in a kforge-worker process validates it against eager
 PyTorch on the card's captured samples and on fresh inputs, and times it against the eager kernel

@@ -29,6 +29,7 @@ debian_packages=(
     qt6-base-dev qt6-charts-dev libqt6opengl6-dev libxkbcommon-dev libqscintilla2-qt6-dev libgl-dev
     libcurl4-openssl-dev nlohmann-json3-dev libgtest-dev
     clang libclang-rt-14-dev # the fuzz tests (tests/fuzz): clang with libFuzzer and the sanitizers
+    clang-format # the style check (tools/check_format.sh, ctest format_check)
 )
 
 install_debian_packages() {

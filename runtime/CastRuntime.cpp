@@ -49,8 +49,8 @@ core::Result<int> loadOpenedPackage(const core::CastPackage& package, const std:
 {
     std::lock_guard lock(g_mutex);
     if (g_loaded)
-        return makeError(ErrorCode::AlreadyExists, "a package is already loaded (" + g_loaded->path + "): unload it first",
-                         path);
+        return makeError(ErrorCode::AlreadyExists,
+                         "a package is already loaded (" + g_loaded->path + "): unload it first", path);
     const int device = at::cuda::current_device();
     const cudaDeviceProp* props = at::cuda::getDeviceProperties(device);
     const std::string arch = "sm_" + std::to_string(props->major) + std::to_string(props->minor);
@@ -83,7 +83,8 @@ core::Result<int> loadOpenedPackage(const core::CastPackage& package, const std:
     } catch (const std::exception& e) {
         loadedPackage->libraries.clear();
         clearRegistry();
-        return makeError(ErrorCode::Internal, std::string("registering the dispatcher hooks failed: ") + e.what(), path);
+        return makeError(ErrorCode::Internal, std::string("registering the dispatcher hooks failed: ") + e.what(),
+                         path);
     }
     const int handle = loadedPackage->handle;
     g_loaded = std::move(loadedPackage);

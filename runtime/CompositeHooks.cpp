@@ -6,12 +6,12 @@
 #include <ATen/ops/adaptive_avg_pool2d_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/batch_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/contiguous_compositeimplicitautograd_dispatch.h>
-#include <ATen/ops/reshape_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/embedding_compositeexplicitautograd_dispatch.h>
 #include <ATen/ops/group_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/layer_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/log_softmax_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/max_pool2d_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/reshape_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/rms_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/softmax_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/to_compositeimplicitautograd_dispatch.h>
@@ -112,11 +112,10 @@ at::Tensor batchNormHook(const at::Tensor& input, const OptionalTensor& weight, 
     addOptional(call, "bias", bias);
     addOptional(call, "running_mean", runningMean);
     addOptional(call, "running_var", runningVar);
-    if (auto out = serveComposite<AtAutograd>("aten::batch_norm", call,
-                                              {&input, present(weight), present(bias)}))
+    if (auto out = serveComposite<AtAutograd>("aten::batch_norm", call, {&input, present(weight), present(bias)}))
         return *out;
-    return at::compositeimplicitautograd::batch_norm(input, weight, bias, runningMean, runningVar, training, momentum, eps,
-                                  cudnnEnabled);
+    return at::compositeimplicitautograd::batch_norm(input, weight, bias, runningMean, runningVar, training, momentum,
+                                                     eps, cudnnEnabled);
 }
 
 template <bool AtAutograd>
@@ -256,14 +255,14 @@ at::Tensor embeddingHook(const at::Tensor& weight, const at::Tensor& indices, c1
                    {"sparse", sparse}}};
     if (auto out = serveCall("aten::embedding", call))
         return out->front();
-    return at::compositeexplicitautograd::embedding_symint(weight, indices, std::move(paddingIdx), scaleGradByFreq, sparse);
+    return at::compositeexplicitautograd::embedding_symint(weight, indices, std::move(paddingIdx), scaleGradByFreq,
+                                                           sparse);
 }
 
-const char* const kComposite[] = {"aten::layer_norm",   "aten::group_norm",          "aten::batch_norm",
-                                  "aten::rms_norm",     "aten::adaptive_avg_pool2d", "aten::embedding",
-                                  "aten::softmax.int", "aten::log_softmax.int", "aten::max_pool2d",
-                                  "aten::to.dtype",     "aten::type_as",             "aten::contiguous",
-                                  "aten::reshape"};
+const char* const kComposite[] = {
+    "aten::layer_norm", "aten::group_norm",  "aten::batch_norm",      "aten::rms_norm",   "aten::adaptive_avg_pool2d",
+    "aten::embedding",  "aten::softmax.int", "aten::log_softmax.int", "aten::max_pool2d", "aten::to.dtype",
+    "aten::type_as",    "aten::contiguous",  "aten::reshape"};
 
 template <class CudaHook, class AutogradHook>
 void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
@@ -297,7 +296,8 @@ bool registerComposite(torch::Library& cuda, torch::Library& autogradCuda, const
         registerBoth(cuda, autogradCuda, "adaptive_avg_pool2d", TORCH_FN(adaptiveAvgPool2dHook<false>),
                      TORCH_FN(adaptiveAvgPool2dHook<true>));
     else if (key == "aten::softmax.int")
-        registerBoth(cuda, autogradCuda, "softmax.int", TORCH_FN(softmaxIntHook<false>), TORCH_FN(softmaxIntHook<true>));
+        registerBoth(cuda, autogradCuda, "softmax.int", TORCH_FN(softmaxIntHook<false>),
+                     TORCH_FN(softmaxIntHook<true>));
     else if (key == "aten::log_softmax.int")
         registerBoth(cuda, autogradCuda, "log_softmax.int", TORCH_FN(logSoftmaxIntHook<false>),
                      TORCH_FN(logSoftmaxIntHook<true>));

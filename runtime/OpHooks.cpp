@@ -15,9 +15,9 @@
 #include <ATen/ops/pow_cuda_dispatch.h>
 #include <ATen/ops/relu_cuda_dispatch.h>
 #include <ATen/ops/rsqrt_cuda_dispatch.h>
-#include <ATen/ops/sin_cuda_dispatch.h>
 #include <ATen/ops/sigmoid_cuda_dispatch.h>
 #include <ATen/ops/silu_cuda_dispatch.h>
+#include <ATen/ops/sin_cuda_dispatch.h>
 #include <ATen/ops/sub_cuda_dispatch.h>
 #include <ATen/ops/sum_cuda_dispatch.h>
 #include <ATen/ops/tanh_cuda_dispatch.h>
@@ -54,8 +54,8 @@ Registry g_building; // filled by addToRegistry under the load lock, published b
 // Why a fallback happened, by its signature: each distinct signature's reason is formatted once.
 // A model calls a hooked op with many shapes in turn (Gemma s512's add and mul: about 28 misses per
 // forward), and even one shape's misses differ in their pointers' alignment (part of the
-// signature): formatting a mismatch on every change cost microseconds of host time per call. Bounded: past kMostReasonsKept distinct signatures (a model with
-// ever-changing shapes) the map starts again.
+// signature): formatting a mismatch on every change cost microseconds of host time per call. Bounded: past
+// kMostReasonsKept distinct signatures (a model with ever-changing shapes) the map starts again.
 std::mutex g_reasonsMutex;
 std::unordered_map<std::uint64_t, std::string> g_reasonBySignature;
 constexpr std::size_t kMostReasonsKept = 4096;
@@ -316,41 +316,85 @@ at::Tensor sumHook(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
 bool registerOne(torch::Library& library, const std::string& key)
 {
     const std::string name = key.substr(6); // after "aten::"
-    if (key == "aten::_softmax") library.impl(name.c_str(), TORCH_FN(softmaxHook));
-    else if (key == "aten::_log_softmax") library.impl(name.c_str(), TORCH_FN(logSoftmaxHook));
-    else if (key == "aten::relu") library.impl(name.c_str(), TORCH_FN(reluHook));
-    else if (key == "aten::relu_") library.impl(name.c_str(), TORCH_FN(reluInPlaceHook));
-    else if (key == "aten::silu_") library.impl(name.c_str(), TORCH_FN(siluInPlaceHook));
-    else if (key == "aten::gelu") library.impl(name.c_str(), TORCH_FN(geluHook));
-    else if (key == "aten::silu") library.impl(name.c_str(), TORCH_FN(siluHook));
-    else if (key == "aten::sigmoid") library.impl(name.c_str(), TORCH_FN(sigmoidHook));
-    else if (key == "aten::tanh") library.impl(name.c_str(), TORCH_FN(tanhHook));
-    else if (key == "aten::neg") library.impl(name.c_str(), TORCH_FN(negHook));
-    else if (key == "aten::rsqrt") library.impl(name.c_str(), TORCH_FN(rsqrtHook));
-    else if (key == "aten::cos") library.impl(name.c_str(), TORCH_FN(cosHook));
-    else if (key == "aten::sin") library.impl(name.c_str(), TORCH_FN(sinHook));
-    else if (key == "aten::pow.Tensor_Scalar") library.impl(name.c_str(), TORCH_FN(powScalarHook));
-    else if (key == "aten::add.Tensor") library.impl(name.c_str(), TORCH_FN(addHook));
-    else if (key == "aten::sub.Tensor") library.impl(name.c_str(), TORCH_FN(subHook));
-    else if (key == "aten::mul.Tensor") library.impl(name.c_str(), TORCH_FN(mulHook));
-    else if (key == "aten::div.Tensor") library.impl(name.c_str(), TORCH_FN(divHook));
-    else if (key == "aten::add_.Tensor") library.impl(name.c_str(), TORCH_FN(addInPlaceHook));
-    else if (key == "aten::sub_.Tensor") library.impl(name.c_str(), TORCH_FN(subInPlaceHook));
-    else if (key == "aten::mul_.Tensor") library.impl(name.c_str(), TORCH_FN(mulInPlaceHook));
-    else if (key == "aten::div_.Tensor") library.impl(name.c_str(), TORCH_FN(divInPlaceHook));
-    else if (key == "aten::mean.dim") library.impl(name.c_str(), TORCH_FN(meanHook));
-    else if (key == "aten::sum.dim_IntList") library.impl(name.c_str(), TORCH_FN(sumHook));
-    else if (key == "aten::cat") library.impl(name.c_str(), TORCH_FN(catHook));
-    else return false;
+    if (key == "aten::_softmax")
+        library.impl(name.c_str(), TORCH_FN(softmaxHook));
+    else if (key == "aten::_log_softmax")
+        library.impl(name.c_str(), TORCH_FN(logSoftmaxHook));
+    else if (key == "aten::relu")
+        library.impl(name.c_str(), TORCH_FN(reluHook));
+    else if (key == "aten::relu_")
+        library.impl(name.c_str(), TORCH_FN(reluInPlaceHook));
+    else if (key == "aten::silu_")
+        library.impl(name.c_str(), TORCH_FN(siluInPlaceHook));
+    else if (key == "aten::gelu")
+        library.impl(name.c_str(), TORCH_FN(geluHook));
+    else if (key == "aten::silu")
+        library.impl(name.c_str(), TORCH_FN(siluHook));
+    else if (key == "aten::sigmoid")
+        library.impl(name.c_str(), TORCH_FN(sigmoidHook));
+    else if (key == "aten::tanh")
+        library.impl(name.c_str(), TORCH_FN(tanhHook));
+    else if (key == "aten::neg")
+        library.impl(name.c_str(), TORCH_FN(negHook));
+    else if (key == "aten::rsqrt")
+        library.impl(name.c_str(), TORCH_FN(rsqrtHook));
+    else if (key == "aten::cos")
+        library.impl(name.c_str(), TORCH_FN(cosHook));
+    else if (key == "aten::sin")
+        library.impl(name.c_str(), TORCH_FN(sinHook));
+    else if (key == "aten::pow.Tensor_Scalar")
+        library.impl(name.c_str(), TORCH_FN(powScalarHook));
+    else if (key == "aten::add.Tensor")
+        library.impl(name.c_str(), TORCH_FN(addHook));
+    else if (key == "aten::sub.Tensor")
+        library.impl(name.c_str(), TORCH_FN(subHook));
+    else if (key == "aten::mul.Tensor")
+        library.impl(name.c_str(), TORCH_FN(mulHook));
+    else if (key == "aten::div.Tensor")
+        library.impl(name.c_str(), TORCH_FN(divHook));
+    else if (key == "aten::add_.Tensor")
+        library.impl(name.c_str(), TORCH_FN(addInPlaceHook));
+    else if (key == "aten::sub_.Tensor")
+        library.impl(name.c_str(), TORCH_FN(subInPlaceHook));
+    else if (key == "aten::mul_.Tensor")
+        library.impl(name.c_str(), TORCH_FN(mulInPlaceHook));
+    else if (key == "aten::div_.Tensor")
+        library.impl(name.c_str(), TORCH_FN(divInPlaceHook));
+    else if (key == "aten::mean.dim")
+        library.impl(name.c_str(), TORCH_FN(meanHook));
+    else if (key == "aten::sum.dim_IntList")
+        library.impl(name.c_str(), TORCH_FN(sumHook));
+    else if (key == "aten::cat")
+        library.impl(name.c_str(), TORCH_FN(catHook));
+    else
+        return false;
     return true;
 }
 
-const char* const kHooked[] = {"aten::_softmax",    "aten::_log_softmax", "aten::relu",        "aten::gelu",
-                               "aten::silu",        "aten::sigmoid",      "aten::tanh",        "aten::add.Tensor",
-                               "aten::sub.Tensor",  "aten::mul.Tensor",   "aten::div.Tensor",  "aten::add_.Tensor",
-                               "aten::sub_.Tensor", "aten::mul_.Tensor",  "aten::div_.Tensor", "aten::mean.dim",
-                               "aten::sum.dim_IntList", "aten::neg",       "aten::rsqrt",      "aten::pow.Tensor_Scalar",
-                               "aten::relu_",       "aten::silu_",        "aten::cat",         "aten::cos",
+const char* const kHooked[] = {"aten::_softmax",
+                               "aten::_log_softmax",
+                               "aten::relu",
+                               "aten::gelu",
+                               "aten::silu",
+                               "aten::sigmoid",
+                               "aten::tanh",
+                               "aten::add.Tensor",
+                               "aten::sub.Tensor",
+                               "aten::mul.Tensor",
+                               "aten::div.Tensor",
+                               "aten::add_.Tensor",
+                               "aten::sub_.Tensor",
+                               "aten::mul_.Tensor",
+                               "aten::div_.Tensor",
+                               "aten::mean.dim",
+                               "aten::sum.dim_IntList",
+                               "aten::neg",
+                               "aten::rsqrt",
+                               "aten::pow.Tensor_Scalar",
+                               "aten::relu_",
+                               "aten::silu_",
+                               "aten::cat",
+                               "aten::cos",
                                "aten::sin"};
 
 } // namespace
@@ -381,7 +425,7 @@ std::optional<std::vector<at::Tensor>> serveCall(const char* hook, const HookCal
     // The salt names the reason's source: the refusal's text, the kernel whose mismatch is
     // reported, or none enabled.
     const std::uint64_t salt = !refused.empty() ? std::hash<std::string>{}(refused)
-                               : firstMismatch  ? reinterpret_cast<std::uintptr_t>(firstMismatch)
+        : firstMismatch                         ? reinterpret_cast<std::uintptr_t>(firstMismatch)
                                                 : 1;
     const std::uint64_t signature = fallbackSignature(&call, salt);
     recordFallbacks(found->second, signature, [&]() -> std::string {
@@ -493,9 +537,8 @@ nlohmann::json registryStats()
             if (const std::uint64_t last = entry->lastFallbackSignature.load(); last != 0) {
                 const auto found = g_reasonBySignature.find(last);
                 reasons[entry->kernel->id()] = found != g_reasonBySignature.end()
-                                                   ? found->second
-                                                   : "(not kept: more than " + std::to_string(kMostReasonsKept) +
-                                                         " different fallbacks)";
+                    ? found->second
+                    : "(not kept: more than " + std::to_string(kMostReasonsKept) + " different fallbacks)";
             }
             kernels.push_back({{"id", entry->kernel->id()},
                                {"card", entry->kernel->card().id},

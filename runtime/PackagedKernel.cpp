@@ -8,10 +8,10 @@
 #include "project/ProjectJson.h"
 
 #include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAGuard.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/ScalarType.h>
+#include <c10/cuda/CUDAGuard.h>
 
 #include <cmath>
 
@@ -40,13 +40,20 @@ core::Result<core::OperatorCard> cardOf(const core::CastKernel& kernel)
             output["device"] = "cuda";
     // Parsed with an empty key (and its id) so that the args and outputs are decoded exactly as
     // cards.json is; the real key and id are set afterwards.
-    json card{{"id", core::cardIdForKey("")}, {"key", ""},
-              {"op", kernel.op},           {"overload", kernel.overload},
-              {"schema", ""},              {"call_count", 0},
-              {"call_positions", json::array()}, {"vendor_backed", false},
-              {"samples_note", ""},        {"eager_note", ""},
-              {"time_share", 0.0},         {"args", kernel.args},
-              {"outputs", outputs}, {"samples", json::array()},
+    json card{{"id", core::cardIdForKey("")},
+              {"key", ""},
+              {"op", kernel.op},
+              {"overload", kernel.overload},
+              {"schema", ""},
+              {"call_count", 0},
+              {"call_positions", json::array()},
+              {"vendor_backed", false},
+              {"samples_note", ""},
+              {"eager_note", ""},
+              {"time_share", 0.0},
+              {"args", kernel.args},
+              {"outputs", outputs},
+              {"samples", json::array()},
               {"eager", nullptr}};
     auto parsed = core::cardFromJson(card, "kernel " + kernel.id + " card");
     if (!parsed)
@@ -59,7 +66,7 @@ core::Result<core::OperatorCard> cardOf(const core::CastKernel& kernel)
 } // namespace
 
 core::Result<std::unique_ptr<PackagedKernel>> PackagedKernel::load(const core::CastKernel& kernel,
-                                                                    const std::string& arch, int device)
+                                                                   const std::string& arch, int device)
 {
     std::unique_ptr<PackagedKernel> loaded(new PackagedKernel());
     loaded->m_id = kernel.id;
@@ -210,7 +217,7 @@ std::string planName(const char* name)
 bool PackagedKernel::servesHostScalar(std::size_t i, const at::Tensor& t) const
 {
     return m_guard.tensors[i].sizes.empty() && !m_hostScalarOutput.empty() && isHostScalarOf(t, m_guardTypes[i]) &&
-           hostScalarComputesAlike(t, m_hostScalarOutput);
+        hostScalarComputesAlike(t, m_hostScalarOutput);
 }
 
 bool PackagedKernel::matches(const HookCall& call) const
@@ -264,10 +271,9 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
         const bool hostScalar = g.sizes.empty() && t->is_cpu() && t->dim() == 0;
         if (hostScalar && t->scalar_type() == m_guardTypes[i] && !servesHostScalar(i, *t))
             return g.arg + ": a host number where the kernel was proven on a 0-dim device tensor, and eager " +
-                   (m_hostScalarOutput.empty()
-                        ? std::string("promotes the two differently here")
-                        : "rounds this value differently (" + std::to_string(t->item<double>()) + " in " +
-                              m_hostScalarOutput + ")");
+                (m_hostScalarOutput.empty() ? std::string("promotes the two differently here")
+                                            : "rounds this value differently (" + std::to_string(t->item<double>()) +
+                         " in " + m_hostScalarOutput + ")");
         if (!hostScalar && (!t->is_cuda() || t->get_device() != m_device))
             return g.arg + ": not on cuda:" + std::to_string(m_device);
         if (g.arg == "self" || g.arg == "input" || g.arg == "tensors[0]")
@@ -297,7 +303,8 @@ core::Result<std::vector<at::Tensor>> PackagedKernel::launch(const HookCall& cal
             onDevice = deviceCopyOfHostScalar(*tensor, m_device);
             if (!onDevice)
                 return makeError(ErrorCode::Unsupported,
-                                 std::string(name) + ": a host scalar with no device copy (graph capture, or too many values)",
+                                 std::string(name) +
+                                     ": a host scalar with no device copy (graph capture, or too many values)",
                                  "kernel " + m_id);
         }
         bindings.tensorArgs[planName(name)] = reinterpret_cast<CUdeviceptr>(onDevice->data_ptr());
@@ -320,8 +327,8 @@ core::Result<std::vector<at::Tensor>> PackagedKernel::launch(const HookCall& cal
         c10::ScalarType dtype;
         if (!core::torchinterop::scalarTypeFromName(spec.dtype, dtype))
             return makeError(ErrorCode::Unsupported, "output dtype " + spec.dtype, "kernel " + m_id);
-        outputs.push_back(at::empty_strided(spec.sizes, spec.strides,
-                                            at::TensorOptions().dtype(dtype).device(at::kCUDA, m_device)));
+        outputs.push_back(
+            at::empty_strided(spec.sizes, spec.strides, at::TensorOptions().dtype(dtype).device(at::kCUDA, m_device)));
     }
     for (const at::Tensor& out : outputs)
         bindings.outputs.push_back(reinterpret_cast<CUdeviceptr>(out.data_ptr()));

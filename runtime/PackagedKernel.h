@@ -70,10 +70,10 @@ private:
     core::LaunchPlan m_plan;
     std::unique_ptr<core::CubinModule> m_module;
     int m_device = 0;
-    std::string m_writtenArg; // in-place cards: the argument output 0 is ("self" of add_)
+    std::string m_writtenArg;                  // in-place cards: the argument output 0 is ("self" of add_)
     std::vector<c10::ScalarType> m_guardTypes; // per guard tensor, parsed once at load
-    std::string m_hostScalarOutput; // the output dtype host numbers may serve (core/cast/HostNumbers.h); "": never
-    std::string m_capabilityMismatch;          // why this device can never match; empty when it can
+    std::string m_hostScalarOutput;   // the output dtype host numbers may serve (core/cast/HostNumbers.h); "": never
+    std::string m_capabilityMismatch; // why this device can never match; empty when it can
 };
 
 } // namespace kforge::runtime

@@ -28,7 +28,8 @@ int main()
             return nlohmann::json{{"gpu", false}, {"reason", gpu.error().message}};
         return gpu;
     });
-    server.registerHandler("evaluate", [](const nlohmann::json& request) { return kforge::core::evaluateCandidate(request); });
+    server.registerHandler("evaluate",
+                           [](const nlohmann::json& request) { return kforge::core::evaluateCandidate(request); });
 #else
     server.registerHandler("hello", [](const nlohmann::json&) -> Result<nlohmann::json> {
         return nlohmann::json{{"gpu", false}, {"reason", "this build has no CUDA backend (compile-only)"}};

@@ -64,11 +64,16 @@ std::string TensorSpec::toShortString() const
 const char* argKindName(ArgKind kind)
 {
     switch (kind) {
-    case ArgKind::Tensor: return "tensor";
-    case ArgKind::TensorList: return "tensor-list";
-    case ArgKind::Value: return "value";
-    case ArgKind::None: return "none";
-    case ArgKind::Opaque: return "opaque";
+    case ArgKind::Tensor:
+        return "tensor";
+    case ArgKind::TensorList:
+        return "tensor-list";
+    case ArgKind::Value:
+        return "value";
+    case ArgKind::None:
+        return "none";
+    case ArgKind::Opaque:
+        return "opaque";
     }
     return "opaque";
 }

@@ -12,10 +12,10 @@ namespace kforge::core {
 
 /// Layout of one tensor as the operator saw it. Sizes and strides are in elements.
 struct TensorSpec {
-    std::string dtype;   // short name: "float32", "float16", "bfloat16", "int64", ...
+    std::string dtype; // short name: "float32", "float16", "bfloat16", "int64", ...
     std::vector<std::int64_t> sizes;
     std::vector<std::int64_t> strides;
-    std::string device;  // "cpu", "cuda:0", ...
+    std::string device; // "cpu", "cuda:0", ...
 
     bool isContiguous() const;
     std::int64_t numel() const;
@@ -43,8 +43,8 @@ bool argKindFromName(const std::string& name, ArgKind& out);
 
 /// One argument of an operator call, named as in the operator's schema.
 struct ArgSpec {
-    std::string name;                // schema argument name ("self", "dim", ...)
-    std::string type;                // schema type ("Tensor", "int[]", "ScalarType?", ...)
+    std::string name; // schema argument name ("self", "dim", ...)
+    std::string type; // schema type ("Tensor", "int[]", "ScalarType?", ...)
     ArgKind kind = ArgKind::None;
     std::vector<TensorSpec> tensors; // one for Tensor, n for TensorList
     nlohmann::json value;            // for Value: the value itself; for Opaque: a description

@@ -9,9 +9,9 @@
 #include "capture/TorchInterop.h"
 #include "capture/TorchModel.h"
 #include "project/ProjectStore.h"
-#include "util/UtcTime.h"
 #include "util/AtomicFile.h"
 #include "util/Hash.h"
+#include "util/UtcTime.h"
 #include "util/Version.h"
 
 #include <c10/core/InferenceMode.h>
@@ -149,19 +149,28 @@ void describeMissingSamples(RecordedVariant& variant, const CaptureOptions& opti
 const char* capturePhaseName(CapturePhase phase)
 {
     switch (phase) {
-    case CapturePhase::Starting: return "starting";
-    case CapturePhase::Loading: return "loading model";
-    case CapturePhase::Warmup: return "warm-up run";
-    case CapturePhase::Recording: return "recording operators";
-    case CapturePhase::SavingSamples: return "saving samples";
-    case CapturePhase::TimingEager: return "timing eager operators";
-    case CapturePhase::Writing: return "writing project";
-    case CapturePhase::Done: return "done";
+    case CapturePhase::Starting:
+        return "starting";
+    case CapturePhase::Loading:
+        return "loading model";
+    case CapturePhase::Warmup:
+        return "warm-up run";
+    case CapturePhase::Recording:
+        return "recording operators";
+    case CapturePhase::SavingSamples:
+        return "saving samples";
+    case CapturePhase::TimingEager:
+        return "timing eager operators";
+    case CapturePhase::Writing:
+        return "writing project";
+    case CapturePhase::Done:
+        return "done";
     }
     return "?";
 }
 
-Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress* progress, const std::atomic<bool>* stop)
+Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress* progress,
+                                 const std::atomic<bool>* stop)
 {
     const auto captureStart = Clock::now();
     CaptureReport report;
@@ -226,8 +235,8 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
 
     // The recorded run.
     setPhase(progress, CapturePhase::Recording);
-    OpRecorder recorder(RecorderOptions{device.value(), options.samplesPerCard, options.sampleBudgetBytes,
-                                        options.sampleVendorBacked});
+    OpRecorder recorder(
+        RecorderOptions{device.value(), options.samplesPerCard, options.sampleBudgetBytes, options.sampleVendorBacked});
     phaseStart = Clock::now();
     recorder.start();
     auto recorded = runForward(module.value(), inputs.value(), device.value());

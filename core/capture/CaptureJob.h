@@ -20,13 +20,13 @@ namespace kforge::core {
 
 struct CaptureOptions {
     std::filesystem::path modelPath;
-    std::vector<std::string> inputs;       // --inputs values (see parseInputSpec)
-    std::filesystem::path outputDir;       // must be absent or an empty folder
-    std::string device = "auto";           // auto | cpu | cuda | cuda:N
-    int samplesPerCard = 2;                // real samples saved per card
+    std::vector<std::string> inputs; // --inputs values (see parseInputSpec)
+    std::filesystem::path outputDir; // must be absent or an empty folder
+    std::string device = "auto";     // auto | cpu | cuda | cuda:N
+    int samplesPerCard = 2;          // real samples saved per card
     std::int64_t sampleBudgetBytes = 1ll << 30;
-    bool sampleVendorBacked = false;       // also sample cuBLAS/cuDNN-backed cards
-    std::uint64_t seed = 0;                // for synthesized inputs
+    bool sampleVendorBacked = false; // also sample cuBLAS/cuDNN-backed cards
+    std::uint64_t seed = 0;          // for synthesized inputs
 };
 
 enum class CapturePhase { Starting, Loading, Warmup, Recording, SavingSamples, TimingEager, Writing, Done };

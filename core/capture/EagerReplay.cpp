@@ -5,8 +5,8 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/Event.h>
-#include <c10/core/impl/VirtualGuardImpl.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/cuda.h>
 
 #include <algorithm>
@@ -50,7 +50,8 @@ std::vector<double> timeOnCuda(const c10::OperatorHandle& handle, const std::vec
     std::vector<double> durationsUs;
     // Batches of repetitions: all events of a batch are recorded, then read after one sync.
     while (!enoughRepetitions(durationsUs, options)) {
-        const int batch = std::min(options.minRepetitions, options.maxRepetitions - static_cast<int>(durationsUs.size()));
+        const int batch =
+            std::min(options.minRepetitions, options.maxRepetitions - static_cast<int>(durationsUs.size()));
         std::vector<c10::Event> starts;
         std::vector<c10::Event> ends;
         for (int i = 0; i < batch; ++i) {

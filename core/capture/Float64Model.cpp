@@ -50,8 +50,7 @@ Value* float64Constant(Graph& graph, Value* value, bool isDtypeArgument)
     const std::optional<c10::IValue> constant = torch::jit::toIValue(value);
     if (!constant)
         return nullptr;
-    if (isDtypeArgument && constant->isInt() &&
-        isLowerFloating(static_cast<c10::ScalarType>(constant->toInt())))
+    if (isDtypeArgument && constant->isInt() && isLowerFloating(static_cast<c10::ScalarType>(constant->toInt())))
         return graph.insertConstant(static_cast<std::int64_t>(c10::ScalarType::Double));
     if (!isDtypeArgument && constant->isTensor() && isLowerFloating(constant->toTensor().scalar_type()))
         return graph.insertConstant(constant->toTensor().to(at::kDouble));
@@ -126,8 +125,8 @@ Result<c10::IValue> runModelInFloat64(const torch::jit::Module& module, const st
                              "float64 run");
         return stack.front();
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::BadModel,
-                         "the model does not run in float64: " + torchinterop::oneLineError(e), "float64 run");
+        return makeError(ErrorCode::BadModel, "the model does not run in float64: " + torchinterop::oneLineError(e),
+                         "float64 run");
     }
 }
 

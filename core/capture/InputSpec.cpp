@@ -35,11 +35,12 @@ std::string formatNumber(double value)
 std::optional<std::string> canonicalDtypeName(const std::string& name)
 {
     static const std::array<std::pair<const char*, const char*>, 22> aliases = {{
-        {"float32", "float32"}, {"float", "float32"}, {"fp32", "float32"}, {"f32", "float32"},
-        {"float16", "float16"}, {"half", "float16"}, {"fp16", "float16"}, {"f16", "float16"},
+        {"float32", "float32"},   {"float", "float32"}, {"fp32", "float32"},    {"f32", "float32"},
+        {"float16", "float16"},   {"half", "float16"},  {"fp16", "float16"},    {"f16", "float16"},
         {"bfloat16", "bfloat16"}, {"bf16", "bfloat16"}, {"float64", "float64"}, {"double", "float64"},
-        {"fp64", "float64"}, {"int64", "int64"}, {"long", "int64"}, {"int32", "int32"}, {"int", "int32"},
-        {"int16", "int16"}, {"int8", "int8"}, {"uint8", "uint8"}, {"bool", "bool"}, {"short", "int16"},
+        {"fp64", "float64"},      {"int64", "int64"},   {"long", "int64"},      {"int32", "int32"},
+        {"int", "int32"},         {"int16", "int16"},   {"int8", "int8"},       {"uint8", "uint8"},
+        {"bool", "bool"},         {"short", "int16"},
     }};
     for (const auto& [alias, canonical] : aliases) {
         if (name == alias)
@@ -51,7 +52,7 @@ std::optional<std::string> canonicalDtypeName(const std::string& name)
 bool isFloatingDtype(const std::string& canonicalName)
 {
     return canonicalName == "float32" || canonicalName == "float16" || canonicalName == "bfloat16" ||
-           canonicalName == "float64";
+        canonicalName == "float64";
 }
 
 std::string ShapeSpec::toString() const
@@ -139,8 +140,8 @@ Result<InputSpec> parseInputSpec(const std::vector<std::string>& values)
     InputSpec spec;
     std::error_code ec;
     const bool looksLikeFile = values.size() == 1 &&
-                               (std::filesystem::exists(values[0], ec) || values[0].ends_with(".pt") ||
-                                values[0].ends_with(".pth") || values[0].find('/') != std::string::npos);
+        (std::filesystem::exists(values[0], ec) || values[0].ends_with(".pt") || values[0].ends_with(".pth") ||
+         values[0].find('/') != std::string::npos);
     if (looksLikeFile) {
         if (std::filesystem::is_directory(values[0], ec))
             return makeError(ErrorCode::InvalidArgument, "is a directory, not an inputs file (a torch.save file)",

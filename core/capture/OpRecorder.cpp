@@ -44,7 +44,7 @@ bool sharesStorage(c10::ArrayRef<c10::IValue> outputs, const std::vector<const c
 struct OpRecorder::CallContext : at::ObserverContext {
     bool topLevel = false;
     RecordedVariant* variant = nullptr;
-    CapturedSample* sample = nullptr; // non-null: keep this call's outputs
+    CapturedSample* sample = nullptr;                   // non-null: keep this call's outputs
     std::vector<const c10::StorageImpl*> inputStorages; // of a sampled call, to spot aliasing outputs
     bool mutates = false;
     bool skippedForBudget = false; // the variant's first call without room in the budget: size its outputs
@@ -52,7 +52,9 @@ struct OpRecorder::CallContext : at::ObserverContext {
     std::optional<size_t> returns; // the schema's number of results, when known
 };
 
-OpRecorder::OpRecorder(RecorderOptions options) : m_options(std::move(options)) {}
+OpRecorder::OpRecorder(RecorderOptions options) : m_options(std::move(options))
+{
+}
 
 OpRecorder::~OpRecorder()
 {
@@ -143,8 +145,9 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
         return nullptr;
     }
     const std::int64_t position = m_totalCalls++;
-    const std::string qualified =
-        operatorName->overload_name.empty() ? operatorName->name : operatorName->name + "." + operatorName->overload_name;
+    const std::string qualified = operatorName->overload_name.empty()
+        ? operatorName->name
+        : operatorName->name + "." + operatorName->overload_name;
     const SchemaInfo& schema = schemaFor(fn, qualified);
 
     // A boxed call (the TorchScript interpreter's) hands the whole interpreter stack to the
@@ -187,8 +190,7 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
     call->variant = &variant;
 
     const bool wantsSample = static_cast<int>(variant.samples.size()) < m_options.samplesPerCard &&
-                             (m_options.sampleVendorBacked || !variant.card.vendorBacked) &&
-                             !variant.outputAliasesInput;
+        (m_options.sampleVendorBacked || !variant.card.vendorBacked) && !variant.outputAliasesInput;
     if (wantsSample) {
         std::int64_t inputBytes = 0;
         for (const c10::IValue& input : inputs)

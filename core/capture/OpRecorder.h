@@ -35,11 +35,11 @@ struct CapturedSample {
 };
 
 struct RecordedVariant {
-    OperatorCard card;                       // op, schema, args, key, id, positions, vendor flag, outputs
-    std::vector<c10::IValue> timingInputs;   // first call's inputs on the capture device
+    OperatorCard card;                     // op, schema, args, key, id, positions, vendor flag, outputs
+    std::vector<c10::IValue> timingInputs; // first call's inputs on the capture device
     std::vector<CapturedSample> samples;
-    bool budgetExhausted = false;            // a sample was skipped for the memory budget
-    std::int64_t unsampledBytes = 0;         // inputs + outputs of the first call skipped for the budget
+    bool budgetExhausted = false;    // a sample was skipped for the memory budget
+    std::int64_t unsampledBytes = 0; // inputs + outputs of the first call skipped for the budget
     // An output shares storage with an input of a call that writes no argument (a view, or the
     // input itself, like eval-mode dropout): no work a kernel could do, so no sample is kept.
     bool outputAliasesInput = false;

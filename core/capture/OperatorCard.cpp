@@ -57,15 +57,37 @@ std::string cardIdForKey(const std::string& key)
 bool isVendorBackedOp(const std::string& op)
 {
     // Exact names, then prefixes. Kept as data so the list reads as a specification.
-    static constexpr std::array<std::string_view, 22> exact = {
-        "aten::linear", "aten::addmm", "aten::mm", "aten::bmm", "aten::baddbmm", "aten::addbmm",
-        "aten::matmul", "aten::addmv", "aten::mv", "aten::dot", "aten::vdot", "aten::einsum",
-        "aten::_addmm_activation", "aten::scaled_dot_product_attention", "aten::lstm", "aten::gru",
-        "aten::rnn_tanh", "aten::rnn_relu", "aten::_scaled_mm", "aten::_int_mm", "aten::tensordot",
-        "aten::bilinear"};
-    static constexpr std::array<std::string_view, 9> prefixes = {
-        "aten::conv", "aten::_conv", "aten::convolution", "aten::_convolution", "aten::cudnn_",
-        "aten::miopen_", "aten::_scaled_dot_product_", "aten::_flash_attention", "aten::_efficient_attention"};
+    static constexpr std::array<std::string_view, 22> exact = {"aten::linear",
+                                                               "aten::addmm",
+                                                               "aten::mm",
+                                                               "aten::bmm",
+                                                               "aten::baddbmm",
+                                                               "aten::addbmm",
+                                                               "aten::matmul",
+                                                               "aten::addmv",
+                                                               "aten::mv",
+                                                               "aten::dot",
+                                                               "aten::vdot",
+                                                               "aten::einsum",
+                                                               "aten::_addmm_activation",
+                                                               "aten::scaled_dot_product_attention",
+                                                               "aten::lstm",
+                                                               "aten::gru",
+                                                               "aten::rnn_tanh",
+                                                               "aten::rnn_relu",
+                                                               "aten::_scaled_mm",
+                                                               "aten::_int_mm",
+                                                               "aten::tensordot",
+                                                               "aten::bilinear"};
+    static constexpr std::array<std::string_view, 9> prefixes = {"aten::conv",
+                                                                 "aten::_conv",
+                                                                 "aten::convolution",
+                                                                 "aten::_convolution",
+                                                                 "aten::cudnn_",
+                                                                 "aten::miopen_",
+                                                                 "aten::_scaled_dot_product_",
+                                                                 "aten::_flash_attention",
+                                                                 "aten::_efficient_attention"};
     if (std::find(exact.begin(), exact.end(), op) != exact.end())
         return true;
     return std::any_of(prefixes.begin(), prefixes.end(),

@@ -45,11 +45,11 @@ struct OperatorCard {
     std::vector<std::int64_t> callPositions; // execution-order indices of every call
     bool vendorBacked = false;               // backed by cuBLAS/cuDNN (see isVendorBackedOp)
     std::vector<SampleRef> samples;
-    std::string samplesNote;                 // why fewer samples than asked, if so
-    std::optional<EagerTiming> eager;        // absent when the card could not be replayed
-    std::string eagerNote;                   // why eager is absent, if so
-    double timeShare = 0;                    // share of the model's total eager operator time, 0..1
-                                             // (a CUDA capture's host ops: 0, see runsOnHost)
+    std::string samplesNote;          // why fewer samples than asked, if so
+    std::optional<EagerTiming> eager; // absent when the card could not be replayed
+    std::string eagerNote;            // why eager is absent, if so
+    double timeShare = 0;             // share of the model's total eager operator time, 0..1
+                                      // (a CUDA capture's host ops: 0, see runsOnHost)
 
     /// "aten::softmax.int" (no dot for the default overload).
     std::string qualifiedName() const;

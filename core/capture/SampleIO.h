@@ -1,8 +1,7 @@
 #pragma once
 // Sample files: one captured call's inputs and eager outputs, written with LibTorch's pickler in
-// the torch.save format, so Python reads them with `inputs, outputs = torch.load(path)` (two tuples; weights_only loading works
-// for tensors, numbers, None and strings).
-// Internal to core (includes LibTorch).
+// the torch.save format, so Python reads them with `inputs, outputs = torch.load(path)` (two tuples; weights_only
+// loading works for tensors, numbers, None and strings). Internal to core (includes LibTorch).
 
 #include "util/Result.h"
 

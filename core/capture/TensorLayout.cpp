@@ -39,7 +39,7 @@ std::string tensorLayoutProblem(const std::vector<std::int64_t>& sizes, const st
         if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) || __builtin_add_overflow(span, reach, &span) ||
             span > kMaxTensorElements)
             return "sizes [" + someInts(sizes) + "] with strides [" + someInts(strides) +
-                   "] span more than 2^59 elements";
+                "] span more than 2^59 elements";
     }
     return {};
 }

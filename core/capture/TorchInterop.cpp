@@ -125,7 +125,8 @@ TensorSpec tensorSpecOf(const at::Tensor& tensor)
     TensorSpec spec;
     spec.dtype = dtypeName(tensor.scalar_type());
     spec.sizes = tensor.sizes().vec();
-    spec.strides = tensor.layout() == c10::kStrided ? tensor.strides().vec() : std::vector<std::int64_t>(spec.sizes.size(), 0);
+    spec.strides =
+        tensor.layout() == c10::kStrided ? tensor.strides().vec() : std::vector<std::int64_t>(spec.sizes.size(), 0);
     spec.device = tensor.device().str();
     return spec;
 }

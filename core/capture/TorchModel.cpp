@@ -7,9 +7,9 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/InferenceMode.h>
-#include <torch/cuda.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/serialization/import.h>
+#include <torch/cuda.h>
 #include <torch/serialize.h>
 
 #include <fstream>
@@ -62,8 +62,8 @@ Result<std::vector<c10::IValue>> loadInputsFile(const fs::path& path, c10::Devic
     try {
         loaded = torch::pickle_load(std::vector<char>(bytes->begin(), bytes->end()));
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::BadInputs,
-                         "not a torch.save file of tensors: " + torchinterop::oneLineError(e), path.string());
+        return makeError(ErrorCode::BadInputs, "not a torch.save file of tensors: " + torchinterop::oneLineError(e),
+                         path.string());
     }
     std::vector<c10::IValue> items;
     if (loaded.isTensor())

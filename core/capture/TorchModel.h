@@ -40,8 +40,7 @@ c10::IValue forwardOpByOp(torch::jit::Module& module, std::vector<c10::IValue> i
 
 /// Runs forward once (forwardOpByOp) in InferenceMode and waits for the device. BadInputs when the model rejects
 /// the inputs (count, dtype, shape), with the model's own reason.
-Result<c10::IValue> runForward(torch::jit::Module& module, const std::vector<c10::IValue>& inputs,
-                               c10::Device device);
+Result<c10::IValue> runForward(torch::jit::Module& module, const std::vector<c10::IValue>& inputs, c10::Device device);
 
 /// Waits for all work queued on `device`.
 void synchronizeDevice(c10::Device device);

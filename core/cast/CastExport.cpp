@@ -174,7 +174,7 @@ namespace {
 bool exportable(const SearchNode& node)
 {
     return node.status == NodeStatus::Passed && node.latency && node.latency->medianUs > 0 &&
-           exportSpeedupOf(node).has_value();
+        exportSpeedupOf(node).has_value();
 }
 
 // Exportable nodes per GPU model (gpuModelOf).
@@ -333,7 +333,8 @@ public:
         // The caller's options outlive the thread (the export waits for every verdict's future);
         // this object may not (an early return drops it before the slots that hold the futures).
         const ExportSanitizeFn& sanitize = m_options.sanitize;
-        auto verdict = std::async(std::launch::async, [&sanitize, &card, &node] { return sanitize(card, node); }).share();
+        auto verdict =
+            std::async(std::launch::async, [&sanitize, &card, &node] { return sanitize(card, node); }).share();
         m_running.push_back(verdict);
         return verdict;
     }
@@ -351,7 +352,8 @@ private:
 };
 
 // Makes the slot's kernel custom, or a fallback when the sanitizer found something.
-void completeKernel(CardSlot& slot, SanitizerVerdict verdict, std::map<std::string, std::vector<std::string>>& uncheckedByReason,
+void completeKernel(CardSlot& slot, SanitizerVerdict verdict,
+                    std::map<std::string, std::vector<std::string>>& uncheckedByReason,
                     std::vector<std::string>& reusedVerdicts, std::set<std::string>& headerArchs)
 {
     const PendingKernel& pending = *slot.pending;
@@ -472,8 +474,8 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
         const std::string gpu = exportableByGpu(tree).size() > 1 ? " on " + gpuModelOf(*node) : std::string();
         const std::string best = "best " + formatSpeedup(speedup) + " (" + node->id + ")" + gpu;
         if (!(speedup >= options.minSpeedup)) {
-            finish("best " + formatSpeedup(speedup) + " below --min-speedup " + formatNumber(options.minSpeedup) + " (" +
-                   node->id + ")");
+            finish("best " + formatSpeedup(speedup) + " below --min-speedup " + formatNumber(options.minSpeedup) +
+                   " (" + node->id + ")");
             continue;
         }
         std::string why;
@@ -518,12 +520,12 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
             continue;
         }
 
-        slot.pending = PendingKernel{&card, node, speedup, best, gpu, guardArch, archs, plan.value(),
-                                     gates.start(card, *node)};
+        slot.pending =
+            PendingKernel{&card, node, speedup, best, gpu, guardArch, archs, plan.value(), gates.start(card, *node)};
         // A gate that cannot run at all (--sanitize on without compute-sanitizer) stops the export
         // at once when gates run one at a time; run concurrently, its error is met at the end.
-        if (auto& verdict = slot.pending->verdict; verdict.wait_for(std::chrono::seconds(0)) == std::future_status::ready &&
-                                                   !verdict.get())
+        if (auto& verdict = slot.pending->verdict;
+            verdict.wait_for(std::chrono::seconds(0)) == std::future_status::ready && !verdict.get())
             return verdict.get().error();
     }
 
@@ -555,7 +557,8 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
         std::string list;
         for (const std::string& id : reusedVerdicts)
             list += (list.empty() ? "" : ", ") + id;
-        package.auditNotes.push_back("sanitizer verdicts reused (the same kernel passed on the same samples before): " + list);
+        package.auditNotes.push_back("sanitizer verdicts reused (the same kernel passed on the same samples before): " +
+                                     list);
     }
     return result;
 }

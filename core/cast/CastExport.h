@@ -86,11 +86,11 @@ struct ExportOptions {
 /// What happened to one card (one per card of the project, in project order).
 struct ExportDecision {
     std::string cardId;
-    std::string op;     // "aten::softmax.int"
+    std::string op; // "aten::softmax.int"
     std::string kernelId;
     bool custom = false;
-    std::string reason; // the audit reason: "1.623x (n3)" or why it fell back
-    std::string nodeId; // the node chosen (custom, or the best one that was refused); empty if none
+    std::string reason;            // the audit reason: "1.623x (n3)" or why it fell back
+    std::string nodeId;            // the node chosen (custom, or the best one that was refused); empty if none
     std::optional<double> speedup; // the chosen node's paired speedup
     double medianUs = 0;
     double spreadPercent = 0;

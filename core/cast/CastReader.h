@@ -16,22 +16,17 @@
 namespace kforge::core {
 
 /// Reads and verifies the package at `path`.
-Result<CastPackage> openCast(const std::filesystem::path &path,
-                             const CastLimits &limits = {});
+Result<CastPackage> openCast(const std::filesystem::path& path, const CastLimits& limits = {});
 
 /// The same on archive bytes already in memory; `name` is the error context.
-Result<CastPackage> readCast(const std::string &archive,
-                             const std::string &name,
-                             const CastLimits &limits = {});
+Result<CastPackage> readCast(const std::string& archive, const std::string& name, const CastLimits& limits = {});
 
 /// Can this package run on a GPU of architecture `arch` ("sm_90") with this
 /// torch and CUDA? Every custom kernel needs a cubin for `arch` or PTX no newer
 /// than it (the driver JITs it); the versions must be at least the header's
 /// minimums (an empty version is not checked). On success returns notes for the
 /// user ("kernel k3: JIT from compute_80 PTX").
-Result<std::vector<std::string>>
-checkCompatibility(const CastPackage &package, const std::string &arch,
-                   const std::string &torchVersion,
-                   const std::string &cudaVersion);
+Result<std::vector<std::string>> checkCompatibility(const CastPackage& package, const std::string& arch,
+                                                    const std::string& torchVersion, const std::string& cudaVersion);
 
 } // namespace kforge::core

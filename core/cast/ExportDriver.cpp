@@ -144,9 +144,9 @@ private:
         if (!m_unavailable.empty()) {
             if (m_mode == SanitizeMode::On)
                 return makeError(ErrorCode::Unsupported, m_unavailable + ": cannot run the sanitizer gate",
-                                       "--sanitize on");
+                                 "--sanitize on");
             return SanitizerVerdict{json{{"checked", false}, {"reason", m_unavailable + ": not sanitizer-checked"}},
-                                          {}};
+                                    {}};
         }
         const SanitizerVerdictInputs inputs = sanitizerVerdictInputs(
             card, node, m_projectDir, m_workerInfo, m_compiler.compiler().nvrtcVersion(), m_sanitizerPath);
@@ -174,11 +174,11 @@ private:
         auto report = benchCandidate(request, m_compiler, *worker);
         if (!report)
             return SanitizerVerdict{json{{"checked", false}, {"reason", report.error().toString()}},
-                                          "the gate could not run: " + report.error().toString()};
+                                    "the gate could not run: " + report.error().toString()};
         const std::string status = report->value("status", std::string());
         json record = report->contains("sanitizer")
-                          ? (*report)["sanitizer"]
-                          : json{{"checked", false}, {"reason", "not reached: validation " + status}};
+            ? (*report)["sanitizer"]
+            : json{{"checked", false}, {"reason", "not reached: validation " + status}};
         if (status == "passed") {
             m_verdicts.storePassed(inputs, record);
             return SanitizerVerdict{record, {}};
@@ -219,9 +219,10 @@ private:
         const json gpu = hello.result.value("info", json());
         m_workerInfo = gpu;
         if (!gpu.is_object() || !gpu.contains("architecture") || !gpu.at("architecture").is_string())
-            m_unavailable = "no GPU in the worker" + (gpu.is_object() && gpu.contains("reason") && gpu.at("reason").is_string()
-                                                           ? " (" + gpu.at("reason").get<std::string>() + ")"
-                                                           : std::string());
+            m_unavailable = "no GPU in the worker" +
+                (gpu.is_object() && gpu.contains("reason") && gpu.at("reason").is_string()
+                     ? " (" + gpu.at("reason").get<std::string>() + ")"
+                     : std::string());
     }
 
     SanitizeMode m_mode;
@@ -236,7 +237,7 @@ private:
     std::chrono::steady_clock::time_point m_busySince;
     double m_seconds = 0;
     ExportProgress* m_progress; // may be null
-    std::mutex m_probeMutex; // guards the probe and what it sets, which later calls only read
+    std::mutex m_probeMutex;    // guards the probe and what it sets, which later calls only read
     bool m_probed = false;
     std::string m_unavailable; // why the gate cannot run; empty when it can
     std::string m_sanitizerPath;
@@ -267,8 +268,8 @@ std::optional<std::string> checkOutput(const fs::path& output)
 
 // The in-model check on a private copy of the package (in the user's cache, removed afterwards),
 // or why it is not run: no checker in this build, a kernels-only package, no custom kernel.
-Result<InModelCheck> runInModelCheck(const ExportRequest& request, const CastPackage& package,
-                                     const std::string& bytes, const CaptureInfo& capture)
+Result<InModelCheck> runInModelCheck(const ExportRequest& request, const CastPackage& package, const std::string& bytes,
+                                     const CaptureInfo& capture)
 {
     const bool anyCustom = std::any_of(package.kernels.begin(), package.kernels.end(),
                                        [](const CastKernel& k) { return k.kind == KernelKind::Custom; });
@@ -283,8 +284,8 @@ Result<InModelCheck> runInModelCheck(const ExportRequest& request, const CastPac
     fs::create_directories(dir, ec);
     const fs::path copy = dir / (std::to_string(::getpid()) + "-" + fnv1a64Hex(bytes) + ".cast");
     if (auto written = writeFileAtomically(copy, bytes); !written)
-        return makeError(written.error().code, "cannot write the package for the in-model check: " + written.error().message,
-                         copy.string());
+        return makeError(written.error().code,
+                         "cannot write the package for the in-model check: " + written.error().message, copy.string());
     InModelCheck check = request.inModelCheck(copy, capture);
     fs::remove(copy, ec);
     return check;
@@ -295,9 +296,12 @@ Result<InModelCheck> runInModelCheck(const ExportRequest& request, const CastPac
 const char* sanitizeModeName(SanitizeMode mode)
 {
     switch (mode) {
-    case SanitizeMode::Auto: return "auto";
-    case SanitizeMode::On: return "on";
-    case SanitizeMode::Off: return "off";
+    case SanitizeMode::Auto:
+        return "auto";
+    case SanitizeMode::On:
+        return "on";
+    case SanitizeMode::Off:
+        return "off";
     }
     return "auto";
 }
@@ -352,17 +356,18 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
         return trees.error();
 
     CachingCompiler compiler(userCacheDirectory() / "nvrtc");
-    options.compile = [&compiler, &request](const std::string& source, const std::string& arch) -> Result<ExportCompiled> {
+    options.compile = [&compiler, &request](const std::string& source,
+                                            const std::string& arch) -> Result<ExportCompiled> {
         CompileOptions compileOptions;
         compileOptions.architecture = arch; // the options the search compiled with: a cache hit
-        compileOptions.stop = request.stop;  // a miss (another architecture) compiles under the default timeout
+        compileOptions.stop = request.stop; // a miss (another architecture) compiles under the default timeout
         auto compiled = compiler.compile(source, compileOptions);
         if (!compiled)
             return compiled.error();
         if (!compiled->ok)
             return makeError(ErrorCode::InvalidArgument, firstCompileError(compiled.value()));
-        return ExportCompiled{std::string(reinterpret_cast<const char*>(compiled->cubin.data()), compiled->cubin.size()),
-                              compiled->ptx};
+        return ExportCompiled{
+            std::string(reinterpret_cast<const char*>(compiled->cubin.data()), compiled->cubin.size()), compiled->ptx};
     };
     WorkerCommand worker;
     worker.executable = request.workerPath;

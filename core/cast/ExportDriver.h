@@ -31,8 +31,8 @@ using InModelChecker = std::function<InModelCheck(const std::filesystem::path& p
 /// Where a running export is, for a progress line or bar: written by the export's thread, read by
 /// any other.
 struct ExportProgress {
-    std::atomic<int> card{0};  // cards looked at so far (the one in work included)
-    std::atomic<int> cards{0}; // cards of the project; 0 before the project is read
+    std::atomic<int> card{0};               // cards looked at so far (the one in work included)
+    std::atomic<int> cards{0};              // cards of the project; 0 before the project is read
     std::atomic<bool> checkingModel{false}; // the in-model check runs
     std::atomic<int> sanitizing{0};         // kernels whose sanitizer gate runs now (--sanitize-jobs at most)
 };
@@ -52,9 +52,9 @@ struct ExportRequest {
     /// their targets through local ports), so the default stays at one.
     int sanitizeJobs = 1;
     bool includeModel = true;
-    std::string workerPath;                 // kforge-worker for the sanitizer gate
-    InModelChecker inModelCheck;            // empty: the check is not run (said in the audit)
-    ExportProgress* progress = nullptr;     // updated when given; must outlive the call
+    std::string workerPath;             // kforge-worker for the sanitizer gate
+    InModelChecker inModelCheck;        // empty: the check is not run (said in the audit)
+    ExportProgress* progress = nullptr; // updated when given; must outlive the call
     /// When given and set, the export stops before the next card or before the in-model check
     /// with ErrorCode::Cancelled and writes nothing (the card in work finishes first; sanitizer
     /// passes found so far are remembered). Must outlive the call.
@@ -62,8 +62,8 @@ struct ExportRequest {
 };
 
 struct ExportOutcome {
-    ExportResult exported;  // decisions, the in-model check
-    CastPackage verified;   // the package as the strict reader read it back
+    ExportResult exported; // decisions, the in-model check
+    CastPackage verified;  // the package as the strict reader read it back
     std::size_t bytes = 0;
     /// Where the wall time went: the sanitizer gate (all kernels), the in-model check, everything.
     double sanitizerSeconds = 0;

@@ -20,7 +20,8 @@ InModelCheck runInModelCheckTool(const std::filesystem::path& package, const Cap
     if (::access(tool.c_str(), X_OK) != 0)
         return {false, false, "this build has no CUDA runtime (kforge-cast-run not found)", {}};
     auto child = runChildProcess(
-        tool, {"check", package.string(), "--recorded-inputs", capture.inputs, "--seed", std::to_string(capture.inputSeed)});
+        tool,
+        {"check", package.string(), "--recorded-inputs", capture.inputs, "--seed", std::to_string(capture.inputSeed)});
     if (!child)
         return {false, false, child.error().toString(), {}};
     if (child->signal != 0) {

@@ -83,10 +83,11 @@ Result<KernelSpeedCheck> checkKernelSpeed(const std::set<std::string>& kernels, 
         const double ratio = medianOf(byGpu ? values.gpu : values.wall);
         if (ratio > 1.0 + options.dropThreshold) {
             check.kept.erase(id);
-            check.dropped.push_back({id, byGpu ? "in-model check: the model's GPU time was " +
-                                                     formatPercent(1.0 - 1.0 / ratio) + " lower without it"
-                                               : "in-model check: the model ran " + formatPercent(ratio - 1.0) +
-                                                     " faster without it"});
+            check.dropped.push_back(
+                {id,
+                 byGpu ? "in-model check: the model's GPU time was " + formatPercent(1.0 - 1.0 / ratio) +
+                         " lower without it"
+                       : "in-model check: the model ran " + formatPercent(ratio - 1.0) + " faster without it"});
         }
     }
     if (check.kept.empty())
@@ -124,7 +125,7 @@ Result<KernelSpeedCheck> checkKernelSpeed(const std::set<std::string>& kernels, 
         slower = "took " + formatPercent(gpuSlowdown - 1.0) + " more GPU time";
     if (!slower.empty()) {
         const std::string reason = "in-model check: the model " + slower + " with the " +
-                                   std::to_string(check.kept.size()) + " kernels left than with none";
+            std::to_string(check.kept.size()) + " kernels left than with none";
         for (const std::string& id : check.kept)
             check.dropped.push_back({id, reason});
         check.kept.clear();

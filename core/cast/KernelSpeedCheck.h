@@ -26,12 +26,12 @@
 namespace kforge::core {
 
 struct KernelSpeedCheckOptions {
-    int rounds = 5;              // interleaved timing rounds
-    int passesPerMeasure = 3;    // fewest forward passes per configuration per round (median); used by the caller
-    double minMeasureMs = 20.0;  // a measurement's passes together last at least this long...
+    int rounds = 5;               // interleaved timing rounds
+    int passesPerMeasure = 3;     // fewest forward passes per configuration per round (median); used by the caller
+    double minMeasureMs = 20.0;   // a measurement's passes together last at least this long...
     int maxPassesPerMeasure = 50; // ...within this many passes (host jitter swamps one 2 ms pass)
     int gpuPassesPerMeasure = 3;  // GPU-time passes per measurement (median; used by the caller)
-    double dropThreshold = 0.01; // 1%: below the run-to-run noise of a whole model, above none
+    double dropThreshold = 0.01;  // 1%: below the run-to-run noise of a whole model, above none
 };
 
 /// Forward passes per measurement for a model whose one pass takes `passMs`: enough to last
@@ -52,10 +52,10 @@ using TimeKernelSet = std::function<Result<ModelTime>(const std::set<std::string
 struct KernelSpeedCheck {
     std::set<std::string> kept;
     std::vector<DroppedKernel> dropped; // reasons start with "in-model check: "
-    std::size_t comparedCount = 0; // kernels timed against none in step 4
-    double keptMs = 0;             // their median wall time over the rounds of step 4 (0 when it did not run)
+    std::size_t comparedCount = 0;      // kernels timed against none in step 4
+    double keptMs = 0;                  // their median wall time over the rounds of step 4 (0 when it did not run)
     double noneMs = 0;
-    double keptGpuMs = 0;          // the same by GPU time (0 when not every measurement had one)
+    double keptGpuMs = 0; // the same by GPU time (0 when not every measurement had one)
     double noneGpuMs = 0;
 };
 

@@ -33,9 +33,8 @@ struct SanitizerVerdictInputs {
 /// The inputs of a verdict for `node`'s kernel on `card`, whose samples are in
 /// projectDir/samples/<card id>/.
 SanitizerVerdictInputs sanitizerVerdictInputs(const OperatorCard& card, const SearchNode& node,
-                                              const std::filesystem::path& projectDir,
-                                              const nlohmann::json& workerInfo, const std::string& nvrtcVersion,
-                                              const std::string& sanitizerPath);
+                                              const std::filesystem::path& projectDir, const nlohmann::json& workerInfo,
+                                              const std::string& nvrtcVersion, const std::string& sanitizerPath);
 
 class SanitizerVerdictCache {
 public:

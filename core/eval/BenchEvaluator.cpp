@@ -52,11 +52,8 @@ Evaluation evaluationFromBenchReport(const json& report)
 
 BenchEvaluator::BenchEvaluator(std::filesystem::path projectDir, OperatorCard card, WorkerCommand worker,
                                std::filesystem::path compileCacheDir, std::chrono::milliseconds evaluateTimeout)
-    : m_projectDir(std::move(projectDir)),
-      m_card(std::move(card)),
-      m_evaluateTimeout(evaluateTimeout),
-      m_compiler(std::move(compileCacheDir)),
-      m_worker(std::move(worker))
+    : m_projectDir(std::move(projectDir)), m_card(std::move(card)), m_evaluateTimeout(evaluateTimeout),
+      m_compiler(std::move(compileCacheDir)), m_worker(std::move(worker))
 {
 }
 

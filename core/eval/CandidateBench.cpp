@@ -118,8 +118,8 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
     // says {"gpu": false, "reason": ...}.
     const bool hasGpu = gpu.is_object() && gpu.contains("architecture") && gpu.at("architecture").is_string();
     CompileOptions options;
-    options.architecture = request.architecture ? *request.architecture
-                                                : (hasGpu ? gpu.at("architecture").get<std::string>() : "sm_90");
+    options.architecture =
+        request.architecture ? *request.architecture : (hasGpu ? gpu.at("architecture").get<std::string>() : "sm_90");
     options.timeout = request.evaluateTimeout;
     options.stop = request.stop;
     auto compiled = compiler.compile(request.source, options, request.sourceName);
@@ -167,12 +167,13 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
                                : std::string("the worker has no GPU")),
                       started);
 
-    json payload{{"project_dir", request.projectDir.string()},
-                 {"card", toJson(card)},
-                 {"plan", planJson},
-                 {"cubin_base64", base64Encode(std::string_view(reinterpret_cast<const char*>(compiled->cubin.data()),
-                                                                compiled->cubin.size()))},
-                 {"options", request.evaluationOptions}};
+    json payload{
+        {"project_dir", request.projectDir.string()},
+        {"card", toJson(card)},
+        {"plan", planJson},
+        {"cubin_base64",
+         base64Encode(std::string_view(reinterpret_cast<const char*>(compiled->cubin.data()), compiled->cubin.size()))},
+        {"options", request.evaluationOptions}};
     phaseStart = std::chrono::steady_clock::now();
     WorkerResponse response =
         worker.request("evaluate", payload, request.evaluateTimeout, request.stopEvaluation ? request.stop : nullptr);
@@ -189,7 +190,7 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
         std::string reason;
         if (response.result.contains("failure"))
             reason = response.result["failure"].value("check", std::string()) + ": " +
-                     response.result["failure"].value("message", std::string());
+                response.result["failure"].value("message", std::string());
         if (status != "passed")
             return finish(report, "failed", reason, started);
         if (request.sanitize) {

@@ -24,10 +24,10 @@ namespace kforge::core {
 struct BenchRequest {
     std::filesystem::path projectDir;
     OperatorCard card;
-    std::string source;                    // CUDA source of the candidate
+    std::string source; // CUDA source of the candidate
     std::string sourceName = "candidate.cu";
-    std::optional<nlohmann::json> plan;    // nullopt: the plan embedded in the source
-    std::optional<std::string> architecture; // nullopt: the worker's GPU, else sm_90
+    std::optional<nlohmann::json> plan;               // nullopt: the plan embedded in the source
+    std::optional<std::string> architecture;          // nullopt: the worker's GPU, else sm_90
     std::chrono::milliseconds evaluateTimeout{60000}; // the watchdog for the compile, and for validation + timing
     /// When set during the compile, benchCandidate returns Cancelled (not owned; may be null). The
     /// evaluation runs to its end or its timeout unless stopEvaluation, when the flag also kills the

@@ -14,15 +14,15 @@
 
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
-#include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDACachingAllocator.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda.h>
-#include <torch/version.h>
 #include <cuda_runtime_api.h>
 #include <torch/cuda.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <chrono>
@@ -39,7 +39,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr std::int64_t kGuardBytes = 4096;       // around every output, checked for stray writes
+constexpr std::int64_t kGuardBytes = 4096; // around every output, checked for stray writes
 constexpr std::int64_t kL2FlushBytes = 256ll << 20;
 constexpr std::uint8_t kGuardByte = 0xA5;
 constexpr int kFaultExitCode = 70;
@@ -99,11 +99,16 @@ void synchronizeOrDie(const std::string& what)
 at::Tensor bitsOf(const at::Tensor& tensor)
 {
     switch (tensor.element_size()) {
-    case 1: return tensor.scalar_type() == at::kBool ? tensor.to(at::kByte) : tensor.view(at::kByte);
-    case 2: return tensor.view(at::kShort);
-    case 4: return tensor.view(at::kInt);
-    case 8: return tensor.view(at::kLong);
-    default: return tensor;
+    case 1:
+        return tensor.scalar_type() == at::kBool ? tensor.to(at::kByte) : tensor.view(at::kByte);
+    case 2:
+        return tensor.view(at::kShort);
+    case 4:
+        return tensor.view(at::kInt);
+    case 8:
+        return tensor.view(at::kLong);
+    default:
+        return tensor;
     }
 }
 
@@ -229,8 +234,8 @@ std::string strayWrites(const CandidateOutputs& outputs)
             // Before the start: report the byte nearest to the output; past the end: the first one.
             const std::int64_t index = isBefore ? stray.max().item<std::int64_t>() : stray.min().item<std::int64_t>();
             return "output " + std::to_string(i) + " written out of bounds: byte " +
-                   (isBefore ? std::to_string(index - kGuardBytes) + " (before the start)"
-                             : "+" + std::to_string(index) + " past the end");
+                (isBefore ? std::to_string(index - kGuardBytes) + " (before the start)"
+                          : "+" + std::to_string(index) + " past the end");
         }
     }
     return {};
@@ -253,8 +258,8 @@ LaunchBindings bindingsFor(const OperatorCard& card, const std::vector<c10::IVal
                         reinterpret_cast<CUdeviceptr>(element.toTensor().data_ptr());
             }
         } else if (arg.kind == ArgKind::Value && (arg.value.is_number() || arg.value.is_boolean())) {
-            bindings.cardValues[arg.name] = arg.value.is_boolean() ? (arg.value.get<bool>() ? 1.0 : 0.0)
-                                                                   : arg.value.get<double>();
+            bindings.cardValues[arg.name] =
+                arg.value.is_boolean() ? (arg.value.get<bool>() ? 1.0 : 0.0) : arg.value.get<double>();
         }
     }
     for (const at::Tensor& view : outputs.views)
@@ -320,9 +325,9 @@ at::Tensor freshTensorLike(const at::Tensor& t, at::Generator& generator)
     // An expanded (overlapping) tensor, e.g. repeat_kv's keys before their reshape, cannot be
     // written element by element: its storage is (cloneExact gave it exactly its span, offset 0).
     const bool overlapping = at::has_internal_overlap(out) == at::MemOverlap::Yes;
-    at::Tensor target =
-        overlapping ? out.as_strided({static_cast<std::int64_t>(out.storage().nbytes()) / out.element_size()}, {1}, 0)
-                    : out;
+    at::Tensor target = overlapping
+        ? out.as_strided({static_cast<std::int64_t>(out.storage().nbytes()) / out.element_size()}, {1}, 0)
+        : out;
     const auto options = at::TensorOptions().device(t.device());
     at::Tensor drawn;
     if (at::isFloatingType(t.scalar_type())) {
@@ -441,8 +446,8 @@ Validation validate(const CubinModule& module, const LaunchPlan& plan, const Ope
             }
             const at::Tensor got = first->views[o].to(at::kDouble).contiguous().cpu();
             const at::Tensor expected = set.expected[o].to(at::kDouble).contiguous().cpu();
-            const ComparisonResult result = compareOutputs(got.data_ptr<double>(), expected.data_ptr<double>(),
-                                                           got.sizes().vec(), tolerance);
+            const ComparisonResult result =
+                compareOutputs(got.data_ptr<double>(), expected.data_ptr<double>(), got.sizes().vec(), tolerance);
             fail(v, check, result.describe(tolerance));
             return v;
         }
@@ -477,9 +482,9 @@ json timingJson(const EagerTiming& t)
 }
 
 // Times candidate and eager on the same inputs, interleaved, each repetition a bracket.
-Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const OperatorCard& card,
-                      const InputSet& set, const c10::OperatorHandle& eager, c10::Device device,
-                      const EvalOptions& options, const std::optional<MutatedArgument>& mutated)
+Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const OperatorCard& card, const InputSet& set,
+                      const c10::OperatorHandle& eager, c10::Device device, const EvalOptions& options,
+                      const std::optional<MutatedArgument>& mutated)
 {
     static std::unique_ptr<GpuActivityTimer> cupti;
     static std::string cuptiProblem;
@@ -512,7 +517,8 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
     synchronizeOrDie("warm-up");
 
     std::vector<double> candidateCold, eagerCold, candidateWarm, eagerWarm;
-    auto measure = [&](bool flushL2, int repetitions, std::vector<double>& cand, std::vector<double>& eag) -> Result<void> {
+    auto measure = [&](bool flushL2, int repetitions, std::vector<double>& cand,
+                       std::vector<double>& eag) -> Result<void> {
         std::vector<cudaEvent_t> events;
         if (!cupti) {
             events.resize(4 * repetitions);
@@ -548,7 +554,8 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
             // Every repetition must have recorded GPU work for both: a missing bracket is a timer
             // failure, never a zero.
             for (int r = 0; r < repetitions; ++r) {
-                for (const std::uint64_t tag : {1 + 2 * static_cast<std::uint64_t>(r), 2 + 2 * static_cast<std::uint64_t>(r)}) {
+                for (const std::uint64_t tag :
+                     {1 + 2 * static_cast<std::uint64_t>(r), 2 + 2 * static_cast<std::uint64_t>(r)}) {
                     auto found = times->find(tag);
                     if (found == times->end() || found->second.activities == 0) {
                         const auto& stats = cupti->lastStats();
@@ -620,7 +627,7 @@ Result<std::vector<InputSet>*> cardInputs(const fs::path& projectDir, const Oper
                                           c10::Device device)
 {
     std::string key = projectDir.string() + "|" + card.id + "|" + std::to_string(options.seed) + "|" +
-                      std::to_string(options.freshInputSets);
+        std::to_string(options.freshInputSets);
     for (const SampleRef& ref : card.samples) {
         std::error_code ec;
         const fs::path file = projectDir / ref.file;
@@ -716,12 +723,11 @@ Result<json> evaluateCandidate(const json& request)
     if (auto valid = validateLaunchPlan(plan.value(), card.value()); !valid)
         return valid.error();
     if (card->samples.empty())
-        return makeError(ErrorCode::InvalidArgument,
-                         "the card has no captured samples to validate against (" +
-                             (card->samplesNote.empty() ? std::string("capture with --samples 1 or more")
-                                                        : card->samplesNote) +
-                             ")",
-                         "card " + card->id);
+        return makeError(
+            ErrorCode::InvalidArgument,
+            "the card has no captured samples to validate against (" +
+                (card->samplesNote.empty() ? std::string("capture with --samples 1 or more") : card->samplesNote) + ")",
+            "card " + card->id);
     auto cubinText = base64Decode(request.at("cubin_base64").get<std::string>());
     if (!cubinText)
         return cubinText.error();
@@ -768,7 +774,8 @@ Result<json> evaluateCandidate(const json& request)
     report["status"] = "passed";
     if (!options.time)
         return report;
-    auto timing = timeBoth(module.value(), plan.value(), card.value(), sets.front(), *handle, device, options, mutated.value());
+    auto timing =
+        timeBoth(module.value(), plan.value(), card.value(), sets.front(), *handle, device, options, mutated.value());
     if (!timing)
         return timing.error();
     report["timing"] = timing.value();
@@ -788,9 +795,10 @@ Result<json> evaluateCandidate(const json& request)
         if (achieved > 1.10 * copy.value()) {
             report["status"] = "failed";
             report["failure"] = json{{"check", "timing"},
-                                     {"message", "timing rejected: the candidate would move " + std::to_string(bytes) +
-                                                     " bytes faster than the device's measured copy bandwidth allows "
-                                                     "(a measurement error, or outputs not written)"}};
+                                     {"message",
+                                      "timing rejected: the candidate would move " + std::to_string(bytes) +
+                                          " bytes faster than the device's measured copy bandwidth allows "
+                                          "(a measurement error, or outputs not written)"}};
         }
     } else if (!copy) {
         bandwidth["unavailable"] = copy.error().toString();

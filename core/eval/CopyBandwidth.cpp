@@ -83,9 +83,11 @@ Result<double> deviceCopyBandwidth(int deviceIndex)
         return measured;
     std::error_code ec;
     fs::create_directories(file.parent_path(), ec);
-    (void)writeFileAtomically(file, nlohmann::json{{"gpu", props.name}, {"bytes_per_second", measured.value()},
-                                                   {"method", "1 GiB cudaMemcpy device to device, median of 10"}}
-                                        .dump(1));
+    (void)writeFileAtomically(file,
+                              nlohmann::json{{"gpu", props.name},
+                                             {"bytes_per_second", measured.value()},
+                                             {"method", "1 GiB cudaMemcpy device to device, median of 10"}}
+                                  .dump(1));
     return measured;
 }
 

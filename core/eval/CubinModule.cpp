@@ -9,13 +9,20 @@ namespace {
 size_t paramSize(ParamType type)
 {
     switch (type) {
-    case ParamType::Pointer: return sizeof(CUdeviceptr);
-    case ParamType::I32: return sizeof(std::int32_t);
-    case ParamType::I64: return sizeof(std::int64_t);
-    case ParamType::U32: return sizeof(std::uint32_t);
-    case ParamType::U64: return sizeof(std::uint64_t);
-    case ParamType::F32: return sizeof(float);
-    case ParamType::F64: return sizeof(double);
+    case ParamType::Pointer:
+        return sizeof(CUdeviceptr);
+    case ParamType::I32:
+        return sizeof(std::int32_t);
+    case ParamType::I64:
+        return sizeof(std::int64_t);
+    case ParamType::U32:
+        return sizeof(std::uint32_t);
+    case ParamType::U64:
+        return sizeof(std::uint64_t);
+    case ParamType::F32:
+        return sizeof(float);
+    case ParamType::F64:
+        return sizeof(double);
     }
     return 0;
 }
@@ -76,13 +83,37 @@ Result<Slot> resolve(const KernelParam& param, const LaunchBindings& bindings)
             value = found->second;
         }
         switch (param.type) {
-        case ParamType::I32: { auto v = static_cast<std::int32_t>(value); std::memcpy(&slot, &v, sizeof v); break; }
-        case ParamType::I64: { auto v = static_cast<std::int64_t>(value); std::memcpy(&slot, &v, sizeof v); break; }
-        case ParamType::U32: { auto v = static_cast<std::uint32_t>(value); std::memcpy(&slot, &v, sizeof v); break; }
-        case ParamType::U64: { auto v = static_cast<std::uint64_t>(value); std::memcpy(&slot, &v, sizeof v); break; }
-        case ParamType::F32: { auto v = static_cast<float>(value); std::memcpy(&slot, &v, sizeof v); break; }
-        case ParamType::F64: { std::memcpy(&slot, &value, sizeof value); break; }
-        case ParamType::Pointer: break;
+        case ParamType::I32: {
+            auto v = static_cast<std::int32_t>(value);
+            std::memcpy(&slot, &v, sizeof v);
+            break;
+        }
+        case ParamType::I64: {
+            auto v = static_cast<std::int64_t>(value);
+            std::memcpy(&slot, &v, sizeof v);
+            break;
+        }
+        case ParamType::U32: {
+            auto v = static_cast<std::uint32_t>(value);
+            std::memcpy(&slot, &v, sizeof v);
+            break;
+        }
+        case ParamType::U64: {
+            auto v = static_cast<std::uint64_t>(value);
+            std::memcpy(&slot, &v, sizeof v);
+            break;
+        }
+        case ParamType::F32: {
+            auto v = static_cast<float>(value);
+            std::memcpy(&slot, &v, sizeof v);
+            break;
+        }
+        case ParamType::F64: {
+            std::memcpy(&slot, &value, sizeof value);
+            break;
+        }
+        case ParamType::Pointer:
+            break;
         }
         return slot;
     }

@@ -58,15 +58,15 @@ bool acceptable(double got, double expected, const Tolerance& tolerance, std::st
 std::string ComparisonResult::describe(const Tolerance& tolerance) const
 {
     if (passed)
-        return "all " + std::to_string(elements) + " elements within " + tolerance.describe() +
-               " (max abs error " + formatValue(maxAbsError) + ")";
+        return "all " + std::to_string(elements) + " elements within " + tolerance.describe() + " (max abs error " +
+            formatValue(maxAbsError) + ")";
     std::string where = "[";
     for (size_t i = 0; i < firstBadCoordinates.size(); ++i)
         where += (i ? "," : "") + std::to_string(firstBadCoordinates[i]);
     where += "]";
     return std::to_string(mismatches) + " of " + std::to_string(elements) + " elements differ; first at " + where +
-           ": got " + formatValue(firstBadGot) + ", expected " + formatValue(firstBadExpected) + " (" + reason +
-           "); max abs error " + formatValue(maxAbsError);
+        ": got " + formatValue(firstBadGot) + ", expected " + formatValue(firstBadExpected) + " (" + reason +
+        "); max abs error " + formatValue(maxAbsError);
 }
 
 ComparisonResult compareOutputs(const double* got, const double* expected, const std::vector<std::int64_t>& sizes,

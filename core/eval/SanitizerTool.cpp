@@ -18,8 +18,7 @@ std::filesystem::path freshLogPath(const std::string& toolName)
 {
     static std::atomic<unsigned> counter{0};
     return std::filesystem::temp_directory_path() /
-           ("kforge-sanitizer-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + toolName +
-            ".log");
+        ("kforge-sanitizer-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + toolName + ".log");
 }
 
 // The last non-empty line of a log, for a failure line that says where the tool stopped.
@@ -29,7 +28,8 @@ std::string lastLine(const std::string& text)
     if (end == std::string::npos)
         return {};
     const std::size_t start = text.rfind('\n', end);
-    return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+    return text.substr(start == std::string::npos ? 0 : start + 1,
+                       end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 } // namespace
@@ -51,7 +51,8 @@ std::string findComputeSanitizer()
             start = end + 1;
         }
     }
-    for (const char* candidate : {"/usr/local/cuda/bin/compute-sanitizer", "/usr/local/cuda/compute-sanitizer/compute-sanitizer"}) {
+    for (const char* candidate :
+         {"/usr/local/cuda/bin/compute-sanitizer", "/usr/local/cuda/compute-sanitizer/compute-sanitizer"}) {
         if (::access(candidate, X_OK) == 0)
             return candidate;
     }
@@ -81,8 +82,9 @@ SanitizerToolRun runSanitizerTool(const std::string& sanitizer, const std::strin
     command.executable = sanitizer;
     // API errors are not the candidate's: the evaluator probes kernel signatures with
     // cuFuncGetParamInfo past the last parameter on purpose (the driver has no count query).
-    command.arguments = {"--tool", toolName, "--log-file", log.string(), "--print-limit", "20",
-                         "--report-api-errors", "no", worker.executable};
+    command.arguments = {"--tool",         toolName, "--log-file",          log.string(),
+                         "--print-limit",  "20",     "--report-api-errors", "no",
+                         worker.executable};
     command.arguments.insert(command.arguments.end(), worker.arguments.begin(), worker.arguments.end());
     command.environment = worker.environment;
     command.environment.emplace_back("PYTORCH_NO_CUDA_MEMORY_CACHING", "1");
@@ -109,11 +111,13 @@ SanitizerToolRun runSanitizerTool(const std::string& sanitizer, const std::strin
 
     const std::optional<int> errors = sanitizerErrorCount(text);
     SanitizerToolRun run;
-    run.record = json{{"errors", errors ? json(*errors) : json()},
-                      {"evaluation", response.ok() ? response.result.value("status", std::string()) : response.describe()},
-                      {"seconds", json{{"start", secondsBetween(started, up)},
-                                       {"evaluate", secondsBetween(up, evaluated)},
-                                       {"exit", secondsBetween(evaluated, exited)}}}};
+    run.record =
+        json{{"errors", errors ? json(*errors) : json()},
+             {"evaluation", response.ok() ? response.result.value("status", std::string()) : response.describe()},
+             {"seconds",
+              json{{"start", secondsBetween(started, up)},
+                   {"evaluate", secondsBetween(up, evaluated)},
+                   {"exit", secondsBetween(evaluated, exited)}}}};
     if (errors && *errors == 0 && response.ok())
         return run;
     run.record["log"] = text.size() > 16384 ? text.substr(0, 16384) + "\n[truncated]" : text;

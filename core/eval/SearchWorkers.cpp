@@ -11,7 +11,8 @@ SearchWorkers::SearchWorkers(const std::filesystem::path& projectDir, const Oper
         WorkerCommand command = worker;
         if (!gpus.empty())
             command.environment.emplace_back("CUDA_VISIBLE_DEVICES", gpus[i].visibleId);
-        m_bench.push_back(std::make_unique<BenchEvaluator>(projectDir, card, command, compileCacheDir, evaluateTimeout));
+        m_bench.push_back(
+            std::make_unique<BenchEvaluator>(projectDir, card, command, compileCacheDir, evaluateTimeout));
         if (count == 1) {
             m_evaluators.push_back(m_bench.back().get());
             continue;

@@ -10,21 +10,35 @@ namespace kforge::core {
 
 OpClass opClassOf(const std::string& op)
 {
-    static constexpr std::array<std::string_view, 22> reductions = {
-        "aten::softmax",        "aten::_softmax",          "aten::log_softmax", "aten::_log_softmax",
-        "aten::layer_norm",     "aten::native_layer_norm", "aten::group_norm",  "aten::native_group_norm",
-        "aten::batch_norm",     "aten::native_batch_norm", "aten::rms_norm",    "aten::_fused_rms_norm",
-        "aten::mean",           "aten::sum",               "aten::var",         "aten::std",
-        "aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d", "aten::avg_pool2d", "aten::norm",
-        "aten::logsumexp",      "aten::cumsum"};
+    static constexpr std::array<std::string_view, 22> reductions = {"aten::softmax",
+                                                                    "aten::_softmax",
+                                                                    "aten::log_softmax",
+                                                                    "aten::_log_softmax",
+                                                                    "aten::layer_norm",
+                                                                    "aten::native_layer_norm",
+                                                                    "aten::group_norm",
+                                                                    "aten::native_group_norm",
+                                                                    "aten::batch_norm",
+                                                                    "aten::native_batch_norm",
+                                                                    "aten::rms_norm",
+                                                                    "aten::_fused_rms_norm",
+                                                                    "aten::mean",
+                                                                    "aten::sum",
+                                                                    "aten::var",
+                                                                    "aten::std",
+                                                                    "aten::adaptive_avg_pool2d",
+                                                                    "aten::_adaptive_avg_pool2d",
+                                                                    "aten::avg_pool2d",
+                                                                    "aten::norm",
+                                                                    "aten::logsumexp",
+                                                                    "aten::cumsum"};
     // max_pool2d selects an input value (no arithmetic): held to the tightest class.
     static constexpr std::array<std::string_view, 29> elementwise = {
-        "aten::relu",  "aten::relu_", "aten::gelu",  "aten::silu",  "aten::silu_", "aten::sigmoid", "aten::tanh",
-        "aten::add",   "aten::add_",  "aten::sub",   "aten::sub_",  "aten::mul",   "aten::mul_",    "aten::div",
-        "aten::div_",  "aten::neg",
-        "aten::exp",   "aten::log",   "aten::sqrt",  "aten::rsqrt", "aten::abs",     "aten::clamp",
-        "aten::where", "aten::pow",   "aten::embedding", "aten::hardtanh", "aten::max_pool2d", "aten::cos",
-        "aten::sin"};
+        "aten::relu",      "aten::relu_",    "aten::gelu",       "aten::silu",  "aten::silu_", "aten::sigmoid",
+        "aten::tanh",      "aten::add",      "aten::add_",       "aten::sub",   "aten::sub_",  "aten::mul",
+        "aten::mul_",      "aten::div",      "aten::div_",       "aten::neg",   "aten::exp",   "aten::log",
+        "aten::sqrt",      "aten::rsqrt",    "aten::abs",        "aten::clamp", "aten::where", "aten::pow",
+        "aten::embedding", "aten::hardtanh", "aten::max_pool2d", "aten::cos",   "aten::sin"};
     for (std::string_view name : reductions) {
         if (op == name)
             return OpClass::Reduction;
@@ -39,9 +53,12 @@ OpClass opClassOf(const std::string& op)
 const char* opClassName(OpClass opClass)
 {
     switch (opClass) {
-    case OpClass::Elementwise: return "elementwise";
-    case OpClass::Reduction: return "reduction";
-    case OpClass::Other: return "other";
+    case OpClass::Elementwise:
+        return "elementwise";
+    case OpClass::Reduction:
+        return "reduction";
+    case OpClass::Other:
+        return "other";
     }
     return "other";
 }

@@ -8,8 +8,8 @@
 namespace kforge::core {
 
 enum class OpClass {
-    Elementwise,   // one output element from one input element per operand (relu, gelu, add)
-    Reduction,     // sums or means over many elements (softmax, norms, pools, mean/sum)
+    Elementwise, // one output element from one input element per operand (relu, gelu, add)
+    Reduction,   // sums or means over many elements (softmax, norms, pools, mean/sum)
     Other,
 };
 

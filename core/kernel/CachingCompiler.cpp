@@ -37,8 +37,7 @@ CachingCompiler::CachingCompiler(std::filesystem::path diskDirectory)
 }
 
 CachingCompiler::CachingCompiler(NvrtcCompiler compiler, std::shared_ptr<CompileCache> cache)
-    : m_compiler(std::move(compiler))
-    , m_cache(cache ? std::move(cache) : std::make_shared<CompileCache>())
+    : m_compiler(std::move(compiler)), m_cache(cache ? std::move(cache) : std::make_shared<CompileCache>())
 {
 }
 

@@ -49,8 +49,8 @@ private:
     CachingCompiler& m_compiler;
     mutable std::mutex m_mutex;
     std::condition_variable_any m_wake;
-    std::deque<CompileJob> m_pending; // guarded by m_mutex
-    std::size_t m_completed = 0;      // guarded by m_mutex
+    std::deque<CompileJob> m_pending;    // guarded by m_mutex
+    std::size_t m_completed = 0;         // guarded by m_mutex
     std::atomic<bool> m_stopping{false}; // the stop flag of every compile the pool runs
     std::vector<std::jthread> m_threads;
 };

@@ -1,7 +1,7 @@
 #include "kernel/CompileCache.h"
 
-#include "util/Sha256.h"
 #include "util/AtomicFile.h"
+#include "util/Sha256.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,13 +16,14 @@ constexpr int kDiskFormat = 1;
 // Keys become file names, so only plain hex digests go to disk.
 bool isDiskSafeKey(const std::string& key)
 {
-    return !key.empty() && key.size() <= 128
-           && std::all_of(key.begin(), key.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+    return !key.empty() && key.size() <= 128 &&
+        std::all_of(key.begin(), key.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 std::optional<DiagnosticSeverity> severityFromName(const std::string& name)
 {
-    for (DiagnosticSeverity severity : {DiagnosticSeverity::Error, DiagnosticSeverity::Warning, DiagnosticSeverity::Remark}) {
+    for (DiagnosticSeverity severity :
+         {DiagnosticSeverity::Error, DiagnosticSeverity::Warning, DiagnosticSeverity::Remark}) {
         if (name == diagnosticSeverityName(severity))
             return severity;
     }
@@ -58,8 +59,7 @@ nlohmann::json metadataJson(const std::string& key, const CompiledKernel& kernel
 } // namespace
 
 CompileCache::CompileCache(std::filesystem::path diskDirectory, std::size_t capacity)
-    : m_diskDirectory(std::move(diskDirectory))
-    , m_capacity(std::max<std::size_t>(capacity, 1))
+    : m_diskDirectory(std::move(diskDirectory)), m_capacity(std::max<std::size_t>(capacity, 1))
 {
 }
 
@@ -199,9 +199,10 @@ CompileCache::Entry CompileCache::readFromDisk(const std::string& key) const
         Result<std::string> ptx = readWholeFile(ptxPath(key));
         if (!cubin || !ptx)
             return nullptr;
-        if (cubin->size() != meta.at("cubinSize").get<std::size_t>() || ptx->size() != meta.at("ptxSize").get<std::size_t>()
-            || Sha256::hex(*cubin) != meta.at("cubinSha256").get<std::string>()
-            || Sha256::hex(*ptx) != meta.at("ptxSha256").get<std::string>()) {
+        if (cubin->size() != meta.at("cubinSize").get<std::size_t>() ||
+            ptx->size() != meta.at("ptxSize").get<std::size_t>() ||
+            Sha256::hex(*cubin) != meta.at("cubinSha256").get<std::string>() ||
+            Sha256::hex(*ptx) != meta.at("ptxSha256").get<std::string>()) {
             return nullptr;
         }
         if (kernel->ok && cubin->empty())
@@ -227,10 +228,12 @@ bool CompileCache::writeToDisk(const std::string& key, const CompiledKernel& ker
     if (ec)
         return false;
     // Payloads first, the .json commit record last (see the class comment).
-    return writeFileAtomically(cubinPath(key), bytesOf(kernel.cubin)).ok()
-           && writeFileAtomically(ptxPath(key), kernel.ptx).ok()
-           // Invalid UTF-8 in the log (echoed source bytes) is replaced rather than thrown on.
-           && writeFileAtomically(jsonPath(key), metadataJson(key, kernel).dump(1, ' ', false, nlohmann::json::error_handler_t::replace)).ok();
+    return writeFileAtomically(cubinPath(key), bytesOf(kernel.cubin)).ok() &&
+        writeFileAtomically(ptxPath(key), kernel.ptx).ok()
+        // Invalid UTF-8 in the log (echoed source bytes) is replaced rather than thrown on.
+        && writeFileAtomically(jsonPath(key),
+                               metadataJson(key, kernel).dump(1, ' ', false, nlohmann::json::error_handler_t::replace))
+               .ok();
 }
 
 } // namespace kforge::core

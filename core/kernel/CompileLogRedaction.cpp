@@ -33,7 +33,7 @@ bool isCaretLine(std::string_view line)
     line = withoutCarriageReturn(line);
     const std::size_t caret = line.find_first_not_of(" \t");
     return caret != std::string_view::npos && line[caret] == '^' &&
-           line.find_first_not_of(" \t", caret + 1) == std::string_view::npos;
+        line.find_first_not_of(" \t", caret + 1) == std::string_view::npos;
 }
 
 bool isIndented(std::string_view line)

@@ -5,9 +5,12 @@ namespace kforge::core {
 const char* diagnosticSeverityName(DiagnosticSeverity severity)
 {
     switch (severity) {
-    case DiagnosticSeverity::Error: return "error";
-    case DiagnosticSeverity::Warning: return "warning";
-    case DiagnosticSeverity::Remark: return "remark";
+    case DiagnosticSeverity::Error:
+        return "error";
+    case DiagnosticSeverity::Warning:
+        return "warning";
+    case DiagnosticSeverity::Remark:
+        return "remark";
     }
     return "error";
 }

@@ -20,9 +20,9 @@ const char* diagnosticSeverityName(DiagnosticSeverity severity);
 
 /// One compiler message, located in the candidate's source.
 struct Diagnostic {
-    std::string file;  // the name the source was compiled under (e.g. "candidate.cu")
-    int line = 0;      // 1-based; 0 when the compiler named no line
-    int column = 0;    // 1-based; 0 when unknown
+    std::string file; // the name the source was compiled under (e.g. "candidate.cu")
+    int line = 0;     // 1-based; 0 when the compiler named no line
+    int column = 0;   // 1-based; 0 when unknown
     DiagnosticSeverity severity = DiagnosticSeverity::Error;
     std::string message;
 
@@ -32,7 +32,7 @@ struct Diagnostic {
 /// How to compile: architecture, extraOptions and lineInfo change the compiled code (all part of the
 /// cache key); timeout and stop only bound the compile (not part of the key).
 struct CompileOptions {
-    std::string architecture = "sm_90";   // target GPU, e.g. "sm_90" (H200); from a setting or the device
+    std::string architecture = "sm_90";    // target GPU, e.g. "sm_90" (H200); from a setting or the device
     std::vector<std::string> extraOptions; // more NVRTC options, e.g. "--use_fast_math"
     bool lineInfo = true;                  // -lineinfo (sanitizer and profiler line mapping)
     /// NVRTC gets this long per compile (callers pass their evaluation timeout); then its process is
@@ -50,8 +50,8 @@ struct CompiledKernel {
     std::string ptx;                 // PTX for the matching compute_XX (JIT on newer GPUs)
     std::string log;                 // NVRTC's full log
     std::vector<Diagnostic> diagnostics;
-    std::string cacheKey;            // hex digest of source + options + architecture + NVRTC version
-    double compileMs = 0;            // 0 when served from the cache
+    std::string cacheKey; // hex digest of source + options + architecture + NVRTC version
+    double compileMs = 0; // 0 when served from the cache
     bool fromCache = false;
     /// Set when NVRTC gave no verdict on the source: it did not finish within the timeout, or its
     /// process died ("NVRTC did not finish within 60 s ..."). ok is false, the log and one Error

@@ -18,8 +18,8 @@ constexpr std::array<std::string_view, 4> kAllowedPrefixes = {"cooperative_group
 
 // Directives that neither read files nor change how later lines are read.
 constexpr std::array<std::string_view, 14> kPlainDirectives = {
-    "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "error", "warning",
-    "include", "pragma",
+    "define",   "undef", "if",    "ifdef", "ifndef",  "elif",    "elifdef",
+    "elifndef", "else",  "endif", "error", "warning", "include", "pragma",
 };
 
 // Identifiers that run a pragma or probe the host's files from inside an expression; for the
@@ -180,10 +180,7 @@ private:
         return true;
     }
 
-    bool atLineEnd() const
-    {
-        return m_pos >= m_text.size() || m_text[m_pos] == '\n';
-    }
+    bool atLineEnd() const { return m_pos >= m_text.size() || m_text[m_pos] == '\n'; }
 
     std::string_view identifier()
     {
@@ -205,7 +202,8 @@ private:
         if (isDigit(m_text[m_pos]))
             return fail(start, "line markers ('# <number> \"file\"') are not allowed");
         if (!isIdentifierStart(m_text[m_pos]))
-            return fail(start, "'#' followed by '" + excerptForMessage(m_text.substr(m_pos, 1)) + "' is not a directive");
+            return fail(start,
+                        "'#' followed by '" + excerptForMessage(m_text.substr(m_pos, 1)) + "' is not a directive");
         const std::string_view name = identifier();
         if (name == "include")
             return include(start);
@@ -232,24 +230,28 @@ private:
             return fail(start, "#include without a header name");
         const char open = m_text[m_pos];
         if (open != '<' && open != '"')
-            return fail(start, "#include of a macro or computed name is not allowed: write the header literally, "
-                               "e.g. #include <cuda_bf16.h>");
+            return fail(start,
+                        "#include of a macro or computed name is not allowed: write the header literally, "
+                        "e.g. #include <cuda_bf16.h>");
         const char close = open == '<' ? '>' : '"';
         const std::size_t lineEnd = std::min(m_text.find('\n', m_pos), m_text.size());
         const std::size_t end = m_text.find(close, m_pos + 1);
         if (end == std::string::npos || end > lineEnd)
-            return fail(start, "#include " + excerptForMessage(m_text.substr(m_pos, lineEnd - m_pos)) + ": unterminated header name");
+            return fail(start,
+                        "#include " + excerptForMessage(m_text.substr(m_pos, lineEnd - m_pos)) +
+                            ": unterminated header name");
         const std::string_view name = std::string_view(m_text).substr(m_pos + 1, end - m_pos - 1);
         const std::string spelled = open + excerptForMessage(name) + close;
         if (!isAllowedKernelHeader(name))
-            return fail(start, "#include " + spelled + " is not an allowed header (allowed: " +
-                                   allowedKernelHeadersText() + ")");
+            return fail(start,
+                        "#include " + spelled + " is not an allowed header (allowed: " + allowedKernelHeadersText() +
+                            ")");
         if (m_firstMacroOffset != std::string::npos) {
             const SourcePolicyViolation macro = locate(m_source, m_origin[m_firstMacroOffset], {});
-            return fail(start, "#include " + spelled + " after the #define or #undef on line " +
-                                   std::to_string(macro.line) +
-                                   ": put every #include before the first #define or #undef (a macro must not change "
-                                   "what a CUDA header includes)");
+            return fail(start,
+                        "#include " + spelled + " after the #define or #undef on line " + std::to_string(macro.line) +
+                            ": put every #include before the first #define or #undef (a macro must not change "
+                            "what a CUDA header includes)");
         }
         m_pos = end + 1;
         if (!skipBlank())
@@ -313,8 +315,9 @@ private:
         if (at(m_pos, "##") || at(m_pos, "%:%:"))
             return fail(m_pos, "token pasting (##) is not allowed (it can assemble _Pragma or __has_include)");
         if (at(m_pos, "<<<"))
-            return fail(m_pos, "'<<<': device-side kernel launches (dynamic parallelism) are not available; the "
-                               "launch plan launches every kernel");
+            return fail(m_pos,
+                        "'<<<': device-side kernel launches (dynamic parallelism) are not available; the "
+                        "launch plan launches every kernel");
         if (c == '#' || isPunctuatorChar(c)) {
             ++m_pos;
             return true;
@@ -336,8 +339,9 @@ private:
         ++m_pos;
         while (m_pos < m_text.size()) {
             const char c = m_text[m_pos];
-            if ((c == '+' || c == '-') && (m_text[m_pos - 1] == 'e' || m_text[m_pos - 1] == 'E' ||
-                                           m_text[m_pos - 1] == 'p' || m_text[m_pos - 1] == 'P')) {
+            if ((c == '+' || c == '-') &&
+                (m_text[m_pos - 1] == 'e' || m_text[m_pos - 1] == 'E' || m_text[m_pos - 1] == 'p' ||
+                 m_text[m_pos - 1] == 'P')) {
                 ++m_pos;
             } else if (c == '\'' && m_pos + 1 < m_text.size() && isIdentifierChar(m_text[m_pos + 1])) {
                 m_pos += 2;
@@ -420,7 +424,7 @@ std::optional<SourcePolicyViolation> checkKernelSource(std::string_view source)
     if (source.size() > kMaxKernelSourceBytes) {
         SourcePolicyViolation violation;
         violation.reason = "the source is " + std::to_string(source.size()) + " bytes; the limit is " +
-                           std::to_string(kMaxKernelSourceBytes) + " (256 KiB)";
+            std::to_string(kMaxKernelSourceBytes) + " (256 KiB)";
         return violation;
     }
     if (const std::size_t nul = source.find('\0'); nul != std::string_view::npos)

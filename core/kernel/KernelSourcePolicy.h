@@ -14,8 +14,8 @@ namespace kforge::core {
 
 /// Why a source is refused and where.
 struct SourcePolicyViolation {
-    int line = 0;   // 1-based physical line; 0 when the source as a whole is refused (size, encoding)
-    int column = 0; // 1-based byte column on that line; 0 when the line is 0
+    int line = 0;       // 1-based physical line; 0 when the source as a whole is refused (size, encoding)
+    int column = 0;     // 1-based byte column on that line; 0 when the line is 0
     std::string reason; // one line, e.g. `#include "/proc/self/environ" is not an allowed header (...)`
 
     bool operator==(const SourcePolicyViolation&) const = default;

@@ -50,8 +50,8 @@ Result<KernelParam> parseParam(const std::string& token, const std::string& wher
     if (colon == std::string::npos)
         return planError(where, "argument '" + token + "' must be TYPE:SOURCE, e.g. ptr:self or i32:4096");
     if (!parseParamType(token.substr(0, colon), param.type))
-        return planError(where, "unknown argument type '" + token.substr(0, colon) +
-                                    "' (ptr, i32, i64, u32, u64, f32, f64)");
+        return planError(where,
+                         "unknown argument type '" + token.substr(0, colon) + "' (ptr, i32, i64, u32, u64, f32, f64)");
     const std::string source = token.substr(colon + 1);
     if (source.empty())
         return planError(where, "argument '" + token + "' has no source");
@@ -119,8 +119,8 @@ Result<void> checkParam(const KernelParam& param, const LaunchPlan& plan, const 
     switch (param.source) {
     case ParamSource::Output:
         if (param.index >= static_cast<int>(plan.outputs.size()))
-            return planError(where, "'" + param.token + "': the plan has " + std::to_string(plan.outputs.size()) +
-                                        " output(s)");
+            return planError(
+                where, "'" + param.token + "': the plan has " + std::to_string(plan.outputs.size()) + " output(s)");
         return {};
     case ParamSource::Scratch:
         for (const ScratchBuffer& buffer : plan.scratch) {
@@ -131,26 +131,27 @@ Result<void> checkParam(const KernelParam& param, const LaunchPlan& plan, const 
     case ParamSource::TensorArg: {
         const ArgSpec* arg = card.findArg(param.name);
         if (!arg)
-            return planError(where, "'" + param.token + "': the card has no argument '" + param.name +
-                                        "' (tensor arguments: " + tensorArgNames(card) + ")");
+            return planError(where,
+                             "'" + param.token + "': the card has no argument '" + param.name +
+                                 "' (tensor arguments: " + tensorArgNames(card) + ")");
         if (arg->kind == ArgKind::None)
             return planError(where, "'" + param.token + "': argument '" + param.name + "' is None in this card");
         if (arg->kind == ArgKind::Tensor && param.index < 0)
             return {};
-        if (arg->kind == ArgKind::TensorList && param.index >= 0 &&
-            param.index < static_cast<int>(arg->tensors.size()))
+        if (arg->kind == ArgKind::TensorList && param.index >= 0 && param.index < static_cast<int>(arg->tensors.size()))
             return {};
         if (arg->kind == ArgKind::TensorList)
-            return planError(where, "'" + param.token + "': '" + param.name + "' is a list of " +
-                                        std::to_string(arg->tensors.size()) + " tensors: write " + param.name +
-                                        ".K with K in range");
+            return planError(where,
+                             "'" + param.token + "': '" + param.name + "' is a list of " +
+                                 std::to_string(arg->tensors.size()) + " tensors: write " + param.name +
+                                 ".K with K in range");
         return planError(where, "'" + param.token + "': argument '" + param.name + "' is not a tensor");
     }
     case ParamSource::CardValue: {
         const ArgSpec* arg = card.findArg(param.name);
         if (!arg)
-            return planError(where, "'" + param.token + "': '" + param.name +
-                                        "' is neither a number nor an argument of the card");
+            return planError(
+                where, "'" + param.token + "': '" + param.name + "' is neither a number nor an argument of the card");
         if (arg->kind != ArgKind::Value || !(arg->value.is_number() || arg->value.is_boolean()))
             return planError(where, "'" + param.token + "': argument '" + param.name + "' is not a number");
         return {};
@@ -166,13 +167,20 @@ Result<void> checkParam(const KernelParam& param, const LaunchPlan& plan, const 
 const char* paramTypeName(ParamType type)
 {
     switch (type) {
-    case ParamType::Pointer: return "ptr";
-    case ParamType::I32: return "i32";
-    case ParamType::I64: return "i64";
-    case ParamType::U32: return "u32";
-    case ParamType::U64: return "u64";
-    case ParamType::F32: return "f32";
-    case ParamType::F64: return "f64";
+    case ParamType::Pointer:
+        return "ptr";
+    case ParamType::I32:
+        return "i32";
+    case ParamType::I64:
+        return "i64";
+    case ParamType::U32:
+        return "u32";
+    case ParamType::U64:
+        return "u64";
+    case ParamType::F32:
+        return "f32";
+    case ParamType::F64:
+        return "f64";
     }
     return "?";
 }
@@ -267,11 +275,13 @@ Result<void> validateLaunchPlan(const LaunchPlan& plan, const OperatorCard& card
     if (plan.launches.empty())
         return planError("launches", "must hold at least one launch");
     if (static_cast<int>(plan.launches.size()) > limits.maxLaunches)
-        return planError("launches", "holds " + std::to_string(plan.launches.size()) + " launches; at most " +
-                                         std::to_string(limits.maxLaunches) + " are allowed");
+        return planError("launches",
+                         "holds " + std::to_string(plan.launches.size()) + " launches; at most " +
+                             std::to_string(limits.maxLaunches) + " are allowed");
     if (plan.outputs.size() != card.outputs.size())
-        return planError("outputs", "declares " + std::to_string(plan.outputs.size()) + " output(s); eager returns " +
-                                        std::to_string(card.outputs.size()));
+        return planError("outputs",
+                         "declares " + std::to_string(plan.outputs.size()) + " output(s); eager returns " +
+                             std::to_string(card.outputs.size()));
     for (size_t i = 0; i < plan.outputs.size(); ++i) {
         const TensorSpec& mine = plan.outputs[i];
         const TensorSpec& eager = card.outputs[i];
@@ -287,30 +297,32 @@ Result<void> validateLaunchPlan(const LaunchPlan& plan, const OperatorCard& card
         scratchTotal += buffer.bytes;
     }
     if (scratchTotal > limits.maxScratchBytes)
-        return planError("scratch", "asks for " + std::to_string(scratchTotal) + " bytes; the limit is " +
-                                        std::to_string(limits.maxScratchBytes));
+        return planError("scratch",
+                         "asks for " + std::to_string(scratchTotal) + " bytes; the limit is " +
+                             std::to_string(limits.maxScratchBytes));
     for (size_t i = 0; i < plan.launches.size(); ++i) {
         const KernelLaunch& launch = plan.launches[i];
         const std::string where = "launches[" + std::to_string(i) + "]";
         std::uint64_t threads = 1;
         for (int d = 0; d < 3; ++d) {
             if (launch.block[d] == 0 || launch.block[d] > limits.maxBlock[d])
-                return planError(where + ".block", "dimension " + std::to_string(d) + " is " +
-                                                       std::to_string(launch.block[d]) + "; allowed 1.." +
-                                                       std::to_string(limits.maxBlock[d]));
+                return planError(where + ".block",
+                                 "dimension " + std::to_string(d) + " is " + std::to_string(launch.block[d]) +
+                                     "; allowed 1.." + std::to_string(limits.maxBlock[d]));
             if (launch.grid[d] == 0 || launch.grid[d] > limits.maxGrid[d])
-                return planError(where + ".grid", "dimension " + std::to_string(d) + " is " +
-                                                      std::to_string(launch.grid[d]) + "; allowed 1.." +
-                                                      std::to_string(limits.maxGrid[d]));
+                return planError(where + ".grid",
+                                 "dimension " + std::to_string(d) + " is " + std::to_string(launch.grid[d]) +
+                                     "; allowed 1.." + std::to_string(limits.maxGrid[d]));
             threads *= launch.block[d];
         }
         if (threads > limits.maxThreadsPerBlock)
-            return planError(where + ".block", "launches " + std::to_string(threads) +
-                                                   " threads per block; at most " +
-                                                   std::to_string(limits.maxThreadsPerBlock));
+            return planError(where + ".block",
+                             "launches " + std::to_string(threads) + " threads per block; at most " +
+                                 std::to_string(limits.maxThreadsPerBlock));
         if (launch.sharedBytes > limits.maxDynamicSharedBytes)
-            return planError(where + ".shared_bytes", std::to_string(launch.sharedBytes) + " bytes; at most " +
-                                                          std::to_string(limits.maxDynamicSharedBytes));
+            return planError(where + ".shared_bytes",
+                             std::to_string(launch.sharedBytes) + " bytes; at most " +
+                                 std::to_string(limits.maxDynamicSharedBytes));
         for (size_t a = 0; a < launch.params.size(); ++a) {
             auto checked = checkParam(launch.params[a], plan, card, where + ".args[" + std::to_string(a) + "]");
             if (!checked)

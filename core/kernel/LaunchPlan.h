@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,19 +32,19 @@ enum class ParamSource {
 /// One kernel parameter, parsed from a token "TYPE:SOURCE" such as "ptr:self", "ptr:out0",
 /// "ptr:scratch.partials", "i32:4096", "f32:eps".
 struct KernelParam {
-    std::string token;     // as written
+    std::string token; // as written
     ParamType type = ParamType::Pointer;
     ParamSource source = ParamSource::Literal;
-    std::string name;      // argument name, scratch name; empty for outputs and literals
-    int index = -1;        // output index, or tensor-list element (-1: not a list element)
-    double literal = 0;    // for Literal (integers are exact up to 2^53)
+    std::string name;   // argument name, scratch name; empty for outputs and literals
+    int index = -1;     // output index, or tensor-list element (-1: not a list element)
+    double literal = 0; // for Literal (integers are exact up to 2^53)
 };
 
 struct KernelLaunch {
-    std::string kernel;                       // extern "C" __global__ function name
+    std::string kernel; // extern "C" __global__ function name
     std::array<std::uint32_t, 3> grid{1, 1, 1};
     std::array<std::uint32_t, 3> block{1, 1, 1};
-    std::uint32_t sharedBytes = 0;            // dynamic shared memory
+    std::uint32_t sharedBytes = 0; // dynamic shared memory
     std::vector<KernelParam> params;
 };
 

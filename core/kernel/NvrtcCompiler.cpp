@@ -39,11 +39,9 @@ void appendField(std::string& out, std::string_view field)
 } // namespace
 
 NvrtcCompiler::NvrtcCompiler(std::string cudaIncludeDir, std::string compilerExecutable)
-    : m_cudaIncludeDir(resolveIncludeDir(std::move(cudaIncludeDir)))
-    , m_nvrtcVersion(nvrtcLibraryVersion())
-    , m_processes(std::make_shared<NvrtcProcessPool>(compilerExecutable.empty() ? nvrtcCompilerPath()
-                                                                                 : std::move(compilerExecutable),
-                                                     m_nvrtcVersion))
+    : m_cudaIncludeDir(resolveIncludeDir(std::move(cudaIncludeDir))), m_nvrtcVersion(nvrtcLibraryVersion()),
+      m_processes(std::make_shared<NvrtcProcessPool>(
+          compilerExecutable.empty() ? nvrtcCompilerPath() : std::move(compilerExecutable), m_nvrtcVersion))
 {
 }
 
@@ -77,7 +75,8 @@ Result<std::vector<std::string>> NvrtcCompiler::nvrtcOptions(const CompileOption
 {
     if (!isValidArchitecture(options.architecture)) {
         return makeError(ErrorCode::InvalidArgument,
-                         "invalid GPU architecture \"" + options.architecture + "\" (expected sm_NN, sm_NNa or sm_NNf, e.g. sm_90)",
+                         "invalid GPU architecture \"" + options.architecture +
+                             "\" (expected sm_NN, sm_NNa or sm_NNf, e.g. sm_90)",
                          "compile options");
     }
     std::vector<std::string> list;
@@ -141,7 +140,8 @@ Result<CompiledKernel> NvrtcCompiler::compile(const std::string& source, const C
         return makeError(ErrorCode::Internal, reply->failure, "NVRTC");
 
     reply->log = redactCompileLog(reply->log, source, sourceName); // before the log is stored, parsed or shown
-    Result<CompiledKernel> kernel = toCompiledKernel(std::move(*reply), std::move(*key), options.architecture, sourceName);
+    Result<CompiledKernel> kernel =
+        toCompiledKernel(std::move(*reply), std::move(*key), options.architecture, sourceName);
     if (kernel)
         kernel->compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return kernel;

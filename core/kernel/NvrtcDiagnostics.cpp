@@ -144,9 +144,8 @@ std::optional<UnlocatedLine> parseUnlocated(std::string_view text)
 
 bool isSummaryLine(std::string_view text)
 {
-    return text.find("detected in the compilation of") != std::string_view::npos
-           || text == "Compilation terminated."
-           || text.substr(0, 38) == "Remark: The warnings can be suppressed";
+    return text.find("detected in the compilation of") != std::string_view::npos || text == "Compilation terminated." ||
+        text.substr(0, 38) == "Remark: The warnings can be suppressed";
 }
 
 // Whitespace, one '^', whitespace. Returns the caret's offset or npos.

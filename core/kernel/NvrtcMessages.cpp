@@ -94,8 +94,8 @@ json toJson(const NvrtcCompileReply& reply)
     return json{{"status", nvrtcStatusName(reply.status)},
                 {"log_base64", base64Encode(reply.log)},
                 {"ptx_base64", base64Encode(reply.ptx)},
-                {"cubin_base64", base64Encode(std::string_view(reinterpret_cast<const char*>(reply.cubin.data()),
-                                                               reply.cubin.size()))},
+                {"cubin_base64",
+                 base64Encode(std::string_view(reinterpret_cast<const char*>(reply.cubin.data()), reply.cubin.size()))},
                 {"failure_base64", base64Encode(reply.failure)},
                 {"compile_ms", reply.compileMs}};
 }

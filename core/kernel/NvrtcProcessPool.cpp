@@ -1,8 +1,8 @@
 #include "kernel/NvrtcProcessPool.h"
 
 #include "worker/StreamTail.h"
-#include "worker/WorkerProtocol.h"
 #include "worker/WorkerClient.h"
+#include "worker/WorkerProtocol.h"
 
 #include <cerrno>
 #include <chrono>
@@ -84,7 +84,7 @@ Result<std::unique_ptr<NvrtcProcessPool::Process>> NvrtcProcessPool::take()
         }
     }
     const std::string hint = " (kforge-nvrtc is installed next to kforge; KFORGE_NVRTC names another path)";
-    struct stat st{};
+    struct stat st {};
     if (::stat(m_executable.c_str(), &st) != 0) {
         return makeError(ErrorCode::NotFound,
                          std::string("cannot start the NVRTC compiler: ") +

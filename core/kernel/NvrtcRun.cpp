@@ -94,8 +94,8 @@ NvrtcCompileReply runNvrtc(const NvrtcCompileRequest& request)
     NvrtcCompileReply reply;
     reply.status = NvrtcStatus::NvrtcFailed;
     ProgramGuard program;
-    if (nvrtcResult r = nvrtcCreateProgram(program.out(), request.source.c_str(), request.sourceName.c_str(), 0, nullptr,
-                                           nullptr);
+    if (nvrtcResult r =
+            nvrtcCreateProgram(program.out(), request.source.c_str(), request.sourceName.c_str(), 0, nullptr, nullptr);
         r != NVRTC_SUCCESS) {
         reply.failure = failedCall("nvrtcCreateProgram", r);
         return reply;
@@ -155,8 +155,8 @@ Result<nlohmann::json> serveNvrtcCompile(const nlohmann::json& message)
         return request.error();
     const long long timeoutS = (request->timeout.count() + 999) / 1000;
     const unsigned backstop = request->timeout.count() == 0 ? 0u
-                              : timeoutS > 86400           ? 86400u + kBackstopGraceS
-                                                           : static_cast<unsigned>(timeoutS) + kBackstopGraceS;
+        : timeoutS > 86400                                  ? 86400u + kBackstopGraceS
+                                                            : static_cast<unsigned>(timeoutS) + kBackstopGraceS;
     AlarmGuard alarm(backstop);
     return toJson(runNvrtc(*request));
 }

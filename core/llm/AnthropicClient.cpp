@@ -49,8 +49,8 @@ Result<LlmReply> AnthropicClient::complete(const LlmRequest& request, const std:
         "x-api-key: " + key,
     };
 
-    auto outcome = m_transport.post(context, url, headers, requestBody(request).dump(), cancel, key,
-                                    errorMessageFromBody);
+    auto outcome =
+        m_transport.post(context, url, headers, requestBody(request).dump(), cancel, key, errorMessageFromBody);
     if (!outcome)
         return outcome.error();
 

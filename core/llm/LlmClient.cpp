@@ -5,8 +5,10 @@ namespace kforge::core {
 const char* llmRoleName(LlmRole role)
 {
     switch (role) {
-    case LlmRole::User: return "user";
-    case LlmRole::Assistant: return "assistant";
+    case LlmRole::User:
+        return "user";
+    case LlmRole::Assistant:
+        return "assistant";
     }
     return "user";
 }

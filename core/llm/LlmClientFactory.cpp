@@ -11,8 +11,12 @@ Result<std::unique_ptr<LlmClient>> createLlmClient(const LlmProviderConfig& conf
         return valid.error();
     std::unique_ptr<LlmClient> client;
     switch (config.provider) {
-    case LlmProvider::OpenAiCompatible: client = std::make_unique<OpenAiCompatibleClient>(config); break;
-    case LlmProvider::Anthropic: client = std::make_unique<AnthropicClient>(config); break;
+    case LlmProvider::OpenAiCompatible:
+        client = std::make_unique<OpenAiCompatibleClient>(config);
+        break;
+    case LlmProvider::Anthropic:
+        client = std::make_unique<AnthropicClient>(config);
+        break;
     }
     if (!client)
         return makeError(ErrorCode::Internal, "unknown provider", "llm config");

@@ -87,7 +87,7 @@ void applyPrice(LlmReply& reply, const LlmProviderConfig& config)
     if (auto price = config.priceFor(reply.model)) {
         reply.costUsd = (static_cast<double>(reply.inputTokens) * price->inputUsdPerMTok +
                          static_cast<double>(reply.outputTokens) * price->outputUsdPerMTok) /
-                        1e6;
+            1e6;
         reply.costKnown = true;
     } else {
         reply.costUsd = 0.0;

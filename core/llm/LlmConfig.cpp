@@ -34,8 +34,8 @@ bool looksLikeSecretField(const std::string& field)
             folded.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
     }
     static constexpr std::array<std::string_view, 14> kSecretNames = {
-        "apikey",      "xapikey", "key",    "secret",   "secretkey",  "token",       "accesstoken",
-        "bearertoken", "bearer",  "authtoken", "authorization", "password", "openaiapikey", "anthropicapikey",
+        "apikey",      "xapikey", "key",       "secret",        "secretkey", "token",        "accesstoken",
+        "bearertoken", "bearer",  "authtoken", "authorization", "password",  "openaiapikey", "anthropicapikey",
     };
     return std::find(kSecretNames.begin(), kSecretNames.end(), folded) != kSecretNames.end();
 }
@@ -59,8 +59,10 @@ Result<void> readField(const nlohmann::json& json, const char* name, T& out)
 const char* llmProviderName(LlmProvider provider)
 {
     switch (provider) {
-    case LlmProvider::OpenAiCompatible: return "openai";
-    case LlmProvider::Anthropic: return "anthropic";
+    case LlmProvider::OpenAiCompatible:
+        return "openai";
+    case LlmProvider::Anthropic:
+        return "anthropic";
     }
     return "unknown";
 }
@@ -154,9 +156,20 @@ Result<LlmProviderConfig> llmConfigFromJson(const nlohmann::json& json)
         return configError("expected a JSON object");
 
     static constexpr std::array<std::string_view, 14> kKnown = {
-        "provider",         "base_url",       "model",          "api_key_env",        "connect_timeout_ms",
-        "total_timeout_ms", "max_retries",    "backoff_initial_ms", "backoff_max_ms", "retry_after_max_ms",
-        "jitter_seed",      "max_tokens_field", "anthropic_version", "prices",
+        "provider",
+        "base_url",
+        "model",
+        "api_key_env",
+        "connect_timeout_ms",
+        "total_timeout_ms",
+        "max_retries",
+        "backoff_initial_ms",
+        "backoff_max_ms",
+        "retry_after_max_ms",
+        "jitter_seed",
+        "max_tokens_field",
+        "anthropic_version",
+        "prices",
     };
     for (const auto& [field, value] : json.items()) {
         if (looksLikeSecretField(field)) {

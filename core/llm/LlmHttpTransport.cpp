@@ -143,7 +143,7 @@ Attempt attempt(const std::string& url, curl_slist* headers, const std::string& 
     curl_easy_setopt(h, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(cancel));
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connectTimeoutMs));
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(totalTimeoutMs));
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM-based DNS timeouts
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);        // threads: no SIGALRM-based DNS timeouts
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); // whatever compression libcurl supports
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errorBuffer);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); // a redirect would resend the key elsewhere
@@ -284,13 +284,9 @@ std::string LlmHttpReply::header(std::string_view lowerName) const
 }
 
 LlmHttpTransport::LlmHttpTransport(const LlmProviderConfig& config)
-    : m_connectTimeoutMs(config.connectTimeoutMs),
-      m_totalTimeoutMs(config.totalTimeoutMs),
-      m_maxRetries(config.maxRetries),
-      m_backoffInitialMs(config.backoffInitialMs),
-      m_backoffMaxMs(config.backoffMaxMs),
-      m_retryAfterMaxMs(config.retryAfterMaxMs),
-      m_rng(config.jitterSeed)
+    : m_connectTimeoutMs(config.connectTimeoutMs), m_totalTimeoutMs(config.totalTimeoutMs),
+      m_maxRetries(config.maxRetries), m_backoffInitialMs(config.backoffInitialMs), m_backoffMaxMs(config.backoffMaxMs),
+      m_retryAfterMaxMs(config.retryAfterMaxMs), m_rng(config.jitterSeed)
 {
     initCurlOnce();
 }
@@ -312,9 +308,11 @@ std::int64_t LlmHttpTransport::backoffMs(int retry)
     return half + jitter(m_rng);
 }
 
-Result<LlmHttpTransport::Outcome> LlmHttpTransport::post(const std::string& context, const std::string& url, const std::vector<std::string>& headers,
-                                                          const std::string& body, const std::atomic<bool>* cancel,
-                                                          const std::string& secret, const ErrorMessageFn& errorMessageOf)
+Result<LlmHttpTransport::Outcome> LlmHttpTransport::post(const std::string& context, const std::string& url,
+                                                         const std::vector<std::string>& headers,
+                                                         const std::string& body, const std::atomic<bool>* cancel,
+                                                         const std::string& secret,
+                                                         const ErrorMessageFn& errorMessageOf)
 {
     const auto start = Clock::now();
     auto fail = [&](ErrorCode code, const std::string& message) {
@@ -343,8 +341,10 @@ Result<LlmHttpTransport::Outcome> LlmHttpTransport::post(const std::string& cont
         const bool retriesLeft = attemptNo <= m_maxRetries;
         std::optional<std::int64_t> serverDelay;
         switch (a.kind) {
-        case AttemptKind::Cancelled: return cancelledError();
-        case AttemptKind::Fatal: return fail(ErrorCode::Io, a.error + " (" + attemptsText(attemptNo) + ")");
+        case AttemptKind::Cancelled:
+            return cancelledError();
+        case AttemptKind::Fatal:
+            return fail(ErrorCode::Io, a.error + " (" + attemptsText(attemptNo) + ")");
         case AttemptKind::Retryable:
             if (!retriesLeft)
                 return fail(ErrorCode::Io, a.error + " (gave up after " + attemptsText(attemptNo) + ")");
@@ -371,8 +371,7 @@ Result<LlmHttpTransport::Outcome> LlmHttpTransport::post(const std::string& cont
             break;
         }
         }
-        const std::int64_t delay =
-            serverDelay ? std::min(*serverDelay, m_retryAfterMaxMs) : backoffMs(attemptNo);
+        const std::int64_t delay = serverDelay ? std::min(*serverDelay, m_retryAfterMaxMs) : backoffMs(attemptNo);
         if (!sleepUnlessCancelled(delay, cancel))
             return cancelledError();
     }

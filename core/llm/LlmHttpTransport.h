@@ -53,8 +53,8 @@ public:
     /// a non-retryable outcome happens, the retries are spent or `*cancel` turns true.
     /// Errors (LlmClient::complete documents the codes) carry `context` (e.g. "openai gpt-4o at
     /// URL"), the HTTP status, the attempts and the provider's message from `errorMessageOf`.
-    Result<Outcome> post(const std::string& context, const std::string& url, const std::vector<std::string>& headers, const std::string& body,
-                         const std::atomic<bool>* cancel, const std::string& secret,
+    Result<Outcome> post(const std::string& context, const std::string& url, const std::vector<std::string>& headers,
+                         const std::string& body, const std::atomic<bool>* cancel, const std::string& secret,
                          const ErrorMessageFn& errorMessageOf);
 
     /// redactSecretInText: every occurrence of `secret` (when not empty) and every authentication

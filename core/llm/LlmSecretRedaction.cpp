@@ -62,7 +62,8 @@ void redactHeaderValues(std::string& text)
         while (p < text.size() && (text[p] == ' ' || text[p] == '\t' || text[p] == '"' || text[p] == '\''))
             ++p;
         for (std::string_view scheme : kSchemes) {
-            if (startsWithNoCase(text, p, scheme) && p + scheme.size() < text.size() && text[p + scheme.size()] == ' ') {
+            if (startsWithNoCase(text, p, scheme) && p + scheme.size() < text.size() &&
+                text[p + scheme.size()] == ' ') {
                 p += scheme.size();
                 while (p < text.size() && text[p] == ' ')
                     ++p;

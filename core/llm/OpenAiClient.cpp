@@ -63,14 +63,14 @@ Result<LlmReply> OpenAiCompatibleClient::complete(const LlmRequest& request, con
     if (!key.empty())
         headers.push_back("Authorization: Bearer " + key);
 
-    auto outcome = m_transport.post(context, url, headers, requestBody(request).dump(), cancel, key,
-                                    errorMessageFromBody);
+    auto outcome =
+        m_transport.post(context, url, headers, requestBody(request).dump(), cancel, key, errorMessageFromBody);
     if (!outcome) {
         Error error = outcome.error();
         if (key.empty() && error.message.rfind("HTTP 401", 0) == 0)
             error.message += "; environment variable " +
-                             (m_config.apiKeyEnv.empty() ? std::string("(api_key_env unset)") : m_config.apiKeyEnv) +
-                             " holds no key";
+                (m_config.apiKeyEnv.empty() ? std::string("(api_key_env unset)") : m_config.apiKeyEnv) +
+                " holds no key";
         return error;
     }
 

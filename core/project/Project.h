@@ -19,12 +19,12 @@ struct CaptureInfo {
     std::string deviceName;      // "NVIDIA H200" or "cpu"
     std::string torchVersion;
     std::string kforgeVersion;
-    std::string createdUtc;      // ISO 8601
-    std::int64_t totalCalls = 0; // top-level ATen calls recorded
+    std::string createdUtc;        // ISO 8601
+    std::int64_t totalCalls = 0;   // top-level ATen calls recorded
     std::int64_t ignoredCalls = 0; // top-level calls outside the aten namespace (not carded)
-    int samplesPerCard = 0;      // --samples
+    int samplesPerCard = 0;        // --samples
     std::int64_t sampleBudgetBytes = 0;
-    double totalEagerUs = 0;     // sum of every card's median x call count
+    double totalEagerUs = 0; // sum of every card's median x call count
 
     bool operator==(const CaptureInfo&) const = default;
 };

@@ -223,8 +223,11 @@ json toJson(const ArgSpec& spec)
     json tensors = json::array();
     for (const TensorSpec& t : spec.tensors)
         tensors.push_back(toJson(t));
-    return json{{"name", spec.name},       {"type", spec.type},       {"kind", argKindName(spec.kind)},
-                {"tensors", tensors},      {"value", spec.value}};
+    return json{{"name", spec.name},
+                {"type", spec.type},
+                {"kind", argKindName(spec.kind)},
+                {"tensors", tensors},
+                {"value", spec.value}};
 }
 
 json toJson(const OperatorCard& card)
@@ -240,9 +243,9 @@ json toJson(const OperatorCard& card)
         samples.push_back(json{{"call_position", s.callPosition}, {"file", s.file}, {"bytes", s.bytes}});
     json eager = nullptr;
     if (card.eager) {
-        eager = json{{"device", card.eager->device}, {"method", card.eager->method},
+        eager = json{{"device", card.eager->device},      {"method", card.eager->method},
                      {"median_us", card.eager->medianUs}, {"q1_us", card.eager->q1Us},
-                     {"q3_us", card.eager->q3Us},   {"repetitions", card.eager->repetitions}};
+                     {"q3_us", card.eager->q3Us},         {"repetitions", card.eager->repetitions}};
     }
     return json{{"id", card.id},
                 {"key", card.key},
@@ -343,8 +346,8 @@ Result<OperatorCard> cardFromJson(const json& j, const std::string& where)
         r.fail("card id does not match its key");
     if (!r.error() && static_cast<std::int64_t>(card.callPositions.size()) != card.callCount)
         r.fail("call_count does not match call_positions");
-    if (!r.error() && std::any_of(card.callPositions.begin(), card.callPositions.end(),
-                                  [](std::int64_t p) { return p < 0; }))
+    if (!r.error() &&
+        std::any_of(card.callPositions.begin(), card.callPositions.end(), [](std::int64_t p) { return p < 0; }))
         r.fail("call_positions holds a negative position");
     if (r.error())
         return *r.error();
@@ -371,9 +374,9 @@ Result<CaptureInfo> captureInfoFromJson(const json& j, const std::string& where)
     r.get("sample_budget_bytes", info.sampleBudgetBytes);
     r.get("total_eager_us", info.totalEagerUs);
     const std::pair<const char*, std::int64_t> counts[] = {{"total_calls", info.totalCalls},
-                                                          {"ignored_calls", info.ignoredCalls},
-                                                          {"samples_per_card", info.samplesPerCard},
-                                                          {"sample_budget_bytes", info.sampleBudgetBytes}};
+                                                           {"ignored_calls", info.ignoredCalls},
+                                                           {"samples_per_card", info.samplesPerCard},
+                                                           {"sample_budget_bytes", info.sampleBudgetBytes}};
     for (const auto& [name, count] : counts) {
         if (!r.error() && count < 0)
             r.fail(std::string(name) + " is " + std::to_string(count) + " (expected >= 0)");

@@ -125,7 +125,7 @@ std::string heldMessage(const std::optional<ProjectLockHolder>& holder)
         who = "another job of this program (";
     else
         who = "another kforge (pid " + std::to_string(holder->pid) +
-              (sameHost ? std::string() : " on host " + holder->host) + ", ";
+            (sameHost ? std::string() : " on host " + holder->host) + ", ";
     std::string details = holder->command.empty() ? std::string("command not recorded") : holder->command;
     if (holder->startedUnix > 0)
         if (const std::string since = localTimeText(holder->startedUnix); !since.empty())

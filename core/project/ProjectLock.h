@@ -29,7 +29,7 @@ namespace kforge::core {
 struct ProjectLockHolder {
     long pid = 0;
     std::string host;
-    std::string command;     // e.g. "kforge optimize"
+    std::string command;          // e.g. "kforge optimize"
     std::int64_t startedUnix = 0; // seconds since the epoch; 0 if unknown
 };
 

@@ -69,7 +69,7 @@ bool removeTemporary(const fs::path& file)
 {
     std::error_code ec;
     return fs::is_regular_file(fs::symlink_status(file, ec)) && isAtomicTemporaryName(file.filename().string()) &&
-           fs::remove(file, ec);
+        fs::remove(file, ec);
 }
 
 } // namespace
@@ -148,9 +148,8 @@ Result<void> saveProject(const fs::path& dir, const Project& project)
     auto written = writeFileAtomically(dir / ProjectPaths::kCardsFile, json{{"cards", cards}}.dump(1) + "\n");
     if (!written)
         return written;
-    const json header{{"format", kFormatTag},
-                      {"format_version", project.formatVersion},
-                      {"capture", toJson(project.capture)}};
+    const json header{
+        {"format", kFormatTag}, {"format_version", project.formatVersion}, {"capture", toJson(project.capture)}};
     return writeFileAtomically(dir / ProjectPaths::kProjectFile, header.dump(1) + "\n");
 }
 

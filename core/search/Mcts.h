@@ -49,8 +49,8 @@ struct MctsParams {
     double explorationC = 1.0; // UCT exploration constant, in units of log-speedup
     double widenK = 1.0;       // progressive widening: children allowed while C < k * N^alpha
     double widenAlpha = 0.5;
-    double rewardClip = 3.0;   // |reward| <= clip (e^3 ~ 20x speedup or slowdown)
-    double virtualLoss = 0.5;  // per in-flight descendant, in units of log-speedup (parallel search)
+    double rewardClip = 3.0;  // |reward| <= clip (e^3 ~ 20x speedup or slowdown)
+    double virtualLoss = 0.5; // per in-flight descendant, in units of log-speedup (parallel search)
 };
 
 class Mcts {

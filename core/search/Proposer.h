@@ -35,7 +35,8 @@ public:
     /// The first candidate of an empty tree (provenance kind Root, typically).
     virtual Result<Proposal> proposeRoot(const SearchTree& tree, const std::atomic<bool>& stop) = 0;
     /// A revision of `parent` (a revisable node of `tree`).
-    virtual Result<Proposal> propose(const SearchTree& tree, const SearchNode& parent, const std::atomic<bool>& stop) = 0;
+    virtual Result<Proposal> propose(const SearchTree& tree, const SearchNode& parent,
+                                     const std::atomic<bool>& stop) = 0;
     /// Up to `limit` candidates this proposer is likely to propose after `current` (about to be
     /// evaluated), for compiling ahead. Must be cheap and must not change what propose() returns;
     /// a proposer that cannot guess (an LLM) returns none.

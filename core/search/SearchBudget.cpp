@@ -7,11 +7,16 @@ namespace kforge::core {
 const char* stopReasonName(StopReason reason)
 {
     switch (reason) {
-    case StopReason::IterationLimit: return "iteration-limit";
-    case StopReason::TimeLimit: return "time-limit";
-    case StopReason::Plateau: return "plateau";
-    case StopReason::Requested: return "requested";
-    case StopReason::NothingToRevise: return "nothing-to-revise";
+    case StopReason::IterationLimit:
+        return "iteration-limit";
+    case StopReason::TimeLimit:
+        return "time-limit";
+    case StopReason::Plateau:
+        return "plateau";
+    case StopReason::Requested:
+        return "requested";
+    case StopReason::NothingToRevise:
+        return "nothing-to-revise";
     }
     return "unknown";
 }

@@ -19,14 +19,14 @@ enum class NodeStatus {
     Pending,
     Compiling,
     Evaluating,
-    Passed,           // compiled, validated against eager, timed
-    CompiledOnly,     // compiled but not measured (no GPU): revisable, reward 0
-    FailedProposal,   // the proposer could not produce a candidate (e.g. an unparsable LLM reply)
+    Passed,         // compiled, validated against eager, timed
+    CompiledOnly,   // compiled but not measured (no GPU): revisable, reward 0
+    FailedProposal, // the proposer could not produce a candidate (e.g. an unparsable LLM reply)
     FailedCompile,
     FailedValidation, // wrong result
     Crashed,          // the worker died running it
     TimedOut,
-    Abandoned,        // never evaluated: the search stopped (or was killed) while it was in flight
+    Abandoned, // never evaluated: the search stopped (or was killed) while it was in flight
 };
 
 const char* nodeStatusName(NodeStatus status); // "passed", "failed-compile", ...
@@ -74,8 +74,8 @@ struct SearchNode {
     std::string id;
     std::optional<std::string> parentId; // empty for the root
     std::vector<std::string> childIds;   // in creation order
-    int depth = 0;                        // root = 0
-    int iteration = 0;                    // the search iteration that created it (root = 0)
+    int depth = 0;                       // root = 0
+    int iteration = 0;                   // the search iteration that created it (root = 0)
     std::int64_t createdUnixMs = 0;
 
     NodeStatus status = NodeStatus::Pending;

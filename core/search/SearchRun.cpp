@@ -55,13 +55,8 @@ SearchRun::SearchRun(SearchTree tree, TreeStore store, Proposer& proposer, Evalu
 
 SearchRun::SearchRun(SearchTree tree, TreeStore store, Proposer& proposer, std::vector<Evaluator*> evaluators,
                      SearchRunOptions options)
-    : m_tree(std::move(tree)),
-      m_store(std::move(store)),
-      m_proposer(proposer),
-      m_evaluators(std::move(evaluators)),
-      m_evaluationCounts(m_evaluators.size()),
-      m_options(std::move(options)),
-      m_mcts(m_options.mcts)
+    : m_tree(std::move(tree)), m_store(std::move(store)), m_proposer(proposer), m_evaluators(std::move(evaluators)),
+      m_evaluationCounts(m_evaluators.size()), m_options(std::move(options)), m_mcts(m_options.mcts)
 {
     if (!m_options.nowUnixMs) {
         m_options.nowUnixMs = [] {
@@ -336,14 +331,14 @@ Result<SearchOutcome> SearchRun::runParallel()
             busy[slot] = true;
             ++inFlight;
             publishProgress();
-            threads[slot] = std::thread([this, slot, nodeId = *id, candidate = std::move(candidate), &mutex, &arrived,
-                                         &finished]() {
-                Result<Evaluation> result = m_evaluators[slot]->evaluate(candidate, m_stop);
-                m_evaluationCounts[slot].fetch_add(1);
-                std::lock_guard lock(mutex);
-                finished.push_back(Finished{slot, nodeId, std::move(result)});
-                arrived.notify_one();
-            });
+            threads[slot] = std::thread(
+                [this, slot, nodeId = *id, candidate = std::move(candidate), &mutex, &arrived, &finished]() {
+                    Result<Evaluation> result = m_evaluators[slot]->evaluate(candidate, m_stop);
+                    m_evaluationCounts[slot].fetch_add(1);
+                    std::lock_guard lock(mutex);
+                    finished.push_back(Finished{slot, nodeId, std::move(result)});
+                    arrived.notify_one();
+                });
         }
         if (inFlight == 0)
             break;
@@ -366,8 +361,8 @@ Result<SearchOutcome> SearchRun::runParallel()
             judged = false;
             evaluation.status = NodeStatus::Abandoned;
             evaluation.failureReason = done.result.error().code == ErrorCode::Cancelled
-                                           ? "not evaluated: the search was stopped while it was in flight"
-                                           : "not evaluated: " + done.result.error().toString();
+                ? "not evaluated: the search was stopped while it was in flight"
+                : "not evaluated: " + done.result.error().toString();
             if (done.result.error().code == ErrorCode::Cancelled)
                 stopDispatching(StopReason::Requested);
             else

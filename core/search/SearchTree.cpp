@@ -25,7 +25,9 @@ std::string firstLine(const std::string& text)
 
 } // namespace
 
-SearchTree::SearchTree(std::string cardId, std::uint64_t seed) : m_cardId(std::move(cardId)), m_seed(seed) {}
+SearchTree::SearchTree(std::string cardId, std::uint64_t seed) : m_cardId(std::move(cardId)), m_seed(seed)
+{
+}
 
 const SearchNode* SearchTree::find(const std::string& id) const
 {
@@ -80,7 +82,7 @@ Result<std::string> SearchTree::addChild(const std::string& parentId, Candidate 
     node.candidate = std::move(candidate);
     node.provenance = std::move(provenance);
     node.createdUnixMs = createdUnixMs;
-    const std::string parentKey = parentId; // `parentId` may refer into the node list appendNode grows
+    const std::string parentKey = parentId;       // `parentId` may refer into the node list appendNode grows
     std::string id = appendNode(std::move(node)); // invalidates `parent`
     findMutable(parentKey)->childIds.push_back(id);
     return id;
@@ -241,7 +243,7 @@ void SearchTree::setNodesUnchecked(std::vector<SearchNode> nodes)
 bool SearchTree::operator==(const SearchTree& other) const
 {
     return m_cardId == other.m_cardId && m_seed == other.m_seed && m_rngDraws == other.m_rngDraws &&
-           m_rngState == other.m_rngState && m_rootAttempts == other.m_rootAttempts && m_nodes == other.m_nodes;
+        m_rngState == other.m_rngState && m_rootAttempts == other.m_rootAttempts && m_nodes == other.m_nodes;
 }
 
 } // namespace kforge::core

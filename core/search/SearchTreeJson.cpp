@@ -65,13 +65,13 @@ public:
     {
         const json* value = field(name);
         const bool inRange = value && value->is_number_integer() &&
-                             (value->is_number_unsigned() ? value->get<std::uint64_t>() <= static_cast<std::uint64_t>(max)
-                                                          : value->get<std::int64_t>() >= min &&
-                                                                value->get<std::int64_t>() <= max);
+            (value->is_number_unsigned() ? value->get<std::uint64_t>() <= static_cast<std::uint64_t>(max)
+                                         : value->get<std::int64_t>() >= min && value->get<std::int64_t>() <= max);
         if (value && !inRange)
-            fail(name, max == std::numeric_limits<std::int64_t>::max()
-                           ? "must be an integer >= " + std::to_string(min)
-                           : "must be an integer from " + std::to_string(min) + " to " + std::to_string(max));
+            fail(name,
+                 max == std::numeric_limits<std::int64_t>::max()
+                     ? "must be an integer >= " + std::to_string(min)
+                     : "must be an integer from " + std::to_string(min) + " to " + std::to_string(max));
         else if (value)
             out = value->get<std::int64_t>();
     }
@@ -138,7 +138,8 @@ json nodeToJson(const SearchNode& node)
 {
     json latency = nullptr;
     if (node.latency)
-        latency = json{{"median_us", node.latency->medianUs}, {"q1_us", node.latency->q1Us}, {"q3_us", node.latency->q3Us}};
+        latency =
+            json{{"median_us", node.latency->medianUs}, {"q1_us", node.latency->q1Us}, {"q3_us", node.latency->q3Us}};
     return json{
         {"id", node.id},
         {"parent", node.parentId ? json(*node.parentId) : json(nullptr)},
@@ -149,11 +150,12 @@ json nodeToJson(const SearchNode& node)
         {"status", nodeStatusName(node.status)},
         {"failure_reason", node.failureReason},
         {"candidate", json{{"source", node.candidate.source}, {"launch_plan", node.candidate.launchPlan}}},
-        {"provenance", json{{"kind", provenanceKindName(node.provenance.kind)},
-                            {"transformation", node.provenance.transformation},
-                            {"provider", node.provenance.provider},
-                            {"model", node.provenance.model},
-                            {"details", node.provenance.details}}},
+        {"provenance",
+         json{{"kind", provenanceKindName(node.provenance.kind)},
+              {"transformation", node.provenance.transformation},
+              {"provider", node.provenance.provider},
+              {"model", node.provenance.model},
+              {"details", node.provenance.details}}},
         {"evaluation_details", node.evaluationDetails},
         {"latency", latency},
         {"eager_us", optionalNumber(node.eagerUs)},
@@ -250,7 +252,8 @@ Result<void> validateStructure(const std::vector<SearchNode>& nodes, const std::
         return (where.empty() ? std::string() : where + ".") + "nodes[" + std::to_string(i) + "]." + field;
     };
     auto indexOf = [&](const std::string& id) -> std::optional<std::size_t> {
-        if (id.size() < 2 || id.size() > 12 || id[0] != 'n' || id.find_first_not_of("0123456789", 1) != std::string::npos)
+        if (id.size() < 2 || id.size() > 12 || id[0] != 'n' ||
+            id.find_first_not_of("0123456789", 1) != std::string::npos)
             return std::nullopt;
         std::size_t index = std::stoull(id.substr(1));
         if (index >= nodes.size() || nodes[index].id != id)
@@ -270,20 +273,22 @@ Result<void> validateStructure(const std::vector<SearchNode>& nodes, const std::
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const SearchNode& node = nodes[i];
         if (node.id != "n" + std::to_string(i))
-            return makeError(ErrorCode::InvalidArgument, "expected 'n" + std::to_string(i) + "', found " + quotedFromFile(node.id),
-                             at(i, "id"));
+            return makeError(ErrorCode::InvalidArgument,
+                             "expected 'n" + std::to_string(i) + "', found " + quotedFromFile(node.id), at(i, "id"));
         if ((i == 0) != !node.parentId)
             return makeError(ErrorCode::InvalidArgument,
-                             i == 0 ? "the first node is the root and has no parent" : "only the first node may lack a parent",
+                             i == 0 ? "the first node is the root and has no parent"
+                                    : "only the first node may lack a parent",
                              at(i, "parent"));
         if (node.parentId) {
             auto parent = indexOf(*node.parentId);
             if (!parent || *parent >= i)
-                return makeError(ErrorCode::InvalidArgument, "unknown or later parent " + quotedFromFile(*node.parentId),
-                                 at(i, "parent"));
+                return makeError(ErrorCode::InvalidArgument,
+                                 "unknown or later parent " + quotedFromFile(*node.parentId), at(i, "parent"));
             if (!listedByParent[i])
                 return makeError(ErrorCode::InvalidArgument,
-                                 "parent " + quotedFromFile(*node.parentId) + " does not list this node", at(i, "parent"));
+                                 "parent " + quotedFromFile(*node.parentId) + " does not list this node",
+                                 at(i, "parent"));
             if (node.depth != nodes[*parent].depth + 1)
                 return makeError(ErrorCode::InvalidArgument, "depth does not match the parent's", at(i, "depth"));
         } else if (node.depth != 0) {
@@ -307,7 +312,8 @@ Result<void> validateStructure(const std::vector<SearchNode>& nodes, const std::
         for (const std::string& childId : node.childIds) {
             auto child = indexOf(childId);
             if (!child || !nodes[*child].parentId || *nodes[*child].parentId != node.id)
-                return makeError(ErrorCode::InvalidArgument, "child " + quotedFromFile(childId) + " is not a child of this node",
+                return makeError(ErrorCode::InvalidArgument,
+                                 "child " + quotedFromFile(childId) + " is not a child of this node",
                                  at(i, "children"));
         }
     }
@@ -324,7 +330,8 @@ Result<std::vector<SearchNode>> rootAttemptsFromJson(const json& attempts, const
         if (!node)
             return node.error();
         if (node->id != "n0" || node->parentId || !node->childIds.empty() || node->depth != 0 || node->iteration != 0)
-            return makeError(ErrorCode::InvalidArgument, "an earlier root attempt is a root 'n0' without children", path);
+            return makeError(ErrorCode::InvalidArgument, "an earlier root attempt is a root 'n0' without children",
+                             path);
         if (!isFailure(node->status))
             return makeError(ErrorCode::InvalidArgument, "an earlier root attempt must have failed", path + ".status");
         out.push_back(std::move(node.value()));
@@ -365,10 +372,11 @@ Result<SearchTree> searchTreeFromJsonUnguarded(const json& j, const std::string&
             rngState = state.get<std::string>();
     }
     if (!r.error() && rngState.empty() && draws > SearchRng::kMaxReplayDraws)
-        r.fail("rng_draws", std::to_string(draws) +
-                                " draws without an rng_state is implausible (a tree without rng_state is resumed by "
-                                "replaying its draws, at most " +
-                                std::to_string(SearchRng::kMaxReplayDraws) + ")");
+        r.fail("rng_draws",
+               std::to_string(draws) +
+                   " draws without an rng_state is implausible (a tree without rng_state is resumed by "
+                   "replaying its draws, at most " +
+                   std::to_string(SearchRng::kMaxReplayDraws) + ")");
     const json* attemptsJson = nullptr;
     if (!r.error() && j.contains("root_attempts"))
         attemptsJson = r.child("root_attempts", json::value_t::array);

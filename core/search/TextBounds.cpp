@@ -24,7 +24,7 @@ std::string boundedText(std::string_view text, std::size_t maxBytes)
     const std::string_view kept = utf8Prefix(text, maxBytes);
     std::string out(kept);
     out += "\n[kforge: truncated: " + std::to_string(text.size()) + " bytes in all, the first " +
-           std::to_string(kept.size()) + " kept]\n";
+        std::to_string(kept.size()) + " kept]\n";
     return out;
 }
 

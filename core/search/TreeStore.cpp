@@ -43,7 +43,8 @@ Result<void> TreeStore::save(const SearchTree& tree) const
         std::error_code ec;
         std::filesystem::create_directories(m_file.parent_path(), ec);
         if (ec)
-            return makeError(ErrorCode::Io, "cannot create the directory: " + ec.message(), m_file.parent_path().string());
+            return makeError(ErrorCode::Io, "cannot create the directory: " + ec.message(),
+                             m_file.parent_path().string());
     }
     std::string bytes;
     try {
@@ -110,7 +111,8 @@ Result<SearchTree> TreeStore::openForRun(const std::string& cardId, std::uint64_
         return tree.error();
     if (tree->cardId() != cardId)
         return makeError(ErrorCode::InvalidArgument,
-                         "the search tree belongs to card '" + excerptForMessage(tree->cardId(), 80) + "', not '" + cardId + "'",
+                         "the search tree belongs to card '" + excerptForMessage(tree->cardId(), 80) + "', not '" +
+                             cardId + "'",
                          m_file.string());
     // Candidates a parallel search had in flight when it was killed: never evaluated, kept as such.
     for (const SearchNode& node : std::vector<SearchNode>(tree->nodes())) {

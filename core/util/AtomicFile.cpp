@@ -43,8 +43,8 @@ bool isAtomicTemporaryName(const std::string& fileName)
         return false;
     const std::size_t digits = at + std::strlen(kTemporaryInfix);
     return digits < fileName.size() &&
-           std::all_of(fileName.begin() + static_cast<std::ptrdiff_t>(digits), fileName.end(),
-                       [](char c) { return c >= '0' && c <= '9'; });
+        std::all_of(fileName.begin() + static_cast<std::ptrdiff_t>(digits), fileName.end(),
+                    [](char c) { return c >= '0' && c <= '9'; });
 }
 
 Result<void> writeFileAtomically(const std::filesystem::path& path, std::string_view bytes)

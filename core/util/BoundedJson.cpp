@@ -95,19 +95,20 @@ std::string parserDetail(const std::string& what)
 Result<json> parseBoundedJson(std::string_view text, const JsonLimits& limits)
 {
     if (text.size() > limits.maxBytes)
-        return makeError(ErrorCode::InvalidArgument, std::to_string(text.size()) + " bytes, over the limit of " +
-                                                         std::to_string(limits.maxBytes) + " bytes");
+        return makeError(ErrorCode::InvalidArgument,
+                         std::to_string(text.size()) + " bytes, over the limit of " + std::to_string(limits.maxBytes) +
+                             " bytes");
     LimitScan scan(limits.maxDepth, limits.maxValues);
     const bool ok = json::sax_parse(text.begin(), text.end(), &scan);
     if (scan.tooDeep())
         return makeError(ErrorCode::InvalidArgument,
                          "nested deeper than " + std::to_string(limits.maxDepth) + " levels");
     if (scan.tooMany())
-        return makeError(ErrorCode::InvalidArgument,
-                         "more than " + std::to_string(limits.maxValues) + " values");
+        return makeError(ErrorCode::InvalidArgument, "more than " + std::to_string(limits.maxValues) + " values");
     if (!ok)
-        return makeError(ErrorCode::InvalidArgument, "malformed JSON at byte " + std::to_string(scan.errorAt()) +
-                                                         ": " + parserDetail(scan.error()));
+        return makeError(ErrorCode::InvalidArgument,
+                         "malformed JSON at byte " + std::to_string(scan.errorAt()) + ": " +
+                             parserDetail(scan.error()));
     try {
         return json::parse(text.begin(), text.end());
     } catch (const json::exception& e) {

@@ -16,9 +16,9 @@
 namespace kforge::core {
 
 struct JsonLimits {
-    std::size_t maxBytes = 64u << 20;    // text size
-    int maxDepth = 64;                   // arrays and objects nested in one another
-    std::size_t maxValues = 4000000;     // values of any kind (an object's keys not counted)
+    std::size_t maxBytes = 64u << 20; // text size
+    int maxDepth = 64;                // arrays and objects nested in one another
+    std::size_t maxValues = 4000000;  // values of any kind (an object's keys not counted)
 };
 
 /// Parses `text` as one JSON document, or says why not in one line with no context (the caller

@@ -88,8 +88,7 @@ Result<ChildOutput> runChildProcess(const std::string& executable, const std::ve
         if (p.fd >= 0)
             ::close(p.fd);
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (WIFEXITED(status))
         result.exitCode = WEXITSTATUS(status);
     else if (WIFSIGNALED(status))

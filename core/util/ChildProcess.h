@@ -11,10 +11,10 @@
 namespace kforge::core {
 
 struct ChildOutput {
-    int exitCode = -1;   // the child's exit status; -1 when it was killed by a signal
-    int signal = 0;      // the signal that killed it, 0 otherwise
-    std::string out;     // everything written to stdout
-    std::string err;     // everything written to stderr
+    int exitCode = -1; // the child's exit status; -1 when it was killed by a signal
+    int signal = 0;    // the signal that killed it, 0 otherwise
+    std::string out;   // everything written to stdout
+    std::string err;   // everything written to stderr
 };
 
 /// Starts `executable` with `arguments` (stdin /dev/null), reads both pipes until it exits and

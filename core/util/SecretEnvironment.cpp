@@ -8,7 +8,7 @@ namespace kforge::core {
 
 bool isSecretEnvironmentName(std::string_view name)
 {
-    static constexpr std::array<std::string_view, 7> kSecretParts = {"KEY",    "KEYS",   "TOKEN",      "SECRET",
+    static constexpr std::array<std::string_view, 7> kSecretParts = {"KEY",      "KEYS",   "TOKEN",      "SECRET",
                                                                      "PASSWORD", "PASSWD", "CREDENTIALS"};
     std::size_t start = 0;
     while (start <= name.size()) {

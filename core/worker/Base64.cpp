@@ -34,8 +34,8 @@ std::string base64Encode(std::string_view bytes)
     size_t i = 0;
     for (; i + 3 <= bytes.size(); i += 3) {
         const std::uint32_t v = (std::uint32_t(static_cast<unsigned char>(bytes[i])) << 16) |
-                                (std::uint32_t(static_cast<unsigned char>(bytes[i + 1])) << 8) |
-                                std::uint32_t(static_cast<unsigned char>(bytes[i + 2]));
+            (std::uint32_t(static_cast<unsigned char>(bytes[i + 1])) << 8) |
+            std::uint32_t(static_cast<unsigned char>(bytes[i + 2]));
         out.push_back(kAlphabet[(v >> 18) & 63]);
         out.push_back(kAlphabet[(v >> 12) & 63]);
         out.push_back(kAlphabet[(v >> 6) & 63]);
@@ -49,7 +49,7 @@ std::string base64Encode(std::string_view bytes)
         out.append("==");
     } else if (rest == 2) {
         const std::uint32_t v = (std::uint32_t(static_cast<unsigned char>(bytes[i])) << 16) |
-                                (std::uint32_t(static_cast<unsigned char>(bytes[i + 1])) << 8);
+            (std::uint32_t(static_cast<unsigned char>(bytes[i + 1])) << 8);
         out.push_back(kAlphabet[(v >> 18) & 63]);
         out.push_back(kAlphabet[(v >> 12) & 63]);
         out.push_back(kAlphabet[(v >> 6) & 63]);

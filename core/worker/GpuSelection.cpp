@@ -89,8 +89,8 @@ std::optional<std::string> gpuBusyWarning(const GpuSlot& slot, const std::vector
     const std::string smi = nvidiaSmi();
     if (smi.empty())
         return std::nullopt;
-    auto apps = runChildProcess(smi, {"--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader",
-                                      "-i", slot.visibleId});
+    auto apps = runChildProcess(
+        smi, {"--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader", "-i", slot.visibleId});
     if (!apps || apps->exitCode != 0)
         return std::nullopt;
     std::string others;
@@ -102,12 +102,13 @@ std::optional<std::string> gpuBusyWarning(const GpuSlot& slot, const std::vector
         std::from_chars(fields[0].data(), fields[0].data() + fields[0].size(), pid);
         if (std::find(ownPids.begin(), ownPids.end(), pid) != ownPids.end())
             continue;
-        others += (others.empty() ? "" : "; ") + std::string("pid ") + fields[0] + " " + fields[1] + " (" + fields[2] + ")";
+        others +=
+            (others.empty() ? "" : "; ") + std::string("pid ") + fields[0] + " " + fields[1] + " (" + fields[2] + ")";
     }
     if (others.empty())
         return std::nullopt;
     return "GPU " + std::to_string(slot.ordinal) + " (CUDA_VISIBLE_DEVICES=" + slot.visibleId +
-           ") is busy with another process: " + others + "; its timings may be disturbed";
+        ") is busy with another process: " + others + "; its timings may be disturbed";
 }
 
 std::vector<std::string> gpuBusyWarnings(const std::vector<GpuSlot>& slots)

@@ -24,7 +24,8 @@ std::vector<std::string> visibleGpus();
 /// The workers' GPUs: `spec` ("0,2"; an ordinal may repeat, to put two workers on one GPU) or,
 /// without one, every visible GPU. Errors (one line): a malformed list, an ordinal that is not
 /// visible. Empty when no GPU is visible and no spec was given: one worker, inherited environment.
-Result<std::vector<GpuSlot>> chooseGpus(const std::optional<std::string>& spec, const std::vector<std::string>& visible);
+Result<std::vector<GpuSlot>> chooseGpus(const std::optional<std::string>& spec,
+                                        const std::vector<std::string>& visible);
 
 /// "GPU 1 (CUDA_VISIBLE_DEVICES=1) is busy with another process: pid 4242 python3 (1200 MiB)"
 /// when nvidia-smi lists a compute process on it that is not one of `ownPids`; nullopt otherwise

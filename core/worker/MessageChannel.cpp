@@ -33,8 +33,7 @@ public:
         const int savedErrno = errno;
         if (m_sawEpipe && !m_wasPending) {
             const timespec zero{};
-            while (sigtimedwait(&m_set, nullptr, &zero) < 0 && errno == EINTR) {
-            }
+            while (sigtimedwait(&m_set, nullptr, &zero) < 0 && errno == EINTR) {}
         }
         pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
         errno = savedErrno;
@@ -54,8 +53,7 @@ private:
 std::uint32_t decodeLength(const char* p)
 {
     const auto* u = reinterpret_cast<const unsigned char*>(p);
-    return std::uint32_t(u[0]) | (std::uint32_t(u[1]) << 8) | (std::uint32_t(u[2]) << 16) |
-           (std::uint32_t(u[3]) << 24);
+    return std::uint32_t(u[0]) | (std::uint32_t(u[1]) << 8) | (std::uint32_t(u[2]) << 16) | (std::uint32_t(u[3]) << 24);
 }
 
 std::string errnoText(const char* what)
@@ -116,8 +114,7 @@ MessageChannel::ReadResult MessageChannel::read(Deadline deadline)
                     m_buffer.shrink_to_fit(); // do not hold on to the memory of one large message
                 if (message.is_discarded())
                     return failRead(ReadStatus::ProtocolError,
-                                    "message of " + std::to_string(length) + " bytes is not valid UTF-8 JSON",
-                                    false);
+                                    "message of " + std::to_string(length) + " bytes is not valid UTF-8 JSON", false);
                 return ReadResult{ReadStatus::Message, std::move(message), {}};
             }
             if (m_buffer.capacity() < frame)
@@ -155,8 +152,7 @@ MessageChannel::ReadResult MessageChannel::read(Deadline deadline)
             return failRead(ReadStatus::ProtocolError,
                             m_buffer.size() < 4 ? "stream ended inside a message header (" + got + " of 4 bytes)"
                                                 : "stream ended inside a message (" + got + " of " +
-                                                      std::to_string(4 + size_t(decodeLength(m_buffer.data()))) +
-                                                      " bytes)",
+                                    std::to_string(4 + size_t(decodeLength(m_buffer.data()))) + " bytes)",
                             true);
         }
         m_buffer.append(m_scratch.get(), size_t(n));
@@ -177,15 +173,14 @@ MessageChannel::WriteResult MessageChannel::write(const nlohmann::json& message,
         return WriteResult{WriteStatus::Refused, std::string("message cannot be serialized: ") + e.what()};
     }
     if (body.size() > m_maxBytes)
-        return WriteResult{WriteStatus::Refused, "message of " + std::to_string(body.size()) +
-                                                     " bytes exceeds the limit of " +
-                                                     std::to_string(m_maxBytes) + " bytes"};
+        return WriteResult{WriteStatus::Refused,
+                           "message of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
+                               std::to_string(m_maxBytes) + " bytes"};
 
     const auto length = static_cast<std::uint32_t>(body.size());
-    unsigned char header[4] = {static_cast<unsigned char>(length & 0xff),
-                               static_cast<unsigned char>((length >> 8) & 0xff),
-                               static_cast<unsigned char>((length >> 16) & 0xff),
-                               static_cast<unsigned char>((length >> 24) & 0xff)};
+    unsigned char header[4] = {
+        static_cast<unsigned char>(length & 0xff), static_cast<unsigned char>((length >> 8) & 0xff),
+        static_cast<unsigned char>((length >> 16) & 0xff), static_cast<unsigned char>((length >> 24) & 0xff)};
     const size_t total = 4 + body.size();
     size_t written = 0;
 
@@ -205,9 +200,9 @@ MessageChannel::WriteResult MessageChannel::write(const nlohmann::json& message,
                 return fail(WriteStatus::IoError, errnoText("poll failed"));
             }
             if (ready == 0)
-                return fail(WriteStatus::Timeout, "message not written before the deadline (" +
-                                                      std::to_string(written) + " of " +
-                                                      std::to_string(total) + " bytes)");
+                return fail(WriteStatus::Timeout,
+                            "message not written before the deadline (" + std::to_string(written) + " of " +
+                                std::to_string(total) + " bytes)");
             if (pfd.revents & POLLNVAL)
                 return fail(WriteStatus::IoError, "output descriptor is not open");
             // POLLERR/POLLHUP: the write below reports EPIPE.

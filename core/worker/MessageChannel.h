@@ -90,8 +90,8 @@ private:
     int m_inFd;
     int m_outFd;
     std::uint32_t m_maxBytes;
-    std::string m_buffer;                // received bytes, starting at a frame boundary
-    std::unique_ptr<char[]> m_scratch;   // read() target, allocated on first use
+    std::string m_buffer;              // received bytes, starting at a frame boundary
+    std::unique_ptr<char[]> m_scratch; // read() target, allocated on first use
     bool m_readBroken = false;
     std::string m_brokenReason;
     bool m_writeBroken = false;

@@ -75,8 +75,7 @@ void StreamTail::stop(std::chrono::milliseconds grace)
     m_stopping = true;
     if (m_wakeWrite >= 0) {
         const char byte = 1;
-        while (::write(m_wakeWrite, &byte, 1) < 0 && errno == EINTR) {
-        }
+        while (::write(m_wakeWrite, &byte, 1) < 0 && errno == EINTR) {}
     }
     m_thread.join();
     ::close(m_fd);

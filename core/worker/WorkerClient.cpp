@@ -136,8 +136,8 @@ WorkerResponse WorkerClient::startUnguarded()
 
     const std::int64_t id = ++m_nextId;
     const nlohmann::json hello = makeWorkerRequest(id, kWorkerHelloType, nullptr).value();
-    WorkerResponse reply = exchange(kWorkerHelloType, hello, id, Clock::now() + m_command.startTimeout,
-                                    m_command.startTimeout);
+    WorkerResponse reply =
+        exchange(kWorkerHelloType, hello, id, Clock::now() + m_command.startTimeout, m_command.startTimeout);
     failed.workerPid = reply.workerPid;
     failed.stderrTail = reply.stderrTail;
     failed.exitStatus = reply.exitStatus;
@@ -153,11 +153,11 @@ WorkerResponse WorkerClient::startUnguarded()
         failed.message = who + " did not answer hello: " + reply.message;
         return failed;
     }
-    const nlohmann::json& version = reply.result.is_object() ? reply.result.value("protocolVersion", nlohmann::json())
-                                                              : nlohmann::json();
+    const nlohmann::json& version =
+        reply.result.is_object() ? reply.result.value("protocolVersion", nlohmann::json()) : nlohmann::json();
     if (!version.is_number_integer() || version.get<std::int64_t>() != kWorkerProtocolVersion) {
         failed.message = who + " speaks protocol version " + (version.is_null() ? "?" : version.dump()) +
-                         ", expected " + std::to_string(kWorkerProtocolVersion);
+            ", expected " + std::to_string(kWorkerProtocolVersion);
         releaseWorker(true, kStderrGraceAfterDeath);
         failed.stderrTail = m_stderr.text();
         return failed;
@@ -176,7 +176,7 @@ std::string WorkerClient::spawn()
     const std::string prefix = "cannot start worker '" + exe + "': ";
     if (exe.empty())
         return "cannot start worker: no executable configured";
-    struct stat st{};
+    struct stat st {};
     if (::stat(exe.c_str(), &st) != 0)
         return prefix + (errno == ENOENT ? std::string("no such file") : std::strerror(errno));
     if (S_ISDIR(st.st_mode))
@@ -330,8 +330,9 @@ WorkerResponse WorkerClient::exchange(std::string_view type, const nlohmann::jso
         return protocolFailure(std::move(response), reply.error().message);
     // An id-less error reply is the worker rejecting a message it could not parse as a request.
     if (reply->id ? *reply->id != id : reply->ok)
-        return protocolFailure(std::move(response), "reply " + (reply->id ? std::to_string(*reply->id) : "null") +
-                                                        " to request " + std::to_string(id));
+        return protocolFailure(std::move(response),
+                               "reply " + (reply->id ? std::to_string(*reply->id) : "null") + " to request " +
+                                   std::to_string(id));
     if (reply->ok) {
         response.result = std::move(reply->result);
         return response;
@@ -515,9 +516,9 @@ void WorkerClient::shutdown()
         m_channel.reset();
         closeFd(m_toWorker);
         const auto now = Clock::now();
-        waitForExit(std::chrono::ceil<std::chrono::milliseconds>(deadline > now ? deadline - now
-                                                                                 : Clock::duration::zero()),
-                    exited);
+        waitForExit(
+            std::chrono::ceil<std::chrono::milliseconds>(deadline > now ? deadline - now : Clock::duration::zero()),
+            exited);
     }
     releaseWorker(false, std::chrono::milliseconds(200)); // kills it if it is still running
 }

@@ -45,8 +45,8 @@ struct WorkerRequest {
 struct WorkerReply {
     std::optional<std::int64_t> id; // none when the worker could not read the request's id
     bool ok = false;
-    nlohmann::json result;          // ok replies
-    std::string errorCode;          // error replies
+    nlohmann::json result; // ok replies
+    std::string errorCode; // error replies
     std::string errorMessage;
     std::string errorContext;
 };

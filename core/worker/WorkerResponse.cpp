@@ -10,14 +10,22 @@ namespace kforge::core {
 const char* workerOutcomeName(WorkerOutcome outcome)
 {
     switch (outcome) {
-    case WorkerOutcome::Ok: return "ok";
-    case WorkerOutcome::HandlerError: return "handler-error";
-    case WorkerOutcome::Timeout: return "timeout";
-    case WorkerOutcome::Crashed: return "crashed";
-    case WorkerOutcome::ProtocolError: return "protocol-error";
-    case WorkerOutcome::SpawnFailed: return "spawn-failed";
-    case WorkerOutcome::InvalidRequest: return "invalid-request";
-    case WorkerOutcome::Stopped: return "stopped";
+    case WorkerOutcome::Ok:
+        return "ok";
+    case WorkerOutcome::HandlerError:
+        return "handler-error";
+    case WorkerOutcome::Timeout:
+        return "timeout";
+    case WorkerOutcome::Crashed:
+        return "crashed";
+    case WorkerOutcome::ProtocolError:
+        return "protocol-error";
+    case WorkerOutcome::SpawnFailed:
+        return "spawn-failed";
+    case WorkerOutcome::InvalidRequest:
+        return "invalid-request";
+    case WorkerOutcome::Stopped:
+        return "stopped";
     }
     return "unknown";
 }
@@ -41,25 +49,44 @@ std::string WorkerResponse::describe(std::size_t stderrLines) const
 std::string signalName(int signal)
 {
     switch (signal) {
-    case SIGHUP: return "SIGHUP";
-    case SIGINT: return "SIGINT";
-    case SIGQUIT: return "SIGQUIT";
-    case SIGILL: return "SIGILL";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGKILL: return "SIGKILL";
-    case SIGUSR1: return "SIGUSR1";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGUSR2: return "SIGUSR2";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGALRM: return "SIGALRM";
-    case SIGTERM: return "SIGTERM";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGXFSZ: return "SIGXFSZ";
-    case SIGSYS: return "SIGSYS";
-    default: return "signal " + std::to_string(signal);
+    case SIGHUP:
+        return "SIGHUP";
+    case SIGINT:
+        return "SIGINT";
+    case SIGQUIT:
+        return "SIGQUIT";
+    case SIGILL:
+        return "SIGILL";
+    case SIGTRAP:
+        return "SIGTRAP";
+    case SIGABRT:
+        return "SIGABRT";
+    case SIGBUS:
+        return "SIGBUS";
+    case SIGFPE:
+        return "SIGFPE";
+    case SIGKILL:
+        return "SIGKILL";
+    case SIGUSR1:
+        return "SIGUSR1";
+    case SIGSEGV:
+        return "SIGSEGV";
+    case SIGUSR2:
+        return "SIGUSR2";
+    case SIGPIPE:
+        return "SIGPIPE";
+    case SIGALRM:
+        return "SIGALRM";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGXCPU:
+        return "SIGXCPU";
+    case SIGXFSZ:
+        return "SIGXFSZ";
+    case SIGSYS:
+        return "SIGSYS";
+    default:
+        return "signal " + std::to_string(signal);
     }
 }
 

@@ -32,11 +32,11 @@ const char* workerOutcomeName(WorkerOutcome outcome);
 struct WorkerResponse {
     WorkerOutcome outcome = WorkerOutcome::Ok;
     std::string requestType;
-    nlohmann::json result;      // Ok: the reply's "result"
-    std::string errorCode;      // HandlerError: the reply's code ("invalid-argument", "unknown-type", ...)
-    std::string message;        // not Ok: one line, e.g. "timed out after 2 s", "worker killed by SIGSEGV"
-    std::string stderrTail;     // Timeout/Stopped/Crashed/ProtocolError/SpawnFailed: the worker's last stderr bytes
-    pid_t workerPid = 0;        // the worker that handled the request; 0 when none was running
+    nlohmann::json result;         // Ok: the reply's "result"
+    std::string errorCode;         // HandlerError: the reply's code ("invalid-argument", "unknown-type", ...)
+    std::string message;           // not Ok: one line, e.g. "timed out after 2 s", "worker killed by SIGSEGV"
+    std::string stderrTail;        // Timeout/Stopped/Crashed/ProtocolError/SpawnFailed: the worker's last stderr bytes
+    pid_t workerPid = 0;           // the worker that handled the request; 0 when none was running
     std::optional<int> exitStatus; // Crashed: exit status of a worker that exited
     std::optional<int> termSignal; // Crashed: the signal that killed the worker
 

@@ -136,9 +136,10 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
 
 json toJson(const CastRunReport& report)
 {
-    json j{{"model", report.model}, {"device", report.device}, {"runs", report.runs},
-           {"eager_ms", latencyJson(report.eager)}, {"cast_ms", nullptr}, {"speedup", nullptr},
-           {"output", nullptr}, {"kernels", report.kernels}};
+    json j{{"model", report.model}, {"device", report.device},
+           {"runs", report.runs},   {"eager_ms", latencyJson(report.eager)},
+           {"cast_ms", nullptr},    {"speedup", nullptr},
+           {"output", nullptr},     {"kernels", report.kernels}};
     if (report.cast) {
         j["cast_ms"] = latencyJson(*report.cast);
         j["speedup"] = report.cast->medianMs > 0 ? report.eager.medianMs / report.cast->medianMs : 0.0;
@@ -146,8 +147,8 @@ json toJson(const CastRunReport& report)
     j["eager_gpu_ms"] = report.eagerGpuMs ? json(*report.eagerGpuMs) : json(nullptr);
     j["cast_gpu_ms"] = report.castGpuMs ? json(*report.castGpuMs) : json(nullptr);
     j["gpu_speedup"] = report.eagerGpuMs && report.castGpuMs && *report.castGpuMs > 0
-                           ? json(*report.eagerGpuMs / *report.castGpuMs)
-                           : json(nullptr);
+        ? json(*report.eagerGpuMs / *report.castGpuMs)
+        : json(nullptr);
     if (!report.gpuTimeNote.empty())
         j["gpu_time_note"] = report.gpuTimeNote;
     if (report.output)

@@ -22,7 +22,7 @@ namespace {
 
 constexpr std::int64_t kCalibrationCycles = 2'000'000; // about 1 ms at an H200's clock
 constexpr double kLeastSpinMs = 1.0;
-constexpr double kSpinOverHost = 3.0;    // spin length over the slowest calibration enqueue
+constexpr double kSpinOverHost = 3.0; // spin length over the slowest calibration enqueue
 constexpr int kRetries = 2;
 
 using Clock = std::chrono::steady_clock;
@@ -34,9 +34,9 @@ double millisecondsSince(Clock::time_point start)
 
 struct TimedPass {
     double gpuMs = 0;
-    double hostMs = 0;      // the time forward() took to return: its enqueue
-    double spinMs = 0;      // how long the spin before it ran on the GPU (0: no spin)
-    bool isolated = false;  // the spin was still running when the whole pass had been enqueued
+    double hostMs = 0;     // the time forward() took to return: its enqueue
+    double spinMs = 0;     // how long the spin before it ran on the GPU (0: no spin)
+    bool isolated = false; // the spin was still running when the whole pass had been enqueued
 };
 
 // One forward pass behind a spin of `cycles` (0: none), timed by CUDA events on the current stream.
@@ -156,13 +156,14 @@ GpuTimeWhereIsolated::GpuTimeWhereIsolated(ModelHarness& harness)
 }
 
 std::optional<double> GpuTimeWhereIsolated::medianMilliseconds(ModelHarness& harness, int passes,
-                                                                const std::string& side)
+                                                               const std::string& side)
 {
     if (!m_timer)
         return std::nullopt;
     auto ms = m_timer->medianMilliseconds(harness, passes);
     if (!ms) {
-        m_note = "GPU time not measured" + (side.empty() ? std::string() : " (" + side + ")") + ": " + ms.error().message;
+        m_note =
+            "GPU time not measured" + (side.empty() ? std::string() : " (" + side + ")") + ": " + ms.error().message;
         m_timer.reset();
         return std::nullopt;
     }

@@ -71,7 +71,9 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     // The float64 run that both eager and the kernels are judged against; element-wise
     // tolerances when the model does not run in float64.
     auto golden = runGoldenForward(harness.value());
-    auto judge = [&](const std::vector<at::Tensor>& outputs) { return judgeOutputs(outputs, reference->outputs, golden); };
+    auto judge = [&](const std::vector<at::Tensor>& outputs) {
+        return judgeOutputs(outputs, reference->outputs, golden);
+    };
     PackageLoad runtimeLoad(package.value(), packagePath.string());
     if (auto loaded = runtimeLoad.load(); !loaded) {
         check.run = true;
@@ -106,16 +108,18 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
             auto alone = outputsWith({id});
             if (!alone || !alone->withinTolerance) {
                 kept.erase(id);
-                check.dropped.push_back({id, "in-model check: the model's outputs differ from eager with it (" +
-                                                 (alone ? alone->detail : alone.error().toString()) + ")"});
+                check.dropped.push_back({id,
+                                         "in-model check: the model's outputs differ from eager with it (" +
+                                             (alone ? alone->detail : alone.error().toString()) + ")"});
             }
         }
         auto rest = outputsWith(kept);
         if (!rest || !rest->withinTolerance) {
             const std::string why = rest ? rest->detail : rest.error().toString();
             for (const std::string& id : kept)
-                check.dropped.push_back({id, "in-model check: the outputs differ from eager with the kernels together" +
-                                                 (why.empty() ? std::string() : " (" + why + ")")});
+                check.dropped.push_back({id,
+                                         "in-model check: the outputs differ from eager with the kernels together" +
+                                             (why.empty() ? std::string() : " (" + why + ")")});
             kept.clear();
         } else {
             finalDifference = rest.value();
@@ -147,8 +151,8 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
             if (!wall)
                 return wall.error();
             // 0: not measured (from the timer's first failure on, by wall time only)
-            return core::ModelTime{wall.value(),
-                                   gpuTime.medianMilliseconds(harness.value(), options.gpuPassesPerMeasure).value_or(0.0)};
+            return core::ModelTime{
+                wall.value(), gpuTime.medianMilliseconds(harness.value(), options.gpuPassesPerMeasure).value_or(0.0)};
         };
         auto timed = core::checkKernelSpeed(kept, timeWith, options);
         gpuTimeNote = gpuTime.note();
@@ -164,20 +168,19 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     char worst[64];
     std::snprintf(worst, sizeof worst, "%.3g", finalDifference.worstErrorRatio);
     check.reason = "outputs with " + std::to_string(kept.size()) + " of " + std::to_string(custom.size()) +
-                   " custom kernels " +
-                   (finalDifference.againstFloat64
-                        ? "within " + finalDifference.tolerance + " (worst ratio " + worst + ")"
-                        : "within " + finalDifference.tolerance + " of eager (" + finalDifference.float64Error + ")") +
-                   "; max abs diff vs eager " + std::to_string(finalDifference.maxAbsDiff);
+        " custom kernels " +
+        (finalDifference.againstFloat64
+             ? "within " + finalDifference.tolerance + " (worst ratio " + worst + ")"
+             : "within " + finalDifference.tolerance + " of eager (" + finalDifference.float64Error + ")") +
+        "; max abs diff vs eager " + std::to_string(finalDifference.maxAbsDiff);
     if (kept.empty())
         check.reason = "no custom kernel kept: " + std::to_string(check.dropped.size()) + " dropped";
     if (speed.noneMs > 0)
         check.reason += "; model " + formatMs(speed.noneMs) + " without the package (kernels off), " +
-                        formatMs(speed.keptMs) + " with " + std::to_string(speed.comparedCount) +
-                        (speed.noneGpuMs > 0 ? " (GPU time " + formatMs(speed.noneGpuMs) + " and " +
-                                                   formatMs(speed.keptGpuMs) + ")"
-                                             : "") +
-                        " (medians of interleaved rounds)";
+            formatMs(speed.keptMs) + " with " + std::to_string(speed.comparedCount) +
+            (speed.noneGpuMs > 0 ? " (GPU time " + formatMs(speed.noneGpuMs) + " and " + formatMs(speed.keptGpuMs) + ")"
+                                 : "") +
+            " (medians of interleaved rounds)";
     if (!gpuTimeNote.empty())
         check.reason += "; " + gpuTimeNote + " (removals judged by wall time)";
     return check;

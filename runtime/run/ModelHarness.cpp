@@ -16,9 +16,9 @@
 #include <torch/cuda.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <chrono>
 #include <filesystem>
 #include <sstream>
 #include <utility>
@@ -60,8 +60,8 @@ core::Result<ModelHarness> openHarness(const std::string& modelBytes, const std:
         harness.module.eval();
         core::keepIntegerScalarConstantsOn(harness.module); // as the capture loads it (TorchModel.cpp)
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::BadModel, "cannot load the TorchScript model: " + core::torchinterop::oneLineError(e),
-                         name);
+        return makeError(ErrorCode::BadModel,
+                         "cannot load the TorchScript model: " + core::torchinterop::oneLineError(e), name);
     }
     auto spec = core::parseInputSpec(inputSpec);
     if (!spec)
@@ -82,7 +82,8 @@ core::Result<ForwardResult> runTimedForward(ModelHarness& harness)
         const auto start = std::chrono::steady_clock::now();
         const c10::IValue output = core::forwardOpByOp(harness.module, harness.inputs);
         core::synchronizeDevice(harness.device);
-        result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        result.milliseconds =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         flatten(output, result.outputs);
     } catch (const std::exception& e) {
         return makeError(ErrorCode::BadInputs, "the model failed: " + core::torchinterop::oneLineError(e), "forward");
@@ -135,8 +136,8 @@ core::ComparisonResult compareElementwise(const at::Tensor& gotHost, const at::T
                                           at::ScalarType dtype, core::Tolerance& tolerance)
 {
     tolerance = core::toleranceFor(core::torchinterop::dtypeName(dtype), core::OpClass::Reduction);
-    return core::compareOutputs(gotHost.data_ptr<double>(), expectedHost.data_ptr<double>(),
-                                expectedHost.sizes().vec(), tolerance);
+    return core::compareOutputs(gotHost.data_ptr<double>(), expectedHost.data_ptr<double>(), expectedHost.sizes().vec(),
+                                tolerance);
 }
 
 } // namespace
@@ -186,7 +187,7 @@ OutputDifference compareWithGolden(const std::vector<at::Tensor>& got, const std
     OutputDifference difference;
     difference.againstFloat64 = true;
     difference.tolerance = "at most " + std::to_string(static_cast<int>(core::kGoldenMultiplier)) +
-                           "x eager's relative RMSE vs float64, plus one rounding";
+        "x eager's relative RMSE vs float64, plus one rounding";
     if (!sameStructure(got, eager, difference))
         return difference;
     for (std::size_t i = 0; i < golden.size() || i < eager.size(); ++i) {

@@ -153,7 +153,8 @@ private Q_SLOTS:
 
         QVERIFY(succeeded.wait(kCaptureTimeoutMs));
         QVERIFY(!window.jobStatus()->isJobVisible());
-        QVERIFY2(window.jobStatus()->labelText().startsWith(QStringLiteral("Captured ")), qPrintable(window.jobStatus()->labelText()));
+        QVERIFY2(window.jobStatus()->labelText().startsWith(QStringLiteral("Captured ")),
+                 qPrintable(window.jobStatus()->labelText()));
         QVERIFY(openModel->isEnabled());
         QCOMPARE(window.session()->projectDir(), out);
         const int cards = window.cardsPane()->tableView()->model()->rowCount();

@@ -25,8 +25,8 @@ core::ArgSpec tensorArg(const std::string& name, std::vector<std::int64_t> sizes
     return arg;
 }
 
-core::OperatorCard card(const std::string& op, const std::string& overload, std::vector<core::ArgSpec> args,
-                        int calls, double medianUs, double share)
+core::OperatorCard card(const std::string& op, const std::string& overload, std::vector<core::ArgSpec> args, int calls,
+                        double medianUs, double share)
 {
     core::OperatorCard c;
     c.op = op;
@@ -38,7 +38,8 @@ core::OperatorCard card(const std::string& op, const std::string& overload, std:
     for (int i = 0; i < calls; ++i)
         c.callPositions.push_back(i);
     if (medianUs > 0)
-        c.eager = core::EagerTiming{"cuda:0 (NVIDIA H200)", "cuda-events, L2 flushed", medianUs, medianUs, medianUs, 10};
+        c.eager =
+            core::EagerTiming{"cuda:0 (NVIDIA H200)", "cuda-events, L2 flushed", medianUs, medianUs, medianUs, 10};
     c.timeShare = share;
     return c;
 }
@@ -54,8 +55,8 @@ std::shared_ptr<const core::Project> threeCards()
     dim.value = -1;
     core::OperatorCard softmax = card("aten::softmax", "int", {tensorArg("self", {4, 64}, {64, 1}), dim}, 3, 2.0, 0.3);
     softmax.samples = {core::SampleRef{0, "samples/a.pt", 512}, core::SampleRef{1, "samples/b.pt", 512}};
-    core::OperatorCard mm = card("aten::mm", "", {tensorArg("self", {64, 32}, {1, 64}), tensorArg("mat2", {32, 8}, {8, 1})},
-                                 1, 14.0, 0.7);
+    core::OperatorCard mm =
+        card("aten::mm", "", {tensorArg("self", {64, 32}, {1, 64}), tensorArg("mat2", {32, 8}, {8, 1})}, 1, 14.0, 0.7);
     mm.vendorBacked = true;
     core::OperatorCard dropout = card("aten::bernoulli_", "float", {tensorArg("self", {4, 64}, {64, 1})}, 12, 0, 0.0);
     dropout.eagerNote = "argument 'generator' is opaque";
@@ -100,7 +101,8 @@ private Q_SLOTS:
         QCOMPARE(text(model, 0, CardsTableModel::SpeedupColumn), QStringLiteral("1.60x"));
         QCOMPARE(text(model, 0, CardsTableModel::StatusColumn), QStringLiteral("improved"));
         QCOMPARE(text(model, 2, CardsTableModel::StatusColumn), QStringLiteral("no gain"));
-        QCOMPARE(model.data(model.index(2, CardsTableModel::SpeedupColumn), CardsTableModel::SortRole).toDouble(), -1.0);
+        QCOMPARE(model.data(model.index(2, CardsTableModel::SpeedupColumn), CardsTableModel::SortRole).toDouble(),
+                 -1.0);
 
         model.setSearchingCard(QString::fromStdString(project->cards[2].id));
         QCOMPARE(text(model, 2, CardsTableModel::StatusColumn), QStringLiteral("searching"));

@@ -83,14 +83,14 @@ OperatorCard makeCard(CardSpec spec)
         card.samplesNote = "vendor-backed (cuBLAS/cuDNN): not sampled; pass --sample-vendor to include";
     } else {
         for (size_t i = 0; i < spec.positions.size() && i < 2; ++i) {
-            card.samples.push_back(core::SampleRef{spec.positions[i],
-                                                   "samples/" + card.id + "/call-" + std::to_string(spec.positions[i]) + ".pt",
-                                                   1572864});
+            card.samples.push_back(
+                core::SampleRef{spec.positions[i],
+                                "samples/" + card.id + "/call-" + std::to_string(spec.positions[i]) + ".pt", 1572864});
         }
     }
     if (spec.medianUs > 0) {
         card.eager = core::EagerTiming{"cuda:0 (NVIDIA H200)", "cuda-events, L2 flushed", spec.medianUs,
-                                       spec.medianUs * 0.97, spec.medianUs * 1.04, 50};
+                                       spec.medianUs * 0.97,   spec.medianUs * 1.04,      50};
     } else {
         card.eagerNote = "argument 'generator' is opaque: the call cannot be replayed";
     }
@@ -105,46 +105,85 @@ core::Project makeFixtureProject()
     const TensorSpec heads = bf16({8, 12, 128, 128});
     const std::string linearSchema = "aten::linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor";
     const std::string addSchema = "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
-    const std::string layerNormSchema = "aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
-                                        "Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor";
+    const std::string layerNormSchema =
+        "aten::layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, "
+        "Tensor? bias=None, float eps=1.0000000000000001e-05, bool cudnn_enable=True) -> Tensor";
     auto linear = [&](int out, int in, std::vector<std::int64_t> positions, double us) {
-        return CardSpec{"aten::linear", "", linearSchema,
+        return CardSpec{"aten::linear",
+                        "",
+                        linearSchema,
                         {tensor("input", bf16({8, 128, in})), tensor("weight", bf16({out, in})),
                          tensor("bias", bf16({out}), "Tensor?")},
-                        {bf16({8, 128, out})}, std::move(positions), us};
+                        {bf16({8, 128, out})},
+                        std::move(positions),
+                        us};
     };
 
     core::Project project;
     std::vector<CardSpec> specs;
-    specs.push_back({"aten::layer_norm", "", layerNormSchema,
-                     {tensor("input", x), value("normalized_shape", "SymInt[]", {768}),
-                      tensor("weight", bf16({768}), "Tensor?"), tensor("bias", bf16({768}), "Tensor?"),
-                      value("eps", "float", 1e-5), value("cudnn_enable", "bool", true)},
-                     {x}, {0, 9}, 9.8});
+    specs.push_back(
+        {"aten::layer_norm",
+         "",
+         layerNormSchema,
+         {tensor("input", x), value("normalized_shape", "SymInt[]", {768}), tensor("weight", bf16({768}), "Tensor?"),
+          tensor("bias", bf16({768}), "Tensor?"), value("eps", "float", 1e-5), value("cudnn_enable", "bool", true)},
+         {x},
+         {0, 9},
+         9.8});
     specs.push_back(linear(2304, 768, {1}, 41.2));
-    specs.push_back({"aten::matmul", "", "aten::matmul(Tensor self, Tensor other) -> Tensor",
+    specs.push_back({"aten::matmul",
+                     "",
+                     "aten::matmul(Tensor self, Tensor other) -> Tensor",
                      {tensor("self", bf16({8, 12, 128, 64}, {294912, 64, 2304, 1})),
                       tensor("other", bf16({8, 12, 64, 128}, {294912, 64, 1, 2304}))},
-                     {heads}, {2}, 18.5});
-    specs.push_back({"aten::mul", "Scalar", "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor",
-                     {tensor("self", heads), value("other", "Scalar", 0.125)}, {heads}, {3}, 6.1});
-    specs.push_back({"aten::softmax", "int", "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
-                     {tensor("self", heads), value("dim", "int", -1), none("dtype", "ScalarType?")}, {heads}, {4}, 11.7});
-    specs.push_back({"aten::bernoulli_", "float",
+                     {heads},
+                     {2},
+                     18.5});
+    specs.push_back({"aten::mul",
+                     "Scalar",
+                     "aten::mul.Scalar(Tensor self, Scalar other) -> Tensor",
+                     {tensor("self", heads), value("other", "Scalar", 0.125)},
+                     {heads},
+                     {3},
+                     6.1});
+    specs.push_back({"aten::softmax",
+                     "int",
+                     "aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+                     {tensor("self", heads), value("dim", "int", -1), none("dtype", "ScalarType?")},
+                     {heads},
+                     {4},
+                     11.7});
+    specs.push_back({"aten::bernoulli_",
+                     "float",
                      "aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
                      {tensor("self", heads, "Tensor(a!)"), value("p", "float", 0.9),
                       ArgSpec{"generator", "Generator?", ArgKind::Opaque, {}, "torch.Generator"}},
-                     {heads}, {5}, 0});
-    specs.push_back({"aten::matmul", "", "aten::matmul(Tensor self, Tensor other) -> Tensor",
+                     {heads},
+                     {5},
+                     0});
+    specs.push_back({"aten::matmul",
+                     "",
+                     "aten::matmul(Tensor self, Tensor other) -> Tensor",
                      {tensor("self", heads), tensor("other", bf16({8, 12, 128, 64}, {294912, 64, 2304, 1}))},
-                     {bf16({8, 12, 128, 64})}, {6}, 17.9});
+                     {bf16({8, 12, 128, 64})},
+                     {6},
+                     17.9});
     specs.push_back(linear(768, 768, {7}, 14.9));
-    specs.push_back({"aten::add", "Tensor", addSchema,
-                     {tensor("self", x), tensor("other", x), value("alpha", "Scalar", 1)}, {x}, {8, 13}, 5.4});
+    specs.push_back({"aten::add",
+                     "Tensor",
+                     addSchema,
+                     {tensor("self", x), tensor("other", x), value("alpha", "Scalar", 1)},
+                     {x},
+                     {8, 13},
+                     5.4});
     specs.push_back(linear(3072, 768, {10}, 52.3));
-    specs.push_back({"aten::gelu", "", "aten::gelu(Tensor self, *, str approximate='none') -> Tensor",
+    specs.push_back({"aten::gelu",
+                     "",
+                     "aten::gelu(Tensor self, *, str approximate='none') -> Tensor",
                      {tensor("self", bf16({8, 128, 3072})), value("approximate", "str", "none")},
-                     {bf16({8, 128, 3072})}, {11}, 16.8});
+                     {bf16({8, 128, 3072})},
+                     {11},
+                     16.8});
     specs.push_back(linear(768, 3072, {12}, 50.6));
 
     double total = 0;

@@ -130,7 +130,7 @@ int main(int argc, char** argv)
                 medianOf(selectMs), *std::max_element(selectMs.begin(), selectMs.end()));
     std::printf("| resident memory | %ld MB | < 500 MB |\n", rss);
     const bool met = openMs < 2000 && *std::max_element(frameMs.begin(), frameMs.end()) < 16 &&
-                     *std::max_element(selectMs.begin(), selectMs.end()) < 100 && rss < 500;
+        *std::max_element(selectMs.begin(), selectMs.end()) < 100 && rss < 500;
     std::printf("\ngoals %s\n", met ? "met" : "NOT met");
     return met ? 0 : 1;
 }

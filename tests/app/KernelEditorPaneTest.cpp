@@ -1,8 +1,8 @@
 // KernelEditorPane: CUDA highlighting, diagnostics on their lines, Benchmark with the edited text
 // and the parent id, busy state, and the side-by-side diff's line markers and shared scrolling.
 
-#include "editor/CudaLexer.h"
 #include "editor/KernelEditorPane.h"
+#include "editor/CudaLexer.h"
 #include "editor/QsciHeaders.h"
 #include "editor/SideBySideDiffView.h"
 
@@ -24,21 +24,20 @@ using kforge::views::SideBySideDiffView;
 
 namespace {
 
-const QString kSource = QStringLiteral(
-    "#include <cuda_fp16.h>\n"                                                      // 1
-    "extern \"C\" __global__ void __launch_bounds__(256) scale(const float4* x,\n"   // 2
-    "                                float4* __restrict__ y, int n) {\n"             // 3
-    "    __shared__ float tile[256];\n"                                               // 4
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"                            // 5
-    "    if (i < n) tile[threadIdx.x] = x[i].x;\n"                                    // 6
-    "    __syncthreads();\n"                                                          // 7
-    "    float s = __shfl_xor_sync(0xffffffff, tile[threadIdx.x], 1);\n"              // 8
-    "    atomicAdd(&y[0].x, s + myValue);\n"                                          // 9
-    "}\n");
+const QString kSource =
+    QStringLiteral("#include <cuda_fp16.h>\n"                                                     // 1
+                   "extern \"C\" __global__ void __launch_bounds__(256) scale(const float4* x,\n" // 2
+                   "                                float4* __restrict__ y, int n) {\n"           // 3
+                   "    __shared__ float tile[256];\n"                                            // 4
+                   "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"                         // 5
+                   "    if (i < n) tile[threadIdx.x] = x[i].x;\n"                                 // 6
+                   "    __syncthreads();\n"                                                       // 7
+                   "    float s = __shfl_xor_sync(0xffffffff, tile[threadIdx.x], 1);\n"           // 8
+                   "    atomicAdd(&y[0].x, s + myValue);\n"                                       // 9
+                   "}\n");
 
-const QString kPlan = QStringLiteral(
-    "{\n  \"launches\": [{\"kernel\": \"scale\", \"grid\": [4], \"block\": [256],\n"
-    "                \"args\": [\"ptr:self\", \"ptr:out0\", \"i32:1000\"]}]\n}\n");
+const QString kPlan = QStringLiteral("{\n  \"launches\": [{\"kernel\": \"scale\", \"grid\": [4], \"block\": [256],\n"
+                                     "                \"args\": [\"ptr:self\", \"ptr:out0\", \"i32:1000\"]}]\n}\n");
 
 int styleAt(QsciScintilla* editor, int position)
 {
@@ -79,8 +78,7 @@ private Q_SLOTS:
 
         const QString text = editor->text();
         for (const char* word : {"__global__", "__launch_bounds__", "__restrict__", "__shared__", "blockIdx",
-                                 "blockDim", "threadIdx", "__syncthreads", "__shfl_xor_sync", "atomicAdd",
-                                 "float4"}) {
+                                 "blockDim", "threadIdx", "__syncthreads", "__shfl_xor_sync", "atomicAdd", "float4"}) {
             const int at = static_cast<int>(text.indexOf(QLatin1String(word)));
             QVERIFY2(at >= 0, word);
             QVERIFY2(styleAt(editor, at) == QsciLexerCPP::KeywordSet2, word);
@@ -96,7 +94,8 @@ private Q_SLOTS:
         for (const char* word : {"__device__", "warpSize", "gridDim", "__half", "__nv_bfloat16", "__ldg"})
             QVERIFY2(words.contains(QByteArray(word)), word);
         QVERIFY(QByteArray(lexer.keywords(1)).split(' ').contains("extern"));
-        QVERIFY(lexer.font(QsciLexerCPP::Comment).fixedPitch() || lexer.font(QsciLexerCPP::Comment).styleHint() == QFont::Monospace);
+        QVERIFY(lexer.font(QsciLexerCPP::Comment).fixedPitch() ||
+                lexer.font(QsciLexerCPP::Comment).styleHint() == QFont::Monospace);
     }
 
     void diagnosticsLandOnTheirLines()
@@ -201,7 +200,8 @@ private Q_SLOTS:
         QTest::mouseClick(button, Qt::LeftButton);
         QCOMPARE(benchmark.count(), 1);
         QString expectedSource = kSource;
-        expectedSource.replace(QStringLiteral("    __syncthreads();"), QStringLiteral("    __threadfence(); __syncthreads();"));
+        expectedSource.replace(QStringLiteral("    __syncthreads();"),
+                               QStringLiteral("    __threadfence(); __syncthreads();"));
         QCOMPARE(benchmark.at(0).at(0).toString(), expectedSource);
         QCOMPARE(benchmark.at(0).at(1).toString(), editedPlan);
         QCOMPARE(benchmark.at(0).at(2).toString(), QStringLiteral("n7"));
@@ -253,7 +253,8 @@ private Q_SLOTS:
         QSignalSpy benchmark(&pane, &KernelEditorPane::benchmarkRequested);
         auto* button = pane.findChild<QPushButton*>(QStringLiteral("benchmarkButton"));
 
-        pane.showNode(QStringLiteral("n4"), kSource, QStringLiteral("{\n  \"launches\": [\n    {\"kernel\": }\n  ]\n}"));
+        pane.showNode(QStringLiteral("n4"), kSource,
+                      QStringLiteral("{\n  \"launches\": [\n    {\"kernel\": }\n  ]\n}"));
         button->click();
         QCOMPARE(benchmark.count(), 0);
         QVERIFY2(pane.message().startsWith(QStringLiteral("Launch plan line 3, column ")), qPrintable(pane.message()));
@@ -286,13 +287,12 @@ private Q_SLOTS:
         QCOMPARE(view->summary(), QStringLiteral("1 changed, 3 added, 1 removed"));
 
         // Display rows: a|a, b|B changed, c|c, d|- removed, e|e, f|f, -|x, -|y added, g|g, -|h added.
-        const QStringList leftShown = {QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"),
-                                       QStringLiteral("d"), QStringLiteral("e"), QStringLiteral("f"),
-                                       QString(), QString(), QStringLiteral("g"), QString()};
-        const QStringList rightShown = {QStringLiteral("a"), QStringLiteral("B"), QStringLiteral("c"),
-                                        QString(), QStringLiteral("e"), QStringLiteral("f"),
-                                        QStringLiteral("x"), QStringLiteral("y"), QStringLiteral("g"),
-                                        QStringLiteral("h")};
+        const QStringList leftShown = {
+            QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d"), QStringLiteral("e"),
+            QStringLiteral("f"), QString(),           QString(),           QStringLiteral("g"), QString()};
+        const QStringList rightShown = {
+            QStringLiteral("a"), QStringLiteral("B"), QStringLiteral("c"), QString(),           QStringLiteral("e"),
+            QStringLiteral("f"), QStringLiteral("x"), QStringLiteral("y"), QStringLiteral("g"), QStringLiteral("h")};
         QCOMPARE(left->text(), leftShown.join(QLatin1Char('\n')));
         QCOMPARE(right->text(), rightShown.join(QLatin1Char('\n')));
         QCOMPARE(left->lines(), 10);
@@ -345,8 +345,8 @@ private Q_SLOTS:
         right->setFirstVisibleLine(37);
         QTRY_COMPARE(left->firstVisibleLine(), 37);
         QCOMPARE(right->firstVisibleLine(), 37);
-        QWheelEvent wheel(QPointF(50, 50), right->viewport()->mapToGlobal(QPointF(50, 50)), QPoint(),
-                          QPoint(0, -360), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QWheelEvent wheel(QPointF(50, 50), right->viewport()->mapToGlobal(QPointF(50, 50)), QPoint(), QPoint(0, -360),
+                          Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
         QApplication::sendEvent(right->viewport(), &wheel);
         QTRY_VERIFY(right->firstVisibleLine() > 37);
         QTRY_COMPARE(left->firstVisibleLine(), right->firstVisibleLine());

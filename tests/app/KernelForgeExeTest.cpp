@@ -66,8 +66,9 @@ private Q_SLOTS:
         const QString png = m_dir.filePath(QStringLiteral("never.png"));
         const Run run = runKernelForge({m_dir.path(), QStringLiteral("--screenshot"), png});
         QCOMPARE(run.exitCode, 1);
-        QCOMPARE(QString::fromUtf8(run.err),
-                 QStringLiteral("kernelforge: error: %1: not a Kernel Forge project (no project.json)\n").arg(m_dir.path()));
+        QCOMPARE(
+            QString::fromUtf8(run.err),
+            QStringLiteral("kernelforge: error: %1: not a Kernel Forge project (no project.json)\n").arg(m_dir.path()));
         QVERIFY(!QFile::exists(png));
     }
 
@@ -78,7 +79,8 @@ private Q_SLOTS:
         const QString png = m_dir.filePath(QStringLiteral("no/such/folder/shot.png"));
         const Run run = runKernelForge({project, QStringLiteral("--screenshot"), png});
         QCOMPARE(run.exitCode, 1);
-        QCOMPARE(QString::fromUtf8(run.err), QStringLiteral("kernelforge: error: %1: could not write the PNG\n").arg(png));
+        QCOMPARE(QString::fromUtf8(run.err),
+                 QStringLiteral("kernelforge: error: %1: could not write the PNG\n").arg(png));
     }
 
     void usageErrors()
@@ -88,7 +90,8 @@ private Q_SLOTS:
         QCOMPARE(run.err.count('\n'), 1);
         QVERIFY(run.err.contains("bogus"));
 
-        run = runKernelForge({QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("--screenshot"), QStringLiteral("x.png")});
+        run = runKernelForge(
+            {QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("--screenshot"), QStringLiteral("x.png")});
         QCOMPARE(run.exitCode, 2);
         QCOMPARE(run.err.count('\n'), 1);
 

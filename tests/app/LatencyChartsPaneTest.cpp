@@ -282,8 +282,9 @@ private Q_SLOTS:
         // Bottom-up: the last card first. Duplicate labels are made unique.
         auto* categories = axisOf<QBarCategoryAxis>(chart, Qt::Vertical);
         QVERIFY(categories);
-        QCOMPARE(categories->categories(), (QStringList{QStringLiteral("aten::add"), QStringLiteral("aten::softmax"),
-                                                        QStringLiteral("aten::add (2)")}));
+        QCOMPARE(categories->categories(),
+                 (QStringList{QStringLiteral("aten::add"), QStringLiteral("aten::softmax"),
+                              QStringLiteral("aten::add (2)")}));
         QCOMPARE(faster->count(), 3);
         QCOMPARE(faster->at(0), 2.5);
         QCOMPARE(faster->at(1), 0.0);

@@ -37,7 +37,8 @@ core::Provenance llm(qint64 in, qint64 out, double usd, bool priced)
 std::string addLlmChild(core::SearchTree& tree, const std::string& parent, const core::Provenance& provenance,
                         const core::Evaluation& evaluation)
 {
-    const std::string id = test::must(tree.addChild(parent, test::candidate(parent + ".llm"), provenance, 1700000000000));
+    const std::string id =
+        test::must(tree.addChild(parent, test::candidate(parent + ".llm"), provenance, 1700000000000));
     test::must(tree.recordEvaluation(id, evaluation));
     return id;
 }

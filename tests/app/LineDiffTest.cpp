@@ -13,8 +13,8 @@
 using kforge::views::applyHunks;
 using kforge::views::DiffHunk;
 using kforge::views::DiffKind;
-using kforge::views::DiffRow;
 using kforge::views::diffLines;
+using kforge::views::DiffRow;
 using kforge::views::LineDiff;
 using kforge::views::splitLines;
 
@@ -150,10 +150,9 @@ private Q_SLOTS:
         };
         QCOMPARE(diff.hunks, hunks);
         const QList<DiffRow> rows = {
-            {0, 0, DiffKind::Same},  {1, 1, DiffKind::Changed}, {2, 2, DiffKind::Same},
-            {3, -1, DiffKind::Removed}, {4, 3, DiffKind::Same}, {5, 4, DiffKind::Same},
-            {-1, 5, DiffKind::Added}, {-1, 6, DiffKind::Added},  {6, 7, DiffKind::Same},
-            {-1, 8, DiffKind::Added},
+            {0, 0, DiffKind::Same}, {1, 1, DiffKind::Changed}, {2, 2, DiffKind::Same},   {3, -1, DiffKind::Removed},
+            {4, 3, DiffKind::Same}, {5, 4, DiffKind::Same},    {-1, 5, DiffKind::Added}, {-1, 6, DiffKind::Added},
+            {6, 7, DiffKind::Same}, {-1, 8, DiffKind::Added},
         };
         QCOMPARE(diff.rows, rows);
         QCOMPARE(diff.changed, 1);

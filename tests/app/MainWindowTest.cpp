@@ -1,48 +1,48 @@
 // MainWindow over a fixture project: the cards table, selection -> details, filtering, errors that
 // keep the open project, menus, and settings (layout, recent projects) across restarts.
 
-#include "FixtureProject.h"
 #include "MainWindow.h"
-#include "Session.h"
-#include "cards/CardDetailsPane.h"
-#include "cards/CardsPane.h"
-#include "project/ProjectSummaryPane.h"
-#include "status/JobStatusWidget.h"
 #include "CardsTableModel.h"
-#include "LatencySeriesModel.h"
 #include "ExportJob.h"
-#include "cast/InModelCheckTool.h"
+#include "FixtureProject.h"
+#include "LatencySeriesModel.h"
 #include "OptimizeJob.h"
-#include "cast/CastReader.h"
 #include "SearchTestSupport.h"
 #include "SearchTreeModel.h"
-#include "ValidationLogModel.h"
-#include "charts/LatencyChartsPane.h"
-#include "log/ValidationLogPane.h"
 #include "SearchTreeTestSupport.h"
+#include "Session.h"
+#include "ValidationLogModel.h"
+#include "cards/CardDetailsPane.h"
+#include "cards/CardsPane.h"
+#include "cast/CastReader.h"
+#include "cast/InModelCheckTool.h"
+#include "charts/LatencyChartsPane.h"
 #include "editor/KernelEditorPane.h"
 #include "editor/SideBySideDiffView.h"
+#include "log/ValidationLogPane.h"
+#include "project/ProjectSummaryPane.h"
 #include "search/TreeStore.h"
+#include "status/JobStatusWidget.h"
 #include "tree/TreeGraphView.h"
 #include "util/Hash.h"
 #include "util/Version.h"
 
 #include <QAction>
 #include <QApplication>
-#include <QDockWidget>
 #include <QDir>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFile>
-#include <QSignalSpy>
-#include <QPushButton>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
+#include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -80,8 +80,8 @@ std::string fixtureSoftmaxId()
 // A kernel that compiles with NVRTC for the softmax card's launch plan.
 constexpr const char* kCopyKernel =
     "extern \"C\" __global__ void k(const float* x, float* y)\n{\n    y[threadIdx.x] = x[threadIdx.x];\n}\n";
-const nlohmann::json kCopyPlan = {{"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}},
-                                                  {"args", {"ptr:self", "ptr:out0"}}}}}};
+const nlohmann::json kCopyPlan = {
+    {"launches", {{{"kernel", "k"}, {"grid", {1}}, {"block", {32}}, {"args", {"ptr:self", "ptr:out0"}}}}}};
 
 } // namespace
 
@@ -136,7 +136,8 @@ private Q_SLOTS:
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         QHeaderView* header = table->horizontalHeader();
-        const int x = header->sectionViewportPosition(CardsTableModel::CallsColumn) + header->sectionSize(CardsTableModel::CallsColumn) / 2;
+        const int x = header->sectionViewportPosition(CardsTableModel::CallsColumn) +
+            header->sectionSize(CardsTableModel::CallsColumn) / 2;
         QTest::mouseClick(header->viewport(), Qt::LeftButton, {}, QPoint(x, header->height() / 2));
         QCOMPARE(table->horizontalHeader()->sortIndicatorSection(), int(CardsTableModel::CallsColumn));
         const Qt::SortOrder order = header->sortIndicatorOrder();
@@ -204,7 +205,8 @@ private Q_SLOTS:
         // for real: NVRTC compiles them, the worker (no GPU here) makes them compile-only.
         const std::string softmaxId = fixtureSoftmaxId();
         const std::string good = kCopyKernel;
-        const std::string broken = "extern \"C\" __global__ void k(const float* x, float* y)\n{\n    y[threadIdx.x] = undefined_name;\n}\n";
+        const std::string broken =
+            "extern \"C\" __global__ void k(const float* x, float* y)\n{\n    y[threadIdx.x] = undefined_name;\n}\n";
         const nlohmann::json& plan = kCopyPlan;
         kforge::core::SearchTree tree(softmaxId, 1);
         kforge::core::Candidate rootCandidate{good, plan};
@@ -225,9 +227,8 @@ private Q_SLOTS:
         window.session()->setCurrentNodeId(QString::fromStdString(root));
 
         // A broken edit: a failed-compile child, the error on line 3 of the editor.
-        Q_EMIT window.kernelEditor()->benchmarkRequested(QString::fromStdString(broken),
-                                                         QString::fromStdString(plan.dump(2)),
-                                                         QString::fromStdString(root));
+        Q_EMIT window.kernelEditor()->benchmarkRequested(
+            QString::fromStdString(broken), QString::fromStdString(plan.dump(2)), QString::fromStdString(root));
         QVERIFY(window.kernelEditor()->isBusy());
         QTRY_COMPARE_WITH_TIMEOUT(window.treeView()->nodeCount(), 2, 120000);
         QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QStringLiteral("; "))));
@@ -304,9 +305,7 @@ private Q_SLOTS:
         qint64 longestGapMs = 0;
         QTimer ticker;
         ticker.setInterval(10);
-        connect(&ticker, &QTimer::timeout, this, [&]() {
-            longestGapMs = std::max(longestGapMs, sinceTick.restart());
-        });
+        connect(&ticker, &QTimer::timeout, this, [&]() { longestGapMs = std::max(longestGapMs, sinceTick.restart()); });
         sinceTick.start();
         ticker.start();
         action(window, "actionOptimizeSelected")->trigger();
@@ -439,8 +438,9 @@ private Q_SLOTS:
                      checkNote.find("libkforge_runtime") == std::string::npos,
                  checkNote.c_str());
         if (!QFile::exists(QString::fromStdString(kforge::core::castRunToolPath())))
-            QCOMPARE(QString::fromStdString(checkNote),
-                     QStringLiteral("in-model check: not run (this build has no CUDA runtime (kforge-cast-run not found))"));
+            QCOMPARE(
+                QString::fromStdString(checkNote),
+                QStringLiteral("in-model check: not run (this build has no CUDA runtime (kforge-cast-run not found))"));
         QVERIFY(kforge::app::test::writeFixtureProject(m_project));
         QFile::remove(modelFile);
         QFile::remove(QString::fromStdString(treeFile.string()));
@@ -458,7 +458,8 @@ private Q_SLOTS:
             return;
         const QString tools = m_dir.filePath(QStringLiteral("slow-tools"));
         QVERIFY(QDir().mkpath(tools));
-        for (const auto& [name, script] : {std::pair{"compute-sanitizer", "exit 1"}, std::pair{"slow-worker", "sleep 2\nexit 1"}}) {
+        for (const auto& [name, script] :
+             {std::pair{"compute-sanitizer", "exit 1"}, std::pair{"slow-worker", "sleep 2\nexit 1"}}) {
             QFile file(QDir(tools).filePath(QString::fromLatin1(name)));
             QVERIFY(file.open(QIODevice::WriteOnly));
             file.write(QByteArray("#!/bin/sh\n") + script + "\n");
@@ -502,7 +503,8 @@ private Q_SLOTS:
         // A real click on the softmax row.
         int softmaxRow = -1;
         for (int row = 0; row < table->model()->rowCount(); ++row) {
-            if (table->model()->index(row, CardsTableModel::OpColumn).data().toString() == QStringLiteral("aten::softmax.int"))
+            if (table->model()->index(row, CardsTableModel::OpColumn).data().toString() ==
+                QStringLiteral("aten::softmax.int"))
                 softmaxRow = row;
         }
         QVERIFY(softmaxRow >= 0);
@@ -513,7 +515,8 @@ private Q_SLOTS:
         const QString softmaxId = table->model()->index(softmaxRow, 0).data(CardsTableModel::CardIdRole).toString();
         QCOMPARE(window.session()->currentCardId(), softmaxId);
         QString details = window.cardDetailsPane()->plainText();
-        QVERIFY2(details.contains(QStringLiteral("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")),
+        QVERIFY2(details.contains(
+                     QStringLiteral("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")),
                  qPrintable(details));
         QVERIFY(details.contains(softmaxId));
         QVERIFY(details.contains(QStringLiteral("bfloat16[8,12,128,128] @ cuda:0")));
@@ -626,7 +629,9 @@ private Q_SLOTS:
         QStringList menus;
         for (QAction* menu : window.menuBar()->actions())
             menus << menu->text().remove(QLatin1Char('&'));
-        QCOMPARE(menus, QStringList({QStringLiteral("File"), QStringLiteral("Run"), QStringLiteral("View"), QStringLiteral("Help")}));
+        QCOMPARE(menus,
+                 QStringList(
+                     {QStringLiteral("File"), QStringLiteral("Run"), QStringLiteral("View"), QStringLiteral("Help")}));
 
         // The job indicator is hidden while nothing runs.
         QVERIFY(!window.jobStatus()->isJobVisible());
@@ -656,7 +661,8 @@ private Q_SLOTS:
         QVERIFY(gpu && proposer);
         // The worker is asked on a pool thread; this machine may or may not have a GPU.
         QTRY_VERIFY_WITH_TIMEOUT(!gpu->text().contains(QStringLiteral("checking")), 60000);
-        QVERIFY2(gpu->text().startsWith(QStringLiteral("GPU: ")) || gpu->text().endsWith(QStringLiteral("compile-only")),
+        QVERIFY2(gpu->text().startsWith(QStringLiteral("GPU: ")) ||
+                     gpu->text().endsWith(QStringLiteral("compile-only")),
                  qPrintable(gpu->text()));
         QCOMPARE(proposer->text(), QStringLiteral("Proposer: built-in"));
         kforge::app::SearchSettings settings;
@@ -692,7 +698,8 @@ private Q_SLOTS:
             window.findChild<QDockWidget*>(QStringLiteral("cardDetailsDock"))->hide();
             QVERIFY(window.close());
         }
-        QCOMPARE(QSettings().value(QStringLiteral("recentProjects")).toStringList(), QStringList({m_project, m_otherProject}));
+        QCOMPARE(QSettings().value(QStringLiteral("recentProjects")).toStringList(),
+                 QStringList({m_project, m_otherProject}));
 
         MainWindow window(MainWindow::SettingsMode::Persistent);
         window.show();

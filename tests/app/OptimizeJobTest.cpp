@@ -22,7 +22,7 @@ namespace {
 // An evaluator whose every candidate crashes, as when the worker cannot start.
 struct BrokenEvaluator : kforge::core::test::SyntheticEvaluator {
     kforge::core::Result<kforge::core::Evaluation> evaluate(const kforge::core::Candidate&,
-                                                             const std::atomic<bool>&) override
+                                                            const std::atomic<bool>&) override
     {
         kforge::core::Evaluation e;
         e.status = kforge::core::NodeStatus::Crashed;
@@ -75,8 +75,9 @@ private Q_SLOTS:
         const QString error = failed.at(0).at(0).toString();
         const QString brokenName = QString::fromStdString(broken.id.substr(0, 8));
         QVERIFY2(error.contains(QStringLiteral("1 of 2 cards failed: ") + brokenName), qPrintable(error));
-        QVERIFY2(error.contains(QStringLiteral("the root n0 is crashed: cannot start worker '/nonexistent/kforge-worker'")),
-                 qPrintable(error));
+        QVERIFY2(
+            error.contains(QStringLiteral("the root n0 is crashed: cannot start worker '/nonexistent/kforge-worker'")),
+            qPrintable(error));
         // The other card was searched regardless.
         auto other =
             kforge::core::TreeStore(kforge::core::TreeStore::defaultPath(dir.path().toStdString(), fine.id)).load();

@@ -37,7 +37,8 @@ private Q_SLOTS:
         recent.remove(QStringLiteral("/projects/p9"));
         QVERIFY(!recent.entries().contains(QStringLiteral("/projects/p9")));
         recent.add(QStringLiteral("relative/dir"));
-        QCOMPARE(recent.entries().front(), QDir::cleanPath(QDir::current().absoluteFilePath(QStringLiteral("relative/dir"))));
+        QCOMPARE(recent.entries().front(),
+                 QDir::cleanPath(QDir::current().absoluteFilePath(QStringLiteral("relative/dir"))));
     }
 
     void persistentListSurvivesARestart()

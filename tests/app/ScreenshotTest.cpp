@@ -4,15 +4,15 @@
 // (the picture the docs show). No numbers in it are made up.
 
 #include "AppLauncher.h"
-#include "capture/CaptureJob.h"
 #include "MainWindow.h"
 #include "OptimizeJob.h"
 #include "SearchSettings.h"
-#include "editor/KernelEditorPane.h"
-#include "tree/TreeGraphView.h"
 #include "Session.h"
+#include "capture/CaptureJob.h"
 #include "cards/CardDetailsPane.h"
 #include "cards/CardsPane.h"
+#include "editor/KernelEditorPane.h"
+#include "tree/TreeGraphView.h"
 
 #include <QDir>
 #include <QDockWidget>

@@ -60,7 +60,8 @@ void compareWithTree(const SearchTreeModel& model, const core::SearchTree& tree)
         QCOMPARE(model.rowCount(index), static_cast<int>(node->childIds.size()));
         for (int row = 0; row < model.rowCount(index); ++row) {
             const QModelIndex child = model.index(row, 0, index);
-            QCOMPARE(text(child, SearchTreeModel::NodeIdRole).toStdString(), node->childIds[static_cast<std::size_t>(row)]);
+            QCOMPARE(text(child, SearchTreeModel::NodeIdRole).toStdString(),
+                     node->childIds[static_cast<std::size_t>(row)]);
             QCOMPARE(child.parent(), index);
             pending.push_back(child);
         }

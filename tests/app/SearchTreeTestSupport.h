@@ -81,7 +81,8 @@ inline std::string addRoot(core::SearchTree& tree, const core::Evaluation& evalu
 /// A pending child of `parent` made by the built-in `transformation`.
 inline std::string addChild(core::SearchTree& tree, const std::string& parent, const std::string& transformation)
 {
-    return must(tree.addChild(parent, candidate(parent + "." + transformation), builtin(transformation), 1700000000000));
+    return must(
+        tree.addChild(parent, candidate(parent + "." + transformation), builtin(transformation), 1700000000000));
 }
 
 inline std::string addChild(core::SearchTree& tree, const std::string& parent, const std::string& transformation,
@@ -97,8 +98,8 @@ inline std::string addChild(core::SearchTree& tree, const std::string& parent, c
 /// passed (~60%), failed (~25%, every failure kind), compiled-only (~5%) or still pending (~10%).
 inline void growRandomly(core::SearchTree& tree, int count, std::mt19937& rng)
 {
-    static const char* const kTransformations[] = {"vector-width-4", "unroll-2", "block-256", "smem-tile",
-                                                   "warp-reduce", "fast-math"};
+    static const char* const kTransformations[] = {"vector-width-4", "unroll-2",    "block-256",
+                                                   "smem-tile",      "warp-reduce", "fast-math"};
     static const core::NodeStatus kFailures[] = {core::NodeStatus::FailedProposal, core::NodeStatus::FailedCompile,
                                                  core::NodeStatus::FailedValidation, core::NodeStatus::Crashed,
                                                  core::NodeStatus::TimedOut};

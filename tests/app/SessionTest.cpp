@@ -66,7 +66,8 @@ private Q_SLOTS:
         connect(&session, &Session::currentCardChanged, this, [&](const QString& id) {
             order << QStringLiteral("card:") + id + QStringLiteral(" project:") + session.projectDir();
         });
-        connect(&session, &Session::projectChanged, this, [&]() { order << QStringLiteral("project:") + session.projectDir(); });
+        connect(&session, &Session::projectChanged, this,
+                [&]() { order << QStringLiteral("project:") + session.projectDir(); });
         session.setProject(projectWithCards({"aten::add"}), QStringLiteral("/tmp/b"));
         QCOMPARE(order, QStringList({QStringLiteral("card: project:/tmp/a"), QStringLiteral("project:/tmp/b")}));
         QVERIFY(!session.currentCard());

@@ -1,8 +1,8 @@
 // Run > Settings: SearchSettings validation and persistence (no key ever stored) and the dialog
 // (OK only while valid, the key variable's state without its value).
 
-#include "SearchSettings.h"
 #include "settings/SettingsDialog.h"
+#include "SearchSettings.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

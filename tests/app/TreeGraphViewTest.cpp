@@ -2,9 +2,9 @@
 // programmatic selection, hover details, wheel zoom around the cursor, live growth that keeps the
 // user's zoom, following a SearchTreeModel, and the time to lay out and draw a 5,000-node tree.
 
+#include "tree/TreeGraphView.h"
 #include "SearchTreeModel.h"
 #include "SearchTreeTestSupport.h"
-#include "tree/TreeGraphView.h"
 #include "tree/TreeLayout.h"
 
 #include <QElapsedTimer>
@@ -67,7 +67,7 @@ QColor pixelAt(TreeGraphView& view, const QImage& image, const QPointF& scenePoi
 bool near(const QColor& a, const QColor& b, int tolerance = 12)
 {
     return std::abs(a.red() - b.red()) <= tolerance && std::abs(a.green() - b.green()) <= tolerance &&
-           std::abs(a.blue() - b.blue()) <= tolerance;
+        std::abs(a.blue() - b.blue()) <= tolerance;
 }
 
 void showView(TreeGraphView& view, int width = 1200, int height = 700)
@@ -105,7 +105,8 @@ private Q_SLOTS:
                 QVERIFY(rect.top() > view.nodeRect(qs(*node.parentId)).bottom());
             if (!node.childIds.empty()) {
                 const double middle = (view.nodeRect(qs(node.childIds.front())).center().x() +
-                                       view.nodeRect(qs(node.childIds.back())).center().x()) / 2;
+                                       view.nodeRect(qs(node.childIds.back())).center().x()) /
+                    2;
                 QVERIFY(std::abs(middle - rect.center().x()) < 1e-6);
             }
         }
@@ -125,10 +126,10 @@ private Q_SLOTS:
             std::vector<int> parents(static_cast<std::size_t>(n), -1);
             for (int k = 1; k < n; ++k) {
                 const int mode = round % 4;
-                parents[static_cast<std::size_t>(k)] = mode == 0   ? static_cast<int>(rng() % k)
-                                                       : mode == 1 ? k - 1 - static_cast<int>(rng() % std::min(k, 3))
-                                                       : mode == 2 ? 0
-                                                                   : (rng() % 7 == 0 ? -1 : static_cast<int>(rng() % k));
+                parents[static_cast<std::size_t>(k)] = mode == 0 ? static_cast<int>(rng() % k)
+                    : mode == 1                                  ? k - 1 - static_cast<int>(rng() % std::min(k, 3))
+                    : mode == 2                                  ? 0
+                                                                 : (rng() % 7 == 0 ? -1 : static_cast<int>(rng() % k));
             }
             const TreeLayout layout = TreeLayout::compute(parents);
             std::map<int, std::vector<double>> levels;
@@ -137,7 +138,8 @@ private Q_SLOTS:
             for (auto& [depth, xs] : levels) {
                 std::sort(xs.begin(), xs.end());
                 for (std::size_t i = 1; i < xs.size(); ++i)
-                    QVERIFY2(xs[i] - xs[i - 1] > 1.0 - 1e-9, qPrintable(QStringLiteral("round %1 depth %2").arg(round).arg(depth)));
+                    QVERIFY2(xs[i] - xs[i - 1] > 1.0 - 1e-9,
+                             qPrintable(QStringLiteral("round %1 depth %2").arg(round).arg(depth)));
             }
         }
     }
@@ -217,7 +219,8 @@ private Q_SLOTS:
         showView(view);
         QSignalSpy selected(&view, &TreeGraphView::nodeSelected);
 
-        QTest::mouseClick(view.viewport(), Qt::LeftButton, {}, view.mapFromScene(view.nodeRect(QStringLiteral("n4")).center()));
+        QTest::mouseClick(view.viewport(), Qt::LeftButton, {},
+                          view.mapFromScene(view.nodeRect(QStringLiteral("n4")).center()));
         QCOMPARE(selected.count(), 1);
         QCOMPARE(selected[0][0].toString(), QStringLiteral("n4"));
         QCOMPARE(view.selectedNodeId(), QStringLiteral("n4"));
@@ -236,8 +239,9 @@ private Q_SLOTS:
         // A drag that starts on a node pans instead of selecting.
         const QPoint start = view.mapFromScene(view.nodeRect(QStringLiteral("n2")).center());
         QTest::mousePress(view.viewport(), Qt::LeftButton, {}, start);
-        QMouseEvent move(QEvent::MouseMove, QPointF(start + QPoint(40, 25)), view.viewport()->mapToGlobal(QPointF(start + QPoint(40, 25))),
-                         Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+        QMouseEvent move(QEvent::MouseMove, QPointF(start + QPoint(40, 25)),
+                         view.viewport()->mapToGlobal(QPointF(start + QPoint(40, 25))), Qt::NoButton, Qt::LeftButton,
+                         Qt::NoModifier);
         QApplication::sendEvent(view.viewport(), &move);
         QTest::mouseRelease(view.viewport(), Qt::LeftButton, {}, start + QPoint(40, 25));
         QCOMPARE(selected.count(), 2);
@@ -281,12 +285,13 @@ private Q_SLOTS:
         TreeGraphView view;
         view.setTree(statusTree());
         const QString n1 = view.toolTipText(QStringLiteral("n1"));
-        for (const QString& part : {QStringLiteral("n1: passed (best)"), QStringLiteral("median 20.0 \u00b5s"),
-                                    QStringLiteral("quartiles 19.4 \u00b5s .. 20.8 \u00b5s"),
-                                    QStringLiteral("transformation: vector-width-4"),
-                                    QStringLiteral("provenance: builtin-transformation")})
+        for (const QString& part :
+             {QStringLiteral("n1: passed (best)"), QStringLiteral("median 20.0 \u00b5s"),
+              QStringLiteral("quartiles 19.4 \u00b5s .. 20.8 \u00b5s"),
+              QStringLiteral("transformation: vector-width-4"), QStringLiteral("provenance: builtin-transformation")})
             QVERIFY2(n1.contains(part), qPrintable(n1));
-        QVERIFY(view.toolTipText(QStringLiteral("n2")).contains(QStringLiteral("reason: error: identifier \"x\" is undefined")));
+        QVERIFY(view.toolTipText(QStringLiteral("n2"))
+                    .contains(QStringLiteral("reason: error: identifier \"x\" is undefined")));
         QVERIFY(view.toolTipText(QStringLiteral("n0")).contains(QStringLiteral("provenance: root")));
 
         showView(view);
@@ -359,7 +364,9 @@ private Q_SLOTS:
         // The selected node stays where the user was looking, though the layout moved under it.
         const QPoint now = view.mapFromScene(view.nodeRect(QStringLiteral("n30")).topLeft());
         QVERIFY2((now - selectedOnScreen).manhattanLength() <= 2,
-                 qPrintable(QStringLiteral("moved by %1,%2").arg(now.x() - selectedOnScreen.x()).arg(now.y() - selectedOnScreen.y())));
+                 qPrintable(QStringLiteral("moved by %1,%2")
+                                .arg(now.x() - selectedOnScreen.x())
+                                .arg(now.y() - selectedOnScreen.y())));
 
         // Another card replaces everything and fits it.
         view.setTree(statusTree());
@@ -367,7 +374,8 @@ private Q_SLOTS:
         QCOMPARE(static_cast<int>(view.scene()->items().size()), 8 + 7);
         QVERIFY(view.selectedNodeId().isEmpty());
         QVERIFY(view.zoom() <= 1.0);
-        QVERIFY(view.mapToScene(view.viewport()->rect()).boundingRect().contains(view.sceneRect().adjusted(2, 2, -2, -2)));
+        QVERIFY(
+            view.mapToScene(view.viewport()->rect()).boundingRect().contains(view.sceneRect().adjusted(2, 2, -2, -2)));
     }
 
     void untouchedViewKeepsFittingAsTheTreeGrows()

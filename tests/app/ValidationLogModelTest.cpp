@@ -2,8 +2,8 @@
 // errors with file:line, validation checks, timing summary, sanitizer findings, failure reasons,
 // robustness to missing or mistyped report fields); batched appends; the cap dropping the oldest.
 
-#include "SearchTreeTestSupport.h"
 #include "ValidationLogModel.h"
+#include "SearchTreeTestSupport.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
@@ -31,7 +31,8 @@ json timingReport()
 
 json compileOk()
 {
-    return json{{"ok", true}, {"architecture", "sm_90"}, {"ms", 68.7}, {"from_cache", false}, {"diagnostics", json::array()}};
+    return json{
+        {"ok", true}, {"architecture", "sm_90"}, {"ms", 68.7}, {"from_cache", false}, {"diagnostics", json::array()}};
 }
 
 // n0 root: passed, timed, not sanitizer-checked
@@ -45,14 +46,15 @@ core::SearchTree logTree()
     core::SearchTree tree("card-a", 1);
 
     core::Evaluation root = test::passed(12.3, 22.8);
-    root.details = json{{"status", "passed"},
-                        {"compile", compileOk()},
-                        {"evaluation",
-                         {{"status", "passed"},
-                          {"checks", json::array({json{{"name", "sample call-0: output 0"}, {"passed", true},
-                                                       {"detail", "max abs error 0"}}})},
-                          {"timing", timingReport()}}},
-                        {"sanitizer", {{"checked", false}, {"reason", "not requested (--sanitize)"}}}};
+    root.details = json{
+        {"status", "passed"},
+        {"compile", compileOk()},
+        {"evaluation",
+         {{"status", "passed"},
+          {"checks",
+           json::array({json{{"name", "sample call-0: output 0"}, {"passed", true}, {"detail", "max abs error 0"}}})},
+          {"timing", timingReport()}}},
+        {"sanitizer", {{"checked", false}, {"reason", "not requested (--sanitize)"}}}};
     test::addRoot(tree, root);
 
     core::Evaluation compileError =
@@ -64,53 +66,66 @@ core::SearchTree logTree()
               {{"ok", false},
                {"architecture", "sm_90"},
                {"diagnostics",
-                json::array({json{{"file", "candidate.cu"}, {"line", 3}, {"column", 0}, {"severity", "warning"},
+                json::array({json{{"file", "candidate.cu"},
+                                  {"line", 3},
+                                  {"column", 0},
+                                  {"severity", "warning"},
                                   {"message", "variable \"y\" was declared but never referenced"}},
-                             json{{"file", "candidate.cu"}, {"line", 12}, {"column", 5}, {"severity", "error"},
+                             json{{"file", "candidate.cu"},
+                                  {"line", 12},
+                                  {"column", 5},
+                                  {"severity", "error"},
                                   {"message", "identifier \"x\" is undefined\n      x = 1;\n      ^"}},
-                             json{{"file", ""}, {"line", 0}, {"column", 0}, {"severity", "error"},
+                             json{{"file", ""},
+                                  {"line", 0},
+                                  {"column", 0},
+                                  {"severity", "error"},
                                   {"message", "nvrtc: error: compilation failed"}}})}}}};
     test::addChild(tree, "n0", "vector-width-4", compileError);
 
     core::Evaluation wrong =
         test::failed(NodeStatus::FailedValidation, "failed: sample call-0: output 0: 3 of 1024 elements differ");
-    wrong.details = json{{"status", "failed"},
-                         {"compile", compileOk()},
-                         {"evaluation",
-                          {{"status", "failed"},
-                           {"checks", json::array({json{{"name", "sample call-0: launch"}, {"passed", true}},
-                                                   json{{"name", "sample call-0: output 0"},
-                                                        {"passed", false},
-                                                        {"detail", "3 of 1024 elements differ; first at [0, 7]"}}})},
-                           {"failure", {{"check", "sample call-0: output 0"}, {"message", "3 of 1024 elements differ"}}}}}};
+    wrong.details =
+        json{{"status", "failed"},
+             {"compile", compileOk()},
+             {"evaluation",
+              {{"status", "failed"},
+               {"checks",
+                json::array({json{{"name", "sample call-0: launch"}, {"passed", true}},
+                             json{{"name", "sample call-0: output 0"},
+                                  {"passed", false},
+                                  {"detail", "3 of 1024 elements differ; first at [0, 7]"}}})},
+               {"failure", {{"check", "sample call-0: output 0"}, {"message", "3 of 1024 elements differ"}}}}}};
     test::addChild(tree, "n0", "unroll-2", wrong);
 
     core::Evaluation racy =
         test::failed(NodeStatus::FailedValidation, "failed: compute-sanitizer racecheck: 2 error(s)");
-    racy.details = json{
-        {"status", "failed"},
-        {"compile", compileOk()},
-        {"evaluation", {{"status", "passed"}, {"timing", timingReport()}}},
-        {"sanitizer",
-         {{"checked", true},
-          {"passed", false},
-          {"tools",
-           {{"memcheck", {{"errors", 0}, {"evaluation", "passed"}}},
-            {"racecheck",
-             {{"errors", 2},
-              {"evaluation", "passed"},
-              {"log", "========= COMPUTE-SANITIZER\n========= Error: Race reported between Write access at k+0x90\n"
-                      "=========     and Read access at k+0x120 [4 hazards]\n\n========= RACECHECK SUMMARY: 2 hazards\n"
-                      "========= ERROR SUMMARY: 2 errors\n"}}}}}}}};
+    racy.details =
+        json{{"status", "failed"},
+             {"compile", compileOk()},
+             {"evaluation", {{"status", "passed"}, {"timing", timingReport()}}},
+             {"sanitizer",
+              {{"checked", true},
+               {"passed", false},
+               {"tools",
+                {{"memcheck", {{"errors", 0}, {"evaluation", "passed"}}},
+                 {"racecheck",
+                  {{"errors", 2},
+                   {"evaluation", "passed"},
+                   {"log",
+                    "========= COMPUTE-SANITIZER\n========= Error: Race reported between Write access at k+0x90\n"
+                    "=========     and Read access at k+0x120 [4 hazards]\n\n========= RACECHECK SUMMARY: 2 hazards\n"
+                    "========= ERROR SUMMARY: 2 errors\n"}}}}}}}};
     test::addChild(tree, "n0", "smem-tile", racy);
 
     test::addChild(tree, "n0", "block-256"); // pending
 
     core::Evaluation odd = test::failed(NodeStatus::Crashed, "crashed: worker died (signal 11)");
-    odd.details = json{{"status", 7},
-                       {"compile", "not an object"},
-                       {"evaluation", {{"checks", {{"not", "an array"}}}, {"timing", {{"candidate", {{"median_us", "x"}}}}}}},
-                       {"sanitizer", json::array()}};
+    odd.details =
+        json{{"status", 7},
+             {"compile", "not an object"},
+             {"evaluation", {{"checks", {{"not", "an array"}}}, {"timing", {{"candidate", {{"median_us", "x"}}}}}}},
+             {"sanitizer", json::array()}};
     test::addChild(tree, "n0", "warp-reduce", odd);
     return tree;
 }
@@ -127,8 +142,12 @@ QList<LogEntry> entriesOf(const QList<LogEntry>& entries, const QString& node)
 
 LogEntry entry(int k, LogLevel level = LogLevel::Info, const QString& node = QStringLiteral("n0"))
 {
-    return LogEntry{QDateTime::fromMSecsSinceEpoch(1700000000000 + k), level, QStringLiteral("card-a"), node,
-                    LogPhase::Validate, QStringLiteral("entry %1").arg(k)};
+    return LogEntry{QDateTime::fromMSecsSinceEpoch(1700000000000 + k),
+                    level,
+                    QStringLiteral("card-a"),
+                    node,
+                    LogPhase::Validate,
+                    QStringLiteral("entry %1").arg(k)};
 }
 
 QList<LogEntry> batch(int first, int count)
@@ -178,7 +197,8 @@ private Q_SLOTS:
         QCOMPARE(n1[1].level, LogLevel::Warning);
         QCOMPARE(n1[1].message, QStringLiteral("candidate.cu:3: variable \"y\" was declared but never referenced"));
         QCOMPARE(n1[2].level, LogLevel::Error);
-        QCOMPARE(n1[2].message, QStringLiteral("candidate.cu:12:5: identifier \"x\" is undefined\n      x = 1;\n      ^"));
+        QCOMPARE(n1[2].message,
+                 QStringLiteral("candidate.cu:12:5: identifier \"x\" is undefined\n      x = 1;\n      ^"));
         QCOMPARE(n1[3].message, QStringLiteral("nvrtc: error: compilation failed"));
         QCOMPARE(n1[4].level, LogLevel::Error);
         QCOMPARE(n1[4].message,
@@ -222,8 +242,9 @@ private Q_SLOTS:
         QCOMPARE(n3[2].message, QStringLiteral("memcheck: clean"));
         QCOMPARE(n3[3].level, LogLevel::Error);
         QCOMPARE(n3[3].phase, LogPhase::Sanitize);
-        QCOMPARE(n3[3].message, QStringLiteral("racecheck: 2 error(s): Error: Race reported between Write access at "
-                                               "k+0x90\nand Read access at k+0x120 [4 hazards]\nRACECHECK SUMMARY: 2 hazards"));
+        QCOMPARE(n3[3].message,
+                 QStringLiteral("racecheck: 2 error(s): Error: Race reported between Write access at "
+                                "k+0x90\nand Read access at k+0x120 [4 hazards]\nRACECHECK SUMMARY: 2 hazards"));
         QCOMPARE(n3[4].level, LogLevel::Error);
         QCOMPARE(n3[4].phase, LogPhase::Sanitize); // the node failed at the sanitizer gate
         QCOMPARE(n3[4].message, QStringLiteral("wrong result: failed: compute-sanitizer racecheck: 2 error(s)"));

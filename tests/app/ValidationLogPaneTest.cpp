@@ -2,8 +2,8 @@
 // the widgets and the API; copying selected rows (Ctrl+C and the context-menu action) as
 // tab-separated text; colours per level; following the newest row unless the user scrolled up.
 
-#include "ValidationLogModel.h"
 #include "log/ValidationLogPane.h"
+#include "ValidationLogModel.h"
 
 #include <QAbstractItemModelTester>
 #include <QAction>
@@ -29,7 +29,8 @@ using kforge::views::ValidationLogPane;
 
 namespace {
 
-LogEntry entry(qint64 k, LogLevel level, const QString& card, const QString& node, LogPhase phase, const QString& message)
+LogEntry entry(qint64 k, LogLevel level, const QString& card, const QString& node, LogPhase phase,
+               const QString& message)
 {
     return LogEntry{QDateTime::fromMSecsSinceEpoch(1700000000000 + k), level, card, node, phase, message};
 }
@@ -39,7 +40,8 @@ QList<LogEntry> sample()
     const QString a = QStringLiteral("card-a");
     const QString b = QStringLiteral("card-b");
     return {
-        entry(0, LogLevel::Info, a, QStringLiteral("n0"), LogPhase::Compile, QStringLiteral("compiled for sm_90 in 68.7 ms")),
+        entry(0, LogLevel::Info, a, QStringLiteral("n0"), LogPhase::Compile,
+              QStringLiteral("compiled for sm_90 in 68.7 ms")),
         entry(1, LogLevel::Warning, a, QStringLiteral("n1"), LogPhase::Compile,
               QStringLiteral("candidate.cu:3: variable \"y\" was declared but never referenced")),
         entry(2, LogLevel::Error, a, QStringLiteral("n1"), LogPhase::Compile,
@@ -55,7 +57,8 @@ QStringList shownMessages(const ValidationLogPane& pane)
     QStringList messages;
     const QAbstractItemModel* proxy = pane.tableView()->model();
     for (int row = 0; row < proxy->rowCount(); ++row)
-        messages << proxy->index(row, ValidationLogModel::MessageColumn).data(ValidationLogModel::MessageRole).toString();
+        messages
+            << proxy->index(row, ValidationLogModel::MessageColumn).data(ValidationLogModel::MessageRole).toString();
     return messages;
 }
 
@@ -192,8 +195,8 @@ private Q_SLOTS:
 
         const auto line = [](const LogEntry& e) {
             return e.time.toString(Qt::ISODateWithMs) + QLatin1Char('\t') + ValidationLogModel::levelName(e.level) +
-                   QLatin1Char('\t') + e.cardId + QLatin1Char('\t') + e.nodeId + QLatin1Char('\t') +
-                   ValidationLogModel::phaseName(e.phase) + QLatin1Char('\t') + e.message + QLatin1Char('\n');
+                QLatin1Char('\t') + e.cardId + QLatin1Char('\t') + e.nodeId + QLatin1Char('\t') +
+                ValidationLogModel::phaseName(e.phase) + QLatin1Char('\t') + e.message + QLatin1Char('\n');
         };
         const QList<LogEntry> entries = sample();
         QString multiLine = entries[2].message;

@@ -110,8 +110,8 @@ TEST(CaptureBadInput, OutputFolderThatCannotBeCreated)
     ScratchDir scratch;
     std::ofstream(scratch / "a_file") << "x";
     // The parent is a regular file; this fails for root too (unlike permission bits).
-    expectFailure(scratch, cpuCapture("conv_gn_block.pt", {"2x3x16x16"}, scratch / "a_file" / "p"),
-                  ErrorCode::NotFound, {"a_file"});
+    expectFailure(scratch, cpuCapture("conv_gn_block.pt", {"2x3x16x16"}, scratch / "a_file" / "p"), ErrorCode::NotFound,
+                  {"a_file"});
 }
 
 TEST(CaptureBadInput, CudaDeviceOnAMachineWithout)

@@ -98,7 +98,8 @@ TEST(Capture, TransformerBlockCards)
         {"aten::linear(tensor:(float32[2,8,32]{256,32,1}@cpu), tensor:(float32[32,32]{32,1}@cpu), "
          "tensor:(float32[32]{1}@cpu))",
          1},
-        {"aten::add.Tensor(tensor:(float32[2,8,32]{256,32,1}@cpu), tensor:(float32[2,8,32]{256,32,1}@cpu), value:1)", 2},
+        {"aten::add.Tensor(tensor:(float32[2,8,32]{256,32,1}@cpu), tensor:(float32[2,8,32]{256,32,1}@cpu), value:1)",
+         2},
         {"aten::linear(tensor:(float32[2,8,32]{256,32,1}@cpu), tensor:(float32[128,32]{32,1}@cpu), "
          "tensor:(float32[128]{1}@cpu))",
          1},
@@ -273,7 +274,8 @@ TEST(Capture, OpsThatOnlyAliasTheirInputKeepNoSample)
         if (card.op == "aten::transpose" || card.op == "aten::unflatten" || card.op == "aten::chunk") {
             ++views;
             EXPECT_TRUE(card.samples.empty()) << card.key;
-            EXPECT_NE(card.samplesNote.find("view of an input"), std::string::npos) << card.key << ": " << card.samplesNote;
+            EXPECT_NE(card.samplesNote.find("view of an input"), std::string::npos)
+                << card.key << ": " << card.samplesNote;
         }
         if (card.op == "aten::layer_norm" || card.op == "aten::softmax" || card.op == "aten::gelu" ||
             card.op == "aten::add") {
@@ -298,8 +300,8 @@ TEST(Capture, AnInPlaceOpKeepsItsSampleThoughItReturnsItsInput)
     auto sample = loadSampleFile(scratch / "project" / add->samples[0].file);
     ASSERT_TRUE(sample.ok()) << sample.error().toString();
     // The pre-call self and the post-call output: add_ wrote self + other into it.
-    EXPECT_TRUE(at::allclose(sample->outputs[0].toTensor(),
-                             sample->inputs[0].toTensor() + sample->inputs[1].toTensor()));
+    EXPECT_TRUE(
+        at::allclose(sample->outputs[0].toTensor(), sample->inputs[0].toTensor() + sample->inputs[1].toTensor()));
 }
 
 TEST(Capture, InputsFromTorchSaveFile)

@@ -19,8 +19,9 @@ TensorSpec matrixOn(const std::string& device)
     return TensorSpec{"float32", {4, 8}, {8, 1}, device};
 }
 
-OperatorCard card(const std::string& op, const std::string& overload, std::vector<std::pair<std::string, TensorSpec>> args,
-                  std::vector<TensorSpec> outputs, std::int64_t calls = 1)
+OperatorCard card(const std::string& op, const std::string& overload,
+                  std::vector<std::pair<std::string, TensorSpec>> args, std::vector<TensorSpec> outputs,
+                  std::int64_t calls = 1)
 {
     OperatorCard c;
     c.op = op;
@@ -43,24 +44,25 @@ TEST(DeviceWaits, HostReadsOfGpuValuesWait)
 {
     EXPECT_TRUE(waitsForTheGpu(card("aten::item", "", {{"self", scalarOn("cuda:0")}}, {})));
     EXPECT_TRUE(waitsForTheGpu(card("aten::nonzero", "", {{"self", matrixOn("cuda:0")}}, {matrixOn("cuda:0")})));
-    EXPECT_TRUE(waitsForTheGpu(card("aten::equal", "", {{"self", matrixOn("cuda:0")}, {"other", matrixOn("cuda:0")}}, {})));
+    EXPECT_TRUE(
+        waitsForTheGpu(card("aten::equal", "", {{"self", matrixOn("cuda:0")}, {"other", matrixOn("cuda:0")}}, {})));
     // The same reads of host tensors (a trace's shape arithmetic on the CPU) do not.
     EXPECT_FALSE(waitsForTheGpu(card("aten::item", "", {{"self", scalarOn("cpu")}}, {})));
-    EXPECT_FALSE(waitsForTheGpu(card("aten::floor_divide", "", {{"self", scalarOn("cpu")}, {"other", scalarOn("cpu")}},
-                                     {scalarOn("cpu")})));
+    EXPECT_FALSE(waitsForTheGpu(
+        card("aten::floor_divide", "", {{"self", scalarOn("cpu")}, {"other", scalarOn("cpu")}}, {scalarOn("cpu")})));
 }
 
 TEST(DeviceWaits, OnlyCopiesFromTheGpuToTheHostWait)
 {
     EXPECT_TRUE(waitsForTheGpu(card("aten::to", "device", {{"self", matrixOn("cuda:0")}}, {matrixOn("cpu")})));
     EXPECT_TRUE(waitsForTheGpu(card("aten::_to_copy", "", {{"self", matrixOn("cuda:0")}}, {matrixOn("cpu")})));
-    EXPECT_TRUE(waitsForTheGpu(card("aten::copy_", "", {{"self", matrixOn("cpu")}, {"src", matrixOn("cuda:0")}},
-                                    {matrixOn("cpu")})));
+    EXPECT_TRUE(waitsForTheGpu(
+        card("aten::copy_", "", {{"self", matrixOn("cpu")}, {"src", matrixOn("cuda:0")}}, {matrixOn("cpu")})));
     // A cast on the GPU, an upload, and a copy into a GPU tensor go on without the host.
     EXPECT_FALSE(waitsForTheGpu(card("aten::to", "dtype", {{"self", matrixOn("cuda:0")}}, {matrixOn("cuda:0")})));
     EXPECT_FALSE(waitsForTheGpu(card("aten::to", "device", {{"self", matrixOn("cpu")}}, {matrixOn("cuda:0")})));
-    EXPECT_FALSE(waitsForTheGpu(card("aten::copy_", "", {{"self", matrixOn("cuda:0")}, {"src", matrixOn("cpu")}},
-                                     {matrixOn("cuda:0")})));
+    EXPECT_FALSE(waitsForTheGpu(
+        card("aten::copy_", "", {{"self", matrixOn("cuda:0")}, {"src", matrixOn("cpu")}}, {matrixOn("cuda:0")})));
     EXPECT_FALSE(waitsForTheGpu(card("aten::relu", "", {{"self", matrixOn("cuda:0")}}, {matrixOn("cuda:0")})));
 }
 

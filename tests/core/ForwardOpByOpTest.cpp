@@ -77,7 +77,8 @@ TEST_F(CpuFusion, ForwardOpByOpRunsEveryOpOnEveryCall)
         const at::Tensor y = forwardOpByOp(module, {x}).toTensor();
         EXPECT_TRUE(at::equal(y, (x * 2.0 + 1.0).relu())) << "call " << call;
         const std::set<std::string> kinds = nodeKindsOfLastRun();
-        EXPECT_TRUE(kinds.count("aten::mul") && kinds.count("aten::add") && kinds.count("aten::relu")) << "call " << call;
+        EXPECT_TRUE(kinds.count("aten::mul") && kinds.count("aten::add") && kinds.count("aten::relu"))
+            << "call " << call;
         EXPECT_FALSE(kinds.count("prim::TensorExprGroup")) << "call " << call << ": the chain was fused";
         EXPECT_FALSE(kinds.count("prim::profile")) << "call " << call << ": the profiling executor ran";
         EXPECT_TRUE(torch::jit::getGraphExecutorOptimize()) << "the thread's setting was not restored";

@@ -39,7 +39,8 @@ std::vector<TensorConstant> tensorConstants(torch::jit::Module& module)
             // A type that names a device must name the value's (a loaded graph's name none).
             const auto type = node->output()->type()->cast<c10::TensorType>();
             EXPECT_TRUE(type) << node->output()->type()->str();
-            EXPECT_TRUE(type && (!type->device() || *type->device() == value.device())) << node->output()->type()->str();
+            EXPECT_TRUE(type && (!type->device() || *type->device() == value.device()))
+                << node->output()->type()->str();
         }
     }
     return constants;

@@ -146,7 +146,8 @@ TEST(LaunchPlan, MalformedTokensAndShapes)
 
 TEST(LaunchPlan, EmbeddedPlanComment)
 {
-    const std::string source = "// softmax\n/*kforge-plan\n{\"launches\": []}\n*/\nextern \"C\" __global__ void k() {}\n";
+    const std::string source =
+        "// softmax\n/*kforge-plan\n{\"launches\": []}\n*/\nextern \"C\" __global__ void k() {}\n";
     auto text = embeddedPlanText(source);
     ASSERT_TRUE(text.has_value());
     EXPECT_EQ(json::parse(*text), json::parse(R"({"launches": []})"));

@@ -105,8 +105,11 @@ TEST(MinimumTraffic, EveryPassedInputAndListElementIsReadAndEveryOutputWritten)
 
     OperatorCard cat;
     cat.op = "aten::cat";
-    cat.args = {ArgSpec{"tensors", "Tensor[]", ArgKind::TensorList,
-                        {contiguous("bfloat16", {4, 8, 16}), contiguous("bfloat16", {4, 8, 48})}, nullptr},
+    cat.args = {ArgSpec{"tensors",
+                        "Tensor[]",
+                        ArgKind::TensorList,
+                        {contiguous("bfloat16", {4, 8, 16}), contiguous("bfloat16", {4, 8, 48})},
+                        nullptr},
                 ArgSpec{"dim", "int", ArgKind::Value, {}, -1}};
     cat.outputs = {contiguous("bfloat16", {4, 8, 64})};
     EXPECT_EQ(minimumBytesMoved(cat, planPassing(cat, {"ptr:tensors.0", "ptr:tensors.1", "ptr:out0"})),

@@ -16,7 +16,7 @@ TEST(ModelAccuracy, RelativeRmse)
 {
     const std::vector<double> reference{3.0, -4.0}; // rms 3.5355
     const std::vector<double> same = reference;
-    const std::vector<double> off{3.0, -3.0};        // one error of 1
+    const std::vector<double> off{3.0, -3.0}; // one error of 1
     EXPECT_EQ(relativeRmse(same.data(), reference.data(), 2), 0.0);
     EXPECT_NEAR(relativeRmse(off.data(), reference.data(), 2), std::sqrt(0.5) / std::sqrt(12.5), 1e-12);
     const std::vector<double> zeros{0.0, 0.0};

@@ -42,7 +42,8 @@ TEST(VariantKey, DistinguishesEveryPartOfTheVariant)
     const auto base = variantKey("aten::softmax", "int", {tensorArg({8, 512}, {512, 1}), valueArg("dim", -1)});
     EXPECT_EQ(base, "aten::softmax.int(tensor:(float32[8,512]{512,1}@cuda:0), value:-1)");
     EXPECT_NE(base, variantKey("aten::softmax", "int", {tensorArg({8, 512}, {1, 8}), valueArg("dim", -1)}));
-    EXPECT_NE(base, variantKey("aten::softmax", "int", {tensorArg({8, 512}, {512, 1}, "float16"), valueArg("dim", -1)}));
+    EXPECT_NE(base,
+              variantKey("aten::softmax", "int", {tensorArg({8, 512}, {512, 1}, "float16"), valueArg("dim", -1)}));
     EXPECT_NE(base, variantKey("aten::softmax", "int", {tensorArg({8, 511}, {511, 1}), valueArg("dim", -1)}));
     EXPECT_NE(base, variantKey("aten::softmax", "int", {tensorArg({8, 512}, {512, 1}), valueArg("dim", 1)}));
     EXPECT_NE(base, variantKey("aten::softmax", "", {tensorArg({8, 512}, {512, 1}), valueArg("dim", -1)}));

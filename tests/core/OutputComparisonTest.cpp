@@ -38,7 +38,7 @@ TEST(OutputComparison, ReportsFirstMismatchWithCoordinatesAndMagnitude)
 {
     std::vector<double> expected(12, 0.5);
     std::vector<double> got = expected;
-    got[7] = 0.75;  // [1,3] in a 3x4 tensor
+    got[7] = 0.75; // [1,3] in a 3x4 tensor
     got[10] = 0.25;
     const Tolerance t{1e-5, 1e-4, false};
     const ComparisonResult r = compareOutputs(got.data(), expected.data(), {3, 4}, t);

@@ -68,9 +68,10 @@ TEST_F(ProjectJsonLimits, OverflowingElementCountsAreRefused)
 {
     selfTensor()["sizes"] = {std::int64_t{1} << 62, 64};
     selfTensor()["strides"] = {64, 1};
-    EXPECT_EQ(refusal(), cardsFile() +
-                             ": cards[0].args[0].tensors[0]: sizes [4611686018427387904,64] hold more than 2^59 "
-                             "elements");
+    EXPECT_EQ(refusal(),
+              cardsFile() +
+                  ": cards[0].args[0].tensors[0]: sizes [4611686018427387904,64] hold more than 2^59 "
+                  "elements");
 
     // Each size fits, the storage span does not.
     SetUp();
@@ -82,15 +83,17 @@ TEST_F(ProjectJsonLimits, OverflowingElementCountsAreRefused)
 TEST_F(ProjectJsonLimits, IntegersMustBeExactIntegersInRange)
 {
     selfTensor()["sizes"] = {8.5, 512};
-    EXPECT_EQ(refusal(), cardsFile() +
-                             ": cards[0].args[0].tensors[0]: field 'sizes' has the wrong type (expected an array of "
-                             "integers)");
+    EXPECT_EQ(refusal(),
+              cardsFile() +
+                  ": cards[0].args[0].tensors[0]: field 'sizes' has the wrong type (expected an array of "
+                  "integers)");
 
     SetUp();
     m_cards["cards"][0]["samples"][0]["call_position"] = std::numeric_limits<std::uint64_t>::max();
-    EXPECT_EQ(refusal(), cardsFile() +
-                             ": cards[0].samples[0]: field 'call_position' has the wrong type (expected a 64-bit "
-                             "integer)");
+    EXPECT_EQ(refusal(),
+              cardsFile() +
+                  ": cards[0].samples[0]: field 'call_position' has the wrong type (expected a 64-bit "
+                  "integer)");
 
     SetUp();
     m_cards["cards"][0]["samples"][0]["bytes"] = -16384;
@@ -98,8 +101,8 @@ TEST_F(ProjectJsonLimits, IntegersMustBeExactIntegersInRange)
 
     SetUp();
     m_cards["cards"][0]["eager"]["repetitions"] = 1e10;
-    EXPECT_EQ(refusal(), cardsFile() +
-                             ": cards[0].eager: field 'repetitions' has the wrong type (expected a 32-bit integer)");
+    EXPECT_EQ(refusal(),
+              cardsFile() + ": cards[0].eager: field 'repetitions' has the wrong type (expected a 32-bit integer)");
 
     SetUp();
     m_project["capture"]["samples_per_card"] = -2;

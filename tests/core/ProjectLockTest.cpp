@@ -201,8 +201,8 @@ TEST_F(ProjectLockTest, RecordTextReachesTheMessageAsOnePrintableLine)
     auto holder = ProjectLock::acquire(m_dir, "optimize");
     ASSERT_TRUE(holder.ok());
     std::ofstream(m_dir / ProjectLock::kFileName, std::ios::trunc)
-        << R"({"pid": )" << ::getpid() << R"(, "command": "evil\nkforge: error: fake\u001b[2J)"
-        << std::string(500, 'x') << R"("})";
+        << R"({"pid": )" << ::getpid() << R"(, "command": "evil\nkforge: error: fake\u001b[2J)" << std::string(500, 'x')
+        << R"("})";
     auto refused = ProjectLock::acquire(m_dir, "optimize");
     ASSERT_FALSE(refused.ok());
     const std::string message = refused.error().toString();

@@ -148,9 +148,9 @@ TEST_F(ProjectStoreTest, HeaderFieldsOfTheWrongTypeAreRefusedNotThrown)
 {
     const fs::path dir = savedFixture();
     const auto good = nlohmann::json::parse(readWholeFile(dir / "project.json").value());
-    for (auto [field, value] : {std::pair{"format", nlohmann::json(1)}, std::pair{"format", nlohmann::json::array()},
-                                std::pair{"format_version", nlohmann::json(1ll << 40)},
-                                std::pair{"format_version", nlohmann::json(-3)}}) {
+    for (auto [field, value] :
+         {std::pair{"format", nlohmann::json(1)}, std::pair{"format", nlohmann::json::array()},
+          std::pair{"format_version", nlohmann::json(1ll << 40)}, std::pair{"format_version", nlohmann::json(-3)}}) {
         nlohmann::json header = good;
         header[field] = value;
         ASSERT_TRUE(writeFileAtomically(dir / "project.json", header.dump()).ok());

@@ -15,7 +15,7 @@ TEST(CloneExact, KeepsStridesOfExpandedAndTransposedTensors)
     const at::Tensor base = at::arange(12, at::kFloat).reshape({3, 4});
     const at::Tensor transposed = base.t();
     const at::Tensor expanded = at::arange(4, at::kFloat).expand({5, 4}); // stride 0: overlapping elements
-    const at::Tensor sliced = base.slice(1, 1, 3);                       // storage offset 1
+    const at::Tensor sliced = base.slice(1, 1, 3);                        // storage offset 1
     for (const at::Tensor& tensor : {transposed, expanded, sliced}) {
         const at::Tensor copy = torchinterop::cloneExact(tensor, c10::Device(c10::kCPU));
         EXPECT_EQ(copy.sizes(), tensor.sizes());
@@ -61,5 +61,6 @@ TEST(TorchInterop, OneLineErrorKeepsTheCauseOfATorchScriptTraceback)
         "The following operation failed in the TorchScript interpreter.\nTraceback of TorchScript, serialized code "
         "(most recent call last):\n  File \"code/__torch__.py\", line 10, in forward\n    x = torch.conv2d(...)\n"
         "RuntimeError: expected input[2, 5, 16, 16] to have 3 channels, but got 5 channels instead\n");
-    EXPECT_EQ(torchinterop::oneLineError(error), "expected input[2, 5, 16, 16] to have 3 channels, but got 5 channels instead");
+    EXPECT_EQ(torchinterop::oneLineError(error),
+              "expected input[2, 5, 16, 16] to have 3 channels, but got 5 channels instead");
 }

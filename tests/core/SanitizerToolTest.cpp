@@ -2,8 +2,8 @@
 // shell script written by the test) runs kforge_fake_worker under it and writes its summary only
 // after the worker exits, as the real tool does. No GPU.
 
-#include "ScratchDir.h"
 #include "eval/SanitizerTool.h"
+#include "ScratchDir.h"
 
 #include <gtest/gtest.h>
 
@@ -100,7 +100,8 @@ TEST_F(SanitizerToolTest, ReportsTheToolsErrors)
 TEST_F(SanitizerToolTest, ALogWithoutSummaryFailsAndSaysWhereItEnds)
 {
     const SanitizerToolRun unfinished = run({{"FAKE_SANITIZER_ERRORS", "none"}});
-    EXPECT_EQ(unfinished.failure, "compute-sanitizer initcheck: no summary in its log (it ends: ========= COMPUTE-SANITIZER)");
+    EXPECT_EQ(unfinished.failure,
+              "compute-sanitizer initcheck: no summary in its log (it ends: ========= COMPUTE-SANITIZER)");
     EXPECT_TRUE(unfinished.record["errors"].is_null());
     EXPECT_EQ(unfinished.record["evaluation"], "passed");
 }

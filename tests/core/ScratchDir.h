@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
-#include <vector>
 #include <unistd.h>
+#include <vector>
 
 namespace kforge::core::test {
 
@@ -23,10 +23,10 @@ public:
         static std::atomic<int> counter{0};
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
         const std::string label = !tag.empty() ? tag
-                                  : info       ? std::string(info->test_suite_name()) + "_" + info->name()
+            : info                             ? std::string(info->test_suite_name()) + "_" + info->name()
                                                : std::string("scratch");
         m_path = std::filesystem::temp_directory_path() /
-                 ("kforge-" + label + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+            ("kforge-" + label + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
         std::filesystem::remove_all(m_path);
         std::filesystem::create_directories(m_path);
     }

@@ -90,13 +90,20 @@ void usePackage(const CastPackage& package)
         for (json& output : outputs)
             if (output.is_object() && !output.contains("device"))
                 output["device"] = "cuda";
-        const json card{{"id", cardIdForKey("")}, {"key", ""},
-                        {"op", k.op},              {"overload", k.overload},
-                        {"schema", ""},            {"call_count", 0},
-                        {"call_positions", json::array()}, {"vendor_backed", false},
-                        {"samples_note", ""},      {"eager_note", ""},
-                        {"time_share", 0.0},       {"args", k.args},
-                        {"outputs", outputs},      {"samples", json::array()},
+        const json card{{"id", cardIdForKey("")},
+                        {"key", ""},
+                        {"op", k.op},
+                        {"overload", k.overload},
+                        {"schema", ""},
+                        {"call_count", 0},
+                        {"call_positions", json::array()},
+                        {"vendor_backed", false},
+                        {"samples_note", ""},
+                        {"eager_note", ""},
+                        {"time_share", 0.0},
+                        {"args", k.args},
+                        {"outputs", outputs},
+                        {"samples", json::array()},
                         {"eager", nullptr}};
         auto parsed = cardFromJson(card, "kernel " + k.id + " card");
         if (!parsed)

@@ -20,8 +20,10 @@ CaptureOptions cudaCapture(const std::string& model, std::vector<std::string> in
 
 TEST(GpuCapture, EagerLatenciesArePresentPositiveAndFromTheGpu)
 {
-    for (const auto& [model, inputs] : std::vector<std::pair<std::string, std::string>>{
-             {"conv_gn_block.pt", "2x3x64x64"}, {"transformer_block.pt", "4x128x32"}, {"basic_block.pt", "8x8x32x32"}}) {
+    for (const auto& [model, inputs] :
+         std::vector<std::pair<std::string, std::string>>{{"conv_gn_block.pt", "2x3x64x64"},
+                                                          {"transformer_block.pt", "4x128x32"},
+                                                          {"basic_block.pt", "8x8x32x32"}}) {
         ScratchDir scratch;
         auto report = runCapture(cudaCapture(model, {inputs}, scratch / "p"));
         ASSERT_TRUE(report.ok()) << model << ": " << report.error().toString();

@@ -15,8 +15,8 @@
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGraph.h>
-#include <c10/cuda/CUDAGuard.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/cuda/CUDAGuard.h>
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
@@ -57,7 +57,8 @@ OperatorCard mulByNumberCard(const std::string& dtype = "float32")
     card.overload = "Tensor";
     const TensorSpec x{dtype, {64, 1000}, {1000, 1}, "cuda:0"};
     card.args.push_back(ArgSpec{"self", "Tensor", ArgKind::Tensor, {x}, nullptr});
-    card.args.push_back(ArgSpec{"other", "Tensor", ArgKind::Tensor, {TensorSpec{"float64", {}, {}, "cuda:0"}}, nullptr});
+    card.args.push_back(
+        ArgSpec{"other", "Tensor", ArgKind::Tensor, {TensorSpec{"float64", {}, {}, "cuda:0"}}, nullptr});
     card.outputs = {x};
     return card;
 }
@@ -228,10 +229,10 @@ TEST_F(RuntimeGpuTest, APythonNumberOperandIsServedFromItsDeviceCopy)
     // trace) has a 0-dim float64 CUDA tensor there (HostScalars.h).
     c10::InferenceMode inference;
     const auto cast = scratchFile("mul-number.cast");
-    auto written = CastWriter::write(onePackage(mulByNumberCard(),
-                                                {{"self", "float32", {64, 1000}, {1000, 1}, 16}, {"other", "float64", {}, {}, 8}},
-                                                m_arch),
-                                     cast);
+    auto written = CastWriter::write(
+        onePackage(mulByNumberCard(), {{"self", "float32", {64, 1000}, {1000, 1}, 16}, {"other", "float64", {}, {}, 8}},
+                   m_arch),
+        cast);
     ASSERT_TRUE(written.ok()) << written.error().toString();
     const at::Tensor x = at::randn({64, 1000}, at::TensorOptions().dtype(at::kFloat).device(at::kCUDA));
     auto number = [](double value) {
@@ -252,8 +253,8 @@ TEST_F(RuntimeGpuTest, APythonNumberOperandIsServedFromItsDeviceCopy)
     EXPECT_TRUE(at::equal(at::mul(x, number(0.125)), expectedEighth));
     EXPECT_EQ(kernelStats().value("hits", 0), 1) << kforge::runtime::runtimeStats().dump();
     EXPECT_LE(maxAbsDifference(at::mul(x, number(1.0 / 3.0)), expectedThird), 1e-6); // another value, another copy
-    EXPECT_TRUE(at::equal(at::mul(x, number(0.125)), expectedEighth));                // the first copy again
-    EXPECT_TRUE(at::equal(at::mul(x, onDevice), expectedEighth));                     // as the trace calls it
+    EXPECT_TRUE(at::equal(at::mul(x, number(0.125)), expectedEighth));               // the first copy again
+    EXPECT_TRUE(at::equal(at::mul(x, onDevice), expectedEighth));                    // as the trace calls it
     EXPECT_EQ(kernelStats().value("hits", 0), 4) << kforge::runtime::runtimeStats().dump();
     EXPECT_EQ(kernelStats().value("fallbacks", 0), 0) << kforge::runtime::runtimeStats().dump();
     EXPECT_TRUE(at::equal(at::mul(x, floatOnHost), expectedEighth)); // float32: not what was proven
@@ -270,10 +271,10 @@ TEST_F(RuntimeGpuTest, AHostNumberServesA16BitKernelOnlyWhereItsValueSurvivesRou
     // with a host number computes with it unrounded. 0.0625 is a bfloat16, 1/sqrt(128) is not.
     c10::InferenceMode inference;
     const auto cast = scratchFile("mul-number-bf16.cast");
-    auto written = CastWriter::write(onePackage(mulByNumberCard("bfloat16"),
-                                                {{"self", "bfloat16", {64, 1000}, {1000, 1}, 16}, {"other", "float64", {}, {}, 8}},
-                                                m_arch),
-                                     cast);
+    auto written = CastWriter::write(
+        onePackage(mulByNumberCard("bfloat16"),
+                   {{"self", "bfloat16", {64, 1000}, {1000, 1}, 16}, {"other", "float64", {}, {}, 8}}, m_arch),
+        cast);
     ASSERT_TRUE(written.ok()) << written.error().toString();
     const at::Tensor x = at::randn({64, 1000}, at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA));
     auto number = [](double value) {
@@ -321,7 +322,7 @@ TEST_F(RuntimeGpuTest, DamagedPackageIsRefusedAndNothingIsRegistered)
 TEST_F(RuntimeGpuTest, Python3LoadsThePackageIntoAnEagerModule)
 {
     const std::string command = std::string(KFORGE_PYTHON) + " " + KFORGE_RUNTIME_PY_TEST + " --library " +
-                                KFORGE_RUNTIME_LIBRARY + " --cast " + m_cast.string();
+        KFORGE_RUNTIME_LIBRARY + " --cast " + m_cast.string();
     const int status = std::system(command.c_str());
     EXPECT_EQ(status, 0) << command;
 }

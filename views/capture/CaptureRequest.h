@@ -8,9 +8,9 @@
 namespace kforge::views {
 
 struct CaptureRequest {
-    QString modelPath;   // the TorchScript file
-    QStringList inputs;  // one shape spec per model input, or a single torch.save file path
-    QString outputDir;   // the project folder to create (absent or empty)
+    QString modelPath;                       // the TorchScript file
+    QStringList inputs;                      // one shape spec per model input, or a single torch.save file path
+    QString outputDir;                       // the project folder to create (absent or empty)
     QString device = QStringLiteral("auto"); // auto | cpu | cuda
     int samplesPerCard = 2;
 };

@@ -34,8 +34,9 @@ QString row(const QStringList& cells, bool header = false)
 
 QString table(const QString& rows)
 {
-    return QStringLiteral("<table cellspacing=\"0\" cellpadding=\"3\" border=\"1\" style=\"border-collapse:collapse\">") +
-           rows + QStringLiteral("</table>");
+    return QStringLiteral(
+               "<table cellspacing=\"0\" cellpadding=\"3\" border=\"1\" style=\"border-collapse:collapse\">") +
+        rows + QStringLiteral("</table>");
 }
 
 QString tensorText(const core::TensorSpec& t)
@@ -51,8 +52,9 @@ QString argValueText(const core::ArgSpec& arg)
         QStringList parts;
         for (const core::TensorSpec& t : arg.tensors)
             parts << tensorText(t);
-        return arg.kind == core::ArgKind::Tensor ? parts.join(QStringLiteral(", "))
-                                                 : QStringLiteral("[") + parts.join(QStringLiteral(", ")) + QStringLiteral("]");
+        return arg.kind == core::ArgKind::Tensor
+            ? parts.join(QStringLiteral(", "))
+            : QStringLiteral("[") + parts.join(QStringLiteral(", ")) + QStringLiteral("]");
     }
     case core::ArgKind::Value:
         return esc(arg.value.dump());
@@ -60,7 +62,7 @@ QString argValueText(const core::ArgSpec& arg)
         return QStringLiteral("None");
     case core::ArgKind::Opaque:
         return QStringLiteral("&lt;") + esc(arg.value.is_string() ? arg.value.get<std::string>() : arg.value.dump()) +
-               QStringLiteral("&gt;");
+            QStringLiteral("&gt;");
     }
     return {};
 }
@@ -82,7 +84,8 @@ QString argsSection(const core::OperatorCard& card)
         return html + QStringLiteral("<p>") + tr("none") + QStringLiteral("</p>");
     QString rows = row({tr("name"), tr("type"), tr("kind"), tr("value")}, true);
     for (const core::ArgSpec& arg : card.args)
-        rows += row({esc(arg.name), esc(arg.type), QString::fromLatin1(core::argKindName(arg.kind)), argValueText(arg)});
+        rows +=
+            row({esc(arg.name), esc(arg.type), QString::fromLatin1(core::argKindName(arg.kind)), argValueText(arg)});
     return html + table(rows);
 }
 
@@ -118,7 +121,7 @@ QString eagerSection(const core::OperatorCard& card)
     QString html = section(tr("Eager timing"));
     if (!card.eager) {
         return html + QStringLiteral("<p>") + tr("not timed") +
-               (card.eagerNote.empty() ? QString() : QStringLiteral(": ") + esc(card.eagerNote)) + QStringLiteral("</p>");
+            (card.eagerNote.empty() ? QString() : QStringLiteral(": ") + esc(card.eagerNote)) + QStringLiteral("</p>");
     }
     const core::EagerTiming& e = *card.eager;
     QString rows;
@@ -127,9 +130,10 @@ QString eagerSection(const core::OperatorCard& card)
     rows += row({tr("repetitions"), QString::number(e.repetitions)});
     rows += row({tr("method"), esc(e.method)});
     rows += row({tr("device"), esc(e.device)});
-    rows += row({tr("all calls"), QStringLiteral("%1 \u00b5s, %2 % of model time")
-                                      .arg(card.totalEagerUs(), 0, 'f', 2)
-                                      .arg(card.timeShare * 100.0, 0, 'f', 1)});
+    rows += row({tr("all calls"),
+                 QStringLiteral("%1 \u00b5s, %2 % of model time")
+                     .arg(card.totalEagerUs(), 0, 'f', 2)
+                     .arg(card.timeShare * 100.0, 0, 'f', 1)});
     return html + table(rows);
 }
 
@@ -146,7 +150,7 @@ QString cardDetailsHtml(const core::OperatorCard& card)
     html += argsSection(card);
     html += outputsSection(card);
     html += section(tr("Calls (%1)").arg(card.callCount)) + QStringLiteral("<p>") + tr("execution positions: ") +
-            callPositionsText(card.callPositions) + QStringLiteral("</p>");
+        callPositionsText(card.callPositions) + QStringLiteral("</p>");
     html += samplesSection(card);
     html += eagerSection(card);
     return html;

@@ -352,8 +352,7 @@ void LatencyChartsPane::rebuildNode()
         return;
     }
     if (!node->latency) {
-        chart->setTitle(tr("Node %1: %2 (not measured)")
-                            .arg(m_nodeId, app::SearchTreeModel::statusText(node->status)));
+        chart->setTitle(tr("Node %1: %2 (not measured)").arg(m_nodeId, app::SearchTreeModel::statusText(node->status)));
         return;
     }
 
@@ -373,8 +372,8 @@ void LatencyChartsPane::rebuildNode()
     double hi = 0;
     for (const core::SearchNode* n : std::as_const(shown)) {
         const core::LatencyStats& l = *n->latency;
-        const QString category = n == node ? QString::fromStdString(n->id)
-                                           : tr("%1 (parent)").arg(QString::fromStdString(n->id));
+        const QString category =
+            n == node ? QString::fromStdString(n->id) : tr("%1 (parent)").arg(QString::fromStdString(n->id));
         auto* box = new QBoxSet(category);
         box->setValue(QBoxSet::LowerExtreme, l.q1Us);
         box->setValue(QBoxSet::LowerQuartile, l.q1Us);

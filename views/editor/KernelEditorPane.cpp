@@ -64,8 +64,8 @@ QsciStyle annotationStyle(Level level)
         return QsciStyle(kErrorAnnotationStyle, QStringLiteral("error annotation"), kErrorColor,
                          QColor(0xfd, 0xec, 0xec), font);
     case Level::Warning:
-        return QsciStyle(kWarningAnnotationStyle, QStringLiteral("warning annotation"),
-                         QColor(0x8a, 0x4b, 0x00), QColor(0xfd, 0xf4, 0xe0), font);
+        return QsciStyle(kWarningAnnotationStyle, QStringLiteral("warning annotation"), QColor(0x8a, 0x4b, 0x00),
+                         QColor(0xfd, 0xf4, 0xe0), font);
     case Level::Remark:
         break;
     }
@@ -118,8 +118,7 @@ QString firstLine(const QString& text)
 KernelEditorPane::KernelEditorPane(QWidget* parent)
     : QWidget(parent), m_header(new QLabel(this)), m_benchmark(new QPushButton(tr("Benchmark"), this)),
       m_message(new QLabel(this)), m_tabs(new QTabWidget(this)), m_source(new QsciScintilla(this)),
-      m_plan(new QsciScintilla(this)), m_diagnosticsList(new QListWidget(this)),
-      m_diff(new SideBySideDiffView(this))
+      m_plan(new QsciScintilla(this)), m_diagnosticsList(new QListWidget(this)), m_diff(new SideBySideDiffView(this))
 {
     m_header->setObjectName(QStringLiteral("editorHeader"));
     m_header->setTextFormat(Qt::PlainText);
@@ -135,8 +134,7 @@ KernelEditorPane::KernelEditorPane(QWidget* parent)
     m_source->setLexer(new CudaLexer(m_source));
     m_source->setMarginType(kSymbolMargin, QsciScintilla::SymbolMargin);
     m_source->setMarginWidth(kSymbolMargin, 16);
-    m_source->setMarginMarkerMask(kSymbolMargin,
-                                  (1 << ErrorMarker) | (1 << WarningMarker) | (1 << RemarkMarker));
+    m_source->setMarginMarkerMask(kSymbolMargin, (1 << ErrorMarker) | (1 << WarningMarker) | (1 << RemarkMarker));
     m_source->markerDefine(QsciScintilla::Circle, ErrorMarker);
     m_source->setMarkerBackgroundColor(kErrorColor, ErrorMarker);
     m_source->setMarkerForegroundColor(kErrorColor.darker(), ErrorMarker);
@@ -261,24 +259,24 @@ void KernelEditorPane::setDiagnostics(const QList<EditorDiagnostic>& diagnostics
 
         QString where;
         if (d.line > 0)
-            where = d.column > 0 ? QStringLiteral("%1:%2").arg(d.line).arg(d.column)
-                                 : QString::number(d.line);
-        auto* item = new QListWidgetItem(
-            where.isEmpty() ? firstLine(text) : QStringLiteral("%1  %2").arg(where, firstLine(text)),
-            m_diagnosticsList);
+            where = d.column > 0 ? QStringLiteral("%1:%2").arg(d.line).arg(d.column) : QString::number(d.line);
+        auto* item = new QListWidgetItem(where.isEmpty() ? firstLine(text)
+                                                         : QStringLiteral("%1  %2").arg(where, firstLine(text)),
+                                         m_diagnosticsList);
         item->setToolTip(text);
         item->setData(kDiagnosticLineRole, d.line);
         item->setData(kDiagnosticColumnRole, d.column);
-        item->setForeground(level == Level::Error     ? kErrorColor
-                            : level == Level::Warning ? kWarningColor.darker(130)
-                                                      : kRemarkColor);
+        item->setForeground(level == Level::Error         ? kErrorColor
+                                : level == Level::Warning ? kWarningColor.darker(130)
+                                                          : kRemarkColor);
 
         if (d.line < 1 || d.line > lines)
             continue;
         const int line = d.line - 1;
-        m_source->markerAdd(line, level == Level::Error     ? ErrorMarker
-                                  : level == Level::Warning ? WarningMarker
-                                                            : RemarkMarker);
+        m_source->markerAdd(line,
+                            level == Level::Error         ? ErrorMarker
+                                : level == Level::Warning ? WarningMarker
+                                                          : RemarkMarker);
         auto& annotation = annotations[line];
         if (annotation.second.isEmpty() || level < annotation.first)
             annotation.first = level;
@@ -311,8 +309,7 @@ void KernelEditorPane::setDiagnostics(const QList<EditorDiagnostic>& diagnostics
         }
     }
     for (auto it = annotations.cbegin(); it != annotations.cend(); ++it)
-        m_source->annotate(it.key(), it.value().second.join(QLatin1Char('\n')),
-                           annotationStyle(it.value().first));
+        m_source->annotate(it.key(), it.value().second.join(QLatin1Char('\n')), annotationStyle(it.value().first));
 
     m_diagnosticsList->setVisible(!diagnostics.isEmpty());
     if (diagnostics.isEmpty())
@@ -335,8 +332,8 @@ void KernelEditorPane::setBusy(bool busy)
     }
 }
 
-void KernelEditorPane::showDiff(const QString& leftTitle, const QString& leftSource,
-                                const QString& rightTitle, const QString& rightSource)
+void KernelEditorPane::showDiff(const QString& leftTitle, const QString& leftSource, const QString& rightTitle,
+                                const QString& rightSource)
 {
     m_diff->setTexts(leftTitle, leftSource, rightTitle, rightSource);
 }
@@ -369,11 +366,7 @@ void KernelEditorPane::requestBenchmark()
             const QByteArray before = bytes.left(error.offset);
             const int line = static_cast<int>(before.count('\n')) + 1;
             const int column = static_cast<int>(before.size() - before.lastIndexOf('\n'));
-            setMessage(tr("Launch plan line %1, column %2: %3")
-                           .arg(line)
-                           .arg(column)
-                           .arg(error.errorString()),
-                       true);
+            setMessage(tr("Launch plan line %1, column %2: %3").arg(line).arg(column).arg(error.errorString()), true);
             m_tabs->setCurrentIndex(0);
             m_plan->setFocus();
             m_plan->setCursorPosition(line - 1, 0);

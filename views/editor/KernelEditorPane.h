@@ -99,8 +99,7 @@ Q_SIGNALS:
     /// Benchmark was pressed with a plan that is empty (the source may carry it, see
     /// docs/kernel-contract.md) or a JSON object. The owner compiles, validates and times the
     /// candidate and adds it as a manual-edit child of `parentNodeId`.
-    void benchmarkRequested(const QString& source, const QString& planJson,
-                            const QString& parentNodeId);
+    void benchmarkRequested(const QString& source, const QString& planJson, const QString& parentNodeId);
     void modifiedChanged(bool modified);
 
 private:

@@ -22,9 +22,8 @@ const QColor kFillerBackground(0xec, 0xec, 0xec);
 } // namespace
 
 SideBySideDiffView::SideBySideDiffView(QWidget* parent)
-    : QWidget(parent), m_leftTitle(new QLabel(this)), m_rightTitle(new QLabel(this)),
-      m_summary(new QLabel(this)), m_left(makeView(QStringLiteral("diffLeft"))),
-      m_right(makeView(QStringLiteral("diffRight")))
+    : QWidget(parent), m_leftTitle(new QLabel(this)), m_rightTitle(new QLabel(this)), m_summary(new QLabel(this)),
+      m_left(makeView(QStringLiteral("diffLeft"))), m_right(makeView(QStringLiteral("diffRight")))
 {
     m_leftTitle->setObjectName(QStringLiteral("diffLeftTitle"));
     m_rightTitle->setObjectName(QStringLiteral("diffRightTitle"));
@@ -55,10 +54,8 @@ SideBySideDiffView::SideBySideDiffView(QWidget* parent)
     // the horizontal offset. Scintilla reports scrolling (wheel, keys, scroll bar, API) through
     // SCN_UPDATEUI after it repaints; a view that was just scrolled to follow the other reports
     // that too, and is not followed back (it may lag behind the user's next scroll).
-    connect(m_left, &QsciScintillaBase::SCN_UPDATEUI, this,
-            [this](int updated) { follow(m_left, m_right, updated); });
-    connect(m_right, &QsciScintillaBase::SCN_UPDATEUI, this,
-            [this](int updated) { follow(m_right, m_left, updated); });
+    connect(m_left, &QsciScintillaBase::SCN_UPDATEUI, this, [this](int updated) { follow(m_left, m_right, updated); });
+    connect(m_right, &QsciScintillaBase::SCN_UPDATEUI, this, [this](int updated) { follow(m_right, m_left, updated); });
     connect(m_left->verticalScrollBar(), &QScrollBar::valueChanged, this,
             [this] { follow(m_left, m_right, QsciScintillaBase::SC_UPDATE_V_SCROLL); });
     connect(m_right->verticalScrollBar(), &QScrollBar::valueChanged, this,
@@ -115,8 +112,8 @@ QsciScintilla* SideBySideDiffView::makeView(const QString& objectName)
     return view;
 }
 
-void SideBySideDiffView::setTexts(const QString& leftTitle, const QString& leftSource,
-                                  const QString& rightTitle, const QString& rightSource)
+void SideBySideDiffView::setTexts(const QString& leftTitle, const QString& leftSource, const QString& rightTitle,
+                                  const QString& rightSource)
 {
     const QStringList left = splitLines(leftSource);
     const QStringList right = splitLines(rightSource);
@@ -140,10 +137,7 @@ QString SideBySideDiffView::summary() const
 {
     if (m_diff.hunks.isEmpty())
         return tr("identical");
-    return tr("%1 changed, %2 added, %3 removed")
-        .arg(m_diff.changed)
-        .arg(m_diff.added)
-        .arg(m_diff.removed);
+    return tr("%1 changed, %2 added, %3 removed").arg(m_diff.changed).arg(m_diff.added).arg(m_diff.removed);
 }
 
 void SideBySideDiffView::fill(QsciScintilla* view, const QStringList& lines, bool leftSide)

@@ -31,7 +31,10 @@ using app::ValidationLogModel;
 // entries directly (entryAt) rather than through QVariant roles: 100k rows filter in milliseconds.
 class LogFilterProxy final : public QSortFilterProxyModel {
 public:
-    explicit LogFilterProxy(QObject* parent) : QSortFilterProxyModel(parent) { setSortRole(ValidationLogModel::SortRole); }
+    explicit LogFilterProxy(QObject* parent) : QSortFilterProxyModel(parent)
+    {
+        setSortRole(ValidationLogModel::SortRole);
+    }
 
     void setLog(ValidationLogModel* model)
     {
@@ -71,9 +74,12 @@ public:
         if (role != Qt::ForegroundRole)
             return QSortFilterProxyModel::data(index, role);
         switch (static_cast<LogLevel>(QSortFilterProxyModel::data(index, ValidationLogModel::LevelRole).toInt())) {
-        case LogLevel::Error: return QBrush(QColor(0xb0, 0x00, 0x20));
-        case LogLevel::Warning: return QBrush(QColor(0xa1, 0x5c, 0x00));
-        case LogLevel::Info: break;
+        case LogLevel::Error:
+            return QBrush(QColor(0xb0, 0x00, 0x20));
+        case LogLevel::Warning:
+            return QBrush(QColor(0xa1, 0x5c, 0x00));
+        case LogLevel::Info:
+            break;
         }
         return {};
     }
@@ -157,11 +163,16 @@ ValidationLogPane::ValidationLogPane(QWidget* parent) : QWidget(parent)
     // Source order (oldest first) until the user clicks a header.
     m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
     m_table->setSortingEnabled(true);
-    m_table->setColumnWidth(ValidationLogModel::TimeColumn, m_table->fontMetrics().horizontalAdvance(QStringLiteral("00:00:00.000")) + 16);
-    m_table->setColumnWidth(ValidationLogModel::LevelColumn, m_table->fontMetrics().horizontalAdvance(QStringLiteral("warning")) + 16);
-    m_table->setColumnWidth(ValidationLogModel::CardColumn, m_table->fontMetrics().horizontalAdvance(QStringLiteral("0123456789abcdef")) + 16);
-    m_table->setColumnWidth(ValidationLogModel::NodeColumn, m_table->fontMetrics().horizontalAdvance(QStringLiteral("n0000")) + 16);
-    m_table->setColumnWidth(ValidationLogModel::PhaseColumn, m_table->fontMetrics().horizontalAdvance(QStringLiteral("validate")) + 16);
+    m_table->setColumnWidth(ValidationLogModel::TimeColumn,
+                            m_table->fontMetrics().horizontalAdvance(QStringLiteral("00:00:00.000")) + 16);
+    m_table->setColumnWidth(ValidationLogModel::LevelColumn,
+                            m_table->fontMetrics().horizontalAdvance(QStringLiteral("warning")) + 16);
+    m_table->setColumnWidth(ValidationLogModel::CardColumn,
+                            m_table->fontMetrics().horizontalAdvance(QStringLiteral("0123456789abcdef")) + 16);
+    m_table->setColumnWidth(ValidationLogModel::NodeColumn,
+                            m_table->fontMetrics().horizontalAdvance(QStringLiteral("n0000")) + 16);
+    m_table->setColumnWidth(ValidationLogModel::PhaseColumn,
+                            m_table->fontMetrics().horizontalAdvance(QStringLiteral("validate")) + 16);
 
     m_copyAction = new QAction(tr("&Copy"), this);
     m_copyAction->setObjectName(QStringLiteral("validationLogCopy"));
@@ -190,8 +201,7 @@ ValidationLogPane::ValidationLogPane(QWidget* parent) : QWidget(parent)
     // Following the newest row: the user's scrolling decides (at the bottom = follow); a range that
     // grows (new rows laid out) moves a following view to the new bottom.
     QScrollBar* bar = m_table->verticalScrollBar();
-    connect(bar, &QScrollBar::valueChanged, this,
-            [this, bar](int value) { m_followNewest = value >= bar->maximum(); });
+    connect(bar, &QScrollBar::valueChanged, this, [this, bar](int value) { m_followNewest = value >= bar->maximum(); });
     connect(bar, &QScrollBar::rangeChanged, this, [this, bar](int, int maximum) {
         if (m_followNewest)
             bar->setValue(maximum);
@@ -245,8 +255,7 @@ QString ValidationLogPane::selectedRowsText() const
     if (!m_model || !m_table->selectionModel())
         return {};
     QModelIndexList rows = m_table->selectionModel()->selectedRows();
-    std::sort(rows.begin(), rows.end(),
-              [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+    std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
     QString text;
     for (const QModelIndex& row : rows) {
         const QModelIndex source = m_proxy->mapToSource(row);

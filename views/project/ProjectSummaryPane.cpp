@@ -41,10 +41,11 @@ void ProjectSummaryPane::refresh()
 {
     const auto& project = m_session->project();
     if (!project) {
-        m_text->setHtml(QStringLiteral("<h2>%1</h2><p>%2</p><p>%3</p>")
-                            .arg(tr("No project is open").toHtmlEscaped(),
-                                 tr("File > Open Project... opens a captured project folder.").toHtmlEscaped(),
-                                 tr("File > Open Model... captures a TorchScript model into a new project.").toHtmlEscaped()));
+        m_text->setHtml(
+            QStringLiteral("<h2>%1</h2><p>%2</p><p>%3</p>")
+                .arg(tr("No project is open").toHtmlEscaped(),
+                     tr("File > Open Project... opens a captured project folder.").toHtmlEscaped(),
+                     tr("File > Open Model... captures a TorchScript model into a new project.").toHtmlEscaped()));
         return;
     }
     const core::CaptureInfo& c = project->capture;
@@ -56,14 +57,16 @@ void ProjectSummaryPane::refresh()
     rows += row(tr("Model"), esc(c.modelPath));
     rows += row(tr("Inputs"), esc(c.inputs));
     rows += row(tr("Device"), device);
-    rows += row(tr("Captured"), esc(c.createdUtc) + QStringLiteral(" with Kernel Forge ") + esc(c.kforgeVersion) +
-                                    QStringLiteral(", torch ") + esc(c.torchVersion));
-    rows += row(tr("Calls"), tr("%1 top-level ATen calls, %2 outside aten (not carded)").arg(c.totalCalls).arg(c.ignoredCalls));
+    rows += row(tr("Captured"),
+                esc(c.createdUtc) + QStringLiteral(" with Kernel Forge ") + esc(c.kforgeVersion) +
+                    QStringLiteral(", torch ") + esc(c.torchVersion));
+    rows += row(tr("Calls"),
+                tr("%1 top-level ATen calls, %2 outside aten (not carded)").arg(c.totalCalls).arg(c.ignoredCalls));
     rows += row(tr("Cards"), QString::number(project->cards.size()));
     rows += row(tr("Eager total"), QStringLiteral("%1 \u00b5s").arg(c.totalEagerUs, 0, 'f', 1));
     rows += row(tr("Samples"), tr("up to %1 per card").arg(c.samplesPerCard));
-    QString html = QStringLiteral("<h2>%1</h2><table cellpadding=\"2\">%2</table>")
-                       .arg(tr("Project").toHtmlEscaped(), rows);
+    QString html =
+        QStringLiteral("<h2>%1</h2><table cellpadding=\"2\">%2</table>").arg(tr("Project").toHtmlEscaped(), rows);
     if (c.device == "cpu")
         html += QStringLiteral("<p><i>%1</i></p>")
                     .arg(tr("Captured on the CPU: latencies are CPU times, not GPU times.").toHtmlEscaped());

@@ -17,7 +17,8 @@ namespace {
 // The variable a provider's key is read from when the field is left empty.
 QString defaultKeyVariable(const QString& proposer)
 {
-    return proposer == QStringLiteral("anthropic") ? QStringLiteral("ANTHROPIC_API_KEY") : QStringLiteral("OPENAI_API_KEY");
+    return proposer == QStringLiteral("anthropic") ? QStringLiteral("ANTHROPIC_API_KEY")
+                                                   : QStringLiteral("OPENAI_API_KEY");
 }
 
 } // namespace
@@ -113,8 +114,8 @@ QString SettingsDialog::problem() const
 void SettingsDialog::refresh()
 {
     const app::SearchSettings s = settings();
-    for (QWidget* w : {static_cast<QWidget*>(m_baseUrl), static_cast<QWidget*>(m_model),
-                       static_cast<QWidget*>(m_apiKeyEnv)})
+    for (QWidget* w :
+         {static_cast<QWidget*>(m_baseUrl), static_cast<QWidget*>(m_model), static_cast<QWidget*>(m_apiKeyEnv)})
         w->setEnabled(s.usesLlm());
     if (s.usesLlm()) {
         const QString variable = s.apiKeyEnv.isEmpty() ? defaultKeyVariable(s.proposer) : s.apiKeyEnv;

@@ -31,11 +31,11 @@ using core::SearchNode;
 // Geometry in scene units (pixels at zoom 1).
 constexpr qreal kNodeWidth = 148;
 constexpr qreal kNodeHeight = 42;
-constexpr qreal kSiblingGap = 22;                     // between the boxes of adjacent nodes
-constexpr qreal kSlot = kNodeWidth + kSiblingGap;     // one layout unit
-constexpr qreal kLevelHeight = kNodeHeight + 58;      // room for the edge and its label
+constexpr qreal kSiblingGap = 22;                 // between the boxes of adjacent nodes
+constexpr qreal kSlot = kNodeWidth + kSiblingGap; // one layout unit
+constexpr qreal kLevelHeight = kNodeHeight + 58;  // room for the edge and its label
 constexpr qreal kEdgeLabelHeight = 14;
-constexpr qreal kHighlightMargin = 5;                 // the selection ring outside the box
+constexpr qreal kHighlightMargin = 5; // the selection ring outside the box
 constexpr qreal kSceneMargin = 40;
 constexpr qreal kCornerRadius = 6;
 
@@ -123,10 +123,9 @@ SearchNode shownPart(const SearchNode& node)
 bool sameShownValues(const SearchNode& a, const SearchNode& b)
 {
     return a.status == b.status && a.failureReason == b.failureReason && a.latency == b.latency &&
-           a.eagerUs == b.eagerUs && a.speedup == b.speedup && a.provenance.kind == b.provenance.kind &&
-           a.provenance.transformation == b.provenance.transformation &&
-           a.provenance.provider == b.provenance.provider && a.provenance.model == b.provenance.model &&
-           a.visits == b.visits && a.iteration == b.iteration;
+        a.eagerUs == b.eagerUs && a.speedup == b.speedup && a.provenance.kind == b.provenance.kind &&
+        a.provenance.transformation == b.provenance.transformation && a.provenance.provider == b.provenance.provider &&
+        a.provenance.model == b.provenance.model && a.visits == b.visits && a.iteration == b.iteration;
 }
 
 /// Index of `node`'s parent in `tree`, or -1 for a root (or a parent that is not earlier).
@@ -199,8 +198,9 @@ public:
         if (lod < kNodeTextMinLod) {
             // Too small to read: coloured blocks, the selection as a ring of solid colour.
             if (m_highlighted)
-                painter->fillRect(box.adjusted(-kHighlightMargin, -kHighlightMargin, kHighlightMargin, kHighlightMargin),
-                                  kSelectionColor);
+                painter->fillRect(
+                    box.adjusted(-kHighlightMargin, -kHighlightMargin, kHighlightMargin, kHighlightMargin),
+                    kSelectionColor);
             else if (m_kind == NodeKind::Best)
                 painter->fillRect(box.adjusted(-3, -3, 3, 3), kBestRingColor);
             painter->fillRect(box, fill);
@@ -648,11 +648,16 @@ QString TreeGraphView::toolTipText(const QString& id) const
 QColor TreeGraphView::kindColor(NodeKind kind)
 {
     switch (kind) {
-    case NodeKind::InFlight: return QColor(0xff, 0xe0, 0x8a);
-    case NodeKind::Failed: return QColor(0xf2, 0xa7, 0xa7);
-    case NodeKind::Passed: return QColor(0xb7, 0xe1, 0xb0);
-    case NodeKind::CompiledOnly: return QColor(0xcf, 0xd8, 0xdc);
-    case NodeKind::Best: return QColor(0x1b, 0x7a, 0x36);
+    case NodeKind::InFlight:
+        return QColor(0xff, 0xe0, 0x8a);
+    case NodeKind::Failed:
+        return QColor(0xf2, 0xa7, 0xa7);
+    case NodeKind::Passed:
+        return QColor(0xb7, 0xe1, 0xb0);
+    case NodeKind::CompiledOnly:
+        return QColor(0xcf, 0xd8, 0xdc);
+    case NodeKind::Best:
+        return QColor(0x1b, 0x7a, 0x36);
     }
     return {};
 }
@@ -737,7 +742,8 @@ bool TreeGraphView::viewportEvent(QEvent* event)
         auto* help = static_cast<QHelpEvent*>(event);
         const int index = nodeAt(help->pos());
         if (index >= 0)
-            QToolTip::showText(help->globalPos(), toolTipText(QString::fromStdString(m_nodes[static_cast<std::size_t>(index)].data.id)),
+            QToolTip::showText(help->globalPos(),
+                               toolTipText(QString::fromStdString(m_nodes[static_cast<std::size_t>(index)].data.id)),
                                viewport());
         else
             QToolTip::hideText();

@@ -60,8 +60,7 @@ public:
                 defaultAncestor = apportion(w, defaultAncestor);
             }
             executeShifts(v);
-            m_midpoint[static_cast<std::size_t>(v)] =
-                (prelim(firstChild(v)) + prelim(lastChild(v))) / 2.0;
+            m_midpoint[static_cast<std::size_t>(v)] = (prelim(firstChild(v)) + prelim(lastChild(v))) / 2.0;
         }
         placeAmongSiblings(0);
 
@@ -90,7 +89,10 @@ private:
     {
         return m_childStart[static_cast<std::size_t>(v)] == m_childStart[static_cast<std::size_t>(v) + 1];
     }
-    int firstChild(int v) const { return m_children[static_cast<std::size_t>(m_childStart[static_cast<std::size_t>(v)])]; }
+    int firstChild(int v) const
+    {
+        return m_children[static_cast<std::size_t>(m_childStart[static_cast<std::size_t>(v)])];
+    }
     int lastChild(int v) const
     {
         return m_children[static_cast<std::size_t>(m_childStart[static_cast<std::size_t>(v) + 1] - 1)];

@@ -53,9 +53,9 @@ Result<std::unique_ptr<BatchNormFamily>> BatchNormFamily::create(const OperatorC
         std::string* dtype;
         bool required;
     };
-    for (const PerChannel& pc : {PerChannel{"weight", &f->m_weightDtype, false}, PerChannel{"bias", &f->m_biasDtype, false},
-                                 PerChannel{"running_mean", &f->m_meanDtype, true},
-                                 PerChannel{"running_var", &f->m_varDtype, true}}) {
+    for (const PerChannel& pc :
+         {PerChannel{"weight", &f->m_weightDtype, false}, PerChannel{"bias", &f->m_biasDtype, false},
+          PerChannel{"running_mean", &f->m_meanDtype, true}, PerChannel{"running_var", &f->m_varDtype, true}}) {
         const ArgSpec* arg = card.findArg(pc.name);
         if (!arg || arg->kind == ArgKind::None) {
             if (pc.required)
@@ -66,7 +66,8 @@ Result<std::unique_ptr<BatchNormFamily>> BatchNormFamily::create(const OperatorC
             return unsupportedCard(card, std::string("argument '") + pc.name + "' is not a tensor or None");
         const TensorSpec& t = arg->tensors[0];
         if (!isBuiltinFloatDtype(t.dtype) || t.sizes != std::vector<std::int64_t>{f->m_channels} || !t.isContiguous())
-            return unsupportedCard(card, std::string(pc.name) + " " + t.toShortString() + ": expected a float [C] tensor");
+            return unsupportedCard(card,
+                                   std::string(pc.name) + " " + t.toShortString() + ": expected a float [C] tensor");
         *pc.dtype = t.dtype;
     }
     const ArgSpec* eps = card.findArg("eps");
@@ -120,7 +121,9 @@ nlohmann::json BatchNormFamily::rootParams() const
         while (threads < 1024 && threads % rowVectors != 0)
             threads *= 2;
         const bool resident = threads % rowVectors == 0;
-        return {{"threads", resident ? threads : 256}, {"vector_width", v}, {"items_per_thread", items},
+        return {{"threads", resident ? threads : 256},
+                {"vector_width", v},
+                {"items_per_thread", items},
                 {"precompute", !resident}};
     }
     // Per-channel values reused by many vectors: precompute them once when the spatial size is small
@@ -136,12 +139,12 @@ std::vector<Knob> BatchNormFamily::knobs() const
 // The grid-stride kernel over vectors of the flat tensor: each vector finds its channel (NCHW: the
 // vector's spatial block; channels-last: V consecutive channels at the flat index modulo C) and
 // reads its (mean, scale, shift) from the precomputed scratch or computes them inline.
-std::string BatchNormFamily::flatKernel(bool precompute, const std::string& statParams, const std::string& statArgs) const
+std::string BatchNormFamily::flatKernel(bool precompute, const std::string& statParams,
+                                        const std::string& statArgs) const
 {
     std::ostringstream s;
     s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) kf_batch_norm(const in_t* __restrict__ x, "
-      << (precompute ? "const float* __restrict__ params, " : statParams)
-      << "out_t* __restrict__ y)\n{\n"
+      << (precompute ? "const float* __restrict__ params, " : statParams) << "out_t* __restrict__ y)\n{\n"
       << "    const InVec* xv = reinterpret_cast<const InVec*>(x);\n"
       << "    OutVec* yv = reinterpret_cast<OutVec*>(y);\n"
       << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
@@ -193,8 +196,7 @@ std::string BatchNormFamily::channelResidentKernel(const std::string& statParams
       << "        kfChannel(" << statArgs << "rm, rv, c0 + e, mean[e], scale[e], shift[e]);\n"
       << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
       << "    for (long long base = first; base < NVEC; base += stride) {\n"
-      << kLoadItemsThenEach
-      << "                OutVec o;\n"
+      << kLoadItemsThenEach << "                OutVec o;\n"
       << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n"
       << "                    o.v[e] = kfStore((kfLoad(t[k].v[e]) - mean[e]) * scale[e] + shift[e]);\n"
       << "                yv[j] = o;\n            }\n        }\n    }\n}\n";
@@ -214,11 +216,12 @@ Result<Candidate> BatchNormFamily::generate(const nlohmann::json& params) const
     const std::string wParam = hasW ? "const " + std::string(dtypeCType(m_weightDtype)) + "* __restrict__ w, " : "";
     const std::string bParam = hasB ? "const " + std::string(dtypeCType(m_biasDtype)) + "* __restrict__ b, " : "";
     const std::string statParams = "const " + std::string(dtypeCType(m_meanDtype)) + "* __restrict__ rm, const " +
-                                   dtypeCType(m_varDtype) + "* __restrict__ rv, ";
+        dtypeCType(m_varDtype) + "* __restrict__ rv, ";
 
     std::ostringstream s;
     s << "// Built-in batch_norm (inference, running statistics) over " << m_numel << " elements, C = " << m_channels
-      << ", spatial " << m_spatial << (m_channelsLast ? " (channels-last)" : "") << ", " << m_inDtype << " -> " << m_outDtype << ", fp32 math"
+      << ", spatial " << m_spatial << (m_channelsLast ? " (channels-last)" : "") << ", " << m_inDtype << " -> "
+      << m_outDtype << ", fp32 math"
       << (precompute ? ", per-channel (mean, scale, shift) precomputed into scratch" : ", per-channel values inline")
       << ".\n"
       << "// Template parameters: " << params.dump() << "\n"
@@ -230,7 +233,8 @@ Result<Candidate> BatchNormFamily::generate(const nlohmann::json& params) const
         s << dtypeLoader("kfLoadB", m_biasDtype);
     s << "constexpr long long NUMEL = " << m_numel << "LL;\n"
       << "constexpr long long C = " << m_channels << "LL;\n"
-      << (m_channelsLast ? std::string() : "constexpr long long S = " + std::to_string(m_spatial) + "LL; // elements per (n, c)\n")
+      << (m_channelsLast ? std::string()
+                         : "constexpr long long S = " + std::to_string(m_spatial) + "LL; // elements per (n, c)\n")
       << "constexpr int V = " << v << ";\n"
       << "constexpr int THREADS = " << threads << ";\n"
       << "constexpr int ITEMS = " << items << ";\n"

@@ -17,8 +17,8 @@ const Knob kTileKnob{"transpose_tile", "", "tile-transpose", "untile-transpose"}
 bool BinaryFamily::coversOp(const std::string& op)
 {
     return op == "aten::add.Tensor" || op == "aten::sub.Tensor" || op == "aten::mul.Tensor" ||
-           op == "aten::div.Tensor" || op == "aten::div.Tensor_mode" || op == "aten::add_.Tensor" ||
-           op == "aten::sub_.Tensor" || op == "aten::mul_.Tensor" || op == "aten::div_.Tensor";
+        op == "aten::div.Tensor" || op == "aten::div.Tensor_mode" || op == "aten::add_.Tensor" ||
+        op == "aten::sub_.Tensor" || op == "aten::mul_.Tensor" || op == "aten::div_.Tensor";
 }
 
 Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& card)
@@ -42,8 +42,9 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
         // A Python number traced into the graph arrives as a 0-dim CPU (float64/int64) "wrapped
         // number" tensor; the card records its layout but not its value.
         if (t.device.rfind("cuda", 0) != 0)
-            return unsupportedCard(card, std::string("operand '") + names[k] + "' " + t.toShortString() + " on " +
-                                             t.device + ": scalar operand value not captured");
+            return unsupportedCard(card,
+                                   std::string("operand '") + names[k] + "' " + t.toShortString() + " on " + t.device +
+                                       ": scalar operand value not captured");
         operands[k] = &t;
     }
     if (op == "aten::div.Tensor_mode") {
@@ -79,8 +80,9 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     }
     for (int k = 0; k < 2; ++k)
         if (k != f->m_scalarOperand && operands[k]->dtype != out.dtype)
-            return unsupportedCard(card, "mixed dtypes " + a.dtype + ", " + b.dtype + " -> " + out.dtype +
-                                             ": an operand of another dtype than the output's must be 0-dim and floating");
+            return unsupportedCard(card,
+                                   "mixed dtypes " + a.dtype + ", " + b.dtype + " -> " + out.dtype +
+                                       ": an operand of another dtype than the output's must be 0-dim and floating");
     if (!isBuiltinFloatDtype(out.dtype))
         return unsupportedCard(card, "dtype " + out.dtype + " not covered (float32, float16, bfloat16)");
     // A channels-last output whose operands are all laid out as it runs flat over storage order.
@@ -98,8 +100,9 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     if (out.numel() == 0)
         return unsupportedCard(card, "empty output");
     if (f->m_inPlace && (a.sizes != out.sizes || a.strides != out.strides))
-        return unsupportedCard(card, "in-place " + f->m_op + "_ whose output " + out.toShortString() +
-                                         " is not laid out as self " + a.toShortString());
+        return unsupportedCard(card,
+                               "in-place " + f->m_op + "_ whose output " + out.toShortString() +
+                                   " is not laid out as self " + a.toShortString());
     const std::size_t rank = out.sizes.size();
     if (a.sizes.size() > rank || b.sizes.size() > rank)
         return unsupportedCard(card, "operand rank above the output's");
@@ -112,8 +115,9 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
         for (std::size_t d = 0; d < t.sizes.size(); ++d) {
             const std::int64_t size = t.sizes[d];
             if (size != 1 && size != out.sizes[lead + d])
-                return unsupportedCard(card, std::string("operand '") + names[k] + "' " + t.toShortString() +
-                                                 " does not broadcast to the output " + out.toShortString());
+                return unsupportedCard(card,
+                                       std::string("operand '") + names[k] + "' " + t.toShortString() +
+                                           " does not broadcast to the output " + out.toShortString());
             if (t.strides.size() != t.sizes.size() || (size != 1 && t.strides[d] < 0))
                 return unsupportedCard(card, std::string("operand '") + names[k] + "' has negative or missing strides");
             bstr[k][lead + d] = size == 1 ? 0 : t.strides[d];
@@ -197,7 +201,8 @@ Result<void> BinaryFamily::check(const nlohmann::json& p) const
         return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
     // The tiled path moves one element per thread and step: the other knobs would only repeat it.
     if (m_tileDim >= 0 && p["transpose_tile"].get<bool>() && (v != 1 || p["items_per_thread"].get<int>() != 1))
-        return makeError(ErrorCode::InvalidArgument, "transpose_tile needs vector_width 1 and items_per_thread 1", context);
+        return makeError(ErrorCode::InvalidArgument, "transpose_tile needs vector_width 1 and items_per_thread 1",
+                         context);
     return {};
 }
 
@@ -227,7 +232,7 @@ std::string BinaryFamily::scalarOperandComment() const
     if (m_scalarOperand < 0)
         return {};
     return std::string("// '") + (m_scalarOperand == 0 ? "self" : "other") + "' is a 0-dim " + m_scalarDtype +
-           " tensor: its value, cast to the output's dtype as eager's CUDA kernel casts it, is read once per thread.\n";
+        " tensor: its value, cast to the output's dtype as eager's CUDA kernel casts it, is read once per thread.\n";
 }
 
 std::string BinaryFamily::kernelSignature(const std::string& kernel) const
@@ -237,8 +242,8 @@ std::string BinaryFamily::kernelSignature(const std::string& kernel) const
     const std::string restrictQualifier = m_inPlace ? "" : " __restrict__";
     auto operandType = [&](int k) { return k == m_scalarOperand ? "scalar_operand_t" : "in_t"; };
     return "extern \"C\" __global__ void __launch_bounds__(THREADS) " + kernel + "(const " + operandType(0) + "*" +
-           restrictQualifier + " x, const " + operandType(1) + "*" + restrictQualifier + " z, out_t*" +
-           restrictQualifier + " y)";
+        restrictQualifier + " x, const " + operandType(1) + "*" + restrictQualifier + " z, out_t*" + restrictQualifier +
+        " y)";
 }
 
 std::string BinaryFamily::kernelPrelude(const std::string& expr, const std::string& constants) const
@@ -281,21 +286,31 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
                              kernelPrelude(expr, "constexpr int THREADS = " + std::to_string(threads) + ";\n"));
 
     std::ostringstream s;
-    s << "// Built-in elementwise " << m_op << (m_inPlace ? "_ (in place)" : "") << " over " << m_numel << " " << m_dtype << " outputs, "
-      << (m_channelsLast ? "channels-last, both operands laid out alike (flat over storage order)"
-          : m_flat && m_storageOrdered ? "both operands laid out as the output (flat over storage order)"
-          : m_flat                     ? "both operands contiguous and same-shaped"
-          : m_storageOrdered ? "over the output's storage order (its dims permuted by stride), operand strides baked in"
-                             : "broadcast strides baked in")
+    s << "// Built-in elementwise " << m_op << (m_inPlace ? "_ (in place)" : "") << " over " << m_numel << " "
+      << m_dtype << " outputs, "
+      << (m_channelsLast                   ? "channels-last, both operands laid out alike (flat over storage order)"
+              : m_flat && m_storageOrdered ? "both operands laid out as the output (flat over storage order)"
+              : m_flat                     ? "both operands contiguous and same-shaped"
+              : m_storageOrdered
+              ? "over the output's storage order (its dims permuted by stride), operand strides baked in"
+              : "broadcast strides baked in")
       << ", fp32 math.\n"
       << scalarOperandComment() << "// Template parameters: " << params.dump() << "\n"
-      << kernelPrelude(expr, "constexpr long long NUMEL = " + std::to_string(m_numel) + "LL;\n"
-                                 "constexpr int V = " + std::to_string(v) + ";\n"
-                                 "constexpr int THREADS = " + std::to_string(threads) + ";\n"
-                                 "constexpr int ITEMS = " + std::to_string(items) + ";\n"
-                                 "constexpr long long NVEC = NUMEL / V;\n"
-                                 "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
-                                 "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n");
+      << kernelPrelude(expr,
+                       "constexpr long long NUMEL = " + std::to_string(m_numel) +
+                           "LL;\n"
+                           "constexpr int V = " +
+                           std::to_string(v) +
+                           ";\n"
+                           "constexpr int THREADS = " +
+                           std::to_string(threads) +
+                           ";\n"
+                           "constexpr int ITEMS = " +
+                           std::to_string(items) +
+                           ";\n"
+                           "constexpr long long NVEC = NUMEL / V;\n"
+                           "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
+                           "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n");
     if (!m_flat) {
         // Output element i -> operand offsets; V divides the innermost merged dim, so the V outputs
         // of a vector share every outer index and step by the innermost stride.
@@ -321,12 +336,12 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
         }
         s << "}\n";
     }
-    s << "\n" << kernelSignature(kernel) << "\n{\n"
+    s << "\n"
+      << kernelSignature(kernel) << "\n{\n"
       << "    OutVec* yv = reinterpret_cast<OutVec*>(y);\n";
     if (m_scalarOperand >= 0)
         s << "    const float sv = kfScalarOperand(" << (m_scalarOperand == 0 ? "x" : "z") << ");\n";
-    s
-      << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
+    s << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
       << "    for (long long base = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x; base < NVEC;\n"
       << "         base += stride) {\n"
       << "        float fa[ITEMS][V], fb[ITEMS][V];\n"
@@ -345,8 +360,8 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
               << "]);\n#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << dst
               << "[k][e] = t;\n            }\n";
         else
-            s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                " << dst << "[k][e] = kfLoad("
-              << ptr << "[" << off << " + e * " << m_strides[k].back() << "LL]);\n";
+            s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                " << dst
+              << "[k][e] = kfLoad(" << ptr << "[" << off << " + e * " << m_strides[k].back() << "LL]);\n";
     };
     if (m_flat) {
         load(0, "x", "fa", "j * V");
@@ -368,8 +383,8 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
           << "    if constexpr (TAIL > 0) {\n"
           << "        const long long g = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;\n"
           << "        if (g < TAIL)\n"
-          << "            y[NVEC * V + g] = kfStore(kfOp(" << (m_scalarOperand == 0 ? "sv" : "kfLoad(x[NVEC * V + g])") << ", "
-          << (m_scalarOperand == 1 ? "sv" : "kfLoad(z[NVEC * V + g])") << "));\n"
+          << "            y[NVEC * V + g] = kfStore(kfOp(" << (m_scalarOperand == 0 ? "sv" : "kfLoad(x[NVEC * V + g])")
+          << ", " << (m_scalarOperand == 1 ? "sv" : "kfLoad(z[NVEC * V + g])") << "));\n"
           << "    }\n";
     s << "}\n";
 
@@ -387,7 +402,8 @@ Candidate BinaryFamily::oneLaunch(const std::string& source, const std::string& 
     Candidate candidate;
     candidate.source = source;
     candidate.launchPlan = {
-        {"launches", nlohmann::json::array({launchJson(kernel, grid, threads, {"ptr:self", "ptr:other", "ptr:out0"})})}};
+        {"launches",
+         nlohmann::json::array({launchJson(kernel, grid, threads, {"ptr:self", "ptr:other", "ptr:out0"})})}};
     return candidate;
 }
 

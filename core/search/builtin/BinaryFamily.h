@@ -57,11 +57,11 @@ private:
     std::string m_dtype;
     double m_alpha = 1;
     std::int64_t m_numel = 0;
-    bool m_inPlace = false;           // add_ & co.: output 0 is self
-    bool m_flat = false;              // fast path: both operands laid out as the (dense) output, same sizes
-    bool m_channelsLast = false;      // the output (and so both operands) NHWC: flat in storage order
-    bool m_storageOrdered = false;    // another dense output layout: m_dims follow its storage order
-    std::vector<std::int64_t> m_dims; // general path: merged output dims (no size-1 dims unless numel 1)
+    bool m_inPlace = false;                 // add_ & co.: output 0 is self
+    bool m_flat = false;                    // fast path: both operands laid out as the (dense) output, same sizes
+    bool m_channelsLast = false;            // the output (and so both operands) NHWC: flat in storage order
+    bool m_storageOrdered = false;          // another dense output layout: m_dims follow its storage order
+    std::vector<std::int64_t> m_dims;       // general path: merged output dims (no size-1 dims unless numel 1)
     std::vector<std::int64_t> m_strides[2]; // broadcast strides of self / other over m_dims
     int m_scalarOperand = -1;               // 0 self, 1 other: a 0-dim operand of another dtype; -1 none
     std::string m_scalarDtype;              // its dtype

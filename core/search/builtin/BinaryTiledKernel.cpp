@@ -57,8 +57,8 @@ Candidate BinaryFamily::generateTiled(const nlohmann::json& params, const std::s
       << "    (void)o;\n    oa = 0;\n    ob = 0;\n    oy = 0;\n";
     for (std::size_t n = outerDims.size(); n-- > 0;) {
         const std::size_t d = outerDims[n];
-        s << "    {\n        const long long q = " << (n == 0 ? std::string("o") : "o % " + std::to_string(m_dims[d]) + "LL")
-          << ";\n";
+        s << "    {\n        const long long q = "
+          << (n == 0 ? std::string("o") : "o % " + std::to_string(m_dims[d]) + "LL") << ";\n";
         for (int k = 0; k < 2; ++k)
             if (m_strides[k][d] != 0)
                 s << "        " << offsets[k] << " += q * " << m_strides[k][d] << "LL;\n";
@@ -69,7 +69,8 @@ Candidate BinaryFamily::generateTiled(const nlohmann::json& params, const std::s
     s << "}\n\n" << kernelSignature(kernel) << "\n{\n";
     for (int k = 0; k < 2; ++k)
         if (m_tiled[k])
-            s << "    __shared__ float tile" << k << "[T][T + 1]; // [i][j]; the +1 keeps reads along i conflict-free\n";
+            s << "    __shared__ float tile" << k
+              << "[T][T + 1]; // [i][j]; the +1 keeps reads along i conflict-free\n";
     if (m_scalarOperand >= 0)
         s << "    const float sv = kfScalarOperand(" << pointers[m_scalarOperand] << ");\n";
     s << "    const int tx = threadIdx.x % T, ty = threadIdx.x / T;\n"

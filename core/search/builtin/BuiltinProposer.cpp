@@ -25,11 +25,11 @@ namespace {
 bool isViewOp(const std::string& op)
 {
     static const char* const kViews[] = {
-        "aten::view",       "aten::view_as",   "aten::_unsafe_view", "aten::expand",    "aten::expand_as",
-        "aten::slice",      "aten::select",    "aten::narrow",       "aten::unsqueeze", "aten::squeeze",
-        "aten::transpose",  "aten::t",         "aten::permute",      "aten::movedim",   "aten::swapaxes",
-        "aten::unflatten",  "aten::unbind",    "aten::split",        "aten::split_with_sizes",
-        "aten::chunk",      "aten::as_strided", "aten::alias",       "aten::detach",    "aten::diagonal"};
+        "aten::view",       "aten::view_as", "aten::_unsafe_view", "aten::expand",           "aten::expand_as",
+        "aten::slice",      "aten::select",  "aten::narrow",       "aten::unsqueeze",        "aten::squeeze",
+        "aten::transpose",  "aten::t",       "aten::permute",      "aten::movedim",          "aten::swapaxes",
+        "aten::unflatten",  "aten::unbind",  "aten::split",        "aten::split_with_sizes", "aten::chunk",
+        "aten::as_strided", "aten::alias",   "aten::detach",       "aten::diagonal"};
     return std::find(std::begin(kViews), std::end(kViews), op) != std::end(kViews);
 }
 
@@ -130,8 +130,7 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
             return makeError(ErrorCode::Unsupported, "not training: returns its input (no kernel to run)",
                              "built-in proposer, " + op);
     }
-    return makeError(ErrorCode::Unsupported, "op not covered by the built-in proposer yet",
-                     "built-in proposer, " + op);
+    return makeError(ErrorCode::Unsupported, "op not covered by the built-in proposer yet", "built-in proposer, " + op);
 }
 
 BuiltinProposer::BuiltinProposer(OperatorCard card) : m_card(std::move(card))
@@ -183,7 +182,7 @@ Result<Proposal> BuiltinProposer::propose(const SearchTree& tree, const SearchNo
         Proposal failed;
         failed.provenance.kind = ProvenanceKind::BuiltinTransformation;
         failed.failureReason = "parent " + parent.id + " has no " + m_family->name() +
-                               " template parameters (not written by the built-in proposer)";
+            " template parameters (not written by the built-in proposer)";
         return failed;
     }
     const nlohmann::json& from = *parentParams;
@@ -232,9 +231,8 @@ std::vector<Candidate> BuiltinProposer::likelyNext(const SearchTree& tree, const
     for (const SearchNode& node : tree.nodes())
         if (node.status == NodeStatus::Passed && node.latency && node.provenance.details.contains("params"))
             passed.push_back(&node);
-    std::sort(passed.begin(), passed.end(), [](const SearchNode* a, const SearchNode* b) {
-        return a->latency->medianUs < b->latency->medianUs;
-    });
+    std::sort(passed.begin(), passed.end(),
+              [](const SearchNode* a, const SearchNode* b) { return a->latency->medianUs < b->latency->medianUs; });
     std::vector<nlohmann::json> sources;
     if (!passed.empty())
         sources.push_back(passed[0]->provenance.details["params"]);
@@ -248,7 +246,8 @@ std::vector<Candidate> BuiltinProposer::likelyNext(const SearchTree& tree, const
         for (const Transformation& t : m_family->transformations(from)) {
             if (out.size() >= limit)
                 return out;
-            if (present.contains(t.params.dump()) || t.params == current.provenance.details.value("params", nlohmann::json()) ||
+            if (present.contains(t.params.dump()) ||
+                t.params == current.provenance.details.value("params", nlohmann::json()) ||
                 std::find(chosen.begin(), chosen.end(), t.params) != chosen.end())
                 continue;
             auto candidate = m_family->generate(t.params);

@@ -53,8 +53,8 @@ Result<std::unique_ptr<CatFamily>> CatFamily::create(const OperatorCard& card)
             return unsupportedCard(card, "input " + in.toShortString() + " of another rank than the output's");
         for (std::int64_t d = 0; d < rank; ++d) {
             if (d != dim && in.sizes[d] != out.sizes[d])
-                return unsupportedCard(card, "input " + in.toShortString() + " does not match the output off dim " +
-                                                 std::to_string(dim));
+                return unsupportedCard(
+                    card, "input " + in.toShortString() + " does not match the output off dim " + std::to_string(dim));
             if (in.sizes[d] != 1 && in.strides[d] < 0)
                 return unsupportedCard(card, "input " + in.toShortString() + " has a negative stride");
         }
@@ -77,7 +77,8 @@ Result<std::unique_ptr<CatFamily>> CatFamily::create(const OperatorCard& card)
         offset += in.sizes[dim];
     }
     if (offset != out.sizes[dim])
-        return unsupportedCard(card, "the inputs' sizes along dim " + std::to_string(dim) + " do not add up to the output's");
+        return unsupportedCard(card,
+                               "the inputs' sizes along dim " + std::to_string(dim) + " do not add up to the output's");
     if (out.numel() > 2147483647LL * 8)
         return unsupportedCard(card, "too many elements for one grid");
     return f;
@@ -139,15 +140,15 @@ Result<Candidate> CatFamily::generate(const nlohmann::json& params) const
     std::vector<std::int64_t> blocks;
     for (const Piece& p : m_pieces) {
         const std::int64_t vectors = p.numel / v;
-        blocks.push_back(std::max<std::int64_t>(1, std::min<std::int64_t>((vectors + threads - 1) / threads, 65535LL * 8)));
+        blocks.push_back(
+            std::max<std::int64_t>(1, std::min<std::int64_t>((vectors + threads - 1) / threads, 65535LL * 8)));
     }
     std::ostringstream s;
     s << "// Built-in cat of " << m_pieces.size() << " " << m_dtype << " tensors along dim " << m_dim
       << ": one launch, each input copied into its slab of the output by its own range of blocks,\n"
       << "// walking the output's storage order (dims merged where both sides step through them as one).\n"
       << "// Template parameters: " << params.dump() << "\n"
-      << dtypePrelude(m_dtype, m_dtype)
-      << "constexpr int V = " << v << ";\n"
+      << dtypePrelude(m_dtype, m_dtype) << "constexpr int V = " << v << ";\n"
       << "constexpr int THREADS = " << threads << ";\n"
       << "struct alignas(V * sizeof(in_t)) Vec { in_t v[V]; };\n";
     for (std::size_t k = 0; k < m_pieces.size(); ++k) {
@@ -159,16 +160,17 @@ Result<Candidate> CatFamily::generate(const nlohmann::json& params) const
             s << " [" << p.sizes[d] << ": " << p.inStrides[d] << ", " << p.outStrides[d] << "]";
         s << "\n__device__ __forceinline__ void kfCopy" << k
           << "(const in_t* __restrict__ x, out_t* __restrict__ y, long long block)\n{\n"
-          << "    for (long long i = block * THREADS + threadIdx.x; i < " << p.numel / v << "LL; i += "
-          << blocks[k] << "LL * THREADS) {\n"
+          << "    for (long long i = block * THREADS + threadIdx.x; i < " << p.numel / v << "LL; i += " << blocks[k]
+          << "LL * THREADS) {\n"
           << "        long long e = i * V;\n"
           << "        long long from = 0, to = " << p.outBase << "LL;\n";
         for (std::size_t d = rank; d-- > 0;) {
             if (d == 0) { // e < numel: the outermost index needs no modulo
-                s << "        from += e * " << p.inStrides[d] << "LL;\n        to += e * " << p.outStrides[d] << "LL;\n";
+                s << "        from += e * " << p.inStrides[d] << "LL;\n        to += e * " << p.outStrides[d]
+                  << "LL;\n";
             } else {
-                s << "        {\n            const long long c = e % " << p.sizes[d] << "LL;\n            e /= "
-                  << p.sizes[d] << "LL;\n            from += c * " << p.inStrides[d]
+                s << "        {\n            const long long c = e % " << p.sizes[d]
+                  << "LL;\n            e /= " << p.sizes[d] << "LL;\n            from += c * " << p.inStrides[d]
                   << "LL;\n            to += c * " << p.outStrides[d] << "LL;\n        }\n";
             }
         }

@@ -58,8 +58,9 @@ Result<std::unique_ptr<ChannelsLastPoolFamily>> ChannelsLastPoolFamily::create(c
                 if (d.is_number_integer())
                     dims.insert((d.get<std::int64_t>() + 4) % 4);
         if (dims != std::set<std::int64_t>{2, 3})
-            return unsupportedCard(card, "reduction over dims " + (dim ? dim->value.dump() : std::string("?")) +
-                                             " of a channels-last tensor: only H and W ([2, 3]) are covered");
+            return unsupportedCard(card,
+                                   "reduction over dims " + (dim ? dim->value.dump() : std::string("?")) +
+                                       " of a channels-last tensor: only H and W ([2, 3]) are covered");
     }
     f->m_inDtype = in.dtype;
     f->m_batch = in.sizes[0];
@@ -133,8 +134,7 @@ Result<Candidate> ChannelsLastPoolFamily::generate(const nlohmann::json& params)
     s << "// Built-in " << m_op << " over H*W = " << m_spatial << " of a channels-last [" << m_batch << ", "
       << m_channels << ", H, W] tensor, " << m_inDtype << " -> " << m_outDtype << ", fp32 accumulation.\n"
       << "// Template parameters: " << params.dump() << "\n"
-      << dtypePrelude(m_inDtype, m_outDtype)
-      << "constexpr long long C = " << m_channels << "LL;\n"
+      << dtypePrelude(m_inDtype, m_outDtype) << "constexpr long long C = " << m_channels << "LL;\n"
       << "constexpr int HW = " << m_spatial << ";\n"
       << "constexpr int V = " << v << ";\n"
       << "constexpr int CVEC = " << channelVectors << "; // vectors of V channels per position\n"
@@ -174,8 +174,9 @@ Result<Candidate> ChannelsLastPoolFamily::generate(const nlohmann::json& params)
       << "    *reinterpret_cast<OutVec*>(y + n * C + static_cast<long long>(c) * V) = o;\n}\n";
     Candidate candidate;
     candidate.source = s.str();
-    candidate.launchPlan = {{"launches", nlohmann::json::array({launchJson(kernel, m_batch * tiles, cv * split,
-                                                                           {"ptr:self", "ptr:out0"})})}};
+    candidate.launchPlan = {
+        {"launches",
+         nlohmann::json::array({launchJson(kernel, m_batch * tiles, cv * split, {"ptr:self", "ptr:out0"})})}};
     return candidate;
 }
 

@@ -95,8 +95,8 @@ Result<Candidate> EmbeddingFamily::generate(const nlohmann::json& params) const
       << m_vocab << ", " << m_dim << "] weight. An index outside [0, V) is undefined for this candidate: its row\n"
       << "// is skipped (nothing written, nothing read outside the weight).\n"
       << "// Template parameters: " << params.dump() << "\n"
-      << dtypePrelude(m_dtype, m_dtype)
-      << "typedef " << (m_indexDtype == "int64" ? "long long" : "int") << " index_t;\n"
+      << dtypePrelude(m_dtype, m_dtype) << "typedef " << (m_indexDtype == "int64" ? "long long" : "int")
+      << " index_t;\n"
       << "constexpr long long NIDX = " << m_indices << "LL;\n"
       << "constexpr long long VOCAB = " << m_vocab << "LL;\n"
       << "constexpr long long D = " << m_dim << "LL;\n"
@@ -111,14 +111,16 @@ Result<Candidate> EmbeddingFamily::generate(const nlohmann::json& params) const
       << "    const long long row = static_cast<long long>(blockIdx.x) * RPB + threadIdx.x / TPR;\n"
       << "    if (row >= NIDX)\n        return; // no block barriers below\n"
       << "    const long long id = static_cast<long long>(indices[row]);\n"
-      << "    if (id < 0 || id >= VOCAB)\n        return; // undefined for the candidate: never read outside the weight\n"
+      << "    if (id < 0 || id >= VOCAB)\n        return; // undefined for the candidate: never read outside the "
+         "weight\n"
       << "    const Vec* src = reinterpret_cast<const Vec*>(w + id * D);\n"
       << "    Vec* dst = reinterpret_cast<Vec*>(y + row * D);\n"
       << "    for (long long j = threadIdx.x % TPR; j < DV; j += TPR)\n        dst[j] = src[j];\n}\n";
     Candidate candidate;
     candidate.source = s.str();
-    candidate.launchPlan = {{"launches", nlohmann::json::array({launchJson("kf_embedding", (m_indices + rows - 1) / rows,
-                                                                           threads, {"ptr:weight", "ptr:indices", "ptr:out0"})})}};
+    candidate.launchPlan = {{"launches",
+                             nlohmann::json::array({launchJson("kf_embedding", (m_indices + rows - 1) / rows, threads,
+                                                               {"ptr:weight", "ptr:indices", "ptr:out0"})})}};
     return candidate;
 }
 

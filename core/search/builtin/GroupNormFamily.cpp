@@ -36,8 +36,9 @@ Result<std::unique_ptr<GroupNormFamily>> GroupNormFamily::create(const OperatorC
     f->m_channels = in.sizes[1];
     f->m_groups = groups->value.get<std::int64_t>();
     if (f->m_groups <= 0 || f->m_channels % f->m_groups != 0)
-        return unsupportedCard(card, "num_groups " + std::to_string(f->m_groups) + " does not divide " +
-                                         std::to_string(f->m_channels) + " channels");
+        return unsupportedCard(card,
+                               "num_groups " + std::to_string(f->m_groups) + " does not divide " +
+                                   std::to_string(f->m_channels) + " channels");
     f->m_spatial = in.numel() / (f->m_batch * f->m_channels);
     if (f->m_channels / f->m_groups * f->m_spatial > (1 << 30))
         return unsupportedCard(card, "group too large");
@@ -63,8 +64,10 @@ Result<std::unique_ptr<GroupNormFamily>> GroupNormFamily::create(const OperatorC
     // a channels-last output (the layout of the input) is covered too.
     f->m_outChannelsLast = channelsLast && !out.isContiguous() && isChannelsLast(out);
     if (!out.isContiguous() && !f->m_outChannelsLast)
-        return unsupportedCard(card, "output layout " + out.toShortString() +
-                                         (channelsLast ? " (NCHW contiguous or channels-last only)" : " (NCHW contiguous only)"));
+        return unsupportedCard(
+            card,
+            "output layout " + out.toShortString() +
+                (channelsLast ? " (NCHW contiguous or channels-last only)" : " (NCHW contiguous only)"));
     f->m_outDtype = out.dtype;
     if (f->m_batch * f->m_groups * kMaxSplit > 2147483647LL)
         return unsupportedCard(card, "too many groups for one grid");
@@ -133,13 +136,13 @@ std::string GroupNormFamily::nchwSource(bool hasW, bool hasB) const
       << (hasW || hasB ? "        const int c = c0 + j * V / HW; // HW % V == 0: one channel per vector\n" : "")
       << (m_spatial == 1 ? std::string()
                          : std::string("        const float a = rstd") + (hasW ? " * kfLoadW(w[c])" : "") + ";\n" +
-                               "        const float sh = " + (hasB ? "kfLoadB(b[c])" : "0.0f") + " - mean * a;\n")
+                  "        const float sh = " + (hasB ? "kfLoadB(b[c])" : "0.0f") + " - mean * a;\n")
       << "        const InVec t = xg[j];\n        OutVec o;\n"
       << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n"
       // Eager's two forms: one element per channel (HW == 1) is ((x - mean) * rstd) * w + b per
       // element; otherwise the fused x * a + (b - mean * a).
       << (m_spatial == 1 ? std::string("            o.v[e] = kfStore((kfLoad(t.v[e]) - mean) * rstd") +
-                                   (hasW ? " * kfLoadW(w[c])" : "") + (hasB ? " + kfLoadB(b[c])" : "") + ");\n"
+                  (hasW ? " * kfLoadW(w[c])" : "") + (hasB ? " + kfLoadB(b[c])" : "") + ");\n"
                          : std::string("            o.v[e] = kfStore(kfLoad(t.v[e]) * a + sh);\n"))
       << "        yg[j] = o;\n    }\n}\n"
       << "__device__ __forceinline__ void welfordRange(const in_t* __restrict__ x, long long pair, int begin, int end, "
@@ -147,7 +150,8 @@ std::string GroupNormFamily::nchwSource(bool hasW, bool hasB) const
       << "    const InVec* xg = reinterpret_cast<const InVec*>(x + pair * D);\n"
       << "    n = 0.0f;\n    mean = 0.0f;\n    m2 = 0.0f;\n"
       << "    for (int j = begin + threadIdx.x; j < end; j += THREADS) {\n        const InVec t = xg[j];\n"
-      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            kfWelfordAdd(n, mean, m2, kfLoad(t.v[e]));\n    }\n"
+      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            kfWelfordAdd(n, mean, m2, "
+         "kfLoad(t.v[e]));\n    }\n"
       << "    kfBlockWelford<THREADS>(n, mean, m2);\n}\n";
     return s.str();
 }
@@ -160,14 +164,16 @@ std::string GroupNormFamily::channelsLastSource(bool hasW, bool hasB) const
     s << "constexpr int NCV = CPG / V; // vectors per spatial position of a group\n"
       << "__device__ __forceinline__ long long kfGroupBase(long long pair) // (n, hw 0, channel g * CPG)\n{\n"
       << "    return (pair / G) * HW * C + (pair % G) * CPG;\n}\n"
-      << "__device__ __forceinline__ long long kfItemOffset(int j) { return static_cast<long long>(j / NCV) * C + (j % NCV) * V; }\n"
+      << "__device__ __forceinline__ long long kfItemOffset(int j) { return static_cast<long long>(j / NCV) * C + (j % "
+         "NCV) * V; }\n"
       << "__device__ __forceinline__ void welfordRange(const in_t* __restrict__ x, long long pair, int begin, int end, "
          "float& n, float& mean, float& m2)\n{\n"
       << "    const in_t* xg = x + kfGroupBase(pair);\n"
       << "    n = 0.0f;\n    mean = 0.0f;\n    m2 = 0.0f;\n"
       << "    for (int j = begin + threadIdx.x; j < end; j += THREADS) {\n"
       << "        const InVec t = *reinterpret_cast<const InVec*>(xg + kfItemOffset(j));\n"
-      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            kfWelfordAdd(n, mean, m2, kfLoad(t.v[e]));\n    }\n"
+      << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            kfWelfordAdd(n, mean, m2, "
+         "kfLoad(t.v[e]));\n    }\n"
       << "    kfBlockWelford<THREADS>(n, mean, m2);\n}\n";
     // Normalizes items [begin, end) of group `pair`: per element x * a + (b - mean * a), the fused
     // form eager's NCHW kernel uses (it runs on a contiguous copy of a channels-last input).
@@ -181,17 +187,17 @@ std::string GroupNormFamily::channelsLastSource(bool hasW, bool hasB) const
       << "        const long long at = base + kfItemOffset(j);\n"
       << "        const int c = c0 + (j % NCV) * V;\n"
       << "        const InVec t = *reinterpret_cast<const InVec*>(x + at);\n"
-      << (m_outChannelsLast ? "        OutVec o;\n"
-                            : "        // NCHW output: element e goes to channel c + e's plane at this spatial position.\n"
-                              "        out_t* yp = y + ((pair / G) * C + c) * static_cast<long long>(HW) + j / NCV;\n")
+      << (m_outChannelsLast
+              ? "        OutVec o;\n"
+              : "        // NCHW output: element e goes to channel c + e's plane at this spatial position.\n"
+                "        out_t* yp = y + ((pair / G) * C + c) * static_cast<long long>(HW) + j / NCV;\n")
       << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n"
       << "            const float a = rstd" << (hasW ? " * kfLoadW(w[c + e])" : "") << ";\n"
       << "            const float sh = " << (hasB ? "kfLoadB(b[c + e])" : "0.0f") << " - mean * a;\n"
       << (m_outChannelsLast ? "            o.v[e] = kfStore(kfLoad(t.v[e]) * a + sh);\n"
                             : "            yp[static_cast<long long>(e) * HW] = kfStore(kfLoad(t.v[e]) * a + sh);\n")
       << "        }\n"
-      << (m_outChannelsLast ? "        *reinterpret_cast<OutVec*>(y + at) = o;\n" : "")
-      << "    }\n}\n";
+      << (m_outChannelsLast ? "        *reinterpret_cast<OutVec*>(y + at) = o;\n" : "") << "    }\n}\n";
     return s.str();
 }
 
@@ -210,8 +216,8 @@ Result<Candidate> GroupNormFamily::generate(const nlohmann::json& params) const
     s << "// Built-in group_norm: " << m_batch << " x " << m_groups << " groups of " << m_channels / m_groups
       << " channels x " << m_spatial << " elements"
       << (m_inChannelsLast ? (m_outChannelsLast ? " (channels-last)" : " (channels-last input, NCHW output)") : "")
-      << ", " << m_inDtype << " -> " << m_outDtype
-      << ", fp32 Welford statistics" << (split > 1 ? ", each group split over " + std::to_string(split) + " blocks" : "")
+      << ", " << m_inDtype << " -> " << m_outDtype << ", fp32 Welford statistics"
+      << (split > 1 ? ", each group split over " + std::to_string(split) + " blocks" : "")
       << ".\n// Template parameters: " << params.dump() << "\n"
       << dtypePrelude(m_inDtype, m_outDtype);
     if (hasW)
@@ -236,9 +242,9 @@ Result<Candidate> GroupNormFamily::generate(const nlohmann::json& params) const
       // way matters where (x - mean) cancels: groups of a few nearly equal values.
       << "// The group statistics rounded to the input dtype, as eager stores them.\n"
       << "__device__ __forceinline__ float kfStat(float v) { return "
-      << (m_inDtype == "float16"    ? "__half2float(__float2half_rn(v))"
-          : m_inDtype == "bfloat16" ? "__bfloat162float(__float2bfloat16_rn(v))"
-                                    : "v")
+      << (m_inDtype == "float16"        ? "__half2float(__float2half_rn(v))"
+              : m_inDtype == "bfloat16" ? "__bfloat162float(__float2bfloat16_rn(v))"
+                                        : "v")
       << "; }\n";
     const std::string wParam = hasW ? "const " + std::string(dtypeCType(m_weightDtype)) + "* __restrict__ w, " : "";
     const std::string bParam = hasB ? "const " + std::string(dtypeCType(m_biasDtype)) + "* __restrict__ b, " : "";
@@ -256,7 +262,8 @@ Result<Candidate> GroupNormFamily::generate(const nlohmann::json& params) const
           << wParam << bParam << "out_t* __restrict__ y)\n{\n"
           << "    const long long pair = blockIdx.x; // n * G + g\n"
           << "    float n, mean, m2;\n    welfordRange(x, pair, 0, DV, n, mean, m2);\n"
-          << "    normalizeRange(x, " << wArg << "y, pair, 0, DV, kfStat(mean), kfStat(rsqrtf(fmaxf(m2 / D, 0.0f) + EPS)));\n}\n";
+          << "    normalizeRange(x, " << wArg
+          << "y, pair, 0, DV, kfStat(mean), kfStat(rsqrtf(fmaxf(m2 / D, 0.0f) + EPS)));\n}\n";
         std::vector<std::string> args = {"ptr:input"};
         args.insert(args.end(), affineArgs.begin(), affineArgs.end());
         args.push_back("ptr:out0");
@@ -269,7 +276,8 @@ Result<Candidate> GroupNormFamily::generate(const nlohmann::json& params) const
           << "    const long long pair = blockIdx.x / SPLIT;\n    const int k = blockIdx.x % SPLIT;\n"
           << "    const int begin = k * CHUNK;\n    const int end = min(DV, begin + CHUNK);\n"
           << "    float n, mean, m2;\n    welfordRange(x, pair, begin, end, n, mean, m2);\n"
-          << "    if (threadIdx.x == 0) {\n        part[blockIdx.x * 3LL] = n;\n        part[blockIdx.x * 3LL + 1] = mean;\n"
+          << "    if (threadIdx.x == 0) {\n        part[blockIdx.x * 3LL] = n;\n        part[blockIdx.x * 3LL + 1] = "
+             "mean;\n"
           << "        part[blockIdx.x * 3LL + 2] = m2;\n    }\n}\n"
           << "// Pass 2: every thread merges the group's SPLIT triples in a fixed order, then normalizes the chunk.\n"
           << "extern \"C\" __global__ void __launch_bounds__(THREADS) kf_group_norm_apply(const in_t* __restrict__ x, "
@@ -280,14 +288,17 @@ Result<Candidate> GroupNormFamily::generate(const nlohmann::json& params) const
           << "    for (int i = 0; i < SPLIT; ++i) {\n        const float* q = part + (pair * SPLIT + i) * 3;\n"
           << "        kfWelfordMerge(n, mean, m2, q[0], q[1], q[2]);\n    }\n"
           << "    const int begin = k * CHUNK;\n    const int end = min(DV, begin + CHUNK);\n"
-          << "    normalizeRange(x, " << wArg << "y, pair, begin, end, kfStat(mean), kfStat(rsqrtf(fmaxf(m2 / D, 0.0f) + EPS)));\n}\n";
-        launches.push_back(launchJson("kf_group_norm_stats", pairs * split, threads, {"ptr:input", "ptr:scratch.partials"}));
+          << "    normalizeRange(x, " << wArg
+          << "y, pair, begin, end, kfStat(mean), kfStat(rsqrtf(fmaxf(m2 / D, 0.0f) + EPS)));\n}\n";
+        launches.push_back(
+            launchJson("kf_group_norm_stats", pairs * split, threads, {"ptr:input", "ptr:scratch.partials"}));
         std::vector<std::string> args = {"ptr:input", "ptr:scratch.partials"};
         args.insert(args.end(), affineArgs.begin(), affineArgs.end());
         args.push_back("ptr:out0");
         launches.push_back(launchJson("kf_group_norm_apply", pairs * split, threads, args));
         plan = {{"launches", launches},
-                {"scratch", nlohmann::json::array({{{"name", "partials"}, {"bytes", pairs * split * 3 * 4}, {"zero", false}}})}};
+                {"scratch",
+                 nlohmann::json::array({{{"name", "partials"}, {"bytes", pairs * split * 3 * 4}, {"zero", false}}})}};
     }
     Candidate candidate;
     candidate.source = s.str();

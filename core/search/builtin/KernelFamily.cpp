@@ -185,7 +185,7 @@ std::string dtypeLoader(const std::string& fn, const std::string& dtype)
     if (dtype == "bfloat16")
         s += "#include <cuda_bf16.h>\n";
     s += "__device__ __forceinline__ float " + fn + "(" + dtypeCType(dtype) + " v) { return " + loadExpr(dtype) +
-         "; }\n";
+        "; }\n";
     return s;
 }
 
@@ -298,9 +298,11 @@ Result<void> checkKnobs(const nlohmann::json& params, const std::vector<Knob>& k
         const nlohmann::json& v = params[knob.key];
         if (knob.isBool() ? !v.is_boolean() : !v.is_number_integer())
             return makeError(ErrorCode::InvalidArgument,
-                             "parameter '" + knob.key + "' must be " + (knob.isBool() ? "a bool" : "an integer"), context);
+                             "parameter '" + knob.key + "' must be " + (knob.isBool() ? "a bool" : "an integer"),
+                             context);
         if (!knob.isBool() && !isPowerOfTwo(v.get<std::int64_t>()))
-            return makeError(ErrorCode::InvalidArgument, "parameter '" + knob.key + "' must be a power of two", context);
+            return makeError(ErrorCode::InvalidArgument, "parameter '" + knob.key + "' must be a power of two",
+                             context);
     }
     if (params.size() != knobs.size())
         return makeError(ErrorCode::InvalidArgument, "unknown parameter in " + params.dump(), context);

@@ -43,7 +43,7 @@ public:
 /// Dtype helpers shared by the families. Only "float32", "float16" and "bfloat16" are claimed as
 /// inputs and outputs; dtypeCType and dtypeLoader also read "float64" (a 0-dim operand's value).
 bool isBuiltinFloatDtype(const std::string& dtype);
-int dtypeBytes(const std::string& dtype);     // 4 or 2
+int dtypeBytes(const std::string& dtype);         // 4 or 2
 const char* dtypeCType(const std::string& dtype); // "float", "__half", "__nv_bfloat16", "double"
 /// The #include lines and the load/store conversions (float <-> dtype) for one input and one output
 /// dtype: defines `in_t`, `out_t`, `kfLoad(in_t) -> float`, `kfStore(float) -> out_t`.
@@ -100,7 +100,8 @@ std::string floatLiteral(double v);
 /// kfBlockWelford<THREADS>(n, mean, m2) (all threads get the merged triple).
 std::string reductionHelpers();
 /// {"kernel", "grid", "block", "shared_bytes": 0, "args"} for one launch.
-nlohmann::json launchJson(const std::string& kernel, std::int64_t grid, int block, const std::vector<std::string>& args);
+nlohmann::json launchJson(const std::string& kernel, std::int64_t grid, int block,
+                          const std::vector<std::string>& args);
 
 /// A tunable knob of a family's parameter object: an int (power of two; neighbours x2 and /2, named
 /// "STEP A->B") or a bool (toggled, named ON_NAME / OFF_NAME).

@@ -70,16 +70,18 @@ Result<std::unique_ptr<MaxPool2dFamily>> MaxPool2dFamily::create(const OperatorC
     for (int i = 0; i < 2; ++i)
         if (f->m_kernel[i] < 1 || f->m_stride[i] < 1 || f->m_padding[i] < 0 || f->m_dilation[i] < 1 ||
             f->m_padding[i] * 2 > f->m_kernel[i] || f->m_kernel[i] * f->m_dilation[i] > 64)
-            return unsupportedCard(card, "pooling window out of the covered range (kernel " +
-                                             std::to_string(f->m_kernel[i]) + ", stride " + std::to_string(f->m_stride[i]) +
-                                             ", padding " + std::to_string(f->m_padding[i]) + ")");
+            return unsupportedCard(card,
+                                   "pooling window out of the covered range (kernel " + std::to_string(f->m_kernel[i]) +
+                                       ", stride " + std::to_string(f->m_stride[i]) + ", padding " +
+                                       std::to_string(f->m_padding[i]) + ")");
     f->m_dtype = in.dtype;
     f->m_batch = in.sizes[0];
     f->m_channels = in.sizes[1];
     f->m_height = in.sizes[2];
     f->m_width = in.sizes[3];
     const bool ceilMode = ceil->value.get<bool>();
-    f->m_outHeight = pooledSize(f->m_height, f->m_kernel[0], f->m_stride[0], f->m_padding[0], f->m_dilation[0], ceilMode);
+    f->m_outHeight =
+        pooledSize(f->m_height, f->m_kernel[0], f->m_stride[0], f->m_padding[0], f->m_dilation[0], ceilMode);
     f->m_outWidth = pooledSize(f->m_width, f->m_kernel[1], f->m_stride[1], f->m_padding[1], f->m_dilation[1], ceilMode);
     if (card.outputs.size() != 1)
         return unsupportedCard(card, "expected one output");
@@ -112,8 +114,7 @@ Result<void> MaxPool2dFamily::check(const nlohmann::json& p) const
                              std::to_string(m_channels) + " (at most 16 bytes)",
                          context);
     if (opt > 8 || opt > m_outWidth * 2)
-        return makeError(ErrorCode::InvalidArgument, "outputs_per_thread must be at most 8 and cover the row",
-                         context);
+        return makeError(ErrorCode::InvalidArgument, "outputs_per_thread must be at most 8 and cover the row", context);
     return {};
 }
 
@@ -137,7 +138,8 @@ std::string MaxPool2dFamily::windowSource() const
       << "constexpr int KH = " << m_kernel[0] << ", KW = " << m_kernel[1] << ", SH = " << m_stride[0]
       << ", SW = " << m_stride[1] << ";\n"
       << "constexpr int PH = " << m_padding[0] << ", PW = " << m_padding[1] << ", DH = " << m_dilation[0]
-      << ", DW = " << m_dilation[1] << ";\n"
+      << ", DW = " << m_dilation[1]
+      << ";\n"
       // NaN propagates as in eager (a NaN in the window wins); padding never takes part.
       << "__device__ __forceinline__ void kfMax(float& m, float v) { if (v > m || v != v) m = v; }\n";
     return s.str();
@@ -174,12 +176,14 @@ Result<Candidate> MaxPool2dFamily::generate(const nlohmann::json& params) const
           << "    const int ow = static_cast<int>(pos % OW);\n    const int oh = static_cast<int>(pos / OW % OH);\n"
           << "    const long long n = pos / (static_cast<long long>(OW) * OH);\n"
           << "    const in_t* xn = x + n * H * W * C + cv * V;\n"
-          << "    float m[V];\n#pragma unroll\n    for (int e = 0; e < V; ++e)\n        m[e] = __int_as_float(0xff800000); // -inf\n"
+          << "    float m[V];\n#pragma unroll\n    for (int e = 0; e < V; ++e)\n        m[e] = "
+             "__int_as_float(0xff800000); // -inf\n"
           << "    for (int kh = 0; kh < KH; ++kh) {\n        const int h = oh * SH - PH + kh * DH;\n"
           << "        if (h < 0 || h >= H)\n            continue;\n"
           << "        for (int kw = 0; kw < KW; ++kw) {\n            const int w = ow * SW - PW + kw * DW;\n"
           << "            if (w < 0 || w >= W)\n                continue;\n"
-          << "            const InVec t = *reinterpret_cast<const InVec*>(xn + (static_cast<long long>(h) * W + w) * C);\n"
+          << "            const InVec t = *reinterpret_cast<const InVec*>(xn + (static_cast<long long>(h) * W + w) * "
+             "C);\n"
           << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                kfMax(m[e], kfLoad(t.v[e]));\n"
           << "        }\n    }\n"
           << "    OutVec o;\n#pragma unroll\n    for (int e = 0; e < V; ++e)\n        o.v[e] = kfStore(m[e]);\n"
@@ -198,7 +202,8 @@ Result<Candidate> MaxPool2dFamily::generate(const nlohmann::json& params) const
           << "    const int ow0 = static_cast<int>(i % GROUPS) * OPT;\n"
           << "    const int oh = static_cast<int>(row % OH);\n"
           << "    const in_t* xp = x + row / OH * H * W;\n"
-          << "    float m[OPT];\n#pragma unroll\n    for (int o = 0; o < OPT; ++o)\n        m[o] = __int_as_float(0xff800000); // -inf\n"
+          << "    float m[OPT];\n#pragma unroll\n    for (int o = 0; o < OPT; ++o)\n        m[o] = "
+             "__int_as_float(0xff800000); // -inf\n"
           << "    for (int kh = 0; kh < KH; ++kh) {\n        const int h = oh * SH - PH + kh * DH;\n"
           << "        if (h < 0 || h >= H)\n            continue;\n"
           << "        for (int kw = 0; kw < KW; ++kw) {\n#pragma unroll\n"
@@ -212,8 +217,9 @@ Result<Candidate> MaxPool2dFamily::generate(const nlohmann::json& params) const
     }
     Candidate candidate;
     candidate.source = s.str();
-    candidate.launchPlan = {{"launches", nlohmann::json::array({launchJson("kf_max_pool2d", (items + threads - 1) / threads,
-                                                                           threads, {"ptr:self", "ptr:out0"})})}};
+    candidate.launchPlan = {{"launches",
+                             nlohmann::json::array({launchJson("kf_max_pool2d", (items + threads - 1) / threads,
+                                                               threads, {"ptr:self", "ptr:out0"})})}};
     return candidate;
 }
 

@@ -35,7 +35,8 @@ Result<std::unique_ptr<NormFamily>> NormFamily::create(const OperatorCard& card)
         normalized.push_back(v.get<std::int64_t>());
     }
     if (normalized.size() > in.sizes.size() ||
-        !std::equal(normalized.begin(), normalized.end(), in.sizes.end() - static_cast<std::ptrdiff_t>(normalized.size())))
+        !std::equal(normalized.begin(), normalized.end(),
+                    in.sizes.end() - static_cast<std::ptrdiff_t>(normalized.size())))
         return unsupportedCard(card, "normalized_shape " + shape->value.dump() + " is not the input's trailing sizes");
 
     std::unique_ptr<NormFamily> family(new NormFamily());
@@ -58,8 +59,9 @@ Result<std::unique_ptr<NormFamily>> NormFamily::create(const OperatorCard& card)
             return unsupportedCard(card, std::string("argument '") + name + "' is not a tensor or None");
         const TensorSpec& t = arg->tensors[0];
         if (!isBuiltinFloatDtype(t.dtype) || !t.isContiguous() || t.sizes != normalized)
-            return unsupportedCard(card, std::string(name) + " " + t.toShortString() +
-                                             ": expected a contiguous float tensor of normalized_shape");
+            return unsupportedCard(card,
+                                   std::string(name) + " " + t.toShortString() +
+                                       ": expected a contiguous float tensor of normalized_shape");
         dtype = t.dtype;
         return {};
     };
@@ -83,7 +85,8 @@ Result<std::unique_ptr<NormFamily>> NormFamily::create(const OperatorCard& card)
         return unsupportedCard(card, "expected exactly one output");
     const TensorSpec& out = card.outputs[0];
     if (!isBuiltinFloatDtype(out.dtype) || out.sizes != in.sizes || !out.isContiguous())
-        return unsupportedCard(card, "output " + out.toShortString() + " is not a contiguous float tensor of the input's sizes");
+        return unsupportedCard(
+            card, "output " + out.toShortString() + " is not a contiguous float tensor of the input's sizes");
     family->m_outDtype = out.dtype;
     return family;
 }
@@ -110,7 +113,8 @@ Result<void> NormFamily::check(const nlohmann::json& p) const
     // aligned (docs/builtin-proposer.md, alignment assumption).
     if (v > 8 || v * dtypeBytes(m_inDtype) > 16 || v * dtypeBytes(m_outDtype) > 16 || m_rowLength % v != 0)
         return makeError(ErrorCode::InvalidArgument,
-                         "vector_width " + std::to_string(v) + " not allowed for row length " + std::to_string(m_rowLength),
+                         "vector_width " + std::to_string(v) + " not allowed for row length " +
+                             std::to_string(m_rowLength),
                          context);
     if (p["registers"].get<bool>()) {
         if (registerElements(threads, p["warp_per_row"].get<bool>(), v) > kMaxRegisterElements)
@@ -202,10 +206,11 @@ Result<Candidate> NormFamily::generate(const nlohmann::json& params) const
           << "__device__ __forceinline__ void rowWelford(float& n, float& m, float& m2) { kfWarpWelford(n, m, m2); }\n";
     else
         s << "__device__ __forceinline__ float rowSum(float v) { return kfBlockSum<THREADS>(v); }\n"
-          << "__device__ __forceinline__ void rowWelford(float& n, float& m, float& m2) { kfBlockWelford<THREADS>(n, m, "
+          << "__device__ __forceinline__ void rowWelford(float& n, float& m, float& m2) { kfBlockWelford<THREADS>(n, "
+             "m, "
              "m2); }\n";
-    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel
-      << "(const in_t* __restrict__ x, " << (hasW ? "const " + std::string(dtypeCType(m_weightDtype)) + "* __restrict__ w, " : "")
+    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel << "(const in_t* __restrict__ x, "
+      << (hasW ? "const " + std::string(dtypeCType(m_weightDtype)) + "* __restrict__ w, " : "")
       << (hasB ? "const " + std::string(dtypeCType(m_biasDtype)) + "* __restrict__ b, " : "")
       << "out_t* __restrict__ y)\n{\n"
       << "    const int lane = threadIdx.x % TPR;\n"
@@ -220,7 +225,8 @@ Result<Candidate> NormFamily::generate(const nlohmann::json& params) const
             s << indent << "const WVec wv = reinterpret_cast<const WVec*>(w)[j];\n";
         if (vecB)
             s << indent << "const BVec bv = reinterpret_cast<const BVec*>(b)[j];\n";
-        s << indent << "OutVec o;\n#pragma unroll\n" << indent << "for (int e = 0; e < V; ++e) {\n"
+        s << indent << "OutVec o;\n#pragma unroll\n"
+          << indent << "for (int e = 0; e < V; ++e) {\n"
           << indent << "    float r = (" << val << " - mean) * rstd;\n";
         if (hasW)
             s << indent << "    r *= " << (vecW ? "kfLoadW(wv.v[e])" : "kfLoadW(w[j * V + e])") << ";\n";
@@ -265,7 +271,8 @@ Result<Candidate> NormFamily::generate(const nlohmann::json& params) const
         } else if (welford) {
             s << "    float n = 0.0f, mean = 0.0f, m2 = 0.0f;\n"
               << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
-              << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            kfWelfordAdd(n, mean, m2, kfLoad(t.v[e]));\n    }\n"
+              << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            kfWelfordAdd(n, mean, m2, "
+                 "kfLoad(t.v[e]));\n    }\n"
               << "    rowWelford(n, mean, m2);\n"
               << "    const float rstd = rsqrtf(fmaxf(m2 / N, 0.0f) + EPS);\n";
         } else {
@@ -275,7 +282,8 @@ Result<Candidate> NormFamily::generate(const nlohmann::json& params) const
               << "    const float mean = rowSum(sum) / N;\n"
               << "    float ss = 0.0f;\n"
               << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
-              << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n            const float d = kfLoad(t.v[e]) - mean;\n"
+              << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n            const float d = kfLoad(t.v[e]) - "
+                 "mean;\n"
               << "            ss += d * d;\n        }\n    }\n"
               << "    const float rstd = rsqrtf(rowSum(ss) / N + EPS);\n";
         }

@@ -38,8 +38,9 @@ Result<std::string> ReduceFamily::reductionName(const OperatorCard& card)
     if (op == "aten::adaptive_avg_pool2d") {
         const ArgSpec* size = card.findArg("output_size");
         if (!size || size->kind != ArgKind::Value || size->value != nlohmann::json::array({1, 1}))
-            return unsupportedCard(card, "adaptive_avg_pool2d output_size " + (size ? size->value.dump() : std::string("?")) +
-                                             ": only [1, 1] is covered");
+            return unsupportedCard(card,
+                                   "adaptive_avg_pool2d output_size " + (size ? size->value.dump() : std::string("?")) +
+                                       ": only [1, 1] is covered");
         return std::string("adaptive_avg_pool2d");
     }
     if (const ArgSpec* dtype = card.findArg("dtype"); dtype && dtype->kind != ArgKind::None)
@@ -85,7 +86,8 @@ Result<std::unique_ptr<ReduceFamily>> ReduceFamily::create(const OperatorCard& c
         else {
             reduced = static_cast<std::int64_t>(dims.size());
             if (*dims.begin() != rank - reduced) // a set: contiguous trailing iff the smallest is rank - k
-                return unsupportedCard(card, "reduction over dims " + dim->value.dump() + ": only the trailing dims are covered");
+                return unsupportedCard(
+                    card, "reduction over dims " + dim->value.dump() + ": only the trailing dims are covered");
         }
     }
     f->m_rowLength = 1;
@@ -113,7 +115,8 @@ Result<void> ReduceFamily::check(const nlohmann::json& p) const
                          "lanes_per_row must be 1..32 with warp_per_row, and 32 (unused) without", context);
     if (v > 8 || v * dtypeBytes(m_inDtype) > 16 || m_rowLength % v != 0)
         return makeError(ErrorCode::InvalidArgument,
-                         "vector_width " + std::to_string(v) + " not allowed for row length " + std::to_string(m_rowLength),
+                         "vector_width " + std::to_string(v) + " not allowed for row length " +
+                             std::to_string(m_rowLength),
                          context);
     return {};
 }
@@ -123,7 +126,8 @@ nlohmann::json ReduceFamily::rootParams() const
     const int v = widestVectorWidth(m_rowLength, m_inDtype, m_inDtype); // the output is one value per row
     const std::int64_t vectors = m_rowLength / v;
     if (vectors <= 32 * 8)
-        return {{"threads", 256}, {"warp_per_row", true}, {"lanes_per_row", rootLanesPerRow(vectors)}, {"vector_width", v}};
+        return {
+            {"threads", 256}, {"warp_per_row", true}, {"lanes_per_row", rootLanesPerRow(vectors)}, {"vector_width", v}};
     int threads = 64;
     while (threads < 1024 && threads * 4 < vectors)
         threads *= 2;
@@ -149,8 +153,8 @@ Result<Candidate> ReduceFamily::generate(const nlohmann::json& params) const
     const std::int64_t perThread = (m_rowLength / v + tpr - 1) / tpr;
 
     std::ostringstream s;
-    s << "// Built-in " << m_op << " over rows of " << m_rowLength << " (" << m_rows << " rows), " << m_inDtype << " -> "
-      << m_outDtype << ", fp32 accumulation.\n"
+    s << "// Built-in " << m_op << " over rows of " << m_rowLength << " (" << m_rows << " rows), " << m_inDtype
+      << " -> " << m_outDtype << ", fp32 accumulation.\n"
       << "// Template parameters: " << params.dump() << "\n"
       << dtypePrelude(m_inDtype, m_outDtype) << reductionHelpers()
       << (warp ? "constexpr long long ROWS = " + std::to_string(m_rows) + "LL;\n" : std::string())
@@ -176,7 +180,8 @@ Result<Candidate> ReduceFamily::generate(const nlohmann::json& params) const
         s << "#pragma unroll\n"; // short rows: every load of the thread issued before the adds
     s << "    for (long long j = lane; j < NV; j += TPR) {\n"
       << "        if (active) {\n            const InVec t = xr[j];\n"
-      << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                acc += kfLoad(t.v[e]);\n        }\n    }\n";
+      << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                acc += kfLoad(t.v[e]);\n        }\n "
+         "   }\n";
     if (warp)
         s << "    // Butterfly over the row's TPR lanes (an aligned group of the warp).\n"
           << "#pragma unroll\n    for (int o = TPR / 2; o > 0; o >>= 1)\n"
@@ -188,8 +193,9 @@ Result<Candidate> ReduceFamily::generate(const nlohmann::json& params) const
     const std::int64_t rpb = threads / tpr;
     Candidate candidate;
     candidate.source = s.str();
-    candidate.launchPlan = {{"launches", nlohmann::json::array({launchJson(kernel, (m_rows + rpb - 1) / rpb, threads,
-                                                                           {"ptr:self", "ptr:out0"})})}};
+    candidate.launchPlan = {
+        {"launches",
+         nlohmann::json::array({launchJson(kernel, (m_rows + rpb - 1) / rpb, threads, {"ptr:self", "ptr:out0"})})}};
     return candidate;
 }
 

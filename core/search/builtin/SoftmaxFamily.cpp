@@ -7,16 +7,15 @@ namespace kforge::core {
 
 namespace {
 
-constexpr std::int64_t kMaxRegisterElements = 32; // fp32 values a thread keeps for its share of a row
+constexpr std::int64_t kMaxRegisterElements = 32;     // fp32 values a thread keeps for its share of a row
 constexpr std::int64_t kMaxWarpRegisterElements = 64; // over all the rows of a warp (rows_per_warp > 1)
-
 
 } // namespace
 
 bool SoftmaxFamily::coversOp(const std::string& qualifiedOp)
 {
     return qualifiedOp == "aten::softmax.int" || qualifiedOp == "aten::_softmax" ||
-           qualifiedOp == "aten::log_softmax.int" || qualifiedOp == "aten::_log_softmax";
+        qualifiedOp == "aten::log_softmax.int" || qualifiedOp == "aten::_log_softmax";
 }
 
 Result<std::unique_ptr<SoftmaxFamily>> SoftmaxFamily::create(const OperatorCard& card)
@@ -36,8 +35,9 @@ Result<std::unique_ptr<SoftmaxFamily>> SoftmaxFamily::create(const OperatorCard&
     const std::int64_t d = dim->value.get<std::int64_t>();
     const bool lastDim = rank == 0 ? (d == 0 || d == -1) : (d == -1 || d == rank - 1);
     if (!lastDim)
-        return unsupportedCard(card, "softmax over dim " + std::to_string(d) + " of a rank-" + std::to_string(rank) +
-                                     " tensor: only the last dimension is covered");
+        return unsupportedCard(card,
+                               "softmax over dim " + std::to_string(d) + " of a rank-" + std::to_string(rank) +
+                                   " tensor: only the last dimension is covered");
 
     if (card.outputs.size() != 1)
         return unsupportedCard(card, "expected exactly one output");
@@ -51,8 +51,9 @@ Result<std::unique_ptr<SoftmaxFamily>> SoftmaxFamily::create(const OperatorCard&
         if (dtype->kind != ArgKind::Value || !dtype->value.is_number_integer())
             return unsupportedCard(card, "dtype argument " + dtype->value.dump() + " not understood");
         if (!(out.dtype == "float32" || out.dtype == in.dtype))
-            return unsupportedCard(card, "dtype argument converting " + in.dtype + " to " + out.dtype +
-                                             ": only to float32 or to the input's own dtype is covered");
+            return unsupportedCard(card,
+                                   "dtype argument converting " + in.dtype + " to " + out.dtype +
+                                       ": only to float32 or to the input's own dtype is covered");
     }
     // _softmax(half_to_float=True) yields float32 from float16: allowed, the output dtype comes from the card.
     if (!isBuiltinFloatDtype(out.dtype))
@@ -104,12 +105,9 @@ SoftmaxFamily::Params SoftmaxFamily::normalized(Params p) const
 
 nlohmann::json SoftmaxFamily::toJson(const Params& p)
 {
-    return {{"threads", p.threads},
-            {"rows_per_block", p.rowsPerBlock},
-            {"vector_width", p.vectorWidth},
-            {"online", p.online},
-            {"registers", p.registers},
-            {"fast_math", p.fastMath},
+    return {{"threads", p.threads},          {"rows_per_block", p.rowsPerBlock},
+            {"vector_width", p.vectorWidth}, {"online", p.online},
+            {"registers", p.registers},      {"fast_math", p.fastMath},
             {"rows_per_warp", p.rowsPerWarp}};
 }
 
@@ -128,14 +126,15 @@ Result<SoftmaxFamily::Params> SoftmaxFamily::parse(const nlohmann::json& j) cons
         p.fastMath = j.value("fast_math", false); // absent in trees written before the knob existed
         p.rowsPerWarp = j.value("rows_per_warp", 1);
     } catch (const nlohmann::json::exception& e) {
-        return makeError(ErrorCode::InvalidArgument, std::string("missing or mistyped parameter: ") + e.what(), context);
+        return makeError(ErrorCode::InvalidArgument, std::string("missing or mistyped parameter: ") + e.what(),
+                         context);
     }
     const bool pow2 = p.threads > 0 && (p.threads & (p.threads - 1)) == 0;
     if (!pow2 || p.threads < 64 || p.threads > 1024)
         return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
     if (p.rowsPerBlock != 1 && p.threads != 32 * p.rowsPerBlock)
-        return makeError(ErrorCode::InvalidArgument, "rows_per_block > 1 means warp-per-row: threads = 32 * rows_per_block",
-                         context);
+        return makeError(ErrorCode::InvalidArgument,
+                         "rows_per_block > 1 means warp-per-row: threads = 32 * rows_per_block", context);
     if (!vectorWidthAllowed(p.vectorWidth))
         return makeError(ErrorCode::InvalidArgument,
                          "vector_width " + std::to_string(p.vectorWidth) + " not allowed for row length " +
@@ -145,11 +144,11 @@ Result<SoftmaxFamily::Params> SoftmaxFamily::parse(const nlohmann::json& j) cons
         return makeError(ErrorCode::InvalidArgument, "registers: the row does not fit in registers", context);
     if (p.rowsPerWarp != 1 && p.rowsPerWarp != 2 && p.rowsPerWarp != 4)
         return makeError(ErrorCode::InvalidArgument, "rows_per_warp must be 1, 2 or 4", context);
-    if (p.rowsPerWarp > 1 && (p.rowsPerBlock == 1 || !p.registers ||
-                              registerElements(p) * p.rowsPerWarp > kMaxWarpRegisterElements))
-        return makeError(ErrorCode::InvalidArgument,
-                         "rows_per_warp > 1 needs warp-per-row with the rows in registers (at most 64 values per thread)",
-                         context);
+    if (p.rowsPerWarp > 1 &&
+        (p.rowsPerBlock == 1 || !p.registers || registerElements(p) * p.rowsPerWarp > kMaxWarpRegisterElements))
+        return makeError(
+            ErrorCode::InvalidArgument,
+            "rows_per_warp > 1 needs warp-per-row with the rows in registers (at most 64 values per thread)", context);
     return p;
 }
 
@@ -258,11 +257,10 @@ Result<Candidate> SoftmaxFamily::generate(const nlohmann::json& params) const
     const std::string kernel = m_log ? "kf_log_softmax" : "kf_softmax";
 
     std::ostringstream s;
-    s << "// Built-in " << (m_log ? "log_softmax" : "softmax") << " over rows of " << m_rowLength << " ("
-      << m_rows << " rows), " << m_inDtype << " -> " << m_outDtype << ", fp32 accumulation.\n"
+    s << "// Built-in " << (m_log ? "log_softmax" : "softmax") << " over rows of " << m_rowLength << " (" << m_rows
+      << " rows), " << m_inDtype << " -> " << m_outDtype << ", fp32 accumulation.\n"
       << "// Template parameters: " << params.dump() << "\n"
-      << dtypePrelude(m_inDtype, m_outDtype)
-      << "#define KF_NEG_INF (-__int_as_float(0x7f800000))\n"
+      << dtypePrelude(m_inDtype, m_outDtype) << "#define KF_NEG_INF (-__int_as_float(0x7f800000))\n"
       << (p.fastMath ? "#define KF_EXP(x) __expf(x)\n#define KF_LOG(x) __logf(x)\n"
                      : "#define KF_EXP(x) expf(x)\n#define KF_LOG(x) logf(x)\n")
       << (p.rowsPerBlock > 1 ? "constexpr long long ROWS = " + std::to_string(m_rows) + "LL;\n" : std::string())
@@ -368,8 +366,7 @@ __device__ __forceinline__ void rowOnline(float& m, float& s)
         s << "    const InVec* xr = reinterpret_cast<const InVec*>(x + row * N);\n"
           << "    OutVec* yr = reinterpret_cast<OutVec*>(y + row * N);\n";
 
-    const std::string finish = m_log ? "    const float lse = m + KF_LOG(s);\n"
-                                     : "    const float inv = 1.0f / s;\n";
+    const std::string finish = m_log ? "    const float lse = m + KF_LOG(s);\n" : "    const float inv = 1.0f / s;\n";
     if (p.registers) {
         // RPW rows per warp (1 in block-per-row mode): every load of every row first, then the
         // reductions of the rows, interleaved by the unrolled loops. Rows past ROWS (the last
@@ -401,7 +398,8 @@ __device__ __forceinline__ void rowOnline(float& m, float& s)
           << "#pragma unroll\n    for (int r = 0; r < RPW; ++r)\n        s[r] = rowSum(s[r]);\n"
           << "#pragma unroll\n    for (int r = 0; r < RPW; ++r) {\n"
           << "        if (" << valid << ") {\n"
-          << (m_log ? "            const float lse = m[r] + KF_LOG(s[r]);\n" : "            const float inv = 1.0f / s[r];\n")
+          << (m_log ? "            const float lse = m[r] + KF_LOG(s[r]);\n"
+                    : "            const float inv = 1.0f / s[r];\n")
           << "            OutVec* yr = reinterpret_cast<OutVec*>(y + (row + r) * N);\n"
           << "#pragma unroll\n            for (int k = 0; k < ITEMS; ++k) {\n"
           << "                const int j = lane + k * TPR;\n"
@@ -425,14 +423,15 @@ __device__ __forceinline__ void rowOnline(float& m, float& s)
         } else {
             s << "    float m = KF_NEG_INF;\n"
               << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
-              << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            m = fmaxf(m, kfLoad(t.v[e]));\n    }\n"
+              << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            m = fmaxf(m, kfLoad(t.v[e]));\n    "
+                 "}\n"
               << "    m = rowMax(m);\n    float s = 0.0f;\n"
               << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n"
-              << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            s += KF_EXP(kfLoad(t.v[e]) - m);\n    }\n"
+              << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n            s += KF_EXP(kfLoad(t.v[e]) - m);\n  "
+                 "  }\n"
               << "    s = rowSum(s);\n";
         }
-        s << finish
-          << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n        OutVec o;\n"
+        s << finish << "    for (int j = lane; j < NV; j += TPR) {\n        const InVec t = xr[j];\n        OutVec o;\n"
           << "#pragma unroll\n        for (int e = 0; e < V; ++e)\n"
           << (m_log ? "            o.v[e] = kfStore(kfLoad(t.v[e]) - lse);\n"
                     : "            o.v[e] = kfStore(KF_EXP(kfLoad(t.v[e]) - m) * inv);\n")
@@ -445,11 +444,12 @@ __device__ __forceinline__ void rowOnline(float& m, float& s)
         return makeError(ErrorCode::Unsupported, "too many rows for one grid", "softmax template");
     Candidate candidate;
     candidate.source = s.str();
-    candidate.launchPlan = {{"launches", nlohmann::json::array({{{"kernel", kernel},
-                                                                 {"grid", nlohmann::json::array({grid})},
-                                                                 {"block", nlohmann::json::array({p.threads})},
-                                                                 {"shared_bytes", 0},
-                                                                 {"args", {"ptr:self", "ptr:out0"}}}})}};
+    candidate.launchPlan = {{"launches",
+                             nlohmann::json::array({{{"kernel", kernel},
+                                                     {"grid", nlohmann::json::array({grid})},
+                                                     {"block", nlohmann::json::array({p.threads})},
+                                                     {"shared_bytes", 0},
+                                                     {"args", {"ptr:self", "ptr:out0"}}}})}};
     return candidate;
 }
 

@@ -69,9 +69,10 @@ std::string pairConversions(const std::string& dtype)
     const std::string toFloat = dtype == "bfloat16" ? "__bfloat1622float2" : "__half22float2";
     const std::string fromFloat = dtype == "bfloat16" ? "__float22bfloat162_rn" : "__float22half2_rn";
     return "__device__ __forceinline__ float2 kfLoad2(const in_t* p) { return " + toFloat +
-           "(*reinterpret_cast<const " + pair + "*>(p)); }\n"
-           "__device__ __forceinline__ void kfStore2(out_t* p, float2 v) { *reinterpret_cast<" + pair +
-           "*>(p) = " + fromFloat + "(v); }\n";
+        "(*reinterpret_cast<const " + pair +
+        "*>(p)); }\n"
+        "__device__ __forceinline__ void kfStore2(out_t* p, float2 v) { *reinterpret_cast<" +
+        pair + "*>(p) = " + fromFloat + "(v); }\n";
 }
 
 // PyTorch's channels-last contiguity of a 4-D tensor (size-1 dims take any stride).
@@ -133,11 +134,11 @@ std::vector<std::int64_t> contiguousStrides(const std::vector<std::int64_t>& siz
 bool UnaryFamily::coversOp(const std::string& qualifiedOp)
 {
     return qualifiedOp == "aten::relu" || qualifiedOp == "aten::gelu" || qualifiedOp == "aten::silu" ||
-           qualifiedOp == "aten::sigmoid" || qualifiedOp == "aten::tanh" || qualifiedOp == "aten::to.dtype" ||
-           qualifiedOp == "aten::neg" || qualifiedOp == "aten::rsqrt" || qualifiedOp == "aten::cos" ||
-           qualifiedOp == "aten::sin" || qualifiedOp == "aten::pow.Tensor_Scalar" ||
-           qualifiedOp == "aten::relu_" || qualifiedOp == "aten::silu_" || qualifiedOp == "aten::type_as" ||
-           qualifiedOp == "aten::contiguous" || qualifiedOp == "aten::reshape";
+        qualifiedOp == "aten::sigmoid" || qualifiedOp == "aten::tanh" || qualifiedOp == "aten::to.dtype" ||
+        qualifiedOp == "aten::neg" || qualifiedOp == "aten::rsqrt" || qualifiedOp == "aten::cos" ||
+        qualifiedOp == "aten::sin" || qualifiedOp == "aten::pow.Tensor_Scalar" || qualifiedOp == "aten::relu_" ||
+        qualifiedOp == "aten::silu_" || qualifiedOp == "aten::type_as" || qualifiedOp == "aten::contiguous" ||
+        qualifiedOp == "aten::reshape";
 }
 
 Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& card)
@@ -161,11 +162,12 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     if (reshape) {
         const TensorSpec& result = card.outputs[0];
         if (result.numel() != in.numel())
-            return unsupportedCard(card, "reshape into " + result.toShortString() + ": expected an output of as many elements");
+            return unsupportedCard(
+                card, "reshape into " + result.toShortString() + ": expected an output of as many elements");
         // A copying reshape returns a new contiguous tensor: any other output layout is a view.
         if (!result.isContiguous())
-            return unsupportedCard(card, "reshape into " + result.toShortString() +
-                                             " returns a view of its input (no kernel to run)");
+            return unsupportedCard(
+                card, "reshape into " + result.toShortString() + " returns a view of its input (no kernel to run)");
         if (reshapeCanView(in, result.sizes))
             return unsupportedCard(card, "reshape of a tensor it can view returns a view (no copy to run)");
         reshapedOutput = TensorSpec{result.dtype, in.sizes, contiguousStrides(in.sizes), result.device};
@@ -203,8 +205,9 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
             asked = format->value.get<int>();
         }
         if (asked != kContiguousFormat && asked != kChannelsLastFormat)
-            return unsupportedCard(card, "contiguous() with memory_format " + std::to_string(asked) +
-                                             ": only contiguous_format and channels_last are covered");
+            return unsupportedCard(card,
+                                   "contiguous() with memory_format " + std::to_string(asked) +
+                                       ": only contiguous_format and channels_last are covered");
         const auto inLayout = [&](const TensorSpec& t) {
             return asked == kContiguousFormat ? t.isContiguous() : channelsLastContiguous(t);
         };
@@ -220,7 +223,8 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
         if (other->tensors[0].device != in.device)
             return unsupportedCard(card, "type_as onto another device (" + other->tensors[0].device + ")");
         if (other->tensors[0].dtype != out.dtype)
-            return unsupportedCard(card, "type_as output " + out.dtype + " is not other's dtype " + other->tensors[0].dtype);
+            return unsupportedCard(card,
+                                   "type_as output " + out.dtype + " is not other's dtype " + other->tensors[0].dtype);
     }
     if (cast) {
         // to(dtype) of a contiguous tensor into another floating dtype: a new contiguous tensor.
@@ -234,8 +238,9 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
         if (format && format->kind != ArgKind::None &&
             !(format->kind == ArgKind::Value && format->value.is_number_integer() &&
               (format->value.get<int>() == kPreserveFormat || format->value.get<int>() == kContiguousFormat)))
-            return unsupportedCard(card, "to() with memory_format " + format->value.dump() +
-                                             ": only None, preserve and contiguous are covered");
+            return unsupportedCard(card,
+                                   "to() with memory_format " + format->value.dump() +
+                                       ": only None, preserve and contiguous are covered");
     }
 
     std::unique_ptr<UnaryFamily> family(new UnaryFamily());
@@ -265,8 +270,8 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
         const ArgSpec* exponent = card.findArg("exponent");
         if (!exponent || exponent->kind != ArgKind::Value || !exponent->value.is_number() ||
             exponent->value.get<double>() != 2.0)
-            return unsupportedCard(card, "pow exponent " + (exponent ? exponent->value.dump() : std::string("?")) +
-                                             ": only 2 is covered");
+            return unsupportedCard(
+                card, "pow exponent " + (exponent ? exponent->value.dump() : std::string("?")) + ": only 2 is covered");
     }
     if (family->m_op == "gelu") {
         const ArgSpec* approximate = card.findArg("approximate");
@@ -325,13 +330,15 @@ Result<UnaryFamily::Params> UnaryFamily::parse(const nlohmann::json& j) const
         p.itemsPerThread = j.at("items_per_thread").get<int>();
         p.fastMath = j.value("fast_math", false); // absent in trees written before the knob existed
     } catch (const nlohmann::json::exception& e) {
-        return makeError(ErrorCode::InvalidArgument, std::string("missing or mistyped parameter: ") + e.what(), context);
+        return makeError(ErrorCode::InvalidArgument, std::string("missing or mistyped parameter: ") + e.what(),
+                         context);
     }
     if (!isPowerOfTwo(p.threads) || p.threads < 64 || p.threads > 1024)
         return makeError(ErrorCode::InvalidArgument, "threads must be a power of two in 64..1024", context);
     if (!vectorWidthAllowed(p.vectorWidth))
         return makeError(ErrorCode::InvalidArgument,
-                         "vector_width " + std::to_string(p.vectorWidth) + " not allowed for " + m_inDtype + " -> " + m_outDtype,
+                         "vector_width " + std::to_string(p.vectorWidth) + " not allowed for " + m_inDtype + " -> " +
+                             m_outDtype,
                          context);
     if (!isPowerOfTwo(p.itemsPerThread) || p.itemsPerThread > 8)
         return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
@@ -399,9 +406,9 @@ std::string UnaryFamily::opExpression(bool fastMath) const
         // whether that is close enough (it usually is for float16 / bfloat16 outputs).
         if (m_op == "gelu")
             return m_tanhGelu
-                       // 0.5 x (1 + tanh(u)) == x * sigmoid(2u): no cancellation for negative x.
-                       ? "__fdividef(x, 1.0f + __expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)))"
-                       : (isHalfWidth(m_outDtype) ? "kfGeluShortErfc(x)" : "kfGeluErfc(x)");
+                // 0.5 x (1 + tanh(u)) == x * sigmoid(2u): no cancellation for negative x.
+                ? "__fdividef(x, 1.0f + __expf(-1.5957691216057308f * (x + 0.044715f * x * x * x)))"
+                : (isHalfWidth(m_outDtype) ? "kfGeluShortErfc(x)" : "kfGeluErfc(x)");
         if (m_op == "silu")
             return "__fdividef(x, 1.0f + __expf(-x))";
         if (m_op == "sigmoid")
@@ -462,17 +469,20 @@ Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const
     }
     s << "// Built-in elementwise " << m_op << (m_op == "gelu" ? (m_tanhGelu ? " (tanh)" : " (exact)") : "")
       << (m_inPlace ? "_ (in place)" : "") << " over " << m_numel
-      << (m_channelsLast ? " channels-last (in storage order) " : m_dense ? " dense (in storage order) " : " contiguous ")
-      << m_inDtype << " elements"
-      << (m_inDtype != m_outDtype ? " into " + m_outDtype : std::string()) << ", fp32 math.\n"
+      << (m_channelsLast ? " channels-last (in storage order) "
+              : m_dense  ? " dense (in storage order) "
+                         : " contiguous ")
+      << m_inDtype << " elements" << (m_inDtype != m_outDtype ? " into " + m_outDtype : std::string())
+      << ", fp32 math.\n"
       << "// Template parameters: " << params.dump() << "\n"
-      << dtypePrelude(m_inDtype, m_outDtype) << (pairs ? pairConversions(m_inDtype) : std::string())
-      << "typedef " << (narrowIndex ? "int" : "long long") << " idx_t;\n"
+      << dtypePrelude(m_inDtype, m_outDtype) << (pairs ? pairConversions(m_inDtype) : std::string()) << "typedef "
+      << (narrowIndex ? "int" : "long long") << " idx_t;\n"
       << kernelConstants(p, "idx_t",
-                         "constexpr long long TAIL = NUMEL - static_cast<long long>(NVEC) * V; // elements after the last whole vector\n",
+                         "constexpr long long TAIL = NUMEL - static_cast<long long>(NVEC) * V; // elements after the "
+                         "last whole vector\n",
                          geluSource)
-      << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel
-      << "(const in_t*" << restrictQualifier << " x, out_t*" << restrictQualifier << " y)\n{\n"
+      << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel << "(const in_t*" << restrictQualifier
+      << " x, out_t*" << restrictQualifier << " y)\n{\n"
       << R"(    const InVec* xv = reinterpret_cast<const InVec*>(x);
     OutVec* yv = reinterpret_cast<OutVec*>(y);
     const idx_t stride = static_cast<idx_t>(gridDim.x) * THREADS * ITEMS;
@@ -490,13 +500,14 @@ Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const
             const idx_t j = base + k * THREADS;
             if (j < NVEC) {
                 OutVec o;
-)" << (pairs ? R"(#pragma unroll
+)"
+      << (pairs ? R"(#pragma unroll
                 for (int e = 0; e < V; e += 2) {
                     const float2 in = kfLoad2(&t[k].v[e]);
                     kfStore2(&o.v[e], make_float2(kfOp(in.x), kfOp(in.y)));
                 }
 )"
-             : R"(#pragma unroll
+                : R"(#pragma unroll
                 for (int e = 0; e < V; ++e)
                     o.v[e] = kfStore(kfOp(kfLoad(t[k].v[e])));
 )") << R"(                yv[j] = o;
@@ -523,11 +534,12 @@ nlohmann::json UnaryFamily::launchPlan(const std::string& kernel, const Params& 
         grid = 1; // the tail alone (TAIL < V <= 8 < THREADS: one block covers it)
     if (grid > 2147483647LL)
         grid = 2147483647LL; // the grid-stride loop covers the rest
-    return {{"launches", nlohmann::json::array({{{"kernel", kernel},
-                                                 {"grid", nlohmann::json::array({grid})},
-                                                 {"block", nlohmann::json::array({p.threads})},
-                                                 {"shared_bytes", 0},
-                                                 {"args", {"ptr:self", "ptr:out0"}}}})}};
+    return {{"launches",
+             nlohmann::json::array({{{"kernel", kernel},
+                                     {"grid", nlohmann::json::array({grid})},
+                                     {"block", nlohmann::json::array({p.threads})},
+                                     {"shared_bytes", 0},
+                                     {"args", {"ptr:self", "ptr:out0"}}}})}};
 }
 
 std::string UnaryFamily::kernelConstants(const Params& p, const char* nvecType, const std::string& afterNvec,
@@ -539,11 +551,10 @@ std::string UnaryFamily::kernelConstants(const Params& p, const char* nvecType, 
       << "constexpr int THREADS = " << p.threads << ";\n"
       << "constexpr int ITEMS = " << p.itemsPerThread << ";\n"
       << "constexpr " << nvecType << " NVEC = NUMEL / V;\n"
-      << afterNvec
-      << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
+      << afterNvec << "struct alignas(V * sizeof(in_t)) InVec { in_t v[V]; };\n"
       << "struct alignas(V * sizeof(out_t)) OutVec { out_t v[V]; };\n"
-      << geluSource
-      << "__device__ __forceinline__ float kfOp(float x) { return " << opExpression(p.fastMath) << "; }\n";
+      << geluSource << "__device__ __forceinline__ float kfOp(float x) { return " << opExpression(p.fastMath)
+      << "; }\n";
     return s.str();
 }
 
@@ -553,22 +564,23 @@ std::string UnaryFamily::gatherSource(const Params& p, const std::string& kernel
     // outputs of a vector share every outer index: their input offsets step by the innermost stride.
     const bool vectorLoads = gatherVectorLoads(p.vectorWidth);
     std::ostringstream s;
-    s << "// Built-in elementwise " << m_op << (m_op == "gelu" ? (m_tanhGelu ? " (tanh)" : " (exact)") : "")
-      << " over " << m_numel << " " << m_inDtype << " elements" << (m_inDtype != m_outDtype ? " into " + m_outDtype : std::string())
+    s << "// Built-in elementwise " << m_op << (m_op == "gelu" ? (m_tanhGelu ? " (tanh)" : " (exact)") : "") << " over "
+      << m_numel << " " << m_inDtype << " elements" << (m_inDtype != m_outDtype ? " into " + m_outDtype : std::string())
       << ", gathered from a strided input into a dense output (its storage order), fp32 math.\n"
       << "// Template parameters: " << toJson(p).dump() << "\n"
       << "// Merged output dims (outermost first in storage) and input strides (elements):";
     for (std::size_t d = 0; d < m_dims.size(); ++d)
         s << " [" << m_dims[d] << ": " << m_inStrides[d] << "]";
-    s << "\n" << dtypePrelude(m_inDtype, m_outDtype)
-      << kernelConstants(p, "long long", "", geluSource)
+    s << "\n"
+      << dtypePrelude(m_inDtype, m_outDtype) << kernelConstants(p, "long long", "", geluSource)
       << "// The input offset of output element i (i in storage order).\n"
       << "__device__ __forceinline__ long long kfInOffset(long long i)\n{\n    long long o = 0;\n";
     for (std::size_t d = m_dims.size(); d-- > 0;) {
         if (d == 0) // i < NUMEL: the outermost index needs no modulo
             s << "    o += i * " << m_inStrides[d] << "LL;\n";
         else
-            s << "    o += (i % " << m_dims[d] << "LL) * " << m_inStrides[d] << "LL;\n    i /= " << m_dims[d] << "LL;\n";
+            s << "    o += (i % " << m_dims[d] << "LL) * " << m_inStrides[d] << "LL;\n    i /= " << m_dims[d]
+              << "LL;\n";
     }
     s << "    return o;\n}\n"
       << "\nextern \"C\" __global__ void __launch_bounds__(THREADS) " << kernel

@@ -5,13 +5,12 @@
 // transposed tensor) it gathers: output element k of storage reads the input at the offset its
 // index gives, through strides baked in. Ops: aten::relu,
 // aten::gelu (approximate "none": exact erff form; "tanh"), aten::silu, aten::sigmoid, aten::tanh,
-// aten::neg, aten::rsqrt, aten::cos, aten::sin (full-range cosf / sinf), aten::pow.Tensor_Scalar with exponent 2, the dtype conversion aten::to.dtype
-// into another of those dtypes (widened exactly, rounded to nearest even), aten::type_as (the same
-// conversion), in place aten::relu_ and aten::silu_ (torchvision's ReLU(inplace=True): output 0 is
-// self), and copies with the identity op: aten::contiguous of a tensor not already in the layout
-// asked for, aten::reshape of a tensor it cannot view (gathered into a contiguous tensor of the
-// input's sizes, which has the reshaped output's bytes).
-// Parameters (docs/builtin-proposer.md):
+// aten::neg, aten::rsqrt, aten::cos, aten::sin (full-range cosf / sinf), aten::pow.Tensor_Scalar with exponent 2, the
+// dtype conversion aten::to.dtype into another of those dtypes (widened exactly, rounded to nearest even),
+// aten::type_as (the same conversion), in place aten::relu_ and aten::silu_ (torchvision's ReLU(inplace=True): output 0
+// is self), and copies with the identity op: aten::contiguous of a tensor not already in the layout asked for,
+// aten::reshape of a tensor it cannot view (gathered into a contiguous tensor of the input's sizes, which has the
+// reshaped output's bytes). Parameters (docs/builtin-proposer.md):
 //   threads           threads per block (64..1024, power of two)
 //   vector_width      elements per load/store (1, 2, 4, 8; at most 16 bytes); the numel % width
 //                     trailing elements are done by a scalar tail (gather: must divide the
@@ -70,15 +69,15 @@ private:
     static constexpr int kPreserveFormat = 1;
     static constexpr int kChannelsLastFormat = 2;
 
-    std::string m_op;          // "relu", "gelu", "silu", "sigmoid", "tanh", "neg", "rsqrt", "pow", "to", "copy"
-    bool m_inPlace = false;    // relu_ / silu_: y is x
-    bool m_channelsLast = false; // input and output NHWC (for the source's comment; indexing is flat)
-    bool m_dense = false;      // input and output laid out alike in another dense layout (flat too)
-    bool m_gather = false;     // the input is laid out unlike the output: strided reads
-    std::vector<std::int64_t> m_dims;      // gather: merged output dims, outermost first in storage
+    std::string m_op;                 // "relu", "gelu", "silu", "sigmoid", "tanh", "neg", "rsqrt", "pow", "to", "copy"
+    bool m_inPlace = false;           // relu_ / silu_: y is x
+    bool m_channelsLast = false;      // input and output NHWC (for the source's comment; indexing is flat)
+    bool m_dense = false;             // input and output laid out alike in another dense layout (flat too)
+    bool m_gather = false;            // the input is laid out unlike the output: strided reads
+    std::vector<std::int64_t> m_dims; // gather: merged output dims, outermost first in storage
     std::vector<std::int64_t> m_inStrides; // gather: the input's strides over m_dims (elements)
-    bool m_tanhGelu = false;   // gelu approximate="tanh"
-    std::string m_inDtype, m_outDtype; // differ only for "to"
+    bool m_tanhGelu = false;               // gelu approximate="tanh"
+    std::string m_inDtype, m_outDtype;     // differ only for "to"
     std::int64_t m_numel = 0;
 };
 

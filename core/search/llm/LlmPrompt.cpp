@@ -98,7 +98,8 @@ std::string planText(const nlohmann::json& plan)
     return plan.is_null() || (plan.is_object() && plan.empty()) ? std::string("(embedded in the source)") : plan.dump();
 }
 
-const char* const kAnswerFormat = R"(Answer with exactly one ```cuda code block that holds the complete source, starting with the
+const char* const kAnswerFormat =
+    R"(Answer with exactly one ```cuda code block that holds the complete source, starting with the
 /*kforge-plan {...} */ block (valid JSON for this card). Write custom CUDA kernels: no cuBLAS or
 cuDNN calls; CUB / CCCL device primitives are allowed. A few sentences of reasoning before the
 block are fine; nothing after it.)";
@@ -212,7 +213,7 @@ std::string llmRevisionPrompt(const OperatorCard& card, const nlohmann::json& ha
         text += "\nFAILED ATTEMPTS NEAR THIS PARENT (do not repeat these mistakes)\n";
         for (const SearchNode* node : failed)
             text += "- " + node->id + " (" + stepName(*node) + "): " + nodeStatusName(node->status) + ": " +
-                    cut(node->failureReason, limits.reasonChars) + "\n";
+                cut(node->failureReason, limits.reasonChars) + "\n";
     }
 
     text += "\nTASK\nWrite a revision of the parent that is faster on this GPU and still correct. Name the change "
@@ -224,8 +225,9 @@ std::string llmRevisionPrompt(const OperatorCard& card, const nlohmann::json& ha
 
 std::string llmRepairPrompt(const std::string& error)
 {
-    std::string text = "Your reply could not be used: " + error + "\n\nFix exactly this problem and answer again with "
-                       "the complete source.\n";
+    std::string text = "Your reply could not be used: " + error +
+        "\n\nFix exactly this problem and answer again with "
+        "the complete source.\n";
     text += kAnswerFormat;
     text += "\n";
     return text;

@@ -18,9 +18,9 @@ extern const char* const kLlmCandidateContract;
 
 /// How much of the tree a revision prompt shows.
 struct LlmPromptLimits {
-    int lineageSteps = 5;      // the parent and up to this many ancestors' steps, nearest last
-    int failedNodes = 6;       // failed attempts shown (most recent)
-    std::size_t reasonChars = 1500;  // a failure reason is cut to this length
+    int lineageSteps = 5;           // the parent and up to this many ancestors' steps, nearest last
+    int failedNodes = 6;            // failed attempts shown (most recent)
+    std::size_t reasonChars = 1500; // a failure reason is cut to this length
 };
 
 /// The role, the rules (custom CUDA only: no cuBLAS/cuDNN calls, CUB/CCCL allowed; exactly one

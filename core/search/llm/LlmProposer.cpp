@@ -34,8 +34,10 @@ constexpr std::size_t kMaxEchoedReplyBytes = 2 * kMaxKernelSourceBytes;
 
 } // namespace
 
-LlmProposer::LlmProposer(OperatorCard card, std::shared_ptr<LlmClient> client, json hardware, LlmProposerOptions options)
-    : m_card(std::move(card)), m_client(std::move(client)), m_hardware(std::move(hardware)), m_options(std::move(options))
+LlmProposer::LlmProposer(OperatorCard card, std::shared_ptr<LlmClient> client, json hardware,
+                         LlmProposerOptions options)
+    : m_card(std::move(card)), m_client(std::move(client)), m_hardware(std::move(hardware)),
+      m_options(std::move(options))
 {
 }
 
@@ -59,7 +61,8 @@ Result<Proposal> LlmProposer::propose(const SearchTree& tree, const SearchNode& 
     return converse(llmRevisionPrompt(m_card, currentHardware(), tree, parent, m_options.limits), parent.id, stop);
 }
 
-Result<Proposal> LlmProposer::converse(std::string userPrompt, const std::string& parentId, const std::atomic<bool>& stop)
+Result<Proposal> LlmProposer::converse(std::string userPrompt, const std::string& parentId,
+                                       const std::atomic<bool>& stop)
 {
     if (!m_client)
         return makeError(ErrorCode::Internal, "no LLM client", "llm proposer");
@@ -100,11 +103,12 @@ Result<Proposal> LlmProposer::converse(std::string userPrompt, const std::string
         auto reply = m_client->complete(request, &stop);
         if (!reply) {
             if (reply.error().code == ErrorCode::Cancelled || turn == 0)
-                return makeError(reply.error().code, reply.error().message, providerContext(provenance.provider, reply.error()));
+                return makeError(reply.error().code, reply.error().message,
+                                 providerContext(provenance.provider, reply.error()));
             // A repair turn failed: keep the calls already paid for, fail only this proposal.
             recordSums();
-            proposal.failureReason = "repair turn failed: " + providerContext(provenance.provider, reply.error()) + ": " +
-                                     reply.error().message;
+            proposal.failureReason = "repair turn failed: " + providerContext(provenance.provider, reply.error()) +
+                ": " + reply.error().message;
             return proposal;
         }
         const LlmReply& r = reply.value();

@@ -12,8 +12,8 @@
 // holds the system prompt, every call (user prompt, response, tokens, cost, latency, parse error)
 // and the sums. The texts are inline here; SearchRun moves them to the tree's blob store when the
 // node enters the tree (ProvenanceTexts.h). A repair turn sends back at most 512 KiB of the
-// unusable reply (the rest replaced by a truncation note). Nothing secret is recorded: the client keeps the API key in its auth header and
-// this class never sees a config.
+// unusable reply (the rest replaced by a truncation note). Nothing secret is recorded: the client keeps the API key in
+// its auth header and this class never sees a config.
 //
 // Errors: a client error on the first call of a proposal ends the run with that error (the server
 // is unreachable or rejects the request: more iterations would fail the same way); a client error
@@ -62,8 +62,7 @@ public:
 
 private:
     nlohmann::json currentHardware() const;
-    Result<Proposal> converse(std::string userPrompt, const std::string& parentId,
-                              const std::atomic<bool>& stop);
+    Result<Proposal> converse(std::string userPrompt, const std::string& parentId, const std::atomic<bool>& stop);
 
     OperatorCard m_card;
     std::shared_ptr<LlmClient> m_client;

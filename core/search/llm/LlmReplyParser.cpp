@@ -100,7 +100,8 @@ Result<Candidate> parseLlmReply(const std::string& reply, const OperatorCard& ca
     const std::vector<CodeBlock> blocks = codeBlocks(reply);
     const CodeBlock* chosen = nullptr;
     for (const CodeBlock& block : blocks) {
-        const bool cuda = isCudaTag(block.info) || (block.info.empty() && block.body.find("__global__") != std::string::npos);
+        const bool cuda =
+            isCudaTag(block.info) || (block.info.empty() && block.body.find("__global__") != std::string::npos);
         if (!cuda)
             continue;
         if (embeddedPlanText(block.body)) {
@@ -140,7 +141,8 @@ Result<Candidate> parseLlmReply(const std::string& reply, const OperatorCard& ca
     if (auto valid = validateLaunchPlan(plan.value(), card); !valid)
         return replyError("plan invalid: " + valid.error().toString());
     if (candidate.source.find("extern \"C\"") == std::string::npos)
-        return replyError("the source declares no extern \"C\" kernel (the plan launches kernels by their unmangled name)");
+        return replyError(
+            "the source declares no extern \"C\" kernel (the plan launches kernels by their unmangled name)");
     for (const KernelLaunch& launch : plan->launches) {
         if (!declaresFunction(candidate.source, launch.kernel))
             return replyError("plan launches kernel '" + launch.kernel +

@@ -1,5 +1,5 @@
-#include "search/builtin/BinaryFamily.h"
 #include "search/builtin/BuiltinProposer.h"
+#include "search/builtin/BinaryFamily.h"
 #include "search/builtin/UnaryFamily.h"
 
 #include "kernel/CachingCompiler.h"
@@ -115,8 +115,8 @@ SearchTree growChain(const OperatorCard& card, int steps, bool compile, std::uin
         EXPECT_EQ(p->provenance.kind, ProvenanceKind::BuiltinTransformation);
         EXPECT_FALSE(p->provenance.transformation.empty());
         if (compile)
-            expectGoodCandidate(card, p->candidate, p->provenance.transformation + " " +
-                                                         p->provenance.details["params"].dump());
+            expectGoodCandidate(card, p->candidate,
+                                p->provenance.transformation + " " + p->provenance.details["params"].dump());
         last = tree.addChild(last, p->candidate, p->provenance, 0).value();
         EXPECT_TRUE(tree.recordEvaluation(last, passed(10.0 - i * 0.1)).ok());
     }
@@ -129,8 +129,8 @@ const std::vector<std::string> kDtypes = {"float32", "float16", "bfloat16"};
 
 TEST(BuiltinProposer, SoftmaxFamiliesCompileForEveryDtypeAndRowLength)
 {
-    for (const auto& [op, overload] : std::vector<std::pair<std::string, std::string>>{
-             {"aten::softmax", "int"}, {"aten::log_softmax", "int"}})
+    for (const auto& [op, overload] :
+         std::vector<std::pair<std::string, std::string>>{{"aten::softmax", "int"}, {"aten::log_softmax", "int"}})
         for (const std::string& dtype : kDtypes)
             for (std::int64_t n : {1, 7, 197, 1000, 4097}) {
                 SCOPED_TRACE(op + " " + dtype + " n=" + std::to_string(n));
@@ -220,9 +220,8 @@ TEST(BuiltinProposer, SoftmaxWalkCoversEveryVariantAndCompiles)
 TEST(BuiltinProposer, UnaryOpsCompileForEveryDtypeAndSize)
 {
     const std::vector<std::pair<std::string, std::string>> ops = {
-        {"aten::relu", ""}, {"aten::gelu", "none"}, {"aten::gelu", "tanh"},
-        {"aten::silu", ""}, {"aten::sigmoid", ""}, {"aten::tanh", ""}, {"aten::neg", ""}, {"aten::rsqrt", ""},
-        {"aten::cos", ""}, {"aten::sin", ""}};
+        {"aten::relu", ""}, {"aten::gelu", "none"}, {"aten::gelu", "tanh"}, {"aten::silu", ""}, {"aten::sigmoid", ""},
+        {"aten::tanh", ""}, {"aten::neg", ""},      {"aten::rsqrt", ""},    {"aten::cos", ""},  {"aten::sin", ""}};
     for (const auto& [op, approximate] : ops)
         for (const std::string& dtype : kDtypes)
             for (std::int64_t n : {1, 7, 1000, 4097, 1 << 20}) {
@@ -292,7 +291,8 @@ TEST(BuiltinProposer, UnaryOpsOfASliceGatherIntoADenseOutput)
         // Batch, positions and heads merge into one dim (the slice steps 32 per head, 256 per
         // position, 16384 per batch), the 16 elements of a row into the other.
         EXPECT_NE(source.find("[2048: 32] [16: 1]"), std::string::npos) << source;
-        EXPECT_NE(source.find("reinterpret_cast<const InVec*>(x + o)"), std::string::npos) << "aligned rows load as vectors";
+        EXPECT_NE(source.find("reinterpret_cast<const InVec*>(x + o)"), std::string::npos)
+            << "aligned rows load as vectors";
     }
     // An odd row (7 of a 9-element row): scalar loads, vectors only where they divide the row.
     OperatorCard odd = unaryCard("aten::gelu", "float32", 1, "none");
@@ -305,18 +305,21 @@ TEST(BuiltinProposer, UnaryOpsOfASliceGatherIntoADenseOutput)
     OperatorCard inPlace = unaryCard("aten::relu_", "float32", 1);
     inPlace.args[0].tensors[0] = TensorSpec{"float32", {3, 7}, {9, 1}, "cuda:0"};
     inPlace.outputs = {TensorSpec{"float32", {3, 7}, {7, 1}, "cuda:0"}};
-    EXPECT_NE(BuiltinProposer::supports(inPlace).error().message.find("in-place op whose output is laid out unlike self"),
-              std::string::npos);
+    EXPECT_NE(
+        BuiltinProposer::supports(inPlace).error().message.find("in-place op whose output is laid out unlike self"),
+        std::string::npos);
 }
 
 // aten::to.dtype(self, dtype, non_blocking, copy, memory_format) of a contiguous [numel] tensor.
 OperatorCard castCard(const std::string& from, const std::string& to, std::int64_t numel, json memoryFormat = nullptr)
 {
-    static const std::map<std::string, int> scalarType = {{"float16", 5}, {"float32", 6}, {"float64", 7}, {"bfloat16", 15}};
+    static const std::map<std::string, int> scalarType = {
+        {"float16", 5}, {"float32", 6}, {"float64", 7}, {"bfloat16", 15}};
     OperatorCard card;
     card.op = "aten::to";
     card.overload = "dtype";
-    card.args.push_back(ArgSpec{"self", "Tensor", ArgKind::Tensor, {TensorSpec{from, {numel}, {1}, "cuda:0"}}, nullptr});
+    card.args.push_back(
+        ArgSpec{"self", "Tensor", ArgKind::Tensor, {TensorSpec{from, {numel}, {1}, "cuda:0"}}, nullptr});
     card.args.push_back(ArgSpec{"dtype", "ScalarType", ArgKind::Value, {}, scalarType.at(to)});
     card.args.push_back(ArgSpec{"non_blocking", "bool", ArgKind::Value, {}, false});
     card.args.push_back(ArgSpec{"copy", "bool", ArgKind::Value, {}, false});
@@ -363,8 +366,9 @@ TEST(BuiltinProposer, PowOfExponentTwoSquaresAsEagerDoes)
             if (!next.ok() || !next->failureReason.empty())
                 break;
             fast += next->provenance.details["params"]["fast_math"].get<bool>() ? 1 : 0;
-            EXPECT_TRUE(tree.recordEvaluation(tree.addChild(rootId, next->candidate, next->provenance, 0).value(),
-                                              passed(9)).ok());
+            EXPECT_TRUE(
+                tree.recordEvaluation(tree.addChild(rootId, next->candidate, next->provenance, 0).value(), passed(9))
+                    .ok());
         }
         return fast;
     };
@@ -409,8 +413,10 @@ OperatorCard typeAsCard(const std::string& from, const std::string& to, const st
 {
     OperatorCard card;
     card.op = "aten::type_as";
-    card.args.push_back(ArgSpec{"self", "Tensor", ArgKind::Tensor, {TensorSpec{from, {4, 512}, {512, 1}, "cuda:0"}}, nullptr});
-    card.args.push_back(ArgSpec{"other", "Tensor", ArgKind::Tensor, {TensorSpec{to, {4, 512}, {512, 1}, otherDevice}}, nullptr});
+    card.args.push_back(
+        ArgSpec{"self", "Tensor", ArgKind::Tensor, {TensorSpec{from, {4, 512}, {512, 1}, "cuda:0"}}, nullptr});
+    card.args.push_back(
+        ArgSpec{"other", "Tensor", ArgKind::Tensor, {TensorSpec{to, {4, 512}, {512, 1}, otherDevice}}, nullptr});
     card.outputs = {TensorSpec{to, {4, 512}, {512, 1}, otherDevice}};
     card.id = "card-type-as-" + from + "-" + to;
     return card;
@@ -432,8 +438,9 @@ TEST(BuiltinProposer, TypeAsConvertsLikeToDtype)
     // Into its own dtype type_as returns self; onto another device it copies across devices.
     EXPECT_NE(BuiltinProposer::supports(typeAsCard("bfloat16", "bfloat16")).error().message.find("its own dtype"),
               std::string::npos);
-    EXPECT_NE(BuiltinProposer::supports(typeAsCard("float32", "bfloat16", "cpu")).error().message.find("another device"),
-              std::string::npos);
+    EXPECT_NE(
+        BuiltinProposer::supports(typeAsCard("float32", "bfloat16", "cpu")).error().message.find("another device"),
+        std::string::npos);
 }
 
 TEST(BuiltinProposer, ContiguousOfAStridedTensorIsAnIdentityGather)
@@ -513,25 +520,27 @@ TEST(BuiltinProposer, ReshapeThatCopiesIsAGatherAndOneThatViewsIsRefused)
         EXPECT_NE(source.find("kfOp(float x) { return x; }"), std::string::npos);
     }
     // Gemma's one KV head: [4,1,8,S,D] with the expanded dim next to the batch views as [4,8,S,D].
-    EXPECT_NE(BuiltinProposer::supports(
-                  reshapeCard(TensorSpec{"bfloat16", {4, 1, 8, 64, 32}, {2048, 2048, 0, 32, 1}, "cuda:0"}, {4, 8, 64, 32}))
-                  .error()
-                  .message.find("returns a view"),
-              std::string::npos);
+    EXPECT_NE(
+        BuiltinProposer::supports(
+            reshapeCard(TensorSpec{"bfloat16", {4, 1, 8, 64, 32}, {2048, 2048, 0, 32, 1}, "cuda:0"}, {4, 8, 64, 32}))
+            .error()
+            .message.find("returns a view"),
+        std::string::npos);
     // A transposed tensor merged across its transposed dims, or across a transposed and an
     // untouched one, copies; splitting its last dim views it.
     const TensorSpec transposed{"float32", {4, 6, 5, 8}, {240, 8, 48, 1}, "cuda:0"};
     EXPECT_TRUE(BuiltinProposer::supports(reshapeCard(transposed, {4, 30, 8})).ok());
     EXPECT_TRUE(BuiltinProposer::supports(reshapeCard(transposed, {4, 6, 40})).ok());
-    EXPECT_NE(BuiltinProposer::supports(reshapeCard(transposed, {4, 6, 5, 2, 4})).error().message.find("returns a view"),
-              std::string::npos);
+    EXPECT_NE(
+        BuiltinProposer::supports(reshapeCard(transposed, {4, 6, 5, 2, 4})).error().message.find("returns a view"),
+        std::string::npos);
     OperatorCard strided = reshapeCard(transposed, {4, 30, 8});
     strided.outputs[0].strides = {1, 4, 120};
     EXPECT_NE(BuiltinProposer::supports(strided).error().message.find("returns a view of its input (no kernel to run)"),
               std::string::npos);
     // The expanded keys of repeat_kv reshaped into another expanded layout (a decoder's card).
-    OperatorCard expanded = reshapeCard(TensorSpec{"bfloat16", {4, 1, 8, 512, 256}, {131072, 131072, 0, 256, 1}, "cuda:0"},
-                                        {4, 8, 512, 256});
+    OperatorCard expanded = reshapeCard(
+        TensorSpec{"bfloat16", {4, 1, 8, 512, 256}, {131072, 131072, 0, 256, 1}, "cuda:0"}, {4, 8, 512, 256});
     expanded.outputs[0].strides = {131072, 0, 256, 1};
     EXPECT_NE(BuiltinProposer::supports(expanded).error().message.find("returns a view"), std::string::npos);
     OperatorCard fewer = reshapeCard(transposed, {4, 30, 8});
@@ -579,9 +588,9 @@ TEST(BuiltinProposer, CatCopiesEachInputIntoItsSlab)
                   std::string::npos);
     }
     // A slab that starts off a vector boundary copies element by element.
-    const OperatorCard odd = catCard({TensorSpec{"float32", {3, 5}, {5, 1}, "cuda:0"},
-                                      TensorSpec{"float32", {3, 4}, {4, 1}, "cuda:0"}},
-                                     TensorSpec{"float32", {3, 9}, {9, 1}, "cuda:0"}, 1);
+    const OperatorCard odd =
+        catCard({TensorSpec{"float32", {3, 5}, {5, 1}, "cuda:0"}, TensorSpec{"float32", {3, 4}, {4, 1}, "cuda:0"}},
+                TensorSpec{"float32", {3, 9}, {9, 1}, "cuda:0"}, 1);
     EXPECT_EQ(growChain(odd, 1, true).root()->provenance.details["params"]["vector_width"], 1);
     EXPECT_NE(BuiltinProposer::supports(catCard({TensorSpec{"float32", {3, 5}, {5, 1}, "cuda:0"},
                                                  TensorSpec{"float16", {3, 5}, {5, 1}, "cuda:0"}},
@@ -673,8 +682,8 @@ TEST(BuiltinProposer, SameTreeAndSeedGiveTheSameProposals)
 
 TEST(BuiltinProposer, NeverRepeatsParamsAndSaysWhenNothingIsLeft)
 {
-    for (const OperatorCard& card : {softmaxCard("aten::softmax", "int", "float32", {8, 197}),
-                                     unaryCard("aten::silu", "bfloat16", 4097)}) {
+    for (const OperatorCard& card :
+         {softmaxCard("aten::softmax", "int", "float32", {8, 197}), unaryCard("aten::silu", "bfloat16", 4097)}) {
         BuiltinProposer proposer(card);
         std::atomic<bool> stop{false};
         SearchTree tree(card.id, 5);
@@ -735,7 +744,8 @@ TEST(BuiltinProposer, TransformationNamesDescribeTheStep)
         EXPECT_EQ(from, tree.find(*node.parentId)->provenance.details["params"]);
     }
     for (const std::string& prefix : prefixes)
-        EXPECT_TRUE(prefix == "threads-per-block" || prefix == "vector-width" || prefix == "items-per-thread") << prefix;
+        EXPECT_TRUE(prefix == "threads-per-block" || prefix == "vector-width" || prefix == "items-per-thread")
+            << prefix;
     EXPECT_GE(prefixes.size(), 2u);
 }
 
@@ -994,8 +1004,8 @@ TEST(BuiltinProposer, ReductionsCompileForEveryDtypeAndRowLength)
         for (std::int64_t n : {1, 7, 197, 1000, 4097}) {
             SCOPED_TRACE(dtype + " n=" + std::to_string(n));
             EXPECT_EQ(growChain(reduceCard("aten::mean", "dim", dtype, {6, n}), 2, true).size(), 3u);
-            EXPECT_EQ(growChain(reduceCard("aten::sum", "dim_IntList", dtype, {3, 2, n}, json::array({-1, 1}), false), 2,
-                                true)
+            EXPECT_EQ(growChain(reduceCard("aten::sum", "dim_IntList", dtype, {3, 2, n}, json::array({-1, 1}), false),
+                                2, true)
                           .size(),
                       3u);
         }
@@ -1033,9 +1043,8 @@ TEST(BuiltinProposer, PoolingOfChannelsLastInputsCompiles)
             }
         }
     // The ResNet head's root: 8 fp16 channels per load, 32 channel vectors and 8 positions per block.
-    const SearchTree head = growChain(channelsLast(reduceCard("aten::adaptive_avg_pool2d", "", "float16",
-                                                              {32, 2048, 7, 7})),
-                                      1, true);
+    const SearchTree head =
+        growChain(channelsLast(reduceCard("aten::adaptive_avg_pool2d", "", "float16", {32, 2048, 7, 7})), 1, true);
     EXPECT_EQ(head.root()->provenance.details["params"],
               json({{"vector_width", 8}, {"channel_vectors", 32}, {"hw_split", 8}}));
     EXPECT_EQ(head.root()->candidate.launchPlan["launches"][0]["grid"], json::array({256})); // 32 images x 8 tiles
@@ -1107,7 +1116,8 @@ TEST(BuiltinProposer, MaxPool2dCompilesForNchwAndChannelsLast)
                     EXPECT_EQ(node.provenance.details["family"], "max_pool2d");
                     // Channels-last: vectors of channels; NCHW: runs of a row, one value at a time.
                     EXPECT_EQ(c.in[1] % params["vector_width"].get<int>(), 0);
-                    EXPECT_EQ(channelsLast ? params["outputs_per_thread"].get<int>() : params["vector_width"].get<int>(), 1);
+                    EXPECT_EQ(
+                        channelsLast ? params["outputs_per_thread"].get<int>() : params["vector_width"].get<int>(), 1);
                     // Values only: the plan passes the input and the one output, no indices buffer.
                     EXPECT_EQ(node.candidate.launchPlan["launches"][0]["args"], json({"ptr:self", "ptr:out0"}));
                 }
@@ -1123,7 +1133,8 @@ TEST(BuiltinProposer, MaxPool2dCompilesForNchwAndChannelsLast)
     EXPECT_NE(refusal(maxPoolCard("float32", {2, 4, 8, 8}, {2, 4, 5, 5}, {2, 2}, {2, 2}, {2, 2}, {1, 1}, false, false))
                   .find("out of the covered range"),
               std::string::npos);
-    OperatorCard toNchw = maxPoolCard("float16", {2, 4, 8, 8}, {2, 4, 4, 4}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false, true);
+    OperatorCard toNchw =
+        maxPoolCard("float16", {2, 4, 8, 8}, {2, 4, 4, 4}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false, true);
     toNchw.outputs[0].strides = contiguousStrides({2, 4, 4, 4});
     EXPECT_NE(refusal(toNchw).find("differs from the input's"), std::string::npos);
 }
@@ -1193,7 +1204,8 @@ TEST(BuiltinProposer, NewFamiliesRefuseWithTheReason)
 namespace {
 
 // aten::batch_norm in eval mode: weight/bias of the input's dtype (or None), float32 running stats.
-OperatorCard batchNormCard(const std::string& dtype, std::vector<std::int64_t> sizes, bool affine, bool training = false)
+OperatorCard batchNormCard(const std::string& dtype, std::vector<std::int64_t> sizes, bool affine,
+                           bool training = false)
 {
     OperatorCard card;
     card.op = "aten::batch_norm";
@@ -1241,8 +1253,8 @@ OperatorCard binaryCard(const std::string& op, const std::string& dtype, const T
     return card;
 }
 
-OperatorCard embeddingCard(const std::string& dtype, const std::string& indexDtype, std::int64_t vocab, std::int64_t dim,
-                           std::vector<std::int64_t> indexSizes)
+OperatorCard embeddingCard(const std::string& dtype, const std::string& indexDtype, std::int64_t vocab,
+                           std::int64_t dim, std::vector<std::int64_t> indexSizes)
 {
     OperatorCard card;
     card.op = "aten::embedding";
@@ -1305,8 +1317,8 @@ TEST(BuiltinProposer, BatchNormCoversChannelsLastInputs)
 {
     // ResNet-50 in channels-last fp16: NHWC memory, the channel is the fastest index.
     for (const std::string& dtype : kDtypes)
-        for (const std::vector<std::int64_t>& sizes : std::vector<std::vector<std::int64_t>>{
-                 {32, 64, 56, 56}, {2, 12, 7, 7}, {3, 5, 1, 9}}) {
+        for (const std::vector<std::int64_t>& sizes :
+             std::vector<std::vector<std::int64_t>>{{32, 64, 56, 56}, {2, 12, 7, 7}, {3, 5, 1, 9}}) {
             SCOPED_TRACE(dtype + " " + cudaTensor(dtype, sizes).toShortString());
             OperatorCard card = batchNormCard(dtype, sizes, true);
             const std::int64_t c = sizes[1], h = sizes[2], w = sizes[3];
@@ -1414,7 +1426,8 @@ TEST(BuiltinProposer, BinaryStagesATransposedOperandThroughSharedMemoryTiles)
         EXPECT_NE(source.find("'other' (unit stride along J) staged in shared memory"), std::string::npos);
         EXPECT_EQ(source.find("'self' (unit stride along J)"), std::string::npos);
         EXPECT_NE(source.find("[2: 2097152, 2097152, 2097152] [4096: 512, 1, 512] [512: 1, 4096, 1]"),
-                  std::string::npos) << source;
+                  std::string::npos)
+            << source;
         // 16 tiles along C, 128 along HW, 2 images: one block each.
         EXPECT_NE(source.find("BLOCKS = 4096LL"), std::string::npos);
         EXPECT_EQ(root.candidate.launchPlan["launches"][0]["grid"][0], 4096);
@@ -1469,7 +1482,8 @@ TEST(BuiltinProposer, DenseStorageOrderPermutesDimsByStride)
 {
     using Order = std::vector<std::size_t>;
     EXPECT_EQ(denseStorageOrder(cudaTensor("float32", {4, 8, 16})), (Order{0, 1, 2}));
-    EXPECT_EQ(denseStorageOrder(TensorSpec{"float16", {2, 64, 7, 7}, {3136, 1, 448, 64}, "cuda:0"}), (Order{0, 2, 3, 1}));
+    EXPECT_EQ(denseStorageOrder(TensorSpec{"float16", {2, 64, 7, 7}, {3136, 1, 448, 64}, "cuda:0"}),
+              (Order{0, 2, 3, 1}));
     // A [4, 512, 8, 256] tensor's transpose(1, 2), as the decoders' queries.
     EXPECT_EQ(denseStorageOrder(TensorSpec{"bfloat16", {4, 8, 512, 256}, {1048576, 256, 2048, 1}, "cuda:0"}),
               (Order{0, 2, 1, 3}));
@@ -1533,7 +1547,8 @@ TEST(BuiltinProposer, BinaryOpsCompileForEveryDtypeAndBroadcast)
             binaryCard("aten::div", dtype, t({1}), t({1, 1}), 1, "Tensor_mode"),
         };
         for (const OperatorCard& card : cards) {
-            SCOPED_TRACE(card.op + " " + dtype + " " + card.args[0].toShortString() + " " + card.args[1].toShortString());
+            SCOPED_TRACE(card.op + " " + dtype + " " + card.args[0].toShortString() + " " +
+                         card.args[1].toShortString());
             EXPECT_GE(growChain(card, 2, true).size(), 2u);
         }
     }
@@ -1556,8 +1571,8 @@ TEST(BuiltinProposer, BinaryBakesBroadcastStridesAndAlpha)
     ASSERT_TRUE(outer.ok());
     EXPECT_NE(outer->candidate.source.find("[8: 64, 197] [197: 0, 1] [64: 1, 0]"), std::string::npos)
         << outer->candidate.source;
-    auto flat = BuiltinProposer(binaryCard("aten::add", "bfloat16", cudaTensor("bfloat16", {2, 3}),
-                                           cudaTensor("bfloat16", {2, 3})))
+    auto flat = BuiltinProposer(
+                    binaryCard("aten::add", "bfloat16", cudaTensor("bfloat16", {2, 3}), cudaTensor("bfloat16", {2, 3})))
                     .proposeRoot(SearchTree("c", 1), stop);
     ASSERT_TRUE(flat.ok());
     EXPECT_NE(flat->candidate.source.find("both operands contiguous and same-shaped"), std::string::npos);
@@ -1575,25 +1590,28 @@ TEST(BuiltinProposer, BinaryReadsAZeroDimOperandOfAnotherDtypeAtEveryLaunch)
         const std::vector<OperatorCard> cards = {
             binaryCard("aten::mul", dtype, t({4, 16, 64, 64}), scale64),
             binaryCard("aten::add", dtype, t({4, 64, 1}), scale64),
-            binaryCard("aten::sub", dtype, scale64, t({8, 197, 64}), 2),  // the 0-dim operand is self
+            binaryCard("aten::sub", dtype, scale64, t({8, 197, 64}), 2), // the 0-dim operand is self
             binaryCard("aten::div", dtype, t({1000, 3}), cudaTensor(dtype == "float16" ? "bfloat16" : "float16", {})),
             binaryCard("aten::mul_", dtype, t({8, 197, 64}), scale64),
         };
         for (const OperatorCard& card : cards) {
-            SCOPED_TRACE(card.op + " " + dtype + " " + card.args[0].toShortString() + " " + card.args[1].toShortString());
+            SCOPED_TRACE(card.op + " " + dtype + " " + card.args[0].toShortString() + " " +
+                         card.args[1].toShortString());
             auto root = BuiltinProposer(card).proposeRoot(SearchTree("c", 1), stop);
             ASSERT_TRUE(root.ok()) << root.error().toString();
             const std::string& source = root->candidate.source;
             const bool selfIsScalar = card.args[0].tensors[0].sizes.empty();
             EXPECT_NE(source.find(std::string("const float sv = kfScalarOperand(") + (selfIsScalar ? "x" : "z") + ")"),
-                      std::string::npos) << source;
+                      std::string::npos)
+                << source;
             EXPECT_NE(source.find("return kfLoad(kfStore("), std::string::npos) << "cast to the output's dtype first";
             EXPECT_EQ(source.find("0.088"), std::string::npos);
             EXPECT_GE(growChain(card, 2, true).size(), 2u); // compiles, and has neighbours
         }
     }
-    auto attention = BuiltinProposer(binaryCard("aten::mul", "bfloat16", cudaTensor("bfloat16", {4, 16, 64, 64}), scale64))
-                         .proposeRoot(SearchTree("c", 1), stop);
+    auto attention =
+        BuiltinProposer(binaryCard("aten::mul", "bfloat16", cudaTensor("bfloat16", {4, 16, 64, 64}), scale64))
+            .proposeRoot(SearchTree("c", 1), stop);
     ASSERT_TRUE(attention.ok());
     EXPECT_NE(attention->candidate.source.find("typedef double scalar_operand_t;"), std::string::npos);
     EXPECT_NE(attention->candidate.source.find("float kfLoadScalarOperand(double v) { return static_cast<float>(v); }"),
@@ -1674,14 +1692,17 @@ TEST(BuiltinProposer, EmbeddingCompilesForEveryDtypeAndIndexShape)
             for (const auto& [dim, indexSizes] : std::vector<std::pair<std::int64_t, std::vector<std::int64_t>>>{
                      {1, {7}}, {197, {2, 3}}, {1000, {4, 1}}, {64, {8, 197}}}) {
                 SCOPED_TRACE(dtype + " " + idx + " D=" + std::to_string(dim));
-                EXPECT_EQ(growChain(embeddingCard(dtype, idx, 1000, dim, indexSizes), idx == "int64" ? 2 : 1, true).size(),
-                          idx == "int64" ? 3u : 2u);
+                EXPECT_EQ(
+                    growChain(embeddingCard(dtype, idx, 1000, dim, indexSizes), idx == "int64" ? 2 : 1, true).size(),
+                    idx == "int64" ? 3u : 2u);
             }
     std::atomic<bool> stop{false};
-    auto root = BuiltinProposer(embeddingCard("float32", "int64", 30522, 768, {8, 128})).proposeRoot(SearchTree("c", 1), stop);
+    auto root =
+        BuiltinProposer(embeddingCard("float32", "int64", 30522, 768, {8, 128})).proposeRoot(SearchTree("c", 1), stop);
     ASSERT_TRUE(root.ok());
     EXPECT_NE(root->candidate.source.find("id < 0 || id >= VOCAB"), std::string::npos);
-    EXPECT_EQ(root->candidate.launchPlan["launches"][0]["grid"][0], 8 * 128 / root->provenance.details["params"]["rows_per_block"].get<int>());
+    EXPECT_EQ(root->candidate.launchPlan["launches"][0]["grid"][0],
+              8 * 128 / root->provenance.details["params"]["rows_per_block"].get<int>());
 }
 
 TEST(BuiltinProposer, LastFamiliesAreDeterministicAndNeverRepeat)
@@ -1733,7 +1754,8 @@ TEST(BuiltinProposer, LastFamiliesRefuseWithTheReason)
     OperatorCard scalarOverload = binaryCard("aten::mul", "float32", x, x, 1, "Scalar");
     EXPECT_NE(refusal(scalarOverload).find("not covered by the built-in proposer yet"), std::string::npos);
 
-    EXPECT_NE(refusal(embeddingCard("float32", "float32", 10, 8, {4})).find("indices dtype float32"), std::string::npos);
+    EXPECT_NE(refusal(embeddingCard("float32", "float32", 10, 8, {4})).find("indices dtype float32"),
+              std::string::npos);
     OperatorCard transposedWeight = embeddingCard("float32", "int64", 10, 8, {4});
     transposedWeight.args[0].tensors[0].strides = {1, 10};
     EXPECT_NE(refusal(transposedWeight).find("expected a non-empty contiguous [V, D]"), std::string::npos);
@@ -1743,7 +1765,8 @@ TEST(BuiltinProposer, DtypeConversionsRefuseWhatIsNotACopyIntoAnotherFloatDtype)
 {
     EXPECT_NE(refusal(castCard("float32", "float32", 64)).find("returns the tensor itself"), std::string::npos);
     EXPECT_NE(refusal(castCard("float32", "float64", 64)).find("only float32, float16, bfloat16"), std::string::npos);
-    EXPECT_NE(refusal(castCard("float16", "float32", 64, 2)).find("memory_format 2"), std::string::npos); // channels_last
+    EXPECT_NE(refusal(castCard("float16", "float32", 64, 2)).find("memory_format 2"),
+              std::string::npos); // channels_last
     // A transposed input converted into a contiguous output (memory_format=contiguous) gathers.
     OperatorCard strided = castCard("float16", "float32", 64, 0);
     strided.args[0].tensors[0] = TensorSpec{"float16", {8, 8}, {1, 8}, "cuda:0"};

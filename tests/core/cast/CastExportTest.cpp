@@ -51,7 +51,8 @@ Candidate candidate(const std::string& tag)
 {
     Candidate c;
     c.source = "extern \"C\" __global__ void kf(const void* in, void* out) {} // " + tag + "\n";
-    c.launchPlan = {{"launches", {{{"kernel", "kf"}, {"grid", {8}}, {"block", {128}}, {"args", {"ptr:self", "ptr:out0"}}}}}};
+    c.launchPlan = {
+        {"launches", {{{"kernel", "kf"}, {"grid", {8}}, {"block", {128}}, {"args", {"ptr:self", "ptr:out0"}}}}}};
     return c;
 }
 
@@ -107,7 +108,8 @@ SearchTree makeTree(const OperatorCard& card, const std::vector<NodeSpec>& nodes
         } else if (isFailure(spec.status)) {
             evaluation.failureReason = "failed: output 0 differs";
         } else {
-            evaluation.details = {{"status", "compiled-only"}, {"compile", {{"ok", true}, {"architecture", spec.arch}}}};
+            evaluation.details = {{"status", "compiled-only"},
+                                  {"compile", {{"ok", true}, {"architecture", spec.arch}}}};
         }
         EXPECT_TRUE(tree.recordEvaluation(id.value(), evaluation).ok());
     }
@@ -162,12 +164,13 @@ TEST_F(CastExportTest, BestPassedNodeWinsByPairedSpeedupThenLowerMedian)
     project.cards = {card};
     // n1: fastest by eager/median but its paired speedup is lower; n2 failed; n3 and n4 tie on the
     // paired speedup and n4 has the lower median; n5 compiled only.
-    const SearchTree tree = makeTree(card, {{NodeStatus::Passed, 10, 12, 1.2},
-                                            {NodeStatus::Passed, 5, 15, 1.5},
-                                            {NodeStatus::FailedValidation},
-                                            {NodeStatus::Passed, 8, 14, 1.75},
-                                            {NodeStatus::Passed, 7, 12, 1.75},
-                                            {NodeStatus::CompiledOnly}});
+    const SearchTree tree = makeTree(card,
+                                     {{NodeStatus::Passed, 10, 12, 1.2},
+                                      {NodeStatus::Passed, 5, 15, 1.5},
+                                      {NodeStatus::FailedValidation},
+                                      {NodeStatus::Passed, 8, 14, 1.75},
+                                      {NodeStatus::Passed, 7, 12, 1.75},
+                                      {NodeStatus::CompiledOnly}});
     const ExportResult result = exportOk(project, {{card.id, tree}});
     ASSERT_EQ(result.decisions.size(), 1u);
     const ExportDecision& d = result.decisions[0];
@@ -207,8 +210,9 @@ TEST_F(CastExportTest, BestPassedNodeWinsByPairedSpeedupThenLowerMedian)
     EXPECT_EQ(k.validation["validated_input_sets"], 4);
     EXPECT_EQ(k.validation["sanitizer"], json({{"checked", false}, {"reason", "--sanitize off"}}));
     EXPECT_EQ(result.package.header.architectures, std::vector<std::string>{"sm_90"});
-    EXPECT_EQ(result.package.audit,
-              (std::vector<AuditEntry>{{card.id, "aten::softmax.int", "custom", "1.750x (n4), not sanitizer-checked"}}));
+    EXPECT_EQ(
+        result.package.audit,
+        (std::vector<AuditEntry>{{card.id, "aten::softmax.int", "custom", "1.750x (n4), not sanitizer-checked"}}));
 }
 
 TEST_F(CastExportTest, WithoutPairedSpeedupTheNodeSpeedupRanks)
@@ -262,9 +266,9 @@ TEST_F(CastExportTest, OperatorTheRuntimeCannotDispatchFallsBackWithItsReason)
 
 TEST_F(CastExportTest, CompositeOperatorsAreDispatchedAsThemselves)
 {
-    for (const char* op : {"aten::layer_norm", "aten::group_norm", "aten::batch_norm", "aten::rms_norm",
-                           "aten::adaptive_avg_pool2d", "aten::max_pool2d", "aten::embedding", "aten::type_as",
-                           "aten::contiguous", "aten::reshape"}) {
+    for (const char* op :
+         {"aten::layer_norm", "aten::group_norm", "aten::batch_norm", "aten::rms_norm", "aten::adaptive_avg_pool2d",
+          "aten::max_pool2d", "aten::embedding", "aten::type_as", "aten::contiguous", "aten::reshape"}) {
         std::string why;
         const auto hook = runtimeHookFor(op, why);
         ASSERT_TRUE(hook.has_value()) << op << ": " << why;
@@ -301,10 +305,13 @@ TEST_F(CastExportTest, CatIsDispatchedAsItselfWithItsListGuardedElementByElement
     EXPECT_EQ(hook->op, "aten::cat");
     // The runtime's cat hook names the list's tensors as the guard does.
     OperatorCard card = makeCard("aten::cat", "");
-    card.args = {ArgSpec{"tensors", "Tensor[]", ArgKind::TensorList,
-                         {TensorSpec{"float32", {2, 3}, {3, 1}, "cuda:0"}, TensorSpec{"float32", {2, 5}, {1, 2}, "cuda:0"}},
-                         nullptr},
-                 ArgSpec{"dim", "int", ArgKind::Value, {}, 1}};
+    card.args = {
+        ArgSpec{"tensors",
+                "Tensor[]",
+                ArgKind::TensorList,
+                {TensorSpec{"float32", {2, 3}, {3, 1}, "cuda:0"}, TensorSpec{"float32", {2, 5}, {1, 2}, "cuda:0"}},
+                nullptr},
+        ArgSpec{"dim", "int", ArgKind::Value, {}, 1}};
     const KernelGuard guard = guardForCard(card, "sm_90", 16);
     ASSERT_EQ(guard.tensors.size(), 2u);
     EXPECT_EQ(guard.tensors[0].arg, "tensors[0]");
@@ -318,14 +325,18 @@ TEST_F(CastExportTest, InModelCheckDropsKernelsIntoFallbacksWithTheirReason)
     const OperatorCard softmax = makeCard("aten::softmax", "int");
     const OperatorCard relu = makeCard("aten::relu", "");
     project.cards = {softmax, relu};
-    ExportResult result = exportOk(project, {{softmax.id, makeTree(softmax, {{NodeStatus::Passed, 5, 10, 2.0}})},
-                                             {relu.id, makeTree(relu, {{NodeStatus::Passed, 5, 10, 1.5}})}});
+    ExportResult result = exportOk(project,
+                                   {{softmax.id, makeTree(softmax, {{NodeStatus::Passed, 5, 10, 2.0}})},
+                                    {relu.id, makeTree(relu, {{NodeStatus::Passed, 5, 10, 1.5}})}});
     ASSERT_TRUE(result.decisions[0].custom);
     ASSERT_TRUE(result.decisions[1].custom);
     const std::string kept = result.decisions[1].reason;
 
-    applyInModelCheck(result, InModelCheck{true, true, "outputs within tolerance; 1 kernel dropped",
-                                           {{result.decisions[0].kernelId, "the model ran 2.0% faster without it"}}});
+    applyInModelCheck(result,
+                      InModelCheck{true,
+                                   true,
+                                   "outputs within tolerance; 1 kernel dropped",
+                                   {{result.decisions[0].kernelId, "the model ran 2.0% faster without it"}}});
 
     EXPECT_FALSE(result.decisions[0].custom);
     EXPECT_EQ(result.package.kernels[0].kind, KernelKind::Fallback);
@@ -363,8 +374,7 @@ TEST_F(CastExportTest, CompileFailureFallsBackWithTheCompilerLine)
     const OperatorCard card = makeCard("aten::softmax", "int");
     project.cards = {card};
     failCompile = true;
-    const ExportResult result =
-        exportOk(project, {{card.id, makeTree(card, {{NodeStatus::Passed, 5, 10, 2.0}})}});
+    const ExportResult result = exportOk(project, {{card.id, makeTree(card, {{NodeStatus::Passed, 5, 10, 2.0}})}});
     EXPECT_FALSE(result.decisions[0].custom);
     EXPECT_EQ(result.decisions[0].reason,
               "best 2.000x (n0); compile for sm_90 failed: candidate.cu:3:1: error: expected a ';'");
@@ -470,7 +480,8 @@ struct CountingGate {
         std::lock_guard lock(mutex);
         --running;
         if (card.op == "aten::tanh")
-            return SanitizerVerdict{json{{"checked", true}, {"passed", false}}, "compute-sanitizer racecheck: 1 hazard"};
+            return SanitizerVerdict{json{{"checked", true}, {"passed", false}},
+                                    "compute-sanitizer racecheck: 1 hazard"};
         return SanitizerVerdict{json{{"checked", true}, {"passed", true}}, ""};
     }
 };
@@ -490,8 +501,9 @@ TEST_F(CastExportTest, ConcurrentSanitizerGatesBuildTheSamePackage)
     EXPECT_EQ(gate.most, 3) << "six gates of 150 ms, at most three at once";
     EXPECT_EQ(gate.running, 0);
     std::sort(gate.checked.begin(), gate.checked.end());
-    EXPECT_EQ(gate.checked, (std::vector<std::string>{"aten::neg", "aten::relu", "aten::rsqrt", "aten::sigmoid",
-                                                      "aten::silu", "aten::tanh"}));
+    EXPECT_EQ(gate.checked,
+              (std::vector<std::string>{"aten::neg", "aten::relu", "aten::rsqrt", "aten::sigmoid", "aten::silu",
+                                        "aten::tanh"}));
 
     // The same decisions in card order, and the same bytes.
     ASSERT_EQ(concurrent.decisions.size(), 6u);
@@ -550,7 +562,8 @@ TEST_F(CastExportTest, SanitizerFindingFallsBackAndACleanRunIsRecorded)
     EXPECT_EQ(checked, (std::vector<std::string>{softmax.id + "/n0", relu.id + "/n0"}));
     EXPECT_FALSE(result.decisions[0].custom);
     EXPECT_EQ(result.decisions[0].reason,
-              "best 2.000x (n0); sanitizer: compute-sanitizer memcheck: 1 error(s): Invalid __global__ read of size 16 bytes");
+              "best 2.000x (n0); sanitizer: compute-sanitizer memcheck: 1 error(s): Invalid __global__ read of size 16 "
+              "bytes");
     EXPECT_EQ(result.package.kernels[0].validation["sanitizer"]["passed"], false);
     EXPECT_TRUE(result.decisions[1].custom);
     EXPECT_EQ(result.decisions[1].reason, "2.000x (n0)"); // checked: no "not sanitizer-checked"
@@ -560,8 +573,8 @@ TEST_F(CastExportTest, SanitizerFindingFallsBackAndACleanRunIsRecorded)
 
     // A gate that cannot run but may be skipped: recorded, noted, still custom.
     options.sanitize = [](const OperatorCard&, const SearchNode&) -> Result<SanitizerVerdict> {
-        return SanitizerVerdict{json{{"checked", false}, {"reason", "compute-sanitizer not found: not sanitizer-checked"}},
-                                ""};
+        return SanitizerVerdict{
+            json{{"checked", false}, {"reason", "compute-sanitizer not found: not sanitizer-checked"}}, ""};
     };
     const ExportResult skipped = exportOk(project, trees);
     EXPECT_EQ(skipped.decisions[0].reason, "2.000x (n0), not sanitizer-checked");
@@ -578,7 +591,8 @@ TEST_F(CastExportTest, SanitizerFindingFallsBackAndACleanRunIsRecorded)
     EXPECT_EQ(reused.decisions[1].reason, "2.000x (n0)");
     EXPECT_EQ(reused.package.kernels[1].validation["sanitizer"]["reused"]["checked_utc"], "2026-12-01T15:40:00Z");
     EXPECT_EQ(reused.package.auditNotes,
-              (std::vector<std::string>{"sanitizer verdicts reused (the same kernel passed on the same samples before): k1"}));
+              (std::vector<std::string>{
+                  "sanitizer verdicts reused (the same kernel passed on the same samples before): k1"}));
 
     // --sanitize on with no sanitizer: the export fails.
     options.sanitize = [](const OperatorCard&, const SearchNode&) -> Result<SanitizerVerdict> {
@@ -619,16 +633,16 @@ TEST_F(CastExportTest, EveryCardIsAuditedAndThePackageReadsBack)
         EXPECT_EQ(result.package.kernels[i].id, "k" + std::to_string(i));
         reasons.push_back(result.package.audit[i].decision + ": " + result.package.audit[i].reason);
     }
-    EXPECT_EQ(reasons, (std::vector<std::string>{
-                           "custom: 2.000x (n0), not sanitizer-checked",
-                           "fallback: no search tree (not optimized)",
-                           "fallback: vendor-backed (cuBLAS/cuDNN): not searched",
-                           "fallback: no passed node with a measured speedup (3 nodes: 2 compiled-only, 1 failed-compile)",
-                           "fallback: not selected (--cards)",
-                           "custom: 1.500x (n0), not sanitizer-checked",
-                       }));
-    EXPECT_EQ(result.package.auditNotes,
-              (std::vector<std::string>{"not sanitizer-checked: k0, k5 (--sanitize off)"}));
+    EXPECT_EQ(reasons,
+              (std::vector<std::string>{
+                  "custom: 2.000x (n0), not sanitizer-checked",
+                  "fallback: no search tree (not optimized)",
+                  "fallback: vendor-backed (cuBLAS/cuDNN): not searched",
+                  "fallback: no passed node with a measured speedup (3 nodes: 2 compiled-only, 1 failed-compile)",
+                  "fallback: not selected (--cards)",
+                  "custom: 1.500x (n0), not sanitizer-checked",
+              }));
+    EXPECT_EQ(result.package.auditNotes, (std::vector<std::string>{"not sanitizer-checked: k0, k5 (--sanitize off)"}));
     applyInModelCheck(result, InModelCheck{false, false, "this build has no CUDA runtime", {}});
     EXPECT_EQ(result.package.auditNotes.back(), "in-model check: not run (this build has no CUDA runtime)");
     EXPECT_FALSE(result.inModelCheck.run);

@@ -31,7 +31,7 @@ TEST(HostNumbers, A16BitOutputTakesOnlyValuesItRepresents)
     EXPECT_FALSE(hostNumberSurvivesRounding(1.0 / std::sqrt(128.0), "bfloat16")); // Qwen's scale
     EXPECT_FALSE(hostNumberSurvivesRounding(1.0 / std::sqrt(128.0), "float16"));
     EXPECT_TRUE(hostNumberSurvivesRounding(1.0 / std::sqrt(128.0), "float32")); // read into fp32 both ways
-    EXPECT_TRUE(hostNumberSurvivesRounding(1e-6, "float32"));                  // an RMSNorm's eps
+    EXPECT_TRUE(hostNumberSurvivesRounding(1e-6, "float32"));                   // an RMSNorm's eps
     EXPECT_FALSE(hostNumberSurvivesRounding(1e-6, "bfloat16"));
     // Precision: bfloat16 keeps 8 significant bits, float16 11.
     EXPECT_TRUE(hostNumberSurvivesRounding(1.0 + 1.0 / 128, "bfloat16"));

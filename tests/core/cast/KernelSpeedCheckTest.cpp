@@ -83,7 +83,8 @@ TEST(KernelSpeedCheck, DropsEveryKernelWhenTheyTogetherSlowTheModelBelowEachRemo
     ASSERT_TRUE(check.ok()) << check.error().toString();
     EXPECT_TRUE(check->kept.empty());
     ASSERT_EQ(check->dropped.size(), 20u);
-    EXPECT_EQ(reasonFor(*check, "k7"), "in-model check: the model ran 16.0% slower with the 20 kernels left than with none");
+    EXPECT_EQ(reasonFor(*check, "k7"),
+              "in-model check: the model ran 16.0% slower with the 20 kernels left than with none");
     EXPECT_EQ(check->comparedCount, 20u);
     EXPECT_NEAR(check->keptMs, 11.6, 1e-9);
     EXPECT_NEAR(check->noneMs, 10.0, 1e-9);
@@ -111,7 +112,8 @@ TEST(KernelSpeedCheck, MeasurementsInterleaveTheConfigurations)
     ASSERT_TRUE(check.ok()) << check.error().toString();
     const std::set<std::string> both{"a", "b"}, onlyB{"b"}, onlyA{"a"}, none{};
     // warm-up, then per round: full, without a, without b; then per round: kept, none.
-    const std::vector<std::set<std::string>> expected{both, both, onlyB, onlyA, both, onlyB, onlyA, both, none, both, none};
+    const std::vector<std::set<std::string>> expected{both,  both, onlyB, onlyA, both, onlyB,
+                                                      onlyA, both, none,  both,  none};
     EXPECT_EQ(model.measured, expected);
 }
 
@@ -188,7 +190,8 @@ TEST(KernelSpeedCheck, KernelsLeftAreDroppedWhenEitherClockSaysSlowerThanNone)
         auto check = checkKernelSpeed(keys(model.deltaMs), std::ref(model), options);
         ASSERT_TRUE(check.ok()) << check.error().toString();
         EXPECT_TRUE(check->kept.empty());
-        EXPECT_EQ(reasonFor(*check, "a"), "in-model check: the model ran 5.0% slower with the 2 kernels left than with none");
+        EXPECT_EQ(reasonFor(*check, "a"),
+                  "in-model check: the model ran 5.0% slower with the 2 kernels left than with none");
         EXPECT_NEAR(check->keptGpuMs, 7.0, 1e-9);
         EXPECT_NEAR(check->noneGpuMs, 8.0, 1e-9);
     }
@@ -210,11 +213,11 @@ TEST(KernelSpeedCheck, KernelsLeftAreDroppedWhenEitherClockSaysSlowerThanNone)
 
 TEST(KernelSpeedCheck, AMeasurementOfAShortModelSpansSeveralPasses)
 {
-    const KernelSpeedCheckOptions options; // at least 3 passes and 20 ms, at most 50 passes
-    EXPECT_EQ(passesPerMeasurement(2.5, options), 8);    // a host-bound decoder layer: 8 x 2.5 ms
-    EXPECT_EQ(passesPerMeasurement(11.0, options), 3);   // long enough in the fewest passes
-    EXPECT_EQ(passesPerMeasurement(0.1, options), 50);   // tiny: capped
-    EXPECT_EQ(passesPerMeasurement(0.0, options), 50);   // a clock that did not move
+    const KernelSpeedCheckOptions options;             // at least 3 passes and 20 ms, at most 50 passes
+    EXPECT_EQ(passesPerMeasurement(2.5, options), 8);  // a host-bound decoder layer: 8 x 2.5 ms
+    EXPECT_EQ(passesPerMeasurement(11.0, options), 3); // long enough in the fewest passes
+    EXPECT_EQ(passesPerMeasurement(0.1, options), 50); // tiny: capped
+    EXPECT_EQ(passesPerMeasurement(0.0, options), 50); // a clock that did not move
 }
 
 TEST(MedianOf, OddEvenAndEmpty)

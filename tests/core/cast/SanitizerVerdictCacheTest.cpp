@@ -1,8 +1,8 @@
 // Passed sanitizer verdicts kept between exports (core/cast/SanitizerVerdictCache): reused only for
 // exactly the same kernel, samples, worker and toolchain; findings are never kept. No GPU.
 
-#include "../ScratchDir.h"
 #include "cast/SanitizerVerdictCache.h"
+#include "../ScratchDir.h"
 
 #include "project/ProjectJson.h"
 #include "util/AtomicFile.h"
@@ -81,9 +81,10 @@ TEST_F(SanitizerVerdictCacheTest, AnyChangedInputIsAMiss)
     ASSERT_TRUE(cache.find(inputs()).has_value());
 
     EXPECT_FALSE(cache.find(inputs(json{{"gpu", "NVIDIA H100"}, {"architecture", "sm_90"}})).has_value());
-    EXPECT_FALSE(cache.find(sanitizerVerdictInputs(m_card, m_node, m_root / "project", json{{"gpu", "NVIDIA H200"},
-                                                                                          {"architecture", "sm_90"}},
-                                                   "13.1", "/usr/local/cuda/bin/compute-sanitizer"))
+    EXPECT_FALSE(cache
+                     .find(sanitizerVerdictInputs(m_card, m_node, m_root / "project",
+                                                  json{{"gpu", "NVIDIA H200"}, {"architecture", "sm_90"}}, "13.1",
+                                                  "/usr/local/cuda/bin/compute-sanitizer"))
                      .has_value());
     const SearchNode original = m_node;
     m_node.candidate.source += "// edited\n";

@@ -39,7 +39,8 @@ bool check(const Result<CompiledKernel>& kernel, bool expectCached)
         return false;
     }
     if (!kernel->ok || kernel->fromCache != expectCached) {
-        std::fprintf(stderr, "unexpected outcome (ok=%d fromCache=%d)\n%s\n", kernel->ok, kernel->fromCache, kernel->log.c_str());
+        std::fprintf(stderr, "unexpected outcome (ok=%d fromCache=%d)\n%s\n", kernel->ok, kernel->fromCache,
+                     kernel->log.c_str());
         return false;
     }
     return true;
@@ -114,7 +115,8 @@ bool measure(const char* label, const std::string& source, int repetitions, bool
 int main(int argc, char** argv)
 {
     const int repetitions = argc > 1 ? std::max(1, std::atoi(argv[1])) : 21;
-    std::printf("NVRTC %s, sm_90, options: --std=c++17 -default-device -lineinfo\n", NvrtcCompiler().nvrtcVersion().c_str());
+    std::printf("NVRTC %s, sm_90, options: --std=c++17 -default-device -lineinfo\n",
+                NvrtcCompiler().nvrtcVersion().c_str());
     bool firstDone = false;
     if (!measure("softmax (warp shuffles)", test::softmaxKernel(), repetitions, firstDone))
         return 1;

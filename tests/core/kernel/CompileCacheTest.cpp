@@ -4,8 +4,8 @@
 
 #include "kernel/CachingCompiler.h"
 #include "kernel/CompileCache.h"
-#include "util/Sha256.h"
 #include "util/AtomicFile.h"
+#include "util/Sha256.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -333,7 +333,8 @@ TEST(CachingCompiler, FourThreadsSameAndDifferentSources)
         std::vector<std::thread> threads;
         for (int t = 0; t < 4; ++t) {
             threads.emplace_back([&, t] {
-                different[t] = compiler.compile(test::addKernel("kforge_parallel_" + std::to_string(t)), CompileOptions{});
+                different[t] =
+                    compiler.compile(test::addKernel("kforge_parallel_" + std::to_string(t)), CompileOptions{});
             });
         }
         for (std::thread& thread : threads)
@@ -348,7 +349,8 @@ TEST(CachingCompiler, FourThreadsSameAndDifferentSources)
         ASSERT_TRUE(different[t]) << different[t].error().toString();
         EXPECT_TRUE(different[t]->ok);
         EXPECT_FALSE(different[t]->fromCache);
-        EXPECT_NE(different[t]->ptx.find(".visible .entry kforge_parallel_" + std::to_string(t) + "("), std::string::npos);
+        EXPECT_NE(different[t]->ptx.find(".visible .entry kforge_parallel_" + std::to_string(t) + "("),
+                  std::string::npos);
     }
     EXPECT_EQ(compiled, 1); // concurrent requests for one key share one compile
     EXPECT_EQ(compiler.cache().stats().stores, 5u);

@@ -35,7 +35,8 @@ std::vector<std::string> linesOf(const std::string& text)
 bool isCaret(const std::string& line)
 {
     const std::size_t caret = line.find_first_not_of(" \t");
-    return caret != std::string::npos && line[caret] == '^' && line.find_first_not_of(" \t", caret + 1) == std::string::npos;
+    return caret != std::string::npos && line[caret] == '^' &&
+        line.find_first_not_of(" \t", caret + 1) == std::string::npos;
 }
 
 // Every line NVRTC quotes above a caret is the marker or, indent removed, a line of `source`.

@@ -64,12 +64,12 @@ std::vector<OperatorCard> cardsOfEveryFamily(const std::string& dtype)
             args.push_back(ArgSpec{"alpha", "Scalar", ArgKind::Value, {}, 1});
         cards.push_back(card(op, "Tensor", std::move(args), rows));
     }
-    cards.push_back(card("aten::layer_norm", "",
-                         {tensorArg("input", rows), ArgSpec{"normalized_shape", "int[]", ArgKind::Value, {}, json::array({1000})},
-                          tensorArg("weight", tensor(dtype, {1000})), tensorArg("bias", tensor(dtype, {1000})),
-                          ArgSpec{"eps", "float", ArgKind::Value, {}, 1e-5},
-                          ArgSpec{"cudnn_enable", "bool", ArgKind::Value, {}, true}},
-                         rows));
+    cards.push_back(card(
+        "aten::layer_norm", "",
+        {tensorArg("input", rows), ArgSpec{"normalized_shape", "int[]", ArgKind::Value, {}, json::array({1000})},
+         tensorArg("weight", tensor(dtype, {1000})), tensorArg("bias", tensor(dtype, {1000})),
+         ArgSpec{"eps", "float", ArgKind::Value, {}, 1e-5}, ArgSpec{"cudnn_enable", "bool", ArgKind::Value, {}, true}},
+        rows));
     cards.push_back(card("aten::group_norm", "",
                          {tensorArg("input", image), ArgSpec{"num_groups", "int", ArgKind::Value, {}, 8},
                           tensorArg("weight", tensor(dtype, {64})), tensorArg("bias", tensor(dtype, {64})),
@@ -81,9 +81,10 @@ std::vector<OperatorCard> cardsOfEveryFamily(const std::string& dtype)
                           ArgSpec{"keepdim", "bool", ArgKind::Value, {}, true},
                           ArgSpec{"dtype", "ScalarType?", ArgKind::None, {}, nullptr}},
                          tensor(dtype, {64, 1})));
-    cards.push_back(card("aten::adaptive_avg_pool2d", "",
-                         {tensorArg("self", image), ArgSpec{"output_size", "SymInt[2]", ArgKind::Value, {}, json::array({1, 1})}},
-                         tensor(dtype, {2, 64, 1, 1})));
+    cards.push_back(
+        card("aten::adaptive_avg_pool2d", "",
+             {tensorArg("self", image), ArgSpec{"output_size", "SymInt[2]", ArgKind::Value, {}, json::array({1, 1})}},
+             tensor(dtype, {2, 64, 1, 1})));
     return cards;
 }
 
@@ -104,8 +105,8 @@ TEST(KernelSourcePolicyBuiltin, EveryFamilysCandidatesAreAccepted)
                 candidates.push_back(std::move(next));
             for (const Candidate& candidate : candidates) {
                 const std::optional<SourcePolicyViolation> violation = checkKernelSource(candidate.source);
-                EXPECT_FALSE(violation.has_value())
-                    << "line " << violation->line << ": " << violation->reason << "\n" << candidate.source;
+                EXPECT_FALSE(violation.has_value()) << "line " << violation->line << ": " << violation->reason << "\n"
+                                                    << candidate.source;
                 ++checked;
             }
         }

@@ -39,7 +39,8 @@ void expectAccepted(const std::string& source)
 
 TEST(KernelSourcePolicy, IncludeOfAHostFileIsRefusedOnItsLine)
 {
-    const std::string source = "/*kforge-plan {} */\n#include <cuda_bf16.h>\n#include \"/proc/self/environ\"\n" + kKernel;
+    const std::string source =
+        "/*kforge-plan {} */\n#include <cuda_bf16.h>\n#include \"/proc/self/environ\"\n" + kKernel;
     expectRefused(source, 3, "#include \"/proc/self/environ\" is not an allowed header (allowed: cuda_fp16.h");
     EXPECT_EQ(checkKernelSource(source)->column, 1);
 }
@@ -62,10 +63,10 @@ TEST(KernelSourcePolicy, PathsOutOfTheToolkitAreRefused)
 
 TEST(KernelSourcePolicy, TheContractsHeadersAreAllowed)
 {
-    for (const char* name : {"cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "cooperative_groups.h",
-                             "cooperative_groups/reduce.h", "mma.h", "cuda_pipeline.h", "cuda_awbarrier.h",
-                             "cuda_runtime.h", "math_constants.h", "cub/block/block_reduce.cuh", "cub/cub.cuh",
-                             "cuda/std/cstdint", "cuda/barrier", "nv/target"}) {
+    for (const char* name :
+         {"cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "cooperative_groups.h", "cooperative_groups/reduce.h", "mma.h",
+          "cuda_pipeline.h", "cuda_awbarrier.h", "cuda_runtime.h", "math_constants.h", "cub/block/block_reduce.cuh",
+          "cub/cub.cuh", "cuda/std/cstdint", "cuda/barrier", "nv/target"}) {
         EXPECT_TRUE(isAllowedKernelHeader(name)) << name;
         expectAccepted(std::string("#include <") + name + ">\n" + kKernel);
         expectAccepted(std::string("#  include \"") + name + "\" // quoted works too\n" + kKernel);
@@ -87,7 +88,8 @@ TEST(KernelSourcePolicy, IncludeAfterADefineIsRefused)
     expectRefused("#include <cuda_fp16.h>\n#define system ../../../../proc/self\n#include <cub/cub.cuh>\n", 3,
                   "after the #define or #undef on line 2");
     expectRefused("#undef __CUDACC_RTC__\n#include <cuda_bf16.h>\n", 2, "after the #define or #undef on line 1");
-    expectAccepted("#include <cuda_bf16.h>\n#include <cub/block/block_reduce.cuh>\n#define WARP 32\n#undef WARP\n" + kKernel);
+    expectAccepted("#include <cuda_bf16.h>\n#include <cub/block/block_reduce.cuh>\n#define WARP 32\n#undef WARP\n" +
+                   kKernel);
 }
 
 TEST(KernelSourcePolicy, DigraphSplicesAndCommentsDoNotHideADirective)
@@ -150,7 +152,9 @@ TEST(KernelSourcePolicy, LiteralsDoNotHideTokens)
     expectRefused("int $x;\n", 1, "character '$'");
     expectRefused("int caf\xc3\xa9 = 1;\n", 1, "non-ASCII");
     expectRefused("/* open comment\n" + kKernel, 1, "unterminated /* comment");
-    expectAccepted("// caf\xc3\xa9 \xe2\x80\x94 comments and strings may hold any UTF-8\n__device__ const char* s = \"\xc3\xa9\";\n" + kKernel);
+    expectAccepted("// caf\xc3\xa9 \xe2\x80\x94 comments and strings may hold any UTF-8\n__device__ const char* s = "
+                   "\"\xc3\xa9\";\n" +
+                   kKernel);
 }
 
 TEST(KernelSourcePolicy, LineControlAndOtherDirectivesAreRefused)
@@ -176,10 +180,11 @@ TEST(KernelSourcePolicy, OnlyUnrollAndOncePragmasAreAllowed)
     expectRefused("#pragma unroll \"4\"\n", 1, "takes a count");
     expectRefused("#pragma once x\n", 1, "takes no arguments");
     expectRefused("#pragma unroll __has_include(<x>)\n", 1, "__has_include is not allowed");
-    expectAccepted("#pragma once\n__device__ void f(float* x) {\n#pragma unroll\n    for (int i = 0; i < 4; ++i) x[i] = 0;\n"
-                   "#pragma unroll 4\n    for (int i = 0; i < 4; ++i) x[i] = 0;\n"
-                   "  # pragma unroll (2 * 2) // comment\n    for (int i = 0; i < 4; ++i) x[i] = 0;\n"
-                   "%:pragma nounroll\n    for (int i = 0; i < 4; ++i) x[i] = 0;\n}\n");
+    expectAccepted(
+        "#pragma once\n__device__ void f(float* x) {\n#pragma unroll\n    for (int i = 0; i < 4; ++i) x[i] = 0;\n"
+        "#pragma unroll 4\n    for (int i = 0; i < 4; ++i) x[i] = 0;\n"
+        "  # pragma unroll (2 * 2) // comment\n    for (int i = 0; i < 4; ++i) x[i] = 0;\n"
+        "%:pragma nounroll\n    for (int i = 0; i < 4; ++i) x[i] = 0;\n}\n");
 }
 
 TEST(KernelSourcePolicy, SizeEncodingAndTrigraphs)
@@ -200,8 +205,15 @@ TEST(KernelSourcePolicy, SizeEncodingAndTrigraphs)
     expectRefused(kKernel + "// \xed\xa0\x80 surrogate\n", 2, "not valid UTF-8");
     expectRefused(kKernel + "// \xf4\x90\x80\x80 above U+10FFFF\n", 2, "not valid UTF-8");
     expectRefused(kKernel + "// cut \xe2\x80", 2, "not valid UTF-8");
-    expectRefused("?" "?=include \"/etc/passwd\"\n", 1, "trigraph '?" "?='");
-    expectRefused(kKernel + "// what?" "?/\n", 2, "trigraph");
+    expectRefused("?"
+                  "?=include \"/etc/passwd\"\n",
+                  1,
+                  "trigraph '?"
+                  "?='");
+    expectRefused(kKernel +
+                      "// what?"
+                      "?/\n",
+                  2, "trigraph");
     const std::optional<SourcePolicyViolation> bad = checkKernelSource("int a;\n  x \xff");
     ASSERT_TRUE(bad);
     EXPECT_EQ(bad->column, 5);
@@ -225,8 +237,9 @@ TEST(KernelSourcePolicy, RefusalIsAFailedCompileWithTheReasonOnItsLine)
     EXPECT_EQ(kernel.diagnostics[0],
               (Diagnostic{"edit.cu", 3, 1, DiagnosticSeverity::Error,
                           "refused before compiling: #include \"/proc/self/environ\" is not an allowed header"}));
-    EXPECT_EQ(kernel.log, "edit.cu(3): error: refused before compiling: #include \"/proc/self/environ\" is not an "
-                          "allowed header\n");
+    EXPECT_EQ(kernel.log,
+              "edit.cu(3): error: refused before compiling: #include \"/proc/self/environ\" is not an "
+              "allowed header\n");
 }
 
 std::string readFile(const std::filesystem::path& path)

@@ -35,10 +35,11 @@ inline int columnOf(const std::string& source, int lineNumber, const std::string
 /// A valid extern "C" kernel named `name`.
 inline std::string addKernel(const std::string& name = "kforge_add")
 {
-    return "extern \"C\" __global__ void " + name + "(const float* a, const float* b, float* out, int n) {\n"
-           "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-           "    if (i < n) out[i] = a[i] + b[i];\n"
-           "}\n";
+    return "extern \"C\" __global__ void " + name +
+        "(const float* a, const float* b, float* out, int n) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) out[i] = a[i] + b[i];\n"
+        "}\n";
 }
 
 /// A row softmax with one warp per row: the "small softmax kernel" of the measurements.

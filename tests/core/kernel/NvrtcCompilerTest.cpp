@@ -19,7 +19,8 @@ bool startsWithElfMagic(const std::vector<std::uint8_t>& bytes)
 }
 
 // PTX of a separate NVRTC program for a virtual architecture, with the compiler's other options.
-std::string ptxForVirtualArchitecture(const NvrtcCompiler& compiler, const std::string& source, const CompileOptions& options)
+std::string ptxForVirtualArchitecture(const NvrtcCompiler& compiler, const std::string& source,
+                                      const CompileOptions& options)
 {
     std::vector<std::string> list = compiler.nvrtcOptions(options).value();
     list.front() = "--gpu-architecture=" + NvrtcCompiler::virtualArchitecture(options.architecture);
@@ -92,8 +93,9 @@ TEST(NvrtcCompiler, BrokenKernelIsAValueNotAnError)
     EXPECT_TRUE(kernel->ptx.empty());
     EXPECT_NE(kernel->log.find("identifier \"notAVariable\" is undefined"), std::string::npos);
     ASSERT_EQ(kernel->diagnostics.size(), 1u);
-    EXPECT_EQ(kernel->diagnostics[0], (Diagnostic{"candidate.cu", 2, test::columnOf(source, 2, "notAVariable"),
-                                                  DiagnosticSeverity::Error, "identifier \"notAVariable\" is undefined"}));
+    EXPECT_EQ(kernel->diagnostics[0],
+              (Diagnostic{"candidate.cu", 2, test::columnOf(source, 2, "notAVariable"), DiagnosticSeverity::Error,
+                          "identifier \"notAVariable\" is undefined"}));
     EXPECT_EQ(kernel->diagnostics[0].column, 22);
 }
 
@@ -106,7 +108,8 @@ TEST(NvrtcCompiler, InvalidArchitectureIsAnInvalidArgument)
         Result<CompiledKernel> kernel = compiler.compile(test::addKernel(), options);
         ASSERT_FALSE(kernel) << arch;
         EXPECT_EQ(kernel.error().code, ErrorCode::InvalidArgument) << arch;
-        EXPECT_NE(kernel.error().message.find("\"" + std::string(arch) + "\""), std::string::npos) << kernel.error().toString();
+        EXPECT_NE(kernel.error().message.find("\"" + std::string(arch) + "\""), std::string::npos)
+            << kernel.error().toString();
         EXPECT_FALSE(compiler.cacheKey(test::addKernel(), options)) << arch;
     }
     for (const char* arch : {"sm_80", "sm_90", "sm_90a", "sm_100a", "sm_100f", "sm_120"})
@@ -147,9 +150,8 @@ TEST(NvrtcCompiler, OptionListAndLineInfo)
     options.extraOptions = {"--use_fast_math"};
     EXPECT_EQ(compiler.nvrtcOptions(options).value(),
               (std::vector<std::string>{"--gpu-architecture=sm_90", "--std=c++17", "-default-device",
-                                        "--no-source-include", "-lineinfo",
-                                        "--include-path=/opt/cuda-include", "--include-path=/opt/cuda-include/cccl",
-                                        "--use_fast_math"}));
+                                        "--no-source-include", "-lineinfo", "--include-path=/opt/cuda-include",
+                                        "--include-path=/opt/cuda-include/cccl", "--use_fast_math"}));
 
     const NvrtcCompiler real;
     CompileOptions withLines;

@@ -58,8 +58,9 @@ TEST(NvrtcDiagnosticsLiteral, ErrorsWithCaretsAndTabs)
     EXPECT_EQ(d[0], (Diagnostic{"candidate.cu", 3, 10, DiagnosticSeverity::Error, "identifier \"foo\" is undefined"}));
     // Source line "\t\tx[1] = bar + 1;": 'b' is the 10th character (a tab counts one).
     EXPECT_EQ(d[1], (Diagnostic{"candidate.cu", 4, 10, DiagnosticSeverity::Error, "identifier \"bar\" is undefined"}));
-    EXPECT_EQ(d[2], (Diagnostic{"candidate.cu", 2, 6, DiagnosticSeverity::Warning,
-                                "variable \"y\" was declared but never referenced [#177-D]"}));
+    EXPECT_EQ(d[2],
+              (Diagnostic{"candidate.cu", 2, 6, DiagnosticSeverity::Warning,
+                          "variable \"y\" was declared but never referenced [#177-D]"}));
 }
 
 TEST(NvrtcDiagnosticsLiteral, IncludeFileCatastrophicAndSummaryLines)
@@ -76,8 +77,9 @@ TEST(NvrtcDiagnosticsLiteral, IncludeFileCatastrophicAndSummaryLines)
                             "Compilation terminated.\n";
     const std::vector<Diagnostic> d = parseNvrtcLog(log);
     ASSERT_EQ(d.size(), 2u);
-    EXPECT_EQ(d[0], (Diagnostic{"/tmp/inc/myhdr.cuh", 3, 10, DiagnosticSeverity::Error,
-                                "identifier \"undefined_thing\" is undefined"}));
+    EXPECT_EQ(d[0],
+              (Diagnostic{"/tmp/inc/myhdr.cuh", 3, 10, DiagnosticSeverity::Error,
+                          "identifier \"undefined_thing\" is undefined"}));
     EXPECT_EQ(d[1], (Diagnostic{"candidate.cu", 4, 2, DiagnosticSeverity::Error, "#error directive: stop here"}));
 }
 
@@ -102,31 +104,39 @@ TEST(NvrtcDiagnosticsLiteral, ContextLinesNotesAndEndOfSource)
         "3 errors detected in the compilation of \"candidate.cu\".\n";
     const std::vector<Diagnostic> d = parseNvrtcLog(log);
     ASSERT_EQ(d.size(), 4u);
-    EXPECT_EQ(d[0], (Diagnostic{"candidate.cu", 1, 49, DiagnosticSeverity::Error,
-                                "expression must have class type but it has type \"float\"\n"
-                                "detected during instantiation of \"T f(T) [with T=float]\" at line 3"}));
-    EXPECT_EQ(d[1], (Diagnostic{"candidate.cu", 5, 3, DiagnosticSeverity::Error,
-                                "no instance of overloaded function \"g\" matches the argument list\n"
-                                "argument types are: (int *)"}));
+    EXPECT_EQ(d[0],
+              (Diagnostic{"candidate.cu", 1, 49, DiagnosticSeverity::Error,
+                          "expression must have class type but it has type \"float\"\n"
+                          "detected during instantiation of \"T f(T) [with T=float]\" at line 3"}));
+    EXPECT_EQ(d[1],
+              (Diagnostic{"candidate.cu", 5, 3, DiagnosticSeverity::Error,
+                          "no instance of overloaded function \"g\" matches the argument list\n"
+                          "argument types are: (int *)"}));
     EXPECT_EQ(d[2], (Diagnostic{"", 0, 0, DiagnosticSeverity::Error, "expected a \"}\" (at end of source)"}));
-    EXPECT_EQ(d[3], (Diagnostic{"candidate.cu", 1, 40, DiagnosticSeverity::Remark, "note: to match this \"{\" [#3196-D]"}));
+    EXPECT_EQ(d[3],
+              (Diagnostic{"candidate.cu", 1, 40, DiagnosticSeverity::Remark, "note: to match this \"{\" [#3196-D]"}));
 }
 
 TEST(NvrtcDiagnosticsLiteral, LocationlessNvrtcAndPtxasLines)
 {
     EXPECT_EQ(parseNvrtcLog("nvrtc: error: invalid value for --gpu-architecture (-arch)\n"),
-              (std::vector<Diagnostic>{{"", 0, 0, DiagnosticSeverity::Error, "invalid value for --gpu-architecture (-arch)"}}));
+              (std::vector<Diagnostic>{
+                  {"", 0, 0, DiagnosticSeverity::Error, "invalid value for --gpu-architecture (-arch)"}}));
 
-    const std::string ptxas = "ptxas error   : Entry function 'k' uses too much shared data (0x61a80 bytes, 0xc000 max)\n"
-                              "ptxas info    : Function properties for k\n"
-                              "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
-                              "ptxas warning : Registers are spilled to local memory in function 'k'\n";
+    const std::string ptxas =
+        "ptxas error   : Entry function 'k' uses too much shared data (0x61a80 bytes, 0xc000 max)\n"
+        "ptxas info    : Function properties for k\n"
+        "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas warning : Registers are spilled to local memory in function 'k'\n";
     const std::vector<Diagnostic> d = parseNvrtcLog(ptxas);
     ASSERT_EQ(d.size(), 3u);
-    EXPECT_EQ(d[0], (Diagnostic{"", 0, 0, DiagnosticSeverity::Error,
-                                "ptxas: Entry function 'k' uses too much shared data (0x61a80 bytes, 0xc000 max)"}));
-    EXPECT_EQ(d[1], (Diagnostic{"", 0, 0, DiagnosticSeverity::Remark,
-                                "ptxas: Function properties for k\n0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"}));
+    EXPECT_EQ(d[0],
+              (Diagnostic{"", 0, 0, DiagnosticSeverity::Error,
+                          "ptxas: Entry function 'k' uses too much shared data (0x61a80 bytes, 0xc000 max)"}));
+    EXPECT_EQ(d[1],
+              (Diagnostic{
+                  "", 0, 0, DiagnosticSeverity::Remark,
+                  "ptxas: Function properties for k\n0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"}));
     EXPECT_EQ(d[2].severity, DiagnosticSeverity::Warning);
 }
 
@@ -139,8 +149,9 @@ TEST(NvrtcDiagnosticsLiteral, BriefDiagnosticsRemarksCrLfAndOddFileNames)
                               "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\r\n";
     const std::vector<Diagnostic> d = parseNvrtcLog(brief);
     ASSERT_EQ(d.size(), 3u);
-    EXPECT_EQ(d[0], (Diagnostic{"candidate.cu", 2, 0, DiagnosticSeverity::Warning,
-                                "variable \"y\" was declared but never referenced [#177-D]"}));
+    EXPECT_EQ(d[0],
+              (Diagnostic{"candidate.cu", 2, 0, DiagnosticSeverity::Warning,
+                          "variable \"y\" was declared but never referenced [#177-D]"}));
     EXPECT_EQ(d[1], (Diagnostic{"my (copy).cu", 7, 0, DiagnosticSeverity::Remark, "something to note [#1234]"}));
     EXPECT_EQ(d[2], (Diagnostic{"candidate.cu", 9, 0, DiagnosticSeverity::Error, "out of luck"}));
 }
@@ -149,7 +160,8 @@ TEST(NvrtcDiagnosticsLiteral, NothingToReport)
 {
     EXPECT_TRUE(parseNvrtcLog("").empty());
     EXPECT_TRUE(parseNvrtcLog(std::string("\0", 1)).empty());
-    EXPECT_TRUE(parseNvrtcLog("1 error detected in the compilation of \"candidate.cu\".\nCompilation terminated.\n").empty());
+    EXPECT_TRUE(
+        parseNvrtcLog("1 error detected in the compilation of \"candidate.cu\".\nCompilation terminated.\n").empty());
     // An echoed source line that looks like a header is not one (it is indented).
     EXPECT_TRUE(parseNvrtcLog("  foo.cu(3): error: not a header\n").empty());
 }
@@ -176,8 +188,9 @@ TEST(NvrtcDiagnosticsReal, UndefinedIdentifierOnKnownLineAndColumn)
     EXPECT_FALSE(kernel->ok);
     EXPECT_TRUE(kernel->cubin.empty());
     ASSERT_EQ(kernel->diagnostics.size(), 1u) << kernel->log;
-    EXPECT_EQ(kernel->diagnostics[0], (Diagnostic{"candidate.cu", 3, columnOf(source, 3, "undefinedFactor"),
-                                                  DiagnosticSeverity::Error, "identifier \"undefinedFactor\" is undefined"}));
+    EXPECT_EQ(kernel->diagnostics[0],
+              (Diagnostic{"candidate.cu", 3, columnOf(source, 3, "undefinedFactor"), DiagnosticSeverity::Error,
+                          "identifier \"undefinedFactor\" is undefined"}));
     EXPECT_EQ(kernel->diagnostics[0].column, 30);
 }
 
@@ -227,8 +240,9 @@ TEST(NvrtcDiagnosticsReal, ErrorInsideAnIncludedHeader)
     test::writeText(dir.path() / "broken_helper.cuh", header);
     const std::string source = "#include \"broken_helper.cuh\"\n"
                                "extern \"C\" __global__ void k(float* x) { x[0] = helper(x[0]); }\n";
-    const std::string log = rawNvrtcLog(source, {"--gpu-architecture=sm_90", "--std=c++17", "-default-device",
-                                                 "--include-path=" + dir.path().string()});
+    const std::string log = rawNvrtcLog(
+        source,
+        {"--gpu-architecture=sm_90", "--std=c++17", "-default-device", "--include-path=" + dir.path().string()});
     const std::vector<Diagnostic> diagnostics = parseNvrtcLog(log);
     const Diagnostic* error = nullptr;
     for (const Diagnostic& d : diagnostics) {
@@ -258,13 +272,15 @@ TEST(NvrtcDiagnosticsReal, TemplateInstantiationContextAndMissingInclude)
         << kernel->diagnostics[0].message;
 
     // An allowed name (under cuda/) that the toolkit does not have: NVRTC's own error.
-    Result<CompiledKernel> missing = NvrtcCompiler().compile("#include <cuda/no_such_header_here.h>\n", CompileOptions{});
+    Result<CompiledKernel> missing =
+        NvrtcCompiler().compile("#include <cuda/no_such_header_here.h>\n", CompileOptions{});
     ASSERT_TRUE(missing) << missing.error().toString();
     ASSERT_FALSE(missing->ok);
     ASSERT_EQ(missing->diagnostics.size(), 1u) << missing->log;
     EXPECT_EQ(missing->diagnostics[0].severity, DiagnosticSeverity::Error);
     EXPECT_EQ(missing->diagnostics[0].line, 1);
-    EXPECT_NE(missing->diagnostics[0].message.find("open source file \"cuda/no_such_header_here.h\""), std::string::npos)
+    EXPECT_NE(missing->diagnostics[0].message.find("open source file \"cuda/no_such_header_here.h\""),
+              std::string::npos)
         << missing->diagnostics[0].message;
 }
 
@@ -285,7 +301,8 @@ TEST(NvrtcDiagnosticsReal, PtxasFailureHasNoLocationButKeepsThePtx)
     ASSERT_NE(error, nullptr) << kernel->log;
     EXPECT_EQ(error->line, 0);
     EXPECT_EQ(error->file, "");
-    EXPECT_NE(error->message.find("ptxas: Entry function 'k' uses too much shared data"), std::string::npos) << error->message;
+    EXPECT_NE(error->message.find("ptxas: Entry function 'k' uses too much shared data"), std::string::npos)
+        << error->message;
 }
 
 } // namespace

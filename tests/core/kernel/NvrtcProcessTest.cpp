@@ -15,8 +15,8 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <future>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -40,7 +40,8 @@ std::string slowSource(int lines, const std::string& kernelName = "kforge_slow")
                          "}\n";
     std::string all = "0ull";
     for (int i = 0; i < lines; ++i) {
-        source += "constexpr unsigned long long v" + std::to_string(i) + " = spin(" + std::to_string(400000 + i) + ");\n";
+        source +=
+            "constexpr unsigned long long v" + std::to_string(i) + " = spin(" + std::to_string(400000 + i) + ");\n";
         all += " ^ v" + std::to_string(i);
     }
     source += "extern \"C\" __global__ void " + kernelName + "(unsigned long long* out) { *out = " + all + "; }\n";
@@ -219,7 +220,8 @@ TEST(NvrtcProcess, OneProcessServesConsecutiveCompiles)
 {
     const NvrtcCompiler compiler;
     for (int i = 0; i < 3; ++i) {
-        Result<CompiledKernel> kernel = compiler.compile(test::addKernel("kforge_add_" + std::to_string(i)), CompileOptions{});
+        Result<CompiledKernel> kernel =
+            compiler.compile(test::addKernel("kforge_add_" + std::to_string(i)), CompileOptions{});
         ASSERT_TRUE(kernel) << kernel.error().toString();
         EXPECT_TRUE(kernel->ok) << kernel->log;
         EXPECT_EQ(compilerChildren().size(), 1u);

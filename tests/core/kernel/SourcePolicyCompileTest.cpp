@@ -53,7 +53,7 @@ TEST(SourcePolicyCompile, IncludeOfProcSelfEnvironIsRefusedBeforeNvrtcReadsIt)
     const std::string source = "/*kforge-plan {\"launches\": []} */\n"
                                "#include <cuda_bf16.h>\n"
                                "#include \"/proc/self/environ\"\n" +
-                               test::addKernel();
+        test::addKernel();
     test::ScratchDir dir("cache");
     CachingCompiler compiler(dir.path());
     Result<CompiledKernel> kernel = compiler.compile(source, CompileOptions{}, "candidate.cu");
@@ -68,7 +68,8 @@ TEST(SourcePolicyCompile, IncludeOfProcSelfEnvironIsRefusedBeforeNvrtcReadsIt)
     EXPECT_EQ(d.line, 3);
     EXPECT_EQ(d.column, 1);
     EXPECT_EQ(d.severity, DiagnosticSeverity::Error);
-    EXPECT_EQ(d.message.rfind("refused before compiling: #include \"/proc/self/environ\" is not an allowed header", 0), 0u)
+    EXPECT_EQ(d.message.rfind("refused before compiling: #include \"/proc/self/environ\" is not an allowed header", 0),
+              0u)
         << d.message;
     EXPECT_EQ(kernel->compileMs, 0.0);
     EXPECT_EQ(kernel->cacheKey, compiler.compiler().cacheKey(source, CompileOptions{}).value());
@@ -104,7 +105,8 @@ TEST(SourcePolicyCompile, EveryBypassIsAFailedCompileNotAnError)
         ASSERT_TRUE(kernel) << kernel.error().toString();
         EXPECT_FALSE(kernel->ok);
         ASSERT_EQ(kernel->diagnostics.size(), 1u) << kernel->log;
-        EXPECT_EQ(kernel->diagnostics[0].message.rfind("refused before compiling: ", 0), 0u) << kernel->diagnostics[0].message;
+        EXPECT_EQ(kernel->diagnostics[0].message.rfind("refused before compiling: ", 0), 0u)
+            << kernel->diagnostics[0].message;
         EXPECT_EQ(kernel->log.find(kSecretValue), std::string::npos);
     }
 }

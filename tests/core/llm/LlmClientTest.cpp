@@ -61,24 +61,27 @@ Wire openAiWire()
         "/v1/chat/completions",
         "KFORGE_TEST_OPENAI_KEY",
         [](const std::string& text, int in, int out) {
-            return json{{"id", "chatcmpl-123"},
-                        {"object", "chat.completion"},
-                        {"created", 1700000000},
-                        {"model", kModel},
-                        {"choices",
-                         {{{"index", 0},
-                           {"message", {{"role", "assistant"}, {"content", text}}},
-                           {"finish_reason", "stop"}}}},
-                        {"usage", {{"prompt_tokens", in}, {"completion_tokens", out}, {"total_tokens", in + out}}}}
+            return json{
+                {"id", "chatcmpl-123"},
+                {"object", "chat.completion"},
+                {"created", 1700000000},
+                {"model", kModel},
+                {"choices",
+                 {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}},
+                {"usage", {{"prompt_tokens", in}, {"completion_tokens", out}, {"total_tokens", in + out}}}}
                 .dump();
         },
-        json{{"id", "chatcmpl-9"},
-             {"model", kModel},
-             {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", nullptr}}}, {"finish_reason", "length"}}}},
-             {"usage", {{"prompt_tokens", 5}, {"completion_tokens", 0}}}}
+        json{
+            {"id", "chatcmpl-9"},
+            {"model", kModel},
+            {"choices",
+             {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", nullptr}}}, {"finish_reason", "length"}}}},
+            {"usage", {{"prompt_tokens", 5}, {"completion_tokens", 0}}}}
             .dump(),
         [](const std::string& message) {
-            return json{{"error", {{"message", message}, {"type", "invalid_request_error"}, {"param", nullptr}, {"code", nullptr}}}}
+            return json{
+                {"error",
+                 {{"message", message}, {"type", "invalid_request_error"}, {"param", nullptr}, {"code", nullptr}}}}
                 .dump();
         },
         "x-request-id",
@@ -419,7 +422,8 @@ TEST_P(LlmClientTest, ConnectionFailuresAreRetriedThenReported)
         closedPort = gone.port();
     }
     auto c = config(2);
-    c.baseUrl = "http://127.0.0.1:" + std::to_string(closedPort) + (GetParam().provider == LlmProvider::Anthropic ? "" : "/v1");
+    c.baseUrl =
+        "http://127.0.0.1:" + std::to_string(closedPort) + (GetParam().provider == LlmProvider::Anthropic ? "" : "/v1");
     auto reply = client(c)->complete(request(), nullptr);
     ASSERT_FALSE(reply.ok());
     EXPECT_EQ(reply.error().code, ErrorCode::Io);

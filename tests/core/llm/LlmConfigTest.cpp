@@ -87,7 +87,8 @@ TEST(LlmConfig, BadValuesAreRejectedNamingTheField)
         {json{{"provider", "openai"}, {"model", "m"}, {"max_retries", 99}}, "max_retries"},
         {json{{"provider", "openai"}, {"model", "m"}, {"total_timeout_ms", 0}}, "total_timeout_ms"},
         {json{{"provider", "openai"}, {"model", "m"}, {"base_ur", "http://x"}}, "unknown field \"base_ur\""},
-        {json{{"provider", "openai"}, {"model", "m"}, {"prices", {{"m", {{"input_usd_per_mtok", 1}}}}}}, "price of model"},
+        {json{{"provider", "openai"}, {"model", "m"}, {"prices", {{"m", {{"input_usd_per_mtok", 1}}}}}},
+         "price of model"},
         {json{{"provider", "openai"}, {"model", "m"}, {"max_tokens_field", "n"}}, "max_tokens_field"},
         {json::array(), "JSON object"},
     };

@@ -25,13 +25,16 @@ TEST(LlmSecretRedaction, KeyAndHeaderValuesInText)
 {
     const std::string key = "sk-test-0123456789abcdef";
     EXPECT_EQ(redactSecretInText("a " + key + " b " + key, key), "a [redacted] b [redacted]");
-    EXPECT_EQ(redactSecretInText("Authorization: Bearer sk-other-value\nnext", ""), "Authorization: Bearer [redacted]\nnext");
+    EXPECT_EQ(redactSecretInText("Authorization: Bearer sk-other-value\nnext", ""),
+              "Authorization: Bearer [redacted]\nnext");
     EXPECT_EQ(redactSecretInText("authorization=Basic dXNlcjpwYXNz;", ""), "authorization=Basic [redacted];");
     EXPECT_EQ(redactSecretInText("AUTHORIZATION:tok123", ""), "AUTHORIZATION:[redacted]");
-    EXPECT_EQ(redactSecretInText("{\"x-api-key\": \"sk-ant-xyz\", \"n\": 1}", ""), "{\"x-api-key\": \"[redacted]\", \"n\": 1}");
+    EXPECT_EQ(redactSecretInText("{\"x-api-key\": \"sk-ant-xyz\", \"n\": 1}", ""),
+              "{\"x-api-key\": \"[redacted]\", \"n\": 1}");
     EXPECT_EQ(redactSecretInText("X-Api-Key: abc def", ""), "X-Api-Key: [redacted] def");
     // Words that only look like the names stay.
-    EXPECT_EQ(redactSecretInText("no authorization needed; x-api-key header", ""), "no authorization needed; x-api-key header");
+    EXPECT_EQ(redactSecretInText("no authorization needed; x-api-key header", ""),
+              "no authorization needed; x-api-key header");
     EXPECT_EQ(redactSecretInText("Authorization: Bearer [redacted]", ""), "Authorization: Bearer [redacted]");
     // Short placeholder keys are not looked for inside replies, only in error texts.
     EXPECT_EQ(redactSecretInReplyText("float x = EMPTY;", "EMPTY"), "float x = EMPTY;");
@@ -42,7 +45,8 @@ TEST(LlmSecretRedaction, KeyAndHeaderValuesInText)
 TEST(LlmSecretRedaction, EveryStringOfAParsedReplyIncludingKeysAndDeepNesting)
 {
     const std::string key = "sk-test-0123456789abcdef";
-    json reply = json::parse(R"({"a": ["x \u0073k-test-0123456789abcdef y", {"sk-test-0123456789abcdef": 1}], "n": 2})");
+    json reply =
+        json::parse(R"({"a": ["x \u0073k-test-0123456789abcdef y", {"sk-test-0123456789abcdef": 1}], "n": 2})");
     redactSecretInReply(reply, key);
     EXPECT_EQ(reply.dump(), R"({"a":["x [redacted] y",{"[redacted]":1}],"n":2})");
 
@@ -69,15 +73,15 @@ struct Wire {
 std::string openAiBody(const std::string& textJson, const std::string& modelJson)
 {
     return R"({"id": "chatcmpl-1", "model": )" + modelJson +
-           R"(, "choices": [{"index": 0, "message": {"role": "assistant", "content": )" + textJson +
-           R"(}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 4}})";
+        R"(, "choices": [{"index": 0, "message": {"role": "assistant", "content": )" + textJson +
+        R"(}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 3, "completion_tokens": 4}})";
 }
 
 std::string anthropicBody(const std::string& textJson, const std::string& modelJson)
 {
     return R"({"id": "msg_1", "type": "message", "role": "assistant", "model": )" + modelJson +
-           R"(, "content": [{"type": "text", "text": )" + textJson +
-           R"(}], "stop_reason": "end_turn", "usage": {"input_tokens": 3, "output_tokens": 4}})";
+        R"(, "content": [{"type": "text", "text": )" + textJson +
+        R"(}], "stop_reason": "end_turn", "usage": {"input_tokens": 3, "output_tokens": 4}})";
 }
 
 class LlmReplyKeyEcho : public ::testing::TestWithParam<Wire> {
@@ -123,7 +127,7 @@ TEST_P(LlmReplyKeyEcho, AReplyThatEchoesTheKeyComesBackWithoutIt)
     std::snprintf(first, sizeof first, "\\u%04x", static_cast<unsigned>(escaped[0]));
     escaped.replace(0, 1, first);
     const std::string text = "```cuda\n// key " + m_key + "\n// again ESCAPED_KEY" +
-                             "\n// Authorization: Bearer sk-some-other-token\n// x-api-key: sk-ant-other\n```";
+        "\n// Authorization: Bearer sk-some-other-token\n// x-api-key: sk-ant-other\n```";
     std::string textJson = json(text).dump();
     textJson.replace(textJson.find("ESCAPED_KEY"), 11, escaped);
     ASSERT_EQ(json::parse(textJson).get<std::string>().find("again " + m_key), text.find("again ESCAPED_KEY"));
@@ -142,8 +146,9 @@ TEST_P(LlmReplyKeyEcho, AReplyThatEchoesTheKeyComesBackWithoutIt)
         EXPECT_EQ(field.find("sk-some-other-token"), std::string::npos) << field;
         EXPECT_EQ(field.find("sk-ant-other"), std::string::npos) << field;
     }
-    EXPECT_EQ(reply->text, "```cuda\n// key [redacted]\n// again [redacted]\n// Authorization: Bearer [redacted]\n"
-                           "// x-api-key: [redacted]\n```");
+    EXPECT_EQ(reply->text,
+              "```cuda\n// key [redacted]\n// again [redacted]\n// Authorization: Bearer [redacted]\n"
+              "// x-api-key: [redacted]\n```");
     EXPECT_EQ(reply->model, "[redacted]");
     EXPECT_EQ(reply->requestId, "req-[redacted]");
 
@@ -160,7 +165,8 @@ TEST_P(LlmReplyKeyEcho, AnErrorThatEchoesAnAuthorizationHeaderComesBackWithoutIt
 {
     ScriptedResponse response;
     response.status = 400;
-    response.body = R"({"error": {"type": "invalid_request_error", "message": "bad header Authorization: Bearer sk-leaked-elsewhere"}})";
+    response.body =
+        R"({"error": {"type": "invalid_request_error", "message": "bad header Authorization: Bearer sk-leaked-elsewhere"}})";
     m_server.enqueue(response);
     auto c = client();
     ASSERT_NE(c, nullptr);
@@ -171,9 +177,10 @@ TEST_P(LlmReplyKeyEcho, AnErrorThatEchoesAnAuthorizationHeaderComesBackWithoutIt
         << reply.error().toString();
 }
 
-INSTANTIATE_TEST_SUITE_P(Wires, LlmReplyKeyEcho,
-                         ::testing::Values(Wire{LlmProvider::OpenAiCompatible, "KFORGE_TEST_ECHO_OPENAI_KEY", "x-request-id", openAiBody},
-                                           Wire{LlmProvider::Anthropic, "KFORGE_TEST_ECHO_ANTHROPIC_KEY", "request-id", anthropicBody}));
+INSTANTIATE_TEST_SUITE_P(
+    Wires, LlmReplyKeyEcho,
+    ::testing::Values(Wire{LlmProvider::OpenAiCompatible, "KFORGE_TEST_ECHO_OPENAI_KEY", "x-request-id", openAiBody},
+                      Wire{LlmProvider::Anthropic, "KFORGE_TEST_ECHO_ANTHROPIC_KEY", "request-id", anthropicBody}));
 
 } // namespace
 } // namespace kforge::core

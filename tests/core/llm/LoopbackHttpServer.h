@@ -66,7 +66,7 @@ private:
     std::atomic<bool> m_stop{false};
     mutable std::mutex m_mutex;
     std::condition_variable m_stopCv;
-    std::deque<ScriptedResponse> m_script;  // guarded by m_mutex
+    std::deque<ScriptedResponse> m_script;   // guarded by m_mutex
     std::vector<RecordedRequest> m_requests; // guarded by m_mutex
     std::thread m_thread;
 };

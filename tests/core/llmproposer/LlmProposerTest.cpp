@@ -43,10 +43,10 @@ OperatorCard softmaxCard()
 std::string kernelSource(const std::string& kernel, const std::string& selfArg = "self")
 {
     return "/*kforge-plan\n{\"launches\": [{\"kernel\": \"" + kernel +
-           "\", \"grid\": [64], \"block\": [256], \"args\": [\"ptr:" + selfArg +
-           "\", \"ptr:out0\", \"i32:1000\"]}]}\n*/\n#include <cuda_bf16.h>\n"
-           "extern \"C\" __global__ void " + kernel +
-           "(const __nv_bfloat16* x, __nv_bfloat16* y, int n) { /* body */ }\n";
+        "\", \"grid\": [64], \"block\": [256], \"args\": [\"ptr:" + selfArg +
+        "\", \"ptr:out0\", \"i32:1000\"]}]}\n*/\n#include <cuda_bf16.h>\n"
+        "extern \"C\" __global__ void " +
+        kernel + "(const __nv_bfloat16* x, __nv_bfloat16* y, int n) { /* body */ }\n";
 }
 
 std::string fenced(const std::string& source, const std::string& tag = "cuda")
@@ -59,7 +59,8 @@ std::string openAiBody(const std::string& text, int in, int out)
     return json{{"id", "chatcmpl-1"},
                 {"object", "chat.completion"},
                 {"model", kModel},
-                {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}},
+                {"choices",
+                 {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}},
                 {"usage", {{"prompt_tokens", in}, {"completion_tokens", out}}}}
         .dump();
 }
@@ -87,7 +88,10 @@ protected:
         return LlmProposer(m_card, client(), json{{"name", "NVIDIA H200"}, {"multiprocessors", 132}}, options);
     }
 
-    void reply(const std::string& text, int in = 1000, int out = 500) { m_server.enqueue({200, {}, openAiBody(text, in, out)}); }
+    void reply(const std::string& text, int in = 1000, int out = 500)
+    {
+        m_server.enqueue({200, {}, openAiBody(text, in, out)});
+    }
 
     // The user messages of the request'th call, in order.
     std::vector<json> messages(std::size_t request) const
@@ -262,7 +266,8 @@ TEST_F(LlmProposerTest, AFailedRepairTurnNamesTheProviderOnce)
     SearchTree tree(m_card.id, 0);
     auto proposal = p.proposeRoot(tree, m_stop);
     ASSERT_TRUE(proposal.ok()) << proposal.error().toString();
-    EXPECT_NE(proposal->failureReason.find(std::string("repair turn failed: openai ") + kModel), std::string::npos) << proposal->failureReason;
+    EXPECT_NE(proposal->failureReason.find(std::string("repair turn failed: openai ") + kModel), std::string::npos)
+        << proposal->failureReason;
     EXPECT_EQ(proposal->failureReason.find("openai openai"), std::string::npos) << proposal->failureReason;
 }
 
@@ -289,8 +294,9 @@ TEST(LlmReplyParserTest, NamesWhatIsMissing)
     EXPECT_EQ(parseLlmReply("```python\nprint(1)\n```\n", card).error().message, "reply without a ```cuda block");
     EXPECT_EQ(parseLlmReply("```cuda\nextern \"C\" __global__ void k() {}\n```\n", card).error().message,
               "the ```cuda block has no /*kforge-plan {...} */ block");
-    EXPECT_NE(parseLlmReply("```cuda\n/*kforge-plan {\"launches\": [ */\n```\n", card).error().message.find("not valid JSON"),
-              std::string::npos);
+    EXPECT_NE(
+        parseLlmReply("```cuda\n/*kforge-plan {\"launches\": [ */\n```\n", card).error().message.find("not valid JSON"),
+        std::string::npos);
     std::string renamed = fenced(kernelSource("softmax_a"));
     renamed.replace(renamed.find("void softmax_a("), 15, "void softmax_b(");
     EXPECT_NE(parseLlmReply(renamed, card).error().message.find("kernel 'softmax_a'"), std::string::npos);

@@ -7,10 +7,10 @@
 
 #include "../search/SearchTestSupport.h"
 
+#include "kernel/KernelSource.h"
 #include "llm/LlmClientFactory.h"
 #include "search/ProvenanceTexts.h"
 #include "search/SearchRun.h"
-#include "kernel/KernelSource.h"
 #include "search/TextBounds.h"
 #include "search/TreeStore.h"
 #include "search/llm/LlmPrompt.h"
@@ -53,10 +53,11 @@ OperatorCard softmaxCard()
 // A valid kernel for the card, padded with comment lines to at least `padding` bytes.
 std::string kernelSource(std::size_t padding = 0)
 {
-    std::string source = "/*kforge-plan\n{\"launches\": [{\"kernel\": \"softmax_rows\", \"grid\": [64], \"block\": [256], "
-                         "\"args\": [\"ptr:self\", \"ptr:out0\", \"i32:1000\"]}]}\n*/\n#include <cuda_bf16.h>\n"
-                         "extern \"C\" __global__ void softmax_rows(const __nv_bfloat16* x, __nv_bfloat16* y, int n) "
-                         "{ /* body */ }\n";
+    std::string source =
+        "/*kforge-plan\n{\"launches\": [{\"kernel\": \"softmax_rows\", \"grid\": [64], \"block\": [256], "
+        "\"args\": [\"ptr:self\", \"ptr:out0\", \"i32:1000\"]}]}\n*/\n#include <cuda_bf16.h>\n"
+        "extern \"C\" __global__ void softmax_rows(const __nv_bfloat16* x, __nv_bfloat16* y, int n) "
+        "{ /* body */ }\n";
     while (source.size() < padding)
         source += "// padding padding padding padding padding padding padding pad\n";
     return source;

@@ -48,8 +48,9 @@ Candidate source(const std::string& text)
 // SearchRun does.
 std::string grow(SearchTree& tree, const Mcts& mcts, const std::string& parent, const Evaluation& evaluation)
 {
-    auto id = parent.empty() ? tree.addRoot(source("root"), {}, 0)
-                             : tree.addChild(parent, source(parent + "+"), made(ProvenanceKind::BuiltinTransformation), 0);
+    auto id = parent.empty()
+        ? tree.addRoot(source("root"), {}, 0)
+        : tree.addChild(parent, source(parent + "+"), made(ProvenanceKind::BuiltinTransformation), 0);
     EXPECT_TRUE(id.ok());
     EXPECT_TRUE(tree.recordEvaluation(*id, evaluation).ok());
     EXPECT_TRUE(mcts.backpropagate(tree, *id).ok());
@@ -124,7 +125,7 @@ TEST(Mcts, SelectionWidensTheRootUntilTheThresholdThenDescends)
 
 TEST(Mcts, UctPicksTheHighestScoreAndUnvisitedChildrenFirst)
 {
-    Mcts mcts;                                              // C = 1
+    Mcts mcts; // C = 1
     SearchTree tree("card", 9);
     std::string root = grow(tree, mcts, "", passed(100.0)); // reward 0
     std::string a = grow(tree, mcts, root, passed(50.0));   // reward ln 2

@@ -32,8 +32,8 @@ using test::SyntheticProposer;
 // What every evaluator of one run saw, shared between their threads.
 struct Ledger {
     std::mutex mutex;
-    std::set<std::string> inFlight;   // candidate sources being evaluated now
-    std::vector<std::string> evaluated; // every source, once per evaluation
+    std::set<std::string> inFlight;      // candidate sources being evaluated now
+    std::vector<std::string> evaluated;  // every source, once per evaluation
     std::vector<std::string> duplicates; // a source evaluated while the same one was in flight
     int concurrent = 0;
     int maxConcurrent = 0;

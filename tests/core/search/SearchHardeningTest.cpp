@@ -321,8 +321,9 @@ TEST_F(TreeFile, AWideTreeLoadsAndEachChildIsListedOnce)
     writeBytes(file(), j.dump());
     auto twice = TreeStore(file()).load();
     ASSERT_FALSE(twice.ok());
-    EXPECT_NE(twice.error().toString().find("nodes[2].parent: damaged search tree: parent 'n0' does not list this node"),
-              std::string::npos)
+    EXPECT_NE(
+        twice.error().toString().find("nodes[2].parent: damaged search tree: parent 'n0' does not list this node"),
+        std::string::npos)
         << twice.error().toString();
 }
 

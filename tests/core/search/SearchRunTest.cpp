@@ -420,7 +420,8 @@ protected:
         proposer.failEvery = 9;
         SyntheticEvaluator evaluator;
         evaluator.coarse = true;
-        SearchTree tree = runFresh(m_dir.path() / "reference.json", kSeed, fixedClockOptions(kTotal), proposer, evaluator).tree;
+        SearchTree tree =
+            runFresh(m_dir.path() / "reference.json", kSeed, fixedClockOptions(kTotal), proposer, evaluator).tree;
         EXPECT_GT(tree.rngDraws(), 5u); // ties were broken along the way, so the RNG state matters
         return dump(tree);
     }

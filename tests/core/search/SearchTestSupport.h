@@ -81,10 +81,10 @@ public:
     bool neverFail = false;
     bool coarse = false; // only three latencies (20/40/80 us): many exact UCT ties, so many RNG draws
     double eagerUs = 50.0;
-    std::function<double(int call)> latencyOfCall;                 // overrides the hash latency
-    std::function<Result<Evaluation>(int call)> hook;              // runs first; an error is returned
-    std::function<void(int call)> sideEffect;                      // e.g. request a stop, or _exit
-    std::vector<std::vector<std::string>> prepared;                // sources of every prepareAhead call
+    std::function<double(int call)> latencyOfCall;    // overrides the hash latency
+    std::function<Result<Evaluation>(int call)> hook; // runs first; an error is returned
+    std::function<void(int call)> sideEffect;         // e.g. request a stop, or _exit
+    std::vector<std::vector<std::string>> prepared;   // sources of every prepareAhead call
     int callsWhenLastPrepared = -1;
 
     void prepareAhead(const std::vector<Candidate>& likelyNext) override

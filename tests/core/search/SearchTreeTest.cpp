@@ -220,8 +220,8 @@ TEST_F(DamagedTreeFile, TruncatedOrEmptyFileIsAClearError)
         write(m_good.substr(0, cut));
         Error error = loadError();
         EXPECT_EQ(error.code, ErrorCode::InvalidArgument);
-        const std::string expected = cut == 0 ? "damaged search tree: the file is empty"
-                                              : "damaged search tree: malformed JSON at byte ";
+        const std::string expected =
+            cut == 0 ? "damaged search tree: the file is empty" : "damaged search tree: malformed JSON at byte ";
         EXPECT_NE(error.message.find(expected), std::string::npos) << error.toString();
     }
 }

@@ -11,8 +11,13 @@ namespace {
 TEST(Base64Test, Rfc4648Vectors)
 {
     const std::pair<const char*, const char*> vectors[] = {
-        {"", ""},           {"f", "Zg=="},         {"fo", "Zm8="},         {"foo", "Zm9v"},
-        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+        {"", ""},
+        {"f", "Zg=="},
+        {"fo", "Zm8="},
+        {"foo", "Zm9v"},
+        {"foob", "Zm9vYg=="},
+        {"fooba", "Zm9vYmE="},
+        {"foobar", "Zm9vYmFy"},
     };
     for (const auto& [plain, encoded] : vectors) {
         EXPECT_EQ(base64Encode(plain), encoded) << plain;
@@ -43,8 +48,8 @@ TEST(Base64Test, AllByteValuesRoundTrip)
 
 TEST(Base64Test, RejectsNonCanonicalInput)
 {
-    for (const char* bad : {"Zg=", "Zg", "Z===", "Zg==Zg==", "Zm9v\n", "Zm9 ", "Zm-v", "Zm_v", "=Zm9",
-                            "Zh==", "Zm9=", "Zm=v"}) {
+    for (const char* bad :
+         {"Zg=", "Zg", "Z===", "Zg==Zg==", "Zm9v\n", "Zm9 ", "Zm-v", "Zm_v", "=Zm9", "Zh==", "Zm9=", "Zm=v"}) {
         Result<std::string> decoded = base64Decode(bad);
         ASSERT_FALSE(decoded.ok()) << bad;
         EXPECT_EQ(decoded.error().code, ErrorCode::InvalidArgument) << bad;

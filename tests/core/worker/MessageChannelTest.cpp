@@ -262,7 +262,7 @@ TEST(MessageChannelTest, WritingToAClosedPipeReportsPeerClosedWithoutSigpipe)
 {
     // SIGPIPE keeps its default disposition (terminate): the test process survives only because
     // the channel blocks and discards the signal its own write raises.
-    struct sigaction current{};
+    struct sigaction current {};
     ASSERT_EQ(::sigaction(SIGPIPE, nullptr, &current), 0);
     ASSERT_EQ(current.sa_handler, SIG_DFL);
 

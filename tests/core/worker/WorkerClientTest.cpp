@@ -1,9 +1,9 @@
 // WorkerClient against a real child process: kforge_fake_worker hangs, crashes and exits on
 // request, and the client must report each failure distinctly and recover with a fresh worker.
 
+#include "worker/WorkerClient.h"
 #include "util/SecretEnvironment.h"
 #include "worker/Base64.h"
-#include "worker/WorkerClient.h"
 #include "worker/WorkerProtocol.h"
 
 #include <gtest/gtest.h>
@@ -207,7 +207,8 @@ TEST(WorkerClientTest, StrayStdoutDoesNotCorruptTheProtocolAndLandsInStderr)
     EXPECT_TRUE(client.request("echo", json{{"still", "fine"}}, 10s).ok());
     // The stderr reader runs on its own thread; give it a moment.
     const auto until = std::chrono::steady_clock::now() + 5s;
-    while (client.stderrTail().find("more stray stdout") == std::string::npos && std::chrono::steady_clock::now() < until)
+    while (client.stderrTail().find("more stray stdout") == std::string::npos &&
+           std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(5ms);
     EXPECT_NE(client.stderrTail().find("stray stdout from a library"), std::string::npos) << client.stderrTail();
     EXPECT_NE(client.stderrTail().find("more stray stdout"), std::string::npos) << client.stderrTail();
@@ -249,8 +250,8 @@ TEST(WorkerClientTest, SecretEnvironmentNamesAreTheConventionalOnes)
     for (const char* name : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_LLM_KEY", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY",
                              "DB_PASSWORD", "GOOGLE_APPLICATION_CREDENTIALS", "openai_apikey", "XAPIKEY"})
         EXPECT_TRUE(isSecretEnvironmentName(name)) << name;
-    for (const char* name : {"PATH", "HOME", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "KFORGE_WORKER",
-                             "KEYBOARD", "MONKEY_PATCH", "TOKENIZERS_PARALLELISM", "PYTHONPATH"})
+    for (const char* name : {"PATH", "HOME", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "KFORGE_WORKER", "KEYBOARD",
+                             "MONKEY_PATCH", "TOKENIZERS_PARALLELISM", "PYTHONPATH"})
         EXPECT_FALSE(isSecretEnvironmentName(name)) << name;
 }
 
@@ -294,8 +295,7 @@ TEST(WorkerClientTest, WorkerThatDiesOrRefusesBeforeHelloIsASpawnFailureWithItsS
     reply = refuses.request("echo", nullptr, 5s);
     EXPECT_EQ(reply.outcome, WorkerOutcome::SpawnFailed);
     EXPECT_EQ(reply.requestType, "echo");
-    EXPECT_NE(reply.message.find("refused hello: fake: no device for this worker"), std::string::npos)
-        << reply.message;
+    EXPECT_NE(reply.message.find("refused hello: fake: no device for this worker"), std::string::npos) << reply.message;
     EXPECT_FALSE(refuses.running());
 }
 

@@ -55,9 +55,10 @@ TEST(WorkerProtocolTest, RepliesRoundTrip)
     EXPECT_EQ(parsedOk->result, json({{"x", 1}}));
 
     const json error = makeWorkerErrorReply(std::nullopt, "unknown-type", "no handler", "worker");
-    EXPECT_EQ(error, json({{"id", nullptr},
-                           {"ok", false},
-                           {"error", {{"code", "unknown-type"}, {"message", "no handler"}, {"context", "worker"}}}}));
+    EXPECT_EQ(error,
+              json({{"id", nullptr},
+                    {"ok", false},
+                    {"error", {{"code", "unknown-type"}, {"message", "no handler"}, {"context", "worker"}}}}));
     Result<WorkerReply> parsedError = parseWorkerReply(error);
     ASSERT_TRUE(parsedError.ok());
     EXPECT_FALSE(parsedError->id.has_value());
@@ -66,10 +67,10 @@ TEST(WorkerProtocolTest, RepliesRoundTrip)
     EXPECT_EQ(parsedError->errorMessage, "no handler");
     EXPECT_EQ(parsedError->errorContext, "worker");
 
-    for (const json& bad : {json{{"ok", true}, {"result", 1}}, json{{"id", 1}, {"result", 1}},
-                            json{{"id", 1}, {"ok", true}}, json{{"id", 1}, {"ok", false}},
-                            json{{"id", 1}, {"ok", false}, {"error", {{"code", 1}, {"message", "m"}}}},
-                            json{{"id", "x"}, {"ok", true}, {"result", 1}}, json("reply")})
+    for (const json& bad :
+         {json{{"ok", true}, {"result", 1}}, json{{"id", 1}, {"result", 1}}, json{{"id", 1}, {"ok", true}},
+          json{{"id", 1}, {"ok", false}}, json{{"id", 1}, {"ok", false}, {"error", {{"code", 1}, {"message", "m"}}}},
+          json{{"id", "x"}, {"ok", true}, {"result", 1}}, json("reply")})
         EXPECT_FALSE(parseWorkerReply(bad).ok()) << bad.dump();
 }
 

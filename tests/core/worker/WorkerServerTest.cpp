@@ -1,8 +1,8 @@
 // The server loop in-process: requests go through real pipes to WorkerServer::run() on a thread.
 
+#include "worker/WorkerServer.h"
 #include "worker/MessageChannel.h"
 #include "worker/WorkerProtocol.h"
-#include "worker/WorkerServer.h"
 
 #include <gtest/gtest.h>
 
@@ -80,9 +80,11 @@ TEST_F(WorkerServerTest, HelloWithoutHandlerGivesVersionAndPid)
 {
     runServer();
     const json reply = call({{"id", 1}, {"type", "hello"}});
-    EXPECT_EQ(reply, json({{"id", 1},
-                           {"ok", true},
-                           {"result", {{"protocolVersion", kWorkerProtocolVersion}, {"pid", ::getpid()}, {"info", nullptr}}}}));
+    EXPECT_EQ(
+        reply,
+        json({{"id", 1},
+              {"ok", true},
+              {"result", {{"protocolVersion", kWorkerProtocolVersion}, {"pid", ::getpid()}, {"info", nullptr}}}}));
 }
 
 TEST_F(WorkerServerTest, HelloHandlerResultBecomesInfo)
@@ -109,9 +111,10 @@ TEST_F(WorkerServerTest, HandlerResultsErrorsAndExceptionsEachGetOneReplyAndTheL
     reply = call({{"id", 4}, {"type", "throwInt"}});
     EXPECT_EQ(reply["error"]["code"], "handler-exception");
     reply = call({{"id", 5}, {"type", "nope"}});
-    EXPECT_EQ(reply, json({{"id", 5},
-                           {"ok", false},
-                           {"error", {{"code", "unknown-type"}, {"message", "no handler for request type 'nope'"}}}}));
+    EXPECT_EQ(reply,
+              json({{"id", 5},
+                    {"ok", false},
+                    {"error", {{"code", "unknown-type"}, {"message", "no handler for request type 'nope'"}}}}));
     reply = call({{"id", 6}, {"type", "huge"}});
     EXPECT_EQ(reply["ok"], false);
     EXPECT_EQ(reply["error"]["code"], "bad-reply");

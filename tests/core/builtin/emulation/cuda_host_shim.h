@@ -35,7 +35,10 @@ struct KfWarp {
 inline std::barrier<>* g_kfBlockBarrier = nullptr;
 inline std::vector<std::unique_ptr<KfWarp>> g_kfWarps;
 
-inline void __syncthreads() { g_kfBlockBarrier->arrive_and_wait(); }
+inline void __syncthreads()
+{
+    g_kfBlockBarrier->arrive_and_wait();
+}
 
 template <class T>
 T __shfl_xor_sync(unsigned, T value, int laneMask, int = 32)
@@ -53,11 +56,28 @@ T __shfl_xor_sync(unsigned, T value, int laneMask, int = 32)
     return out;
 }
 
-inline float __int_as_float(unsigned bits) { float f; std::memcpy(&f, &bits, 4); return f; }
-inline float __expf(float x) { return std::exp(x); }
-inline float __logf(float x) { return std::log(x); }
-inline float __fdividef(float a, float b) { return a / b; }
-inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline float __int_as_float(unsigned bits)
+{
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+inline float __expf(float x)
+{
+    return std::exp(x);
+}
+inline float __logf(float x)
+{
+    return std::log(x);
+}
+inline float __fdividef(float a, float b)
+{
+    return a / b;
+}
+inline float rsqrtf(float x)
+{
+    return 1.0f / std::sqrt(x);
+}
 using std::max;
 using std::min;
 
