@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds Kernel Forge into build/ (Release) with the settings from bootstrap.sh.
 # Usage: packaging/build.sh [extra cmake -D options]
+# KFORGE_PRESET picks the CMake configure preset (CMakePresets.json): dev (default), ci (warnings
+# are errors) or gpu (no GUI); bootstrap's KFORGE_PYTHON and KFORGE_GUI are passed on top of it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/packaging/bootstrap.sh"
@@ -17,6 +19,6 @@ if [ ! -f "$root/build/CMakeCache.txt" ] && command -v ninja >/dev/null; then
     generator=(-G Ninja)
 fi
 
-cmake -S "$root" -B "$root/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -DKFORGE_PYTHON="$KFORGE_PYTHON" -DKFORGE_GUI="$KFORGE_GUI" "${launcher[@]}" "$@" >/dev/null
+(cd "$root" && cmake --preset "${KFORGE_PRESET:-dev}" "${generator[@]}" \
+    -DKFORGE_PYTHON="$KFORGE_PYTHON" -DKFORGE_GUI="$KFORGE_GUI" "${launcher[@]}" "$@" >/dev/null)
 cmake --build "$root/build" -j "$(nproc)"

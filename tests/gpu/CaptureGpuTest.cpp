@@ -111,8 +111,9 @@ TEST(GpuCapture, ShapeArithmeticStaysOnTheHost)
         for (const ArgSpec& arg : card.args)
             for (const TensorSpec& tensor : arg.tensors)
                 scalarsOnly = scalarsOnly && tensor.sizes.empty() && tensor.dtype == "int64";
-        if (card.op == "aten::item" || card.op == "aten::_local_scalar_dense")
+        if (card.op == "aten::item" || card.op == "aten::_local_scalar_dense") {
             EXPECT_TRUE(card.runsOnHost()) << card.key << ": the forward would wait for the GPU";
+        }
         if (card.op == "aten::floor_divide" || card.op == "aten::mul") {
             if (!scalarsOnly)
                 continue; // the output scale: a real tensor op
