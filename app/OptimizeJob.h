@@ -1,7 +1,7 @@
 #pragma once
-// Runs the search (core::SearchRun) for a list of cards on a background std::thread, one card after
-// the other, continuing each card's saved tree (docs/search.md). The GUI follows a run by polling
-// progress() and by re-reading the tree file, which SearchRun saves after every node.
+// Runs the optimize job (core::OptimizeDriver, as kforge optimize does) for a list of cards on a
+// background std::thread, continuing each card's saved tree (docs/search.md). The GUI follows a run
+// by polling progress() and by re-reading the tree file, which the search saves after every node.
 //
 // Contracts:
 // - Thread: create, call and destroy on the GUI thread (asserted); signals are emitted there.
@@ -33,7 +33,7 @@
 
 namespace kforge::core {
 class LlmClient;
-class SearchRun;
+class OptimizeDriver;
 } // namespace kforge::core
 
 namespace kforge::app {
@@ -87,8 +87,8 @@ Q_SIGNALS:
 
 private:
     std::atomic<bool> m_stopRequested{false};
-    mutable std::mutex m_mutex;          // guards m_active and m_progress
-    core::SearchRun* m_active = nullptr; // the card being searched, on the job thread
+    mutable std::mutex m_mutex;               // guards m_driver and m_progress
+    core::OptimizeDriver* m_driver = nullptr; // the job's driver while it runs, on the job thread
     Progress m_progress;
     JobThread m_job{this}; // last: joined before the members the run uses are destroyed
 };

@@ -1,28 +1,19 @@
 #include "ArgParser.h"
 #include "Commands.h"
 
-#include "eval/SearchWorkers.h"
+#include "engine/CardSelection.h"
+#include "engine/OptimizeDriver.h"
 #include "llm/LlmClientFactory.h"
 #include "llm/LlmConfig.h"
 #include "project/ProjectStore.h"
-#include "search/SearchRun.h"
-#include "search/TreeStore.h"
-#include "search/builtin/BuiltinProposer.h"
-#include "search/llm/LlmProposer.h"
-#include "search/llm/LlmUsage.h"
-#include "util/CacheDirectory.h"
-#include "worker/GpuSelection.h"
 #include "worker/WorkerPath.h"
 
-#include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -67,58 +58,45 @@ private:
     sigset_t m_old;
 };
 
-std::string cardLabel(const core::OperatorCard& card)
+// The line of a searched card on stdout (docs/search.md, "kforge optimize: outcome and exit status").
+void printOutcome(const core::CardOutcome& card, const std::string& opName, const std::vector<core::GpuSlot>& gpus)
 {
-    return card.id.substr(0, 8) + " " + card.qualifiedName();
-}
-
-// "a (x); b (y)".
-std::string joinFailures(const std::vector<std::pair<std::string, std::string>>& failures)
-{
-    std::string text;
-    for (const auto& [label, why] : failures)
-        text += (text.empty() ? "" : "; ") + label + " (" + why + ")";
-    return text;
-}
-
-// The cards to search: the ones named, else every card by share of model time (largest first),
-// skipping vendor-backed ones (cuBLAS/cuDNN) and, for the built-in proposer, those it does not
-// cover (an LLM may write a kernel for any op).
-std::vector<const core::OperatorCard*> chooseCards(const core::Project& project, const std::vector<std::string>& named,
-                                                   bool builtin, std::string& error)
-{
-    std::vector<const core::OperatorCard*> cards;
-    if (!named.empty()) {
-        for (const std::string& id : named) {
-            const core::OperatorCard* card = project.findCard(id);
-            if (!card) {
-                error = "--cards " + id + ": no card with that id (or the prefix is ambiguous)";
-                return {};
-            }
-            cards.push_back(card);
-        }
-        return cards;
+    const std::string id = card.cardId.substr(0, 8);
+    if (!card.error.empty()) {
+        std::printf("%s  %-28s failed: %s\n", id.c_str(), opName.c_str(), card.error.c_str());
+        std::fflush(stdout);
+        return;
     }
-    for (const core::OperatorCard& card : project.cards)
-        cards.push_back(&card);
-    std::stable_sort(cards.begin(), cards.end(), [](const core::OperatorCard* a, const core::OperatorCard* b) {
-        return a->timeShare > b->timeShare;
-    });
-    std::vector<const core::OperatorCard*> chosen;
-    for (const core::OperatorCard* card : cards) {
-        if (card->vendorBacked) {
-            std::cerr << "kforge: skip " << card->id.substr(0, 8) << " " << card->qualifiedName()
-                      << ": vendor-backed (cuBLAS/cuDNN)\n";
-            continue;
+    const core::SearchNode* best = card.best && card.best->speedup ? &*card.best : nullptr;
+    std::printf("%s  %-28s nodes %3zu  %-16s best %s", id.c_str(), opName.c_str(), card.nodes,
+                core::stopReasonName(card.reason), best ? "" : "-");
+    if (best)
+        std::printf("%s %.2f us, %.3fx eager (iteration %d)", best->id.c_str(), best->latency->medianUs, *best->speedup,
+                    best->iteration);
+    std::printf("  %.1f s", card.seconds);
+    if (card.llmUsage)
+        std::printf("  %s", card.llmUsage->summary().c_str());
+    std::printf("\n");
+    if (!card.failure.empty())
+        std::printf("          failed: %s (--resume retries it)\n", card.failure.c_str());
+    else if (card.reason == core::StopReason::NothingToRevise && !card.note.empty())
+        std::printf("          stopped: %s\n", card.note.c_str());
+    if (!card.candidatesPerWorker.empty()) {
+        // Throughput per GPU (docs/search.md): candidates each worker evaluated, and in all.
+        int total = 0;
+        std::printf("          workers:");
+        for (std::size_t i = 0; i < card.candidatesPerWorker.size(); ++i) {
+            if (i < gpus.size())
+                std::printf(" GPU %d %d", gpus[i].ordinal, card.candidatesPerWorker[i]);
+            total += card.candidatesPerWorker[i];
         }
-        if (auto supported = core::BuiltinProposer::supports(*card); builtin && !supported) {
-            std::cerr << "kforge: skip " << card->id.substr(0, 8) << " " << card->qualifiedName() << ": "
-                      << supported.error().message << "\n";
-            continue;
-        }
-        chosen.push_back(card);
+        std::printf(" candidates; %d in %.1f s = %.1f per minute\n", total, card.seconds,
+                    card.seconds > 0 ? total * 60.0 / card.seconds : 0.0);
     }
-    return chosen;
+    if (card.compileOnly)
+        std::printf("          compile-only: no GPU in the worker; candidates were generated and compiled, not "
+                    "measured\n");
+    std::fflush(stdout);
 }
 
 // defaultsFor(provider), then the --llm-config file, then the flags. The file may omit "provider"
@@ -235,169 +213,113 @@ int runOptimizeCommand(const std::vector<std::string>& args)
     auto project = core::openProject(projectDir);
     if (!project)
         return fail(project.error().toString());
-    // One writer per project (docs/project-format.md): held until the command returns.
-    auto writerLock = core::lockProjectForWriting(projectDir, "optimize");
-    if (!writerLock)
-        return fail(writerLock.error().toString());
-    std::string error;
-    const auto cards = chooseCards(project.value(), parser.values("--cards"), builtin, error);
-    if (!error.empty())
-        return fail(error, 2);
-    if (cards.empty())
+    auto selection = core::selectCardsToSearch(project.value(), parser.values("--cards"), builtin);
+    if (!selection)
+        return fail(selection.error().toString(), 2);
+    for (const core::SkippedCard& skipped : selection->skipped)
+        std::cerr << "kforge: skip " << core::cardLabel(*skipped.card) << ": " << skipped.reason << "\n";
+    if (selection->cards.empty())
         return fail(projectDir + (builtin ? ": no card the built-in proposer can search" : ": no card to search"));
 
-    core::WorkerCommand worker;
-    worker.executable = core::workerPath(parser.value("--worker"));
+    core::OptimizeRequest request;
+    request.projectDir = projectDir;
+    for (const core::OperatorCard* card : selection->cards)
+        request.cards.push_back(*card);
+    request.budget = budget;
+    request.seed = seed;
+    request.savedTrees = resume ? core::SavedTreeMode::Resume
+        : restart               ? core::SavedTreeMode::Restart
+                                : core::SavedTreeMode::Refuse;
+    request.evaluateTimeout = std::chrono::milliseconds(static_cast<long long>(timeoutS * 1000));
+    request.workerExecutable = core::workerPath(parser.value("--worker"));
+    request.llmClient = llmClient;
     // One worker per GPU (docs/search.md, "Parallel search"); none visible: one worker as is.
-    auto gpus = core::chooseGpus(parser.value("--gpus"), core::visibleGpus());
+    std::vector<std::string> busy;
+    auto gpus = core::OptimizeDriver::resolveGpus(parser.value("--gpus"), busy);
     if (!gpus)
         return fail(gpus.error().toString(), 2);
-    for (const std::string& busy : core::gpuBusyWarnings(gpus.value()))
-        std::cerr << "kforge: warning: " << busy << "\n";
+    for (const std::string& warning : busy)
+        std::cerr << "kforge: warning: " << warning << "\n";
+    request.gpus = gpus.value();
+    const std::size_t cardCount = request.cards.size();
+
+    // The driver runs on its own thread; this one takes Ctrl-C and draws the progress line. Both
+    // write to the terminal under one mutex, the progress line cleared before any other output.
+    core::OptimizeDriver driver(std::move(request));
     const bool showProgress = ::isatty(STDERR_FILENO);
-    // Set by Ctrl-C: the run in flight stops after its candidates in flight, no further card starts,
-    // and the command exits 130.
-    bool interrupted = false;
-    // Cards whose run failed (an error, or nothing but a failed root), with why; and the cards a
-    // Ctrl-C left unsearched.
-    std::vector<std::pair<std::string, std::string>> failures;
-    std::vector<std::string> notSearched;
-    core::LlmUsage runUsage;
-    for (const core::OperatorCard* card : cards) {
-        if (interrupted || (interrupted = sigint.taken(std::chrono::milliseconds(0)))) {
-            notSearched.push_back(cardLabel(*card));
-            continue;
-        }
-        const core::TreeStore store(core::TreeStore::defaultPath(projectDir, card->id));
-        if (restart && store.exists()) {
-            // Never deleted: the old tree stays next to the new one under a dated name.
-            auto kept = store.moveAside();
-            if (!kept) {
-                return fail(kept.error().toString());
-            }
-            std::cerr << "kforge: " << cardLabel(*card) << ": the old search tree is kept as " << kept->string()
-                      << "\n";
-        }
-        auto tree = store.openForRun(card->id, seed, resume);
-        if (!tree) {
-            return fail(tree.error().toString());
-        }
-        if (tree->empty() && !tree->rootAttempts().empty()) {
-            const core::SearchNode& last = tree->rootAttempts().back();
-            std::cerr << "kforge: " << cardLabel(*card) << ": retrying the root (attempt "
-                      << tree->rootAttempts().size() + 1 << "; the last one was " << core::nodeStatusName(last.status)
-                      << ": " << last.failureReason << ")\n";
-        }
-        // One evaluator (and worker) per GPU slot; slots sharing a GPU take turns on it.
-        core::SearchWorkers workers(projectDir, *card, worker, gpus.value(), core::userCacheDirectory() / "nvrtc",
-                                    std::chrono::milliseconds(static_cast<long long>(timeoutS * 1000)));
-        const std::size_t workerCount = workers.evaluators().size();
-        core::BenchEvaluator& evaluator = workers.first();
-        std::unique_ptr<core::Proposer> proposer;
-        if (builtin) {
-            proposer = std::make_unique<core::BuiltinProposer>(*card);
-        } else {
-            // The worker describes its GPU once it started (after the first evaluation): the
-            // proposer asks again before each prompt, on the search thread that owns the evaluator.
-            core::LlmProposerOptions options;
-            options.hardwareSource = [&evaluator] { return evaluator.gpu(); };
-            proposer = std::make_unique<core::LlmProposer>(*card, llmClient, evaluator.gpu(), options);
-        }
-        core::SearchRun run(std::move(tree.value()), store, *proposer, workers.evaluators(),
-                            core::SearchRunOptions{budget, {}, {}, {}});
-        std::optional<core::Result<core::SearchOutcome>> outcome;
-        std::atomic<bool> finished{false};
-        const auto started = std::chrono::steady_clock::now();
-        std::thread searcher([&] {
-            outcome.emplace(run.run());
-            finished = true;
-        });
-        while (!finished) {
-            if (sigint.taken(std::chrono::milliseconds(200))) {
-                interrupted = true;
-                run.requestStop();
-            }
-            if (showProgress)
-                std::fprintf(stderr, "\r\033[Kkforge: %s %s: iteration %d, best %.3fx", card->id.substr(0, 8).c_str(),
-                             card->qualifiedName().c_str(), run.iteration(), run.bestSpeedup());
-        }
-        searcher.join();
+    std::mutex terminal;
+    const auto clearProgress = [&] {
         if (showProgress)
             std::fprintf(stderr, "\r\033[K");
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        if (!outcome->ok()) {
-            std::printf("%s  %-28s failed: %s\n", card->id.substr(0, 8).c_str(), card->qualifiedName().c_str(),
-                        outcome->error().toString().c_str());
-            std::fflush(stdout);
-            failures.emplace_back(cardLabel(*card), outcome->error().toString());
-            continue;
+    };
+    core::OptimizeEvents events;
+    events.note = [&](const std::string& line) {
+        std::lock_guard lock(terminal);
+        clearProgress();
+        std::cerr << "kforge: " << line << "\n";
+    };
+    core::LlmUsage runUsage;
+    events.cardFinished = [&](const core::CardOutcome& card) {
+        std::lock_guard lock(terminal);
+        clearProgress();
+        const core::OperatorCard* searched = project->findCard(card.cardId);
+        printOutcome(card, searched ? searched->qualifiedName() : card.label, gpus.value());
+        if (card.llmUsage)
+            runUsage.add(*card.llmUsage);
+    };
+    std::optional<core::Result<core::OptimizeSummary>> outcome;
+    std::atomic<bool> finished{false};
+    std::thread searcher([&] {
+        outcome.emplace(driver.run(events));
+        finished = true;
+    });
+    // Set by Ctrl-C: the card in flight stops after its candidates in flight, no further card
+    // starts, and the command exits 130.
+    bool interrupted = false;
+    while (!finished) {
+        if (sigint.taken(std::chrono::milliseconds(200))) {
+            interrupted = true;
+            driver.requestStop();
         }
-        const core::SearchOutcome& result = outcome->value();
-        const core::SearchNode* best = run.tree().bestPassed();
-        std::printf("%s  %-28s nodes %3zu  %-16s best %s", card->id.substr(0, 8).c_str(), card->qualifiedName().c_str(),
-                    run.tree().nodes().size(), core::stopReasonName(result.reason), best && best->speedup ? "" : "-");
-        if (best && best->speedup)
-            std::printf("%s %.2f us, %.3fx eager (iteration %d)", best->id.c_str(), best->latency->medianUs,
-                        *best->speedup, best->iteration);
-        std::printf("  %.1f s", seconds);
-        if (!builtin) {
-            const core::LlmUsage usage = core::llmUsageOf(run.tree());
-            runUsage.add(usage);
-            std::printf("  %s", usage.summary().c_str());
+        const core::OptimizeProgress p = driver.progress();
+        std::lock_guard lock(terminal);
+        if (showProgress && !finished && !p.cardId.empty()) {
+            const core::OperatorCard* card = project->findCard(p.cardId);
+            std::fprintf(stderr, "\r\033[Kkforge: %s: iteration %d, best %.3fx",
+                         card ? core::cardLabel(*card).c_str() : p.cardId.substr(0, 8).c_str(), p.iteration,
+                         p.bestSpeedup);
         }
-        std::printf("\n");
-        if (!result.failure.empty()) {
-            std::printf("          failed: %s (--resume retries it)\n", result.failure.c_str());
-            failures.emplace_back(cardLabel(*card), result.failure);
-        } else if (result.reason == core::StopReason::NothingToRevise && !result.note.empty()) {
-            std::printf("          stopped: %s\n", result.note.c_str());
-        }
-        if (workerCount > 1) {
-            // Throughput per GPU (docs/search.md): candidates each worker evaluated, and in all.
-            const std::vector<int> counts = run.evaluationsPerEvaluator();
-            int total = 0;
-            std::printf("          workers:");
-            for (std::size_t i = 0; i < counts.size(); ++i) {
-                std::printf(" GPU %d %d", (*gpus)[i].ordinal, counts[i]);
-                total += counts[i];
-            }
-            std::printf(" candidates; %d in %.1f s = %.1f per minute\n", total, seconds,
-                        seconds > 0 ? total * 60.0 / seconds : 0.0);
-        }
-        const bool anyCompiled =
-            std::any_of(run.tree().nodes().begin(), run.tree().nodes().end(),
-                        [](const core::SearchNode& node) { return core::isRevisable(node.status); });
-        if (!best && anyCompiled) {
-            const nlohmann::json gpu = evaluator.gpu();
-            if (!gpu.is_object() || !gpu.contains("architecture"))
-                std::printf("          compile-only: no GPU in the worker; candidates were generated and compiled, not "
-                            "measured\n");
-        }
-        std::fflush(stdout);
     }
-    if (!builtin && cards.size() > 1)
+    searcher.join();
+    clearProgress();
+    if (!outcome->ok())
+        return fail(outcome->error().toString());
+    const core::OptimizeSummary& summary = outcome->value();
+    if (!builtin && cardCount > 1)
         std::printf("total  %s\n", runUsage.summary().c_str());
     std::fflush(stdout);
     // One line for every failed card, then the interruption, if any (docs/search.md, "kforge
     // optimize: outcome and exit status").
-    if (failures.size() == 1 && cards.size() == 1)
-        std::cerr << "kforge: error: " << failures.front().first << " failed: " << failures.front().second << "\n";
-    else if (!failures.empty())
-        std::cerr << "kforge: error: " << failures.size() << " of " << cards.size()
-                  << " cards failed: " << joinFailures(failures) << "\n";
+    const std::size_t failed = summary.failedCount();
+    if (failed == 1 && cardCount == 1)
+        std::cerr << "kforge: error: " << summary.cards.front().label
+                  << " failed: " << summary.cards.front().failureReason() << "\n";
+    else if (failed > 0)
+        std::cerr << "kforge: error: " << failed << " of " << cardCount << " cards failed: " << summary.failureList()
+                  << "\n";
     if (interrupted) {
         std::cerr << "kforge: interrupted: the trees are saved (--resume continues)";
-        if (!notSearched.empty()) {
+        if (!summary.notSearched.empty()) {
             std::string list;
-            for (const std::string& label : notSearched)
+            for (const std::string& label : summary.notSearched)
                 list += (list.empty() ? "" : ", ") + label;
-            std::cerr << "; " << notSearched.size() << (notSearched.size() == 1 ? " card" : " cards")
+            std::cerr << "; " << summary.notSearched.size() << (summary.notSearched.size() == 1 ? " card" : " cards")
                       << " not searched: " << list;
         }
         std::cerr << "\n";
         return 130;
     }
-    return failures.empty() ? 0 : 1;
+    return failed == 0 ? 0 : 1;
 }
 
 } // namespace kforge::cli

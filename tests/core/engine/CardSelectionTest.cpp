@@ -1,0 +1,51 @@
+// Which cards a search covers (core/engine/CardSelection.h).
+
+#include "engine/CardSelection.h"
+
+#include "TestProject.h"
+
+#include <gtest/gtest.h>
+
+namespace kforge::core {
+namespace {
+
+TEST(CardSelection, NamedCardsInTheGivenOrderAndAnUnknownOneIsAnError)
+{
+    const Project project = test::makeFixtureProject();
+    ASSERT_GE(project.cards.size(), 2u);
+    const std::string first = project.cards[0].id, second = project.cards[1].id;
+    auto named = selectCardsToSearch(project, {second.substr(0, 8), first}, true);
+    ASSERT_TRUE(named.ok()) << named.error().toString();
+    ASSERT_EQ(named->cards.size(), 2u);
+    EXPECT_EQ(named->cards[0]->id, second);
+    EXPECT_EQ(named->cards[1]->id, first);
+    EXPECT_TRUE(named->skipped.empty());
+
+    auto unknown = selectCardsToSearch(project, {"zzzz"}, true);
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_EQ(unknown.error().toString(), "--cards zzzz: no card with that id (or the prefix is ambiguous)");
+}
+
+TEST(CardSelection, ByDefaultLargestShareFirstWithoutVendorCardsAndWhatTheProposerLacks)
+{
+    Project project = test::makeFixtureProject();
+    const auto all = selectCardsToSearch(project, {}, /*builtin=*/false);
+    ASSERT_TRUE(all.ok());
+    for (std::size_t i = 1; i < all->cards.size(); ++i)
+        EXPECT_GE(all->cards[i - 1]->timeShare, all->cards[i]->timeShare);
+    for (const OperatorCard* card : all->cards)
+        EXPECT_FALSE(card->vendorBacked) << card->key;
+    for (const SkippedCard& skipped : all->skipped)
+        EXPECT_EQ(skipped.reason, "vendor-backed (cuBLAS/cuDNN)") << skipped.card->key;
+    EXPECT_EQ(all->cards.size() + all->skipped.size(), project.cards.size());
+
+    // The built-in proposer leaves out what it does not cover, saying why.
+    const auto builtin = selectCardsToSearch(project, {}, /*builtin=*/true);
+    ASSERT_TRUE(builtin.ok());
+    EXPECT_EQ(builtin->cards.size() + builtin->skipped.size(), project.cards.size());
+    for (const SkippedCard& skipped : builtin->skipped)
+        EXPECT_FALSE(skipped.reason.empty()) << skipped.card->key;
+}
+
+} // namespace
+} // namespace kforge::core
