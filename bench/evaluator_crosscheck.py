@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Evaluator checks on the GPU machine (issue: candidate kernels, timing).
+"""Evaluator checks on a GPU (issue: candidate kernels, timing).
 
 1. Captures a one-softmax model at softmax bf16 [8,8,512,512] dim -1 (the softmax_bf16 target of
    bench/search_targets.py).
