@@ -1,6 +1,6 @@
 #pragma once
 // The one place where the GUI's shared state lives: the open project and the current card. Panes
-// observe it and never talk to each other (ARCHITECTURE.md, "Data flow").
+// observe it and never talk to each other (docs/architecture.md).
 //
 // Thread: GUI thread only (asserted). The project is an immutable value shared with whoever holds
 // it; a new project replaces it wholesale.

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Evaluator checks on the GPU machine (issue: candidate kernels, timing).
+"""Evaluator checks on a GPU (issue: candidate kernels, timing).
 
-1. Captures a one-softmax model at softmax bf16 [8,8,512,512] dim -1 (FACTS.md's shape).
+1. Captures a one-softmax model at softmax bf16 [8,8,512,512] dim -1 (the softmax_bf16 target of
+   bench/search_targets.py).
 2. `kforge bench` on tests/gpu/kernels/softmax_correct.cu (its embedded plan replaced by one for
    this shape with --plan) with --repeat N --no-cache: the wall time
    of compile + validate + time per candidate with a warm worker (goal: median under 0.5 s).

@@ -1,50 +1,64 @@
 #!/usr/bin/env bash
-# Steps for a GPU machine (a workstation, or a GPU box reached over ssh), each sized to finish
-# within 10 minutes; logs and results go to $OUT (default ./out). Steps reuse build/ when a previous
-# step left it.
+# GPU steps on a machine with an NVIDIA GPU: your workstation, or a GPU box you reach over ssh (no
+# Qt needed there). Run from a checkout; steps reuse build/ when an earlier step left it.
 #
-#   bash bench/gpu_session.sh check [CTEST_ARGS...]
-#                                              build core + CLI (no GUI) against python3's torch,
-#                                              then `ctest -L gpu -j 2 CTEST_ARGS` (about 7 minutes;
-#                                              `-E gpu_builtin_families` skips the 5-6 minute one)
-#   bash bench/gpu_session.sh suite MODELS [ARGS...]
-#                                              bench/suite.py on MODELS (comma-separated) for the
-#                                              rest of the call (resumable: repeat the same command
-#                                              while the machine is warm), then bench/report.py of
-#                                              every model done so far into $OUT/report
-#   bash bench/gpu_session.sh build             build core + CLI (no GUI) against python3's torch (about 2 minutes)
-#   bash bench/gpu_session.sh baselines MODELS --baselines-from DIR [ARGS...]
-#                                              bench/suite.py --baselines-from: eager and torch.compile
-#                                              alone for an earlier run's cards (DIR: its published
-#                                              results, e.g. bench/results/DATE-suite-h200-run3) into
-#                                              $OUT/baselines; resumable like suite; needs build first
-#   bash bench/gpu_session.sh families [ARGS...]
-#                                              tests/gpu/builtin_families_gpu.py --jobs 8 ARGS alone
-#                                              (e.g. `--ops aten::cat` to re-check one family's fix in
-#                                              a minute or two, `--lengths 7 1000`); needs build first
-#   bash bench/gpu_session.sh dispatch         bench/dispatch_overhead.py (the runtime's host cost per
-#                                              hooked call, hit and fallback; about a minute); needs build first
-#   bash bench/gpu_session.sh full             the whole test suite, the example and the older
-#                                              benchmarks (capture overhead, evaluator cross-check,
-#                                              search targets); longer than 10 minutes
+# Usage: bash bench/gpu_session.sh [--out DIR] [--pack] STEP [ARGS...]
 #
-# suite and baselines stop at --budget seconds (default: what is left of 560 s since this script
-# started). torch.compile's max-autotune results survive a fresh machine: the suite starts from
-# inductor's autotune cache kept in bench/inductor-autotune/ (committed, a small JSON keyed by
-# inductor's system hash, so another torch or GPU ignores it), and each suite step writes the
-# machine's cache into results-STEP.tar.gz (inductor-autotune/): copy it over bench/inductor-autotune/
-# and commit it, and a fresh machine skips the convolution and matmul benchmarks done before
-# (ResNet-50 fp32 needs more than one step without it).
+#   --out DIR   where logs and results go (default: ./out, created when missing). The OUT
+#               environment variable is not read: name the folder with --out.
+#   --pack      at the end of the step, pack what is under DIR (earlier archives aside) into
+#               DIR/results-STEP.tar.gz and keep beside it only its summary files (environment.txt,
+#               the step's log, the report's markdown): one file to copy back from an ssh box.
 #
-# Each step ends by packing everything it wrote into $OUT/results-STEP.tar.gz and leaves beside it
-# only the few files worth reading at once (environment.txt, the step's log, the report's markdown).
-# Steps can be chained (`gpu_session.sh check -E gpu_builtin_families; gpu_session.sh dispatch`).
+# Steps:
+#   build                            build core + CLI (no GUI) against python3's torch (about 2 minutes)
+#   check [CTEST_ARGS...]            build, then `ctest -L gpu -j 2 CTEST_ARGS` (about 7 minutes;
+#                                    `-E gpu_builtin_families` skips the longest test, 5-6 minutes)
+#   suite MODELS [ARGS...]           bench/suite.py on MODELS (comma-separated) until every stage is done,
+#                                    then bench/report.py of every model done so far into DIR/report.
+#                                    Resumable: with `--budget S` it stops after S seconds (exit 3) and
+#                                    the same command continues where it stopped (build/suite is kept)
+#   baselines MODELS --baselines-from RUN [ARGS...]
+#                                    bench/suite.py --baselines-from: eager and torch.compile alone for
+#                                    an earlier run's cards (RUN: its published results, e.g.
+#                                    bench/results/DATE-suite-h200-run3) into DIR/baselines; resumable
+#                                    like suite; needs build first
+#   families [ARGS...]               tests/gpu/builtin_families_gpu.py --jobs 8 ARGS alone (e.g.
+#                                    `--ops aten::cat` re-checks one family's fix in a minute or two,
+#                                    `--lengths 7 1000`); needs build first
+#   dispatch                         bench/dispatch_overhead.py (the runtime's host cost per hooked call,
+#                                    hit and fallback; about a minute); needs build first
+#   full                             the whole test suite, the example and the older benchmarks (capture
+#                                    overhead, evaluator cross-check, search targets): the longest step
+#
+# Steps chain: `bash bench/gpu_session.sh check -E gpu_builtin_families; bash bench/gpu_session.sh dispatch`.
+#
+# torch.compile's max-autotune benchmarks take minutes per model. suite and baselines start from
+# inductor's autotune cache committed in bench/inductor-autotune/ (a small JSON keyed by inductor's
+# system hash, so another torch, triton or GPU ignores it) and copy the machine's cache to
+# DIR/inductor-autotune/ afterwards: copy that over bench/inductor-autotune/ and commit it, and a
+# machine that has not run them yet skips the convolution and matmul benchmarks done before.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="${OUT:-$root/out}"
 
+out="./out"
+pack=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --out)
+            if [ $# -lt 2 ] || [ -z "$2" ]; then echo "gpu_session.sh: --out needs a folder" >&2; exit 2; fi
+            out="$2"; shift 2 ;;
+        --out=*) out="${1#--out=}"; shift ;;
+        --pack) pack=1; shift ;;
+        *) break ;;
+    esac
+done
+
+# The start of every step: DIR made absolute (steps run commands in other folders) and the machine
+# recorded in DIR/environment.txt.
 record_environment() {
-    mkdir -p "$out"
+    mkdir -p "$out" || { echo "gpu_session.sh: cannot create $out" >&2; exit 2; }
+    out="$(cd "$out" && pwd)"
     {
         date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
         python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
@@ -62,14 +76,15 @@ check() {
     grep -E "^ *[0-9]+/[0-9]+ Test|tests passed|tests failed|exit [0-9]" "$out/ctest-gpu.log"
 }
 
-# --budget with what is left of the step's 10 minutes, unless the caller's arguments name one.
+# bench/suite.py stops at --budget seconds (its default: 540). Unless the caller's arguments name
+# one, give it a week: in effect no deadline, so that the step runs until the suite is done.
 default_budget() {
-    case " $* " in *" --budget "*) ;; *) echo --budget $((560 - SECONDS)) ;; esac
+    case " $* " in *" --budget "* | *" --budget="*) ;; *) echo --budget 604800 ;; esac
 }
 
 # inductor's local autotune cache (torch/_inductor/codecache.py, LocalCache: cache/<system hash>)
 # under the suite's TORCHINDUCTOR_CACHE_DIR: restored from the committed copy where the machine has
-# none, and written to $OUT after the run.
+# none, and copied to $out/inductor-autotune after the run.
 autotune_cache="$root/build/suite/inductor-cache/cache"
 committed_autotune="$root/bench/inductor-autotune"
 restore_autotune_cache() {
@@ -85,8 +100,9 @@ save_autotune_cache() {
     return 0
 }
 
-# bench/suite.py on MODELS (then ARGS) within the autotune cache's restore and hand-back, publishing
-# to $out/NAME and logging to $out/NAME.log; prints its exit status.
+# bench/suite.py on MODELS (then ARGS) between the autotune cache's restore and save. Its working
+# folder is build/suite (kept between steps: the suite resumes from it); it publishes to $out/NAME
+# and logs to $out/NAME.log; prints its exit status.
 run_suite() {
     local name="$1" models="$2"; shift 2
     restore_autotune_cache
@@ -108,13 +124,13 @@ baselines() {
     grep -v -E "^E[0-9]{4} |AUTOTUNE|triton_|^ +(mm|conv)" "$out/baselines.log" | grep -E "^suite:|baselines\)" | tail -n 12
 }
 
-# Packs everything under $out (but earlier steps' archives) into $out/results-STEP.tar.gz, then
-# removes what is packed except KEEP (paths relative to $out), so that $out holds one archive and a
-# few readable files per step; chained steps each leave their own archive.
-bundle_out() {
-    local step="$1" archive="/tmp/kforge-results-$$.tar.gz" keep path
+# --pack: packs everything under $out (but earlier steps' archives) into $out/results-STEP.tar.gz,
+# then removes what is packed except KEEP (paths relative to $out).
+pack_out() {
+    local step="$1" archive keep path
     shift
-    (cd "$out" && tar czf "$archive" --exclude='./results-*.tar.gz' .) || { echo "cannot pack $out" >&2; return 1; }
+    archive="$(mktemp "${TMPDIR:-/tmp}/kforge-results-XXXXXX.tar.gz")" || return 1
+    (cd "$out" && tar czf "$archive" --exclude='./results-*.tar.gz' .) || { echo "cannot pack $out" >&2; rm -f "$archive"; return 1; }
     mv "$archive" "$out/results-$step.tar.gz"
     while IFS= read -r -d '' path; do
         path="${path#"$out"/}"
@@ -123,7 +139,14 @@ bundle_out() {
         rm -f "$out/$path"
     done < <(find "$out" -type f -print0)
     find "$out" -mindepth 1 -type d -empty -delete
-    echo "results: \$OUT/results-$step.tar.gz (beside it: $*)"
+    echo "results: $out/results-$step.tar.gz (beside it: $*)"
+}
+
+# The end of a step: with --pack, one archive; without, the folder as the step left it.
+finish() {
+    local step="$1"
+    shift
+    if [ "$pack" = 1 ]; then pack_out "$step" "$@"; else echo "results: $out"; fi
 }
 
 families() {
@@ -140,6 +163,8 @@ dispatch() {
     cat "$out/dispatch_overhead.md"
 }
 
+# The older benchmarks keep their trees, reports and kernels; the models, samples and cubins they
+# wrote (gigabytes) are deleted.
 full() {
     KFORGE_GUI=OFF bash "$root/packaging/test.sh" > "$out/test.log" 2>&1
     echo "test.sh exit $?" >> "$out/test.log"
@@ -164,18 +189,20 @@ full() {
     cat "$out/search_targets.md"; tail -n 3 "$out/search_targets.err"
 }
 
+usage="usage: gpu_session.sh [--out DIR] [--pack] build | check [ARGS...] | suite MODELS [ARGS...] | baselines MODELS ARGS... | families [ARGS...] | dispatch | full"
 case "${1:-}" in
-    build) record_environment; build; bundle_out build environment.txt build.log ;;
-    check) shift; record_environment; check "$@"; bundle_out check environment.txt ctest-gpu.log ;;
+    build) record_environment; build; finish build environment.txt build.log ;;
+    check) shift; record_environment; check "$@"; finish check environment.txt ctest-gpu.log ;;
     suite)
-        if [ $# -lt 2 ]; then echo "usage: gpu_session.sh suite MODELS [suite.py args]" >&2; exit 2; fi
+        if [ $# -lt 2 ]; then echo "usage: gpu_session.sh [--out DIR] [--pack] suite MODELS [suite.py args]" >&2; exit 2; fi
         shift; record_environment; suite "$@"
-        bundle_out suite environment.txt suite.log "$(cd "$out" && ls report/*.md 2>/dev/null | head -n 1)" ;;
+        finish suite environment.txt suite.log "$(cd "$out" && ls report/*.md 2>/dev/null | head -n 1)" ;;
     baselines)
-        if [ $# -lt 2 ]; then echo "usage: gpu_session.sh baselines MODELS --baselines-from DIR [suite.py args]" >&2; exit 2; fi
-        shift; record_environment; baselines "$@"; bundle_out baselines environment.txt baselines.log ;;
-    families) shift; record_environment; families "$@"; bundle_out families environment.txt families.log ;;
-    dispatch) record_environment; dispatch; bundle_out dispatch environment.txt dispatch_overhead.md ;;
-    full) record_environment; full; bundle_out full environment.txt test.log ctest-gpu.log ;;
-    *) echo "usage: gpu_session.sh build | check [ARGS...] | suite MODELS [ARGS...] | baselines MODELS ARGS... | families [ARGS...] | dispatch | full" >&2; exit 2 ;;
+        if [ $# -lt 2 ]; then echo "usage: gpu_session.sh [--out DIR] [--pack] baselines MODELS --baselines-from RUN [suite.py args]" >&2; exit 2; fi
+        shift; record_environment; baselines "$@"; finish baselines environment.txt baselines.log ;;
+    families) shift; record_environment; families "$@"; finish families environment.txt families.log ;;
+    dispatch) record_environment; dispatch; finish dispatch environment.txt dispatch_overhead.md ;;
+    full) record_environment; full; finish full environment.txt test.log ctest-gpu.log ;;
+    -h | --help | help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "$usage" >&2; exit 2 ;;
 esac

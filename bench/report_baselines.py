@@ -1,7 +1,7 @@
 """Fills a suite result's missing torch.compile numbers from a baselines pass of the same model.
 
 A baselines pass (bench/suite.py --baselines-from; "kind": "baselines") times eager and
-torch.compile alone, per card and end to end, on another day or machine lease than the run whose
+torch.compile alone, per card and end to end, on another day or machine than the run whose
 Kernel Forge numbers the report shows. Absolute times from two passes are not compared: every
 torch.compile speedup is taken against the eager time of its own pass, and Kernel Forge against
 torch.compile is the ratio of the two speedups over eager. Only numbers the run lacks are filled:

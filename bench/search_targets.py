@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 4 benchmark: does the built-in proposer's search reach the performance targets?
 
-For each target of FACTS.md's eager-vs-torch.compile table (one operator at one shape):
+For each target of issue 4 (one operator at one shape, with a goal: TARGETS below):
 1. exports a one-op TorchScript model, `kforge capture --samples 1`;
 2. `kforge optimize --cards ID --iterations N --seed 1` (built-in proposer), timing its wall time;
 3. reads `kforge tree --json`: the best passed node (highest speedup), its median latency, the

@@ -1,4 +1,4 @@
-"""Speedup ratios shared by bench/card_bench.py (on the GPU machine) and bench/report_baselines.py
+"""Speedup ratios shared by bench/card_bench.py (on a GPU) and bench/report_baselines.py
 (anywhere): plain Python, no torch."""
 
 

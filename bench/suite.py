@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 7: Kernel Forge on real models, against eager PyTorch and torch.compile, on the GPU machine.
+"""Issue 7: Kernel Forge on real models, against eager PyTorch and torch.compile, on a GPU.
 
 For each model of bench/models (random weights, no downloads), four stages:
   capture   TorchScript + inputs (tools/kforge_export.py), `kforge capture --samples 1`
@@ -12,22 +12,22 @@ For each model of bench/models (random weights, no downloads), four stages:
             (all do_bench, and each also by GPU time with the host's launch overhead hidden:
             card_bench.model_device_time_ms), and `kforge run model.cast --json`.
 
-Resumable, so that every invocation fits the GPU machine's 10-minute limit: what a stage produced
-stays in OUT/MODEL/ (see bench/suite_results.py) and is not redone; a failure is recorded and not
-retried without --retry. An invocation starts no work it cannot finish within --budget seconds
-(default 540), stops at that deadline and exits 3: run the same command again to continue (a kforge
-command cut off there is killed with every worker it started, bench/processes.py, so none keeps
-the GPU busy during the next measurement). OUT must survive between invocations (on the GPU
-machine an ignored path such as build/suite, not $OUT, which is emptied before every command);
---publish DIR copies each model's result.json to DIR/MODEL.json (one small file per model, for
-$OUT). bench/report.py turns those into markdown.
+Resumable: what a stage produced stays in OUT/MODEL/ (see bench/suite_results.py) and is not
+redone; a failure is recorded and not retried without --retry. An invocation starts no work it
+cannot finish within --budget seconds (default 540, so that a long suite proceeds in steps that can
+be interrupted; bench/gpu_session.sh passes a week), stops at that deadline and exits 3: run the
+same command again to continue (a kforge command cut off there is killed with every worker it
+started, bench/processes.py, so none keeps the GPU busy during the next measurement). OUT must
+survive between invocations (bench/gpu_session.sh uses build/suite); --publish DIR copies each
+model's result.json to DIR/MODEL.json (one small file per model: what bench/results/ keeps of a
+run). bench/report.py turns those into markdown.
 
 With --baselines-from DIR, a baselines pass instead: capture, then eager and torch.compile alone,
 per card for the cards of DIR/MODEL.json (an earlier run's published result; per call and GPU time)
 and end to end unless that run has it, into OUT/MODEL/baselines/. bench/report.py given that run and this pass fills the run's missing
 torch.compile numbers from it, each against the eager time of its own pass (bench/report_baselines.py):
-torch.compile's first calls take minutes per model, which a full run on a fresh GPU lease may not
-have left.
+torch.compile's first calls take minutes per model, so a run may leave them out (--no-compile) and
+take them from such a pass.
 
 Usage: suite.py --kforge build/cli/kforge --out build/suite [--models resnet50_fp32,...]
                 [--stage all|capture|optimize|export|measure] [--iterations 50]
@@ -676,7 +676,7 @@ def main():
         print(f"suite: error: {args.kforge} is not an executable kforge (build it first)", file=sys.stderr)
         return 2
     if not torch.cuda.is_available():
-        print("suite: error: no CUDA device (the suite runs on the GPU machine)", file=sys.stderr)
+        print("suite: error: no CUDA device (the suite times kernels on a GPU)", file=sys.stderr)
         return 2
     args.out = os.path.abspath(args.out)
     os.makedirs(args.out, exist_ok=True)

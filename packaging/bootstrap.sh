@@ -3,7 +3,7 @@
 # .deps/env.sh with the settings the build uses (KFORGE_PYTHON, KFORGE_GUI).
 #
 # - Debian 12: missing Debian packages are installed with apt-get (as root, or through sudo).
-# - Elsewhere (e.g. the Ubuntu GPU machine without package access) nothing is installed: what is
+# - Elsewhere (e.g. an Ubuntu GPU server without package access) nothing is installed: what is
 #   there is used, and a missing Qt turns the GUI off instead of failing.
 # - LibTorch comes from PyPI's torch==2.11.0: python3's own torch is used when it is 2.11.x;
 #   otherwise a virtual environment (KFORGE_VENV, default ~/.local/share/kforge/venv) is made and
@@ -87,8 +87,8 @@ else
     say "not Debian: using the tools already installed"
 fi
 
-# The CUDA 13 toolkit (NVRTC, CUPTI, CUDA headers) is not a Debian package: it is preinstalled on
-# the project's machines at /usr/local/cuda (or CUDAToolkit_ROOT). Say so clearly when it is missing.
+# The CUDA 13 toolkit (NVRTC, CUPTI, CUDA headers) is not a Debian package: NVIDIA's installer puts
+# it at /usr/local/cuda (or CUDAToolkit_ROOT). Say so clearly when it is missing.
 cuda_root="${CUDAToolkit_ROOT:-/usr/local/cuda}"
 if [ ! -f "$cuda_root/include/nvrtc.h" ]; then
     say "the CUDA 13 toolkit was not found at $cuda_root (need include/nvrtc.h): install NVIDIA's CUDA 13.0 toolkit there or set CUDAToolkit_ROOT"

@@ -13,7 +13,7 @@ the model would build them for a batch without padding).
 
 - Gemma: Gemma 2B's configuration (hidden 2048, 8 heads x 256 head_dim, 1 KV head, GeGLU MLP
   intermediate 16384 with gelu tanh, RMSNorm eps 1e-6 with (1 + weight), rope theta 10000,
-  vocabulary 256000), batch 4: FACTS.md's Gemma-like anchor.
+  vocabulary 256000), batch 4.
 - Qwen: Qwen2.5-3B's configuration (hidden 2048, 16 heads x 128, 2 KV heads, SiLU-gated MLP
   intermediate 11008, q/k/v biases, RMSNorm eps 1e-6, rope theta 1e6, vocabulary 151936), batch 4.
 

@@ -1,6 +1,7 @@
 """ResNet-50 (torchvision, random weights), batch 32, 3x224x224: fp32 NCHW and fp16 channels-last.
 
-FACTS.md's end-to-end anchors use the same two configurations (eager 5.80 / 7.87 ms on the H200).
+The same two configurations as the end-to-end anchors measured before the suite (eager 5.80 / 7.87 ms
+by do_bench on an H200, 2026-11-29); the suite's own numbers: bench/results/2026-12-02-suite-h200-latest.md.
 """
 import torch
 

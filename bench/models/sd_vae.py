@@ -10,7 +10,8 @@ spatial self-attention -> ResnetBlock2D(512).
 Resolution: a 512x512 image, latent 64x64, batch 2 (a 1024x1024 image gives 128x128 and a
 16384x16384 attention matrix per image: 1 GiB in fp32, which makes every sample and validation
 pass of the search slow without adding a new kind of card). group_norm then runs at
-float16 [2, 512, 64, 64], G=32: FACTS.md's shape and the paper's SD 3.5 headline op.
+float16 [2, 512, 64, 64], G=32: the paper's SD 3.5 headline op, and the group_norm target of
+bench/search_targets.py.
 
 The modules are written here after diffusers' ResnetBlock2D and Attention with its classic
 processor (no diffusers dependency): attention scores by baddbmm with alpha = 1/sqrt(512),

@@ -25,7 +25,7 @@ enum class SanitizeMode { Auto, On, Off };
 const char* sanitizeModeName(SanitizeMode mode); // "auto", "on", "off"
 
 /// Runs the in-model check on a written package (the model is in it) with the project's captured
-/// inputs. Provided by builds that have libkforge_runtime (runtime/run/InModelCheck.h).
+/// inputs. Provided by builds that have libkforge_runtime (runtime/run/InModelCheckRun.h).
 using InModelChecker = std::function<InModelCheck(const std::filesystem::path& package, const CaptureInfo& capture)>;
 
 /// Where a running export is, for a progress line or bar: written by the export's thread, read by

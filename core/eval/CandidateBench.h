@@ -1,6 +1,7 @@
 #pragma once
-// Compile, validate and time one candidate kernel for one card: the engine side of `kforge bench`
-// (and later of every search iteration). Compilation runs here (NVRTC, cached); everything that
+// Compile, validate and time one candidate kernel for one card: the engine side of `kforge bench`,
+// of every search iteration (BenchEvaluator) and of the app's Benchmark Edit (ManualEditJob).
+// Compilation is asked for here (CachingCompiler: NVRTC in kforge-nvrtc, cached); everything that
 // touches the GPU runs in a kforge-worker through WorkerClient, so a candidate that faults or hangs
 // costs a worker, never the engine. Torch-free.
 //

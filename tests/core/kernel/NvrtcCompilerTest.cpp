@@ -137,7 +137,7 @@ TEST(NvrtcCompiler, OptionsNvrtcRejectsAreOneLineErrors)
     EXPECT_EQ(kernel.error().message.find('\n'), std::string::npos);
 
     CompileOptions o3;
-    o3.extraOptions = {"-O3"}; // FACTS.md: NVRTC 13 rejects it
+    o3.extraOptions = {"-O3"}; // NVRTC 13 rejects -O3
     kernel = compiler.compile(test::addKernel(), o3);
     ASSERT_FALSE(kernel);
     EXPECT_EQ(kernel.error().code, ErrorCode::InvalidArgument);
