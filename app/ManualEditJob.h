@@ -1,8 +1,8 @@
 #pragma once
-// Benchmarks an edit made in the kernel editor: compiles, validates and times the edited source and
-// plan against the card (eval/CandidateBench: NVRTC here, the GPU worker for the rest; a machine
-// without a GPU gets a compile-only result), then records it in the card's tree as a child of the
-// node it was edited from, with provenance "manual-edit", and saves the tree.
+// Benchmarks an edit made in the kernel editor on a job thread: core::benchEditIntoTree
+// (engine/EditBench.h) compiles, validates and times the edited source and plan against the card,
+// records it in the card's tree as a child of the node it was edited from, with provenance
+// "manual-edit", and saves the tree.
 //
 // Contracts:
 // - Thread: create, call and destroy on the GUI thread (asserted). The work runs on a std::thread;
