@@ -37,8 +37,8 @@ struct EditBenchRequest {
 };
 
 struct EditBenchResult {
-    SearchTree tree;     // as saved, with the new node
-    std::string nodeId;  // the new node
+    SearchTree tree;       // as saved, with the new node
+    std::string nodeId;    // the new node
     nlohmann::json report; // the bench report (status, compile diagnostics, evaluation)
 };
 
