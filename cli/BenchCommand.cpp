@@ -24,6 +24,8 @@ namespace fs = std::filesystem;
 
 int runBenchCommand(const std::vector<std::string>& args)
 {
+    // First, before any thread starts (Interruptible.h).
+    InterruptSignals signals(/*alsoSigterm=*/false);
     ArgParser parser;
     parser.option("--card")
         .option("--kernel")
@@ -121,8 +123,8 @@ int runBenchCommand(const std::vector<std::string>& args)
         // Ctrl-C stops the compile (its NVRTC process) or the evaluation (its worker) and ends here.
         request.stop = &g_interruptRequested;
         request.stopEvaluation = true;
-        report = runInterruptible([&] { return core::benchCandidate(request, compiler, worker); }, [] {},
-                                  /*alsoSigterm=*/false);
+        report = runInterruptible(
+            signals, [&] { return core::benchCandidate(request, compiler, worker); }, [] {});
         if (!report && report.error().code == core::ErrorCode::Cancelled) {
             worker.shutdown();
             return fail("bench: interrupted: " + report.error().message, 130);

@@ -17,20 +17,20 @@ namespace {
 
 // Runs the capture on a worker thread; the main thread shows a live progress line on a terminal
 // and turns Ctrl-C into a clean cancellation (no project is written).
-core::Result<core::CaptureReport> runWithProgress(const core::CaptureOptions& options, bool showProgress)
+core::Result<core::CaptureReport> runWithProgress(InterruptSignals& signals, const core::CaptureOptions& options,
+                                                  bool showProgress)
 {
     core::CaptureProgress progress;
-    auto result =
-        runInterruptible([&] { return core::runCapture(options, &progress, &g_interruptRequested); },
-                         [&] {
-                             if (!showProgress)
-                                 return;
-                             std::fprintf(stderr, "\r\033[Kkforge: %s", core::capturePhaseName(progress.phase.load()));
-                             if (progress.total > 0)
-                                 std::fprintf(stderr, " %d/%d", progress.done.load(), progress.total.load());
-                             std::fflush(stderr);
-                         },
-                         /*alsoSigterm=*/false);
+    auto result = runInterruptible(
+        signals, [&] { return core::runCapture(options, &progress, &g_interruptRequested); },
+        [&] {
+            if (!showProgress)
+                return;
+            std::fprintf(stderr, "\r\033[Kkforge: %s", core::capturePhaseName(progress.phase.load()));
+            if (progress.total > 0)
+                std::fprintf(stderr, " %d/%d", progress.done.load(), progress.total.load());
+            std::fflush(stderr);
+        });
     if (showProgress)
         std::fprintf(stderr, "\r\033[K");
     return result;
@@ -40,6 +40,8 @@ core::Result<core::CaptureReport> runWithProgress(const core::CaptureOptions& op
 
 int runCaptureCommand(const std::vector<std::string>& args)
 {
+    // First, before any thread starts (Interruptible.h).
+    InterruptSignals signals(/*alsoSigterm=*/false);
     ArgParser parser;
     parser.multiOption("--inputs")
         .option("--output")
@@ -83,9 +85,9 @@ int runCaptureCommand(const std::vector<std::string>& args)
         return fail("--seed: expected a whole number, got '" + *text + "'", 2);
 
     const bool quiet = parser.has("--quiet");
-    auto report = runWithProgress(options, !quiet && ::isatty(STDERR_FILENO));
+    auto report = runWithProgress(signals, options, !quiet && ::isatty(STDERR_FILENO));
     if (!report)
-        return fail(report.error().toString());
+        return fail(report.error().toString(), report.error().code == core::ErrorCode::Cancelled ? 130 : 1);
 
     for (const std::string& note : report->notes)
         std::cerr << "kforge: note: " << note << "\n";

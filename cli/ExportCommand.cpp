@@ -48,14 +48,15 @@ json decisionJson(const core::ExportDecision& d)
 // Runs the export on a worker thread; the main thread shows a live progress line on a terminal and
 // turns Ctrl-C (or SIGTERM) into a clean cancellation after the card in work: nothing is written,
 // and sanitizer passes found so far are remembered for the next export.
-core::Result<core::ExportOutcome> runWithProgress(core::ExportRequest request, bool showProgress)
+core::Result<core::ExportOutcome> runWithProgress(InterruptSignals& signals, core::ExportRequest request,
+                                                  bool showProgress)
 {
     core::ExportProgress progress;
     request.progress = &progress;
     request.stop = &g_interruptRequested;
     bool toldStopping = false;
     auto result = runInterruptible(
-        [&] { return core::exportProject(request); },
+        signals, [&] { return core::exportProject(request); },
         [&] {
             if (g_interruptRequested && !toldStopping) {
                 std::fprintf(stderr, "%skforge: export: stopping after the card in work ...\n",
@@ -72,8 +73,7 @@ core::Result<core::ExportOutcome> runWithProgress(core::ExportRequest request, b
             else if (progress.cards > 0)
                 std::fprintf(stderr, "\r\033[Kkforge: export: card %d/%d", progress.card.load(), progress.cards.load());
             std::fflush(stderr);
-        },
-        /*alsoSigterm=*/true);
+        });
     if (showProgress)
         std::fprintf(stderr, "\r\033[K");
     return result;
@@ -83,6 +83,8 @@ core::Result<core::ExportOutcome> runWithProgress(core::ExportRequest request, b
 
 int runExportCommand(const std::vector<std::string>& args)
 {
+    // First, before any thread starts (Interruptible.h).
+    InterruptSignals signals(/*alsoSigterm=*/true);
     ArgParser parser;
     parser.option("--output")
         .alias("-o", "--output")
@@ -150,7 +152,7 @@ int runExportCommand(const std::vector<std::string>& args)
         };
     else
         request.inModelCheck = core::runInModelCheckTool;
-    auto outcome = runWithProgress(request, ::isatty(STDERR_FILENO));
+    auto outcome = runWithProgress(signals, request, ::isatty(STDERR_FILENO));
     if (!outcome)
         return fail(outcome.error().toString(), outcome.error().code == core::ErrorCode::Cancelled ? 130 : 1);
     const core::ExportResult* exported = &outcome->exported;

@@ -1,5 +1,6 @@
 #include "ArgParser.h"
 #include "Commands.h"
+#include "Interruptible.h"
 
 #include "engine/CardSelection.h"
 #include "engine/OptimizeDriver.h"
@@ -10,53 +11,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <pthread.h>
 #include <thread>
 #include <unistd.h>
 
 namespace kforge::cli {
 namespace {
-
-// Ctrl-C while optimize runs: SIGINT is blocked in this thread and so in every thread started
-// after it (they inherit the mask; the workers are spawned with an empty one), and this thread
-// takes it synchronously with sigtimedwait. No thread may ever receive SIGINT through a handler:
-// NVRTC installs one of its own that calls exit() from inside a compile (exit status 4 with no
-// output, or a crash when several compile threads exit at once). The previous mask is restored on
-// destruction, after any SIGINT still pending was taken.
-class SigintBlock {
-public:
-    SigintBlock()
-    {
-        sigemptyset(&m_set);
-        sigaddset(&m_set, SIGINT);
-        pthread_sigmask(SIG_BLOCK, &m_set, &m_old);
-    }
-    ~SigintBlock()
-    {
-        while (taken(std::chrono::milliseconds(0))) {}
-        pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
-    }
-    SigintBlock(const SigintBlock&) = delete;
-    SigintBlock& operator=(const SigintBlock&) = delete;
-
-    /// Waits up to `wait` for a SIGINT; true when one came.
-    bool taken(std::chrono::milliseconds wait)
-    {
-        timespec timeout{static_cast<time_t>(wait.count() / 1000), static_cast<long>(wait.count() % 1000) * 1000000L};
-        return sigtimedwait(&m_set, nullptr, &timeout) == SIGINT;
-    }
-
-private:
-    sigset_t m_set;
-    sigset_t m_old;
-};
 
 // The line of a searched card on stdout (docs/search.md, "kforge optimize: outcome and exit status").
 void printOutcome(const core::CardOutcome& card, const std::string& opName, const std::vector<core::GpuSlot>& gpus)
@@ -151,8 +116,8 @@ core::Result<core::LlmProviderConfig> llmConfigFor(core::LlmProvider provider, c
 
 int runOptimizeCommand(const std::vector<std::string>& args)
 {
-    // First, before any thread starts (LLM client, workers, compile threads).
-    SigintBlock sigint;
+    // First, before any thread starts (LLM client, workers, compile threads): Interruptible.h.
+    InterruptSignals sigint(/*alsoSigterm=*/false);
     ArgParser parser;
     parser.multiOption("--cards")
         .option("--iterations")

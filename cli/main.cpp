@@ -54,6 +54,8 @@ card's eager kernel and writes a new project folder (docs/project-format.md).
   --seed S                seed of synthesized inputs (default 0)
   --json                  print the cards as JSON (with phase timings) instead of a table
   --quiet                 no progress lines on stderr
+
+Ctrl-C cancels the capture: no project is written and the exit status is 130.
 )";
 
 constexpr const char* kCardsHelp = R"(usage: kforge cards PROJECT_DIR [--json]

@@ -1,6 +1,7 @@
 #include "util/ChildProcess.h"
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -49,8 +50,17 @@ Result<ChildOutput> runChildProcess(const std::string& executable, const std::ve
     for (std::string& a : argStrings)
         argv.push_back(a.data());
     argv.push_back(nullptr);
+    // An empty signal mask: a command that blocks SIGINT to take it synchronously
+    // (cli/Interruptible.h) must not pass the block on, so the child gets Ctrl-C as it would alone.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t emptyMask;
+    sigemptyset(&emptyMask);
+    posix_spawnattr_setsigmask(&attributes, &emptyMask);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
     pid_t pid = 0;
-    const int rc = ::posix_spawn(&pid, executable.c_str(), &actions, nullptr, argv.data(), environ);
+    const int rc = ::posix_spawn(&pid, executable.c_str(), &actions, &attributes, argv.data(), environ);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     closeFd(out[1]);
     closeFd(err[1]);

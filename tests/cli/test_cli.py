@@ -2,9 +2,11 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from cli_support import KFORGE, MODELS, ErrorLineAssertions, fake_openai_server, kforge
@@ -32,6 +34,24 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
         cards = kforge("cards", out)
         self.assertEqual(cards.returncode, 0, cards.stderr)
         self.assertEqual(cards.stdout, result.stdout)
+
+    def test_ctrl_c_cancels_a_capture_with_status_130_and_writes_nothing(self):
+        out = os.path.join(self.tmp, "cancelled")
+        proc = subprocess.Popen([KFORGE, "capture", self.model("conv_gn_block.pt"), "--inputs", "64x3x256x256",
+                                 "-o", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # The staging folder exists while the capture runs: interrupt it then, not before or after.
+        staging = os.path.join(self.tmp, ".cancelled.kforge-staging-%d" % proc.pid)
+        deadline = time.time() + 60
+        while not os.path.isdir(staging) and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.01)
+        self.assertTrue(os.path.isdir(staging), "the capture ended before it could be interrupted")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertIn("cancelled", err)
+        self.assertNotIn("Traceback", err)
+        self.assertFalse(os.path.exists(out))
+        self.assertFalse(os.path.exists(staging))
 
     def test_cards_json_is_sorted_by_share(self):
         out = os.path.join(self.tmp, "p")
