@@ -18,7 +18,7 @@ namespace {
 struct Outcome {
     std::shared_ptr<const core::SearchTree> tree;
     QString nodeId;
-    nlohmann::json report;
+    core::EvaluationReport report;
     QString error;
 };
 
@@ -95,7 +95,7 @@ Outcome run(const ManualEditRequest& request)
     }
     outcome.tree = std::make_shared<const core::SearchTree>(std::move(tree.value()));
     outcome.nodeId = QString::fromStdString(*id);
-    outcome.report = std::move(report.value());
+    outcome.report = outcome.tree->find(*id)->evaluation;
     return outcome;
 }
 

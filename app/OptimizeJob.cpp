@@ -146,13 +146,13 @@ bool OptimizeJob::start(OptimizeJobRequest request)
                     failures << QStringLiteral("%1 (%2)").arg(name, why);
                     continue;
                 }
-                const core::SearchNode* best = run.tree().bestPassed();
+                // The outcome's best is core::bestNode's, as everywhere else.
+                const std::optional<double> best = outcome->bestSpeedup;
                 lines << QStringLiteral("%1: %2 nodes, %3, best %4")
                              .arg(name)
                              .arg(run.tree().nodes().size())
                              .arg(QString::fromLatin1(core::stopReasonName(outcome->reason)))
-                             .arg(best && best->speedup ? QString::number(*best->speedup, 'f', 2) + QStringLiteral("x")
-                                                        : QStringLiteral("-"));
+                             .arg(best ? QString::number(*best, 'f', 2) + QStringLiteral("x") : QStringLiteral("-"));
                 if (!outcome->failure.empty()) {
                     const QString why = QString::fromStdString(outcome->failure);
                     lines.last() += QStringLiteral(", failed: %1 (a new search retries it)").arg(why);

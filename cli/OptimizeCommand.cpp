@@ -5,6 +5,7 @@
 #include "llm/LlmClientFactory.h"
 #include "llm/LlmConfig.h"
 #include "project/ProjectStore.h"
+#include "search/NodeRanking.h"
 #include "search/SearchRun.h"
 #include "search/TreeStore.h"
 #include "search/builtin/BuiltinProposer.h"
@@ -333,12 +334,13 @@ int runOptimizeCommand(const std::vector<std::string>& args)
             continue;
         }
         const core::SearchOutcome& result = outcome->value();
-        const core::SearchNode* best = run.tree().bestPassed();
+        const core::SearchNode* best = core::bestNode(run.tree());
+        const std::optional<double> bestSpeedup = best ? core::nodeSpeedup(*best) : std::nullopt;
         std::printf("%s  %-28s nodes %3zu  %-16s best %s", card->id.substr(0, 8).c_str(), card->qualifiedName().c_str(),
-                    run.tree().nodes().size(), core::stopReasonName(result.reason), best && best->speedup ? "" : "-");
-        if (best && best->speedup)
+                    run.tree().nodes().size(), core::stopReasonName(result.reason), bestSpeedup ? "" : "-");
+        if (bestSpeedup)
             std::printf("%s %.2f us, %.3fx eager (iteration %d)", best->id.c_str(), best->latency->medianUs,
-                        *best->speedup, best->iteration);
+                        *bestSpeedup, best->iteration);
         std::printf("  %.1f s", seconds);
         if (!builtin) {
             const core::LlmUsage usage = core::llmUsageOf(run.tree());
