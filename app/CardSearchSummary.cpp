@@ -1,5 +1,6 @@
 #include "CardSearchSummary.h"
 
+#include "search/NodeRanking.h"
 #include "search/TreeStore.h"
 
 #include <QCoreApplication>
@@ -25,6 +26,25 @@ QString cardSearchStatusText(CardSearchStatus status)
     return {};
 }
 
+CardSearchSummary summarizeTree(const core::SearchTree& tree)
+{
+    CardSearchSummary summary;
+    summary.nodes = static_cast<int>(tree.size());
+    if (const core::SearchNode* best = core::bestNode(tree)) {
+        summary.bestNodeId = QString::fromStdString(best->id);
+        summary.bestUs = best->latency->medianUs;
+        summary.speedup = core::nodeSpeedup(*best);
+        summary.eagerUs = core::nodeEagerUs(*best);
+    }
+    bool measured = false;
+    for (const core::SearchNode& node : tree.nodes())
+        measured = measured || node.latency.has_value();
+    summary.status = summary.speedup && *summary.speedup > 1.0 ? CardSearchStatus::Improved
+        : measured                                             ? CardSearchStatus::NoGain
+                                                               : CardSearchStatus::CompiledOnly;
+    return summary;
+}
+
 QHash<QString, CardSearchSummary> summarizeSearches(const std::filesystem::path& projectDir,
                                                     const core::Project& project)
 {
@@ -35,22 +55,7 @@ QHash<QString, CardSearchSummary> summarizeSearches(const std::filesystem::path&
         std::error_code ec;
         auto tree = std::filesystem::exists(file, ec) ? std::optional(core::TreeStore(file).load()) : std::nullopt;
         if (tree && tree->ok()) {
-            summary.nodes = static_cast<int>(tree->value().size());
-            const core::SearchNode* fastest = nullptr;
-            for (const core::SearchNode& node : tree->value().nodes())
-                if (node.status == core::NodeStatus::Passed && node.latency &&
-                    (!fastest || node.latency->medianUs < fastest->latency->medianUs))
-                    fastest = &node;
-            if (fastest) {
-                summary.bestUs = fastest->latency->medianUs;
-                summary.speedup = fastest->speedup;
-            }
-            bool measured = false;
-            for (const core::SearchNode& node : tree->value().nodes())
-                measured = measured || node.latency.has_value();
-            summary.status = summary.speedup && *summary.speedup > 1.0 ? CardSearchStatus::Improved
-                : measured                                             ? CardSearchStatus::NoGain
-                                                                       : CardSearchStatus::CompiledOnly;
+            summary = summarizeTree(tree->value());
         } else if (card.vendorBacked) {
             summary.status = CardSearchStatus::VendorSkipped;
         }

@@ -1,9 +1,12 @@
 #pragma once
-// What the cards table shows of each card's search: best latency, speedup and a status word, read
-// from the cards' tree files (docs/search.md). Pure value code: summarizeSearches() may run on any
-// thread (the main window runs it on a pool thread).
+// What the cards table shows of each card's search: the best node's latency, its speedup, the
+// eager time that speedup was measured against and a status word, read from the cards' tree files
+// (docs/search.md). "Best" and "speedup" are core's (search/NodeRanking.h), as in every other
+// view and in the CLI. Pure value code: summarizeSearches() may run on any thread (the main window
+// runs it on a pool thread).
 
 #include "project/Project.h"
+#include "search/SearchTree.h"
 
 #include <QHash>
 #include <QString>
@@ -25,10 +28,15 @@ QString cardSearchStatusText(CardSearchStatus status); // "not started", "search
 
 struct CardSearchSummary {
     CardSearchStatus status = CardSearchStatus::NotStarted;
-    std::optional<double> bestUs;  // the fastest passed node's median
-    std::optional<double> speedup; // that node's speedup over eager
+    QString bestNodeId;            // core::bestNode's id; empty when nothing passed
+    std::optional<double> bestUs;  // its median
+    std::optional<double> speedup; // its core::nodeSpeedup
+    std::optional<double> eagerUs; // the eager median that speedup was measured against (core::nodeEagerUs)
     int nodes = 0;
 };
+
+/// The summary of one card's tree.
+CardSearchSummary summarizeTree(const core::SearchTree& tree);
 
 /// One summary per card id (full 16-digit id). A tree file that cannot be read counts as not started.
 QHash<QString, CardSearchSummary> summarizeSearches(const std::filesystem::path& projectDir,

@@ -34,7 +34,7 @@ void CardsTableModel::setSearchSummaries(QHash<QString, CardSearchSummary> summa
 {
     m_summaries = std::move(summaries);
     if (rowCount() > 0)
-        Q_EMIT dataChanged(index(0, BestColumn), index(rowCount() - 1, StatusColumn));
+        Q_EMIT dataChanged(index(0, EagerColumn), index(rowCount() - 1, StatusColumn)); // eager: the best's
 }
 
 void CardsTableModel::setSearchingCard(const QString& id)
@@ -117,6 +117,8 @@ QVariant CardsTableModel::headerData(int section, Qt::Orientation orientation, i
         return QAbstractTableModel::headerData(section, orientation, role);
     if (role == Qt::TextAlignmentRole)
         return columnAlignment(isNumericColumn(section));
+    if (role == Qt::ToolTipRole)
+        return headerToolTip(section);
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {
@@ -142,6 +144,29 @@ QVariant CardsTableModel::headerData(int section, Qt::Orientation orientation, i
         return tr("Notes");
     }
     return {};
+}
+
+QVariant CardsTableModel::headerToolTip(int section)
+{
+    switch (section) {
+    case EagerColumn:
+        return tr("Eager PyTorch time the speedup is measured against: timed with the best node, interleaved on "
+                  "the same GPU. Before a search measured it, the time taken at capture.");
+    case BestColumn:
+        return tr("Median latency of the best node: the highest speedup over eager (ties: the lower median)");
+    case SpeedupColumn:
+        return tr("Speedup of the best node over eager: the median of the paired per-repetition ratios eager / "
+                  "candidate where measured, else eager median / candidate median");
+    default:
+        return {};
+    }
+}
+
+std::optional<double> CardsTableModel::eagerUsOf(const core::OperatorCard& card) const
+{
+    if (const std::optional<double> measured = summaryOf(card).eagerUs)
+        return measured;
+    return card.eager ? std::optional<double>(card.eager->medianUs) : std::nullopt;
 }
 
 QString CardsTableModel::tensorSummary(const core::OperatorCard& card)
@@ -177,8 +202,10 @@ QVariant CardsTableModel::displayData(const core::OperatorCard& card, int column
         return tensorSummary(card);
     case CallsColumn:
         return QString::number(card.callCount);
-    case EagerColumn:
-        return card.eager ? QString::number(card.eager->medianUs, 'f', 2) : QStringLiteral("-");
+    case EagerColumn: {
+        const std::optional<double> eager = eagerUsOf(card);
+        return eager ? QString::number(*eager, 'f', 2) : QStringLiteral("-");
+    }
     case ShareColumn:
         return QString::number(card.timeShare * 100.0, 'f', 1);
     case BestColumn: {
@@ -203,7 +230,7 @@ QVariant CardsTableModel::sortData(const core::OperatorCard& card, int column) c
     case CallsColumn:
         return QVariant::fromValue<qint64>(card.callCount);
     case EagerColumn:
-        return card.eager ? card.eager->medianUs : -1.0;
+        return eagerUsOf(card).value_or(-1.0);
     case ShareColumn:
         return card.timeShare;
     case BestColumn:
@@ -230,15 +257,25 @@ QVariant CardsTableModel::toolTipData(const core::OperatorCard& card, int column
         }
         return lines.join(QLatin1Char('\n'));
     }
-    case EagerColumn:
-        if (!card.eager)
-            return fromStd(card.eagerNote);
-        return tr("median %1 \u00b5s, quartiles %2..%3 \u00b5s over %4 runs\n%5 on %6")
-            .arg(card.eager->medianUs, 0, 'f', 2)
-            .arg(card.eager->q1Us, 0, 'f', 2)
-            .arg(card.eager->q3Us, 0, 'f', 2)
-            .arg(card.eager->repetitions)
-            .arg(fromStd(card.eager->method), fromStd(card.eager->device));
+    case EagerColumn: {
+        QStringList lines;
+        const CardSearchSummary s = summaryOf(card);
+        if (s.eagerUs)
+            lines << tr("%1 \u00b5s: eager timed with the best node %2, interleaved on the same GPU; "
+                        "the speedup is measured against it")
+                         .arg(*s.eagerUs, 0, 'f', 2)
+                         .arg(s.bestNodeId);
+        if (card.eager)
+            lines << tr("at capture: median %1 \u00b5s, quartiles %2..%3 \u00b5s over %4 runs\n%5 on %6")
+                         .arg(card.eager->medianUs, 0, 'f', 2)
+                         .arg(card.eager->q1Us, 0, 'f', 2)
+                         .arg(card.eager->q3Us, 0, 'f', 2)
+                         .arg(card.eager->repetitions)
+                         .arg(fromStd(card.eager->method), fromStd(card.eager->device));
+        else if (!s.eagerUs)
+            lines << fromStd(card.eagerNote);
+        return lines.join(QLatin1Char('\n'));
+    }
     case NotesColumn: {
         QStringList lines;
         if (!card.samplesNote.empty())

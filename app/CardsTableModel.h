@@ -10,6 +10,7 @@
 #include <QAbstractTableModel>
 
 #include <memory>
+#include <optional>
 
 namespace kforge::app {
 
@@ -21,10 +22,10 @@ public:
         OpColumn,
         TensorsColumn,
         CallsColumn,
-        EagerColumn,
+        EagerColumn, // the eager time the speedup is measured against (else the capture's), us
         ShareColumn,
-        BestColumn,    // the search's fastest passed node, us
-        SpeedupColumn, // its speedup over eager
+        BestColumn,    // the search's best node (core::bestNode), us
+        SpeedupColumn, // its speedup over eager (core::nodeSpeedup)
         StatusColumn,  // not started, searching, improved, no gain, compiled only, skipped (vendor)
         NotesColumn,
         ColumnCount
@@ -40,7 +41,7 @@ public:
     explicit CardsTableModel(QObject* parent = nullptr);
 
     void setProject(std::shared_ptr<const core::Project> project);
-    /// The search columns (best, speedup, status); cards without an entry show "not started".
+    /// The search columns (eager, best, speedup, status); cards without an entry show "not started".
     void setSearchSummaries(QHash<QString, CardSearchSummary> summaries);
     /// Marks the card a run is on ("searching"); empty clears the mark.
     void setSearchingCard(const QString& id);
@@ -57,11 +58,16 @@ public:
     static QString tensorSummary(const core::OperatorCard& card);
     /// The notes column's text: vendor-backed, sample count, why a card was not timed.
     static QString notesText(const core::OperatorCard& card);
+    /// What a column header's tooltip says (the eager, best and speedup columns: what they measure).
+    static QVariant headerToolTip(int section);
 
 private:
     QVariant displayData(const core::OperatorCard& card, int column) const;
     QVariant sortData(const core::OperatorCard& card, int column) const;
     QVariant toolTipData(const core::OperatorCard& card, int column) const;
+    /// The eager column's value: the eager median the search's speedup was measured against, or
+    /// before a search measured one, the card's capture-time median.
+    std::optional<double> eagerUsOf(const core::OperatorCard& card) const;
 
     std::shared_ptr<const core::Project> m_project;
     QHash<QString, CardSearchSummary> m_summaries;

@@ -1,6 +1,7 @@
 #include "LatencySeriesModel.h"
 
 #include "SearchTreeModel.h"
+#include "search/NodeRanking.h"
 
 #include <QThread>
 
@@ -88,7 +89,7 @@ QList<QPointF> LatencySeries::bestCurve(LatencyXAxis axis) const
         if (std::isnan(p.bestUs))
             continue;
         const double x = p.x(axis);
-        if (!std::isnan(previous) && p.bestUs < previous)
+        if (!std::isnan(previous) && p.bestUs != previous)
             curve.append(QPointF(x, previous));
         curve.append(QPointF(x, p.bestUs));
         previous = p.bestUs;
@@ -161,8 +162,8 @@ void LatencySeriesModel::recompute()
         m_rowStart.append(m_rowCount);
         m_rowCount += static_cast<int>(m_series.last().points.size());
         for (const core::SearchNode& node : run.tree.nodes()) {
-            if (node.eagerUs && *node.eagerUs > 0)
-                eager.append(*node.eagerUs);
+            if (const std::optional<double> eagerUs = core::nodeEagerUs(node))
+                eager.append(*eagerUs);
         }
     }
     m_nodesEagerUs = median(std::move(eager));
@@ -188,6 +189,10 @@ LatencySeries LatencySeriesModel::computeSeries(const QString& name, const core:
     LatencySeriesPoint state;
     series.points.reserve(static_cast<int>(nodes.size()));
     int index = 0;
+    // Best so far is core's best (search/NodeRanking.h) over the nodes up to here: the GPU model
+    // the tree's best is chosen on, then ranksAbove.
+    const std::string gpuModel = core::rankedGpuModel(tree);
+    const core::SearchNode* best = nullptr;
     for (const core::SearchNode* node : nodes) {
         // One proposer's nodes count their own candidates: 0, 1, 2, ...
         state.iteration = proposer.isEmpty() ? node->iteration : index++;
@@ -196,7 +201,8 @@ LatencySeries LatencySeriesModel::computeSeries(const QString& name, const core:
         state.medianUs = kNaN;
         if (node->status == core::NodeStatus::Passed && node->latency && node->latency->medianUs > 0) {
             state.medianUs = node->latency->medianUs;
-            if (std::isnan(state.bestUs) || state.medianUs < state.bestUs) {
+            if (node->evaluation.gpuModel == gpuModel && (!best || core::ranksAbove(*node, *best))) {
+                best = node;
                 state.bestUs = state.medianUs;
                 state.bestNodeId = state.nodeId;
             }
@@ -208,8 +214,8 @@ LatencySeries LatencySeriesModel::computeSeries(const QString& name, const core:
         state.costKnown = state.costKnown && usage.costKnown;
         if (core::isFailure(node->status))
             series.failedIterations.append(state.iteration);
-        if (node->eagerUs && *node->eagerUs > 0)
-            eager.append(*node->eagerUs);
+        if (const std::optional<double> eagerUs = core::nodeEagerUs(*node))
+            eager.append(*eagerUs);
         series.points.append(state);
     }
     series.eagerUs = median(std::move(eager));

@@ -4,15 +4,18 @@
 //
 // Per run, one point per node in iteration order (docs/search.md: one node per iteration) with the
 // run's state after that node:
-// - best so far: the lowest median latency among the *passed* nodes of iterations <= this one
-//   (failed, compiled-only and in-flight nodes never count); undefined (NaN) before the first
-//   passed node. It never increases.
+// - best so far: the median latency of the best node (core::bestNode's rule, search/NodeRanking.h:
+//   the highest speedup, ties to the lower median, on the tree's ranked GPU model) among the
+//   *passed* nodes of iterations <= this one (failed, compiled-only and in-flight nodes never
+//   count); undefined (NaN) before the first passed node. With one eager time it never increases;
+//   a faster node measured against a slower eager may rank below a slower one.
 // - failures: the iterations whose node failed (any failure status).
 // - cumulative LLM usage: input + output tokens and USD of the LLM nodes of iterations <= this one,
 //   read from the provenance details the LLM proposer records ("input_tokens", "output_tokens",
 //   "cost_usd", "cost_known"; core/search/llm/LlmUsage.h counts the same way).
-// The eager baseline is the card's eager median when given (setEagerBaselineUs), else the median of
-// the eagerUs the nodes of all runs measured alongside.
+// The eager baseline is the one given (setEagerBaselineUs: the main window gives the eager its best
+// node's speedup was measured against), else the median of the eager times the nodes of all runs
+// were measured against (core::nodeEagerUs).
 //
 // The computation is pure (computeSeries, bestCurve, failureMarks) and usable without a model.
 // The model is also a flat table for list views and tests: one row per node of every run, run
@@ -77,7 +80,7 @@ struct LatencySeries {
     QString cardId;
     /// One point per node, ordered by iteration.
     QVector<LatencySeriesPoint> points;
-    /// Median of the eagerUs of the run's nodes; NaN when none measured it.
+    /// Median of the eager times the run's nodes were measured against; NaN when none was.
     double eagerUs = std::numeric_limits<double>::quiet_NaN();
     /// Iterations whose node failed, ascending.
     QVector<int> failedIterations;
@@ -88,8 +91,8 @@ struct LatencySeries {
     double totalCostUsd() const;
     bool costKnown() const;
     /// The best-so-far curve on `axis` as a staircase: a point for every node from the first passed
-    /// one on, plus, where the best drops, a point at the same x with the previous best (so a line
-    /// through the points is horizontal until the improvement, then vertical).
+    /// one on, plus, where the best changes, a point at the same x with the previous best (so a
+    /// line through the points is horizontal until the improvement, then vertical).
     QList<QPointF> bestCurve(LatencyXAxis axis) const;
     /// One point per failed node: x on `axis`, y the best so far at that iteration (the eager
     /// baseline `fallbackY` before the first passed node; the failure is left out when that is NaN).
@@ -126,8 +129,8 @@ public:
     void setTree(const core::SearchTree& tree, const QString& name = {});
     /// Removes every run (the eager override stays).
     void clear();
-    /// The card's eager median, which then is the baseline instead of the nodes' eager medians;
-    /// std::nullopt returns to the nodes' values.
+    /// The eager baseline to draw instead of the nodes' eager medians; std::nullopt returns to the
+    /// nodes' values.
     void setEagerBaselineUs(std::optional<double> eagerUs);
 
     int runCount() const { return static_cast<int>(m_runs.size()); }

@@ -21,6 +21,7 @@
 #include "log/ValidationLogPane.h"
 #include "project/ProjectStore.h"
 #include "project/ProjectSummaryPane.h"
+#include "search/NodeRanking.h"
 #include "search/TreeStore.h"
 #include "search/builtin/BuiltinProposer.h"
 #include "settings/SettingsDialog.h"
@@ -158,7 +159,8 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     m_manualEditJob = new ManualEditJob(this);
     connect(m_editorPane, &views::KernelEditorPane::benchmarkRequested, this, &MainWindow::onBenchmarkRequested);
     connect(m_manualEditJob, &ManualEditJob::finished, this,
-            [this](std::shared_ptr<const core::SearchTree> tree, const QString& nodeId, const nlohmann::json& report) {
+            [this](std::shared_ptr<const core::SearchTree> tree, const QString& nodeId,
+                   const core::EvaluationReport& evaluation) {
                 m_editorPane->setBusy(false);
                 updateRunActions();
                 if (m_treeModel->cardId() == QString::fromStdString(tree->cardId()))
@@ -167,17 +169,14 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
                 refreshSearchSummaries();
                 // The new node's compiler messages on their lines (a broken edit shows where).
                 QList<views::EditorDiagnostic> diagnostics;
-                const nlohmann::json compile = report.value("compile", nlohmann::json::object());
-                for (const nlohmann::json& d : compile.value("diagnostics", nlohmann::json::array()))
-                    diagnostics.append({d.value("line", 0), d.value("column", 0),
-                                        QString::fromStdString(d.value("severity", std::string())),
-                                        QString::fromStdString(d.value("message", std::string()))});
+                if (evaluation.compile)
+                    for (const core::CompileDiagnostic& d : evaluation.compile->diagnostics)
+                        diagnostics.append(
+                            {d.line, d.column, QString::fromStdString(d.severity), QString::fromStdString(d.message)});
                 m_editorPane->setDiagnostics(diagnostics);
-                const std::string status = report.value("status", std::string());
-                QString summary = tr("Edit benchmarked as node %1: %2").arg(nodeId, fromStd(status));
-                if (report.contains("reason"))
-                    summary +=
-                        QStringLiteral(" (") + fromStd(report.value("reason", std::string())) + QStringLiteral(")");
+                QString summary = tr("Edit benchmarked as node %1: %2").arg(nodeId, fromStd(evaluation.status));
+                if (!evaluation.reason.line.empty())
+                    summary += QStringLiteral(" (") + fromStd(evaluation.reason.line) + QStringLiteral(")");
                 statusBar()->showMessage(summary, kStatusMessageMs);
             });
     connect(m_manualEditJob, &ManualEditJob::failed, this, [this](const QString& error) {
@@ -644,8 +643,14 @@ void MainWindow::showTree(std::shared_ptr<const core::SearchTree> tree, const QL
     }
     m_logModel->setEntries(entries);
     showInCharts(*tree);
+    // The baseline is the eager the best node's speedup was measured against (one eager per card,
+    // as in the cards table); before a search measured one, the capture's.
+    const core::SearchNode* best = core::bestNode(*tree);
+    std::optional<double> eager = best ? core::nodeEagerUs(*best) : std::nullopt;
     const core::OperatorCard* card = m_session->currentCard();
-    m_chartsPane->setEagerBaselineUs(card && card->eager ? std::optional<double>(card->eager->medianUs) : std::nullopt);
+    if (!eager && card && card->eager)
+        eager = card->eager->medianUs;
+    m_chartsPane->setEagerBaselineUs(eager);
 }
 
 void MainWindow::showCurrentNode()

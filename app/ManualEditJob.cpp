@@ -11,7 +11,7 @@ namespace {
 struct Outcome {
     std::shared_ptr<const core::SearchTree> tree;
     QString nodeId;
-    nlohmann::json report;
+    core::EvaluationReport report;
     QString error;
 };
 
@@ -40,7 +40,7 @@ Outcome run(const ManualEditRequest& request)
     }
     outcome.tree = std::make_shared<const core::SearchTree>(std::move(result->tree));
     outcome.nodeId = QString::fromStdString(result->nodeId);
-    outcome.report = std::move(result->report);
+    outcome.report = outcome.tree->find(result->nodeId)->evaluation;
     return outcome;
 }
 

@@ -51,9 +51,10 @@ public:
     bool isRunning() const { return m_job.isRunning(); }
 
 Q_SIGNALS:
-    /// The edit is node `nodeId` of `tree` (saved); `report` is the bench report (status,
-    /// compile diagnostics, evaluation).
-    void finished(std::shared_ptr<const core::SearchTree> tree, const QString& nodeId, const nlohmann::json& report);
+    /// The edit is node `nodeId` of `tree` (saved); `report` is its evaluation report (status,
+    /// compile diagnostics, checks, timing), as the node keeps it.
+    void finished(std::shared_ptr<const core::SearchTree> tree, const QString& nodeId,
+                  const core::EvaluationReport& report);
     /// One line: the plan is not JSON, the tree cannot be read or saved, the worker cannot start.
     void failed(const QString& error);
 

@@ -1,6 +1,7 @@
 #include "OptimizeJob.h"
 
 #include "engine/OptimizeDriver.h"
+#include "search/NodeRanking.h"
 
 #include <QThread>
 
@@ -36,13 +37,13 @@ QString outcomeLine(const core::CardOutcome& card)
 {
     if (!card.error.empty())
         return QStringLiteral("%1: failed: %2").arg(fromStd(card.label), fromStd(card.error));
-    QString line =
-        QStringLiteral("%1: %2 nodes, %3, best %4")
-            .arg(fromStd(card.label))
-            .arg(card.nodes)
-            .arg(QString::fromLatin1(core::stopReasonName(card.reason)))
-            .arg(card.best && card.best->speedup ? QString::number(*card.best->speedup, 'f', 2) + QStringLiteral("x")
-                                                 : QStringLiteral("-"));
+    // The best node's speedup as every tool shows it (search/NodeRanking.h).
+    const std::optional<double> speedup = card.best ? core::nodeSpeedup(*card.best) : std::nullopt;
+    QString line = QStringLiteral("%1: %2 nodes, %3, best %4")
+                       .arg(fromStd(card.label))
+                       .arg(card.nodes)
+                       .arg(QString::fromLatin1(core::stopReasonName(card.reason)))
+                       .arg(speedup ? QString::number(*speedup, 'f', 2) + QStringLiteral("x") : QStringLiteral("-"));
     if (!card.failure.empty())
         line += QStringLiteral(", failed: %1 (a new search retries it)").arg(fromStd(card.failure));
     else if (card.reason == core::StopReason::NothingToRevise && !card.note.empty())

@@ -1,6 +1,7 @@
 #include "SearchTreeModel.h"
 
 #include "ColumnAlignment.h"
+#include "search/NodeRanking.h"
 
 #include <QStringList>
 #include <QThread>
@@ -35,10 +36,10 @@ bool isNumericColumn(int column)
 bool sameShownValues(const SearchNode& a, const SearchNode& b)
 {
     return a.status == b.status && a.failureReason == b.failureReason && a.latency == b.latency &&
-        a.eagerUs == b.eagerUs && a.speedup == b.speedup && a.provenance.kind == b.provenance.kind &&
-        a.provenance.transformation == b.provenance.transformation && a.provenance.provider == b.provenance.provider &&
-        a.provenance.model == b.provenance.model && a.visits == b.visits && a.valueSum == b.valueSum &&
-        a.iteration == b.iteration;
+        core::nodeEagerUs(a) == core::nodeEagerUs(b) && core::nodeSpeedup(a) == core::nodeSpeedup(b) &&
+        a.provenance.kind == b.provenance.kind && a.provenance.transformation == b.provenance.transformation &&
+        a.provenance.provider == b.provenance.provider && a.provenance.model == b.provenance.model &&
+        a.visits == b.visits && a.valueSum == b.valueSum && a.iteration == b.iteration;
 }
 
 /// 3 significant digits with a fixed number of decimals, so a column of values lines up.
@@ -139,7 +140,7 @@ void SearchTreeModel::rebuildStructure()
             m_children[k].push_back(child);
         }
     }
-    const SearchNode* best = bestNode(tree());
+    const SearchNode* best = core::bestNode(tree());
     m_best = best ? static_cast<int>(best - nodes.data()) : -1;
 }
 
@@ -226,7 +227,7 @@ bool SearchTreeModel::applyGrowth(const std::shared_ptr<const core::SearchTree>&
         endInsertRows();
     }
 
-    const SearchNode* best = bestNode(*m_tree);
+    const SearchNode* best = core::bestNode(*m_tree);
     m_best = best ? static_cast<int>(best - newNodes.data()) : -1;
     for (std::size_t k = 0; k < oldCount; ++k) {
         const int node = static_cast<int>(k);
@@ -360,8 +361,10 @@ QVariant SearchTreeModel::displayData(const core::SearchNode& node, int column) 
         return statusText(node.status);
     case MedianColumn:
         return node.latency ? QString::number(node.latency->medianUs, 'f', 2) : QStringLiteral("-");
-    case SpeedupColumn:
-        return node.speedup ? speedupText(*node.speedup) : QStringLiteral("-");
+    case SpeedupColumn: {
+        const std::optional<double> speedup = core::nodeSpeedup(node);
+        return speedup ? speedupText(*speedup) : QStringLiteral("-");
+    }
     case DetailColumn:
         return core::isFailure(node.status) ? fromStd(node.failureReason) : transformationText(node);
     }
@@ -377,21 +380,10 @@ QVariant SearchTreeModel::sortData(int nodeIndex, int column) const
     case MedianColumn:
         return node.latency ? node.latency->medianUs : -1.0;
     case SpeedupColumn:
-        return node.speedup ? *node.speedup : -1.0;
+        return core::nodeSpeedup(node).value_or(-1.0);
     default:
         return displayData(node, column);
     }
-}
-
-const core::SearchNode* SearchTreeModel::bestNode(const core::SearchTree& tree)
-{
-    const SearchNode* best = nullptr;
-    for (const SearchNode& node : tree.nodes()) {
-        if (node.status == NodeStatus::Passed && node.latency &&
-            (!best || node.latency->medianUs < best->latency->medianUs))
-            best = &node;
-    }
-    return best;
 }
 
 QString SearchTreeModel::statusText(core::NodeStatus status)
@@ -462,8 +454,8 @@ QString SearchTreeModel::nodeLabel(const core::SearchNode& node)
     if (!node.latency)
         return statusText(node.status);
     QString label = latencyText(node.latency->medianUs);
-    if (node.speedup)
-        label += QStringLiteral(" \u00b7 ") + speedupText(*node.speedup);
+    if (const std::optional<double> speedup = core::nodeSpeedup(node))
+        label += QStringLiteral(" \u00b7 ") + speedupText(*speedup);
     return label;
 }
 
@@ -477,9 +469,11 @@ QString SearchTreeModel::nodeDetails(const core::SearchNode& node, bool best)
         lines << tr("median %1 (quartiles %2 .. %3)")
                      .arg(latencyText(node.latency->medianUs), latencyText(node.latency->q1Us),
                           latencyText(node.latency->q3Us));
-    if (node.eagerUs)
-        lines << (node.speedup ? tr("eager %1, speedup %2").arg(latencyText(*node.eagerUs), speedupText(*node.speedup))
-                               : tr("eager %1").arg(latencyText(*node.eagerUs)));
+    const std::optional<double> eager = core::nodeEagerUs(node);
+    const std::optional<double> speedup = core::nodeSpeedup(node);
+    if (eager)
+        lines << (speedup ? tr("eager %1, speedup %2").arg(latencyText(*eager), speedupText(*speedup))
+                          : tr("eager %1").arg(latencyText(*eager)));
     lines << tr("transformation: %1").arg(transformationText(node));
     lines << tr("provenance: %1").arg(QString::fromLatin1(core::provenanceKindName(node.provenance.kind)));
     lines << tr("iteration %1, visits %2").arg(node.iteration).arg(node.visits);

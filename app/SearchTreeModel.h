@@ -73,8 +73,6 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    /// The passed node with the lowest median latency (ties: the earlier node); null if none passed.
-    static const core::SearchNode* bestNode(const core::SearchTree& tree);
     /// Short words for a status: "pending", "passed", "compiled only", "compile failed", ...
     static QString statusText(core::NodeStatus status);
     /// What produced a node: the built-in transformation's name, "llm: provider/model",

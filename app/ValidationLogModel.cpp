@@ -1,6 +1,7 @@
 #include "ValidationLogModel.h"
 
 #include "SearchTreeModel.h"
+#include "search/NodeRanking.h"
 
 #include <QStringList>
 #include <QThread>
@@ -13,47 +14,6 @@ namespace {
 
 using core::NodeStatus;
 using core::SearchNode;
-using nlohmann::json;
-
-// Report access that never throws: a missing key or a value of another type reads as absent.
-const json* member(const json& object, const char* key)
-{
-    if (!object.is_object())
-        return nullptr;
-    const auto it = object.find(key);
-    return it == object.end() || it->is_null() ? nullptr : &*it;
-}
-
-const json* objectMember(const json& object, const char* key)
-{
-    const json* value = member(object, key);
-    return value && value->is_object() ? value : nullptr;
-}
-
-std::optional<QString> stringMember(const json& object, const char* key)
-{
-    const json* value = member(object, key);
-    if (!value || !value->is_string())
-        return std::nullopt;
-    return QString::fromStdString(value->get<std::string>());
-}
-
-std::optional<double> numberMember(const json& object, const char* key)
-{
-    const json* value = member(object, key);
-    if (!value || !value->is_number())
-        return std::nullopt;
-    const double number = value->get<double>();
-    return std::isfinite(number) ? std::optional<double>(number) : std::nullopt;
-}
-
-std::optional<bool> boolMember(const json& object, const char* key)
-{
-    const json* value = member(object, key);
-    if (!value || !value->is_boolean())
-        return std::nullopt;
-    return value->get<bool>();
-}
 
 QString oneLine(QString text)
 {
@@ -92,87 +52,63 @@ private:
     QDateTime m_time;
 };
 
-QString diagnosticText(const json& diagnostic)
+QString fromStd(const std::string& text)
 {
-    QString location = stringMember(diagnostic, "file").value_or(QString());
-    const std::optional<double> line = numberMember(diagnostic, "line");
-    if (line && *line > 0) {
-        location += QLatin1Char(':') + QString::number(static_cast<long long>(*line));
-        const std::optional<double> column = numberMember(diagnostic, "column");
-        if (column && *column > 0)
-            location += QLatin1Char(':') + QString::number(static_cast<long long>(*column));
+    return QString::fromStdString(text);
+}
+
+QString diagnosticText(const core::CompileDiagnostic& diagnostic)
+{
+    QString location = fromStd(diagnostic.file);
+    if (diagnostic.line > 0) {
+        location += QLatin1Char(':') + QString::number(diagnostic.line);
+        if (diagnostic.column > 0)
+            location += QLatin1Char(':') + QString::number(diagnostic.column);
     }
-    const QString message = stringMember(diagnostic, "message").value_or(QString());
+    const QString message = fromStd(diagnostic.message);
     return location.isEmpty() ? message : location + QStringLiteral(": ") + message;
 }
 
-LogLevel diagnosticLevel(const json& diagnostic)
+LogLevel diagnosticLevel(const core::CompileDiagnostic& diagnostic)
 {
-    const QString severity = stringMember(diagnostic, "severity").value_or(QStringLiteral("error"));
-    if (severity == QLatin1String("warning"))
+    if (diagnostic.severity == "warning")
         return LogLevel::Warning;
-    if (severity == QLatin1String("remark") || severity == QLatin1String("note"))
+    if (diagnostic.severity == "remark" || diagnostic.severity == "note")
         return LogLevel::Info;
     return LogLevel::Error;
 }
 
-void addCompile(NodeEntries& entries, const json& compile)
+void addCompile(NodeEntries& entries, const core::CompileResult& compile)
 {
-    int errors = 0;
-    int warnings = 0;
-    const json* diagnostics = member(compile, "diagnostics");
-    if (diagnostics && diagnostics->is_array()) {
-        for (const json& diagnostic : *diagnostics) {
-            if (!diagnostic.is_object())
-                continue;
-            const LogLevel level = diagnosticLevel(diagnostic);
-            errors += level == LogLevel::Error;
-            warnings += level == LogLevel::Warning;
-        }
+    QString summary;
+    if (compile.ok) {
+        summary = compile.architecture.empty()
+            ? ValidationLogModel::tr("compiled")
+            : ValidationLogModel::tr("compiled for %1").arg(fromStd(compile.architecture));
+        if (compile.ms)
+            summary += ValidationLogModel::tr(" in %1 ms").arg(QString::number(*compile.ms, 'f', 1));
+        if (compile.fromCache)
+            summary += ValidationLogModel::tr(" (from cache)");
+        if (compile.warnings > 0)
+            summary += ValidationLogModel::tr(", %n warning(s)", nullptr, compile.warnings);
+    } else {
+        summary = compile.errors > 0 ? ValidationLogModel::tr("compile failed: %n error(s)", nullptr, compile.errors)
+                                     : ValidationLogModel::tr("compile failed");
     }
-    const std::optional<bool> ok = boolMember(compile, "ok");
-    if (ok) {
-        QString summary;
-        if (*ok) {
-            const QString arch = stringMember(compile, "architecture").value_or(QString());
-            summary = arch.isEmpty() ? ValidationLogModel::tr("compiled")
-                                     : ValidationLogModel::tr("compiled for %1").arg(arch);
-            if (const std::optional<double> ms = numberMember(compile, "ms"))
-                summary += ValidationLogModel::tr(" in %1 ms").arg(QString::number(*ms, 'f', 1));
-            if (boolMember(compile, "from_cache").value_or(false))
-                summary += ValidationLogModel::tr(" (from cache)");
-            if (warnings > 0)
-                summary += ValidationLogModel::tr(", %n warning(s)", nullptr, warnings);
-        } else {
-            summary = errors > 0 ? ValidationLogModel::tr("compile failed: %n error(s)", nullptr, errors)
-                                 : ValidationLogModel::tr("compile failed");
-        }
-        entries.add(*ok ? LogLevel::Info : LogLevel::Error, LogPhase::Compile, summary);
-    }
-    if (diagnostics && diagnostics->is_array()) {
-        for (const json& diagnostic : *diagnostics) {
-            if (diagnostic.is_object())
-                entries.add(diagnosticLevel(diagnostic), LogPhase::Compile, diagnosticText(diagnostic));
-        }
-    }
+    entries.add(compile.ok ? LogLevel::Info : LogLevel::Error, LogPhase::Compile, summary);
+    for (const core::CompileDiagnostic& diagnostic : compile.diagnostics)
+        entries.add(diagnosticLevel(diagnostic), LogPhase::Compile, diagnosticText(diagnostic));
 }
 
-void addChecks(NodeEntries& entries, const json& evaluation)
+void addChecks(NodeEntries& entries, const core::ValidationResult& validation)
 {
-    const json* checks = member(evaluation, "checks");
-    if (!checks || !checks->is_array())
-        return;
-    for (const json& check : *checks) {
-        if (!check.is_object())
-            continue;
-        const QString name = stringMember(check, "name").value_or(ValidationLogModel::tr("(unnamed check)"));
-        const bool passed = boolMember(check, "passed").value_or(false);
-        const QString detail = stringMember(check, "detail").value_or(QString());
-        QString message =
-            passed ? ValidationLogModel::tr("%1: passed").arg(name) : ValidationLogModel::tr("%1: failed").arg(name);
-        if (!detail.isEmpty())
-            message += QStringLiteral(": ") + detail;
-        entries.add(passed ? LogLevel::Info : LogLevel::Error, LogPhase::Validate, message);
+    for (const core::ValidationCheck& check : validation.checks) {
+        const QString name = check.name.empty() ? ValidationLogModel::tr("(unnamed check)") : fromStd(check.name);
+        QString message = check.passed ? ValidationLogModel::tr("%1: passed").arg(name)
+                                       : ValidationLogModel::tr("%1: failed").arg(name);
+        if (!check.detail.empty())
+            message += QStringLiteral(": ") + fromStd(check.detail);
+        entries.add(check.passed ? LogLevel::Info : LogLevel::Error, LogPhase::Validate, message);
     }
 }
 
@@ -185,45 +121,42 @@ QString timingSummary(double medianUs, std::optional<double> speedup)
 }
 
 // The timing of the report, or of the node when the report has none (a synthetic evaluator, an
-// older tree). Returns whether an entry was added.
-bool addTiming(NodeEntries& entries, const json* evaluation, const SearchNode& node)
+// older tree). The speedup is core's (core::measuredSpeedup: the one the node was timed at, also
+// for a node rejected after timing). Returns whether an entry was added.
+bool addTiming(NodeEntries& entries, const SearchNode& node)
 {
-    const json* timing = evaluation ? objectMember(*evaluation, "timing") : nullptr;
-    const json* candidate = timing ? objectMember(*timing, "candidate") : nullptr;
-    const std::optional<double> median = candidate ? numberMember(*candidate, "median_us") : std::nullopt;
-    if (!median) {
+    const std::optional<core::TimingReport>& timing = node.evaluation.timing;
+    const std::optional<double> speedup = core::measuredSpeedup(node);
+    if (!timing || !timing->candidate) {
         if (!node.latency)
             return false;
-        QString message = timingSummary(node.latency->medianUs, node.speedup);
-        if (node.eagerUs)
-            message += ValidationLogModel::tr(" (eager %1)").arg(SearchTreeModel::latencyText(*node.eagerUs));
+        QString message = timingSummary(node.latency->medianUs, speedup);
+        if (const std::optional<double> eager = core::nodeEagerUs(node))
+            message += ValidationLogModel::tr(" (eager %1)").arg(SearchTreeModel::latencyText(*eager));
         entries.add(LogLevel::Info, LogPhase::Time, message);
         return true;
     }
-    std::optional<double> speedup = numberMember(*timing, "speedup");
-    if (!speedup)
-        speedup = node.speedup;
+    const core::LatencyStats& candidate = *timing->candidate;
     QStringList details;
-    const json* eager = objectMember(*timing, "eager");
-    if (const std::optional<double> eagerUs = eager ? numberMember(*eager, "median_us") : std::nullopt)
-        details << ValidationLogModel::tr("eager %1").arg(SearchTreeModel::latencyText(*eagerUs));
-    const std::optional<double> q1 = numberMember(*candidate, "q1_us");
-    const std::optional<double> q3 = numberMember(*candidate, "q3_us");
-    if (q1 && q3)
-        details << ValidationLogModel::tr("quartiles %1 .. %2")
-                       .arg(SearchTreeModel::latencyText(*q1), SearchTreeModel::latencyText(*q3));
-    if (const std::optional<double> repetitions = numberMember(*candidate, "repetitions"))
-        details << ValidationLogModel::tr("%1 repetitions").arg(static_cast<long long>(*repetitions));
-    if (const std::optional<QString> method = stringMember(*timing, "method"))
-        details << *method;
-    if (const json* bandwidth = objectMember(*evaluation, "bandwidth")) {
-        const std::optional<double> fraction = numberMember(*bandwidth, "fraction_of_copy");
-        const std::optional<double> achieved = numberMember(*bandwidth, "achieved_gb_per_s");
-        if (fraction && achieved)
+    if (timing->eager)
+        details << ValidationLogModel::tr("eager %1").arg(SearchTreeModel::latencyText(timing->eager->medianUs));
+    details << ValidationLogModel::tr("quartiles %1 .. %2")
+                   .arg(SearchTreeModel::latencyText(candidate.q1Us), SearchTreeModel::latencyText(candidate.q3Us));
+    if (timing->pairedSpeedupQ1 && timing->pairedSpeedupQ3)
+        details << ValidationLogModel::tr("speedup quartiles %1 .. %2")
+                       .arg(SearchTreeModel::speedupText(*timing->pairedSpeedupQ1),
+                            SearchTreeModel::speedupText(*timing->pairedSpeedupQ3));
+    if (timing->repetitions)
+        details << ValidationLogModel::tr("%1 repetitions").arg(*timing->repetitions);
+    if (!timing->method.empty())
+        details << fromStd(timing->method);
+    if (const std::optional<core::BandwidthReport>& bandwidth = node.evaluation.bandwidth) {
+        if (bandwidth->fractionOfCopy && bandwidth->achievedGbPerS)
             details << ValidationLogModel::tr("%1 GB/s, %2% of copy bandwidth")
-                           .arg(QString::number(*achieved, 'f', 0), QString::number(*fraction * 100.0, 'f', 0));
+                           .arg(QString::number(*bandwidth->achievedGbPerS, 'f', 0),
+                                QString::number(*bandwidth->fractionOfCopy * 100.0, 'f', 0));
     }
-    QString message = timingSummary(*median, speedup);
+    QString message = timingSummary(candidate.medianUs, speedup);
     if (!details.isEmpty())
         message += QStringLiteral(" (") + details.join(QStringLiteral("; ")) + QLatin1Char(')');
     entries.add(speedup && *speedup < 1.0 ? LogLevel::Warning : LogLevel::Info, LogPhase::Time, message);
@@ -250,40 +183,34 @@ QStringList sanitizerFindings(const QString& log, int limit)
     return findings;
 }
 
-void addSanitizer(NodeEntries& entries, const json& sanitizer)
+void addSanitizer(NodeEntries& entries, const core::SanitizerResult& sanitizer)
 {
-    const std::optional<bool> checked = boolMember(sanitizer, "checked");
-    if (checked && !*checked) {
-        const QString reason = stringMember(sanitizer, "reason").value_or(QString());
+    if (!sanitizer.checked) {
         entries.add(LogLevel::Info, LogPhase::Sanitize,
-                    reason.isEmpty() ? ValidationLogModel::tr("not sanitizer-checked")
-                                     : ValidationLogModel::tr("not sanitizer-checked: %1").arg(reason));
+                    sanitizer.reason.empty()
+                        ? ValidationLogModel::tr("not sanitizer-checked")
+                        : ValidationLogModel::tr("not sanitizer-checked: %1").arg(fromStd(sanitizer.reason)));
         return;
     }
-    const json* tools = objectMember(sanitizer, "tools");
-    if (!tools) {
-        if (const std::optional<bool> passed = boolMember(sanitizer, "passed"))
-            entries.add(*passed ? LogLevel::Info : LogLevel::Error, LogPhase::Sanitize,
-                        *passed ? ValidationLogModel::tr("compute-sanitizer: clean")
-                                : ValidationLogModel::tr("compute-sanitizer: findings"));
+    if (sanitizer.tools.empty()) {
+        if (sanitizer.passed)
+            entries.add(*sanitizer.passed ? LogLevel::Info : LogLevel::Error, LogPhase::Sanitize,
+                        *sanitizer.passed ? ValidationLogModel::tr("compute-sanitizer: clean")
+                                          : ValidationLogModel::tr("compute-sanitizer: findings"));
         return;
     }
-    for (auto it = tools->begin(); it != tools->end(); ++it) {
-        const QString tool = QString::fromStdString(it.key());
-        const json& result = it.value();
-        const std::optional<double> errors = numberMember(result, "errors");
-        const QString evaluation = stringMember(result, "evaluation").value_or(QString());
-        const bool evaluationOk = evaluation.isEmpty() || evaluation == QLatin1String("passed");
-        if (errors && *errors == 0 && evaluationOk) {
+    for (const core::SanitizerToolResult& run : sanitizer.tools) {
+        const QString tool = fromStd(run.tool);
+        const bool evaluationOk = run.evaluation.empty() || run.evaluation == "passed";
+        if (run.errors && *run.errors == 0 && evaluationOk) {
             entries.add(LogLevel::Info, LogPhase::Sanitize, ValidationLogModel::tr("%1: clean").arg(tool));
             continue;
         }
-        QString message = errors
-            ? ValidationLogModel::tr("%1: %n error(s)", nullptr, static_cast<int>(*errors)).arg(tool)
-            : ValidationLogModel::tr("%1: no summary in its log").arg(tool);
+        QString message = run.errors ? ValidationLogModel::tr("%1: %n error(s)", nullptr, *run.errors).arg(tool)
+                                     : ValidationLogModel::tr("%1: no summary in its log").arg(tool);
         if (!evaluationOk)
-            message += ValidationLogModel::tr(" (evaluation: %1)").arg(evaluation);
-        const QStringList findings = sanitizerFindings(stringMember(result, "log").value_or(QString()), 10);
+            message += ValidationLogModel::tr(" (evaluation: %1)").arg(fromStd(run.evaluation));
+        const QStringList findings = sanitizerFindings(fromStd(run.log), 10);
         if (!findings.isEmpty())
             message += QStringLiteral(": ") + findings.front();
         for (qsizetype i = 1; i < findings.size(); ++i)
@@ -292,7 +219,7 @@ void addSanitizer(NodeEntries& entries, const json& sanitizer)
     }
 }
 
-LogPhase failurePhase(const SearchNode& node, const json& report)
+LogPhase failurePhase(const SearchNode& node)
 {
     switch (node.status) {
     case NodeStatus::FailedCompile:
@@ -302,42 +229,36 @@ LogPhase failurePhase(const SearchNode& node, const json& report)
     default:
         break;
     }
-    if (const json* sanitizer = objectMember(report, "sanitizer")) {
-        if (boolMember(*sanitizer, "checked").value_or(false) && !boolMember(*sanitizer, "passed").value_or(true))
-            return LogPhase::Sanitize;
-    }
-    if (const json* evaluation = objectMember(report, "evaluation")) {
-        if (const json* failure = objectMember(*evaluation, "failure")) {
-            if (stringMember(*failure, "check").value_or(QString()) == QLatin1String("timing"))
-                return LogPhase::Time;
-        }
-    }
+    const core::EvaluationReport& report = node.evaluation;
+    if (report.sanitizer && report.sanitizer->checked && !report.sanitizer->passed.value_or(true))
+        return LogPhase::Sanitize;
+    if (report.validation && report.validation->failure && report.validation->failure->check == "timing")
+        return LogPhase::Time;
     return LogPhase::Validate;
 }
 
 void addNode(QList<LogEntry>& out, const QString& cardId, const SearchNode& node)
 {
     NodeEntries entries(out, cardId, node);
-    const json& report = node.evaluationDetails;
-    if (const json* compile = objectMember(report, "compile"))
-        addCompile(entries, *compile);
-    const json* evaluation = objectMember(report, "evaluation");
-    if (evaluation)
-        addChecks(entries, *evaluation);
-    if (node.status == NodeStatus::Passed || evaluation)
-        addTiming(entries, evaluation, node);
-    if (const json* sanitizer = objectMember(report, "sanitizer"))
-        addSanitizer(entries, *sanitizer);
+    const core::EvaluationReport& report = node.evaluation;
+    if (report.compile)
+        addCompile(entries, *report.compile);
+    if (report.validation)
+        addChecks(entries, *report.validation);
+    if (node.status == NodeStatus::Passed || report.validation)
+        addTiming(entries, node);
+    if (report.sanitizer)
+        addSanitizer(entries, *report.sanitizer);
 
     if (core::isFailure(node.status)) {
-        QString reason = QString::fromStdString(node.failureReason);
+        QString reason = fromStd(node.failureReason);
         if (reason.isEmpty())
-            reason = stringMember(report, "reason").value_or(QString());
+            reason = fromStd(report.reason.line);
         const QString status = SearchTreeModel::statusText(node.status);
-        entries.add(LogLevel::Error, failurePhase(node, report),
+        entries.add(LogLevel::Error, failurePhase(node),
                     reason.isEmpty() ? status : QStringLiteral("%1: %2").arg(status, reason));
     } else if (node.status == NodeStatus::CompiledOnly) {
-        const QString reason = stringMember(report, "reason").value_or(QString());
+        const QString reason = fromStd(report.reason.line);
         entries.add(LogLevel::Info, LogPhase::Validate,
                     reason.isEmpty() ? ValidationLogModel::tr("compiled only: not measured")
                                      : ValidationLogModel::tr("compiled only: %1").arg(reason));

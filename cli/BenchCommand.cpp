@@ -4,6 +4,7 @@
 #include "ProjectCard.h"
 
 #include "eval/CandidateBench.h"
+#include "search/EvaluationReport.h"
 #include "util/AtomicFile.h"
 #include "util/CacheDirectory.h"
 #include "util/Utf8Text.h"
@@ -135,11 +136,12 @@ int runBenchCommand(const std::vector<std::string>& args)
         if (report->contains("evaluation") && (*report)["evaluation"].contains("device_memory"))
             memory.push_back((*report)["evaluation"]["device_memory"]);
         if (i == 0) {
+            const core::EvaluationReport evaluation = core::EvaluationReport::fromJson(report.value());
             if (auto cubinPath = parser.value("--emit-cubin");
-                cubinPath && (*report).value("status", "") != "compile-error") {
+                cubinPath && evaluation.status != "compile-error" && evaluation.compile) {
                 // The same source and options as the bench: served from the compiler's cache.
                 core::CompileOptions options;
-                options.architecture = (*report)["compile"]["architecture"].get<std::string>();
+                options.architecture = evaluation.compile->architecture;
                 auto compiled = compiler.compile(request.source, options, request.sourceName);
                 if (!compiled || !compiled->ok)
                     return fail(*cubinPath + ": cannot emit the cubin");
@@ -160,10 +162,11 @@ int runBenchCommand(const std::vector<std::string>& args)
         (*report)["repeat_device_memory"] = memory;
     }
     std::cout << report->dump(2) << "\n";
-    const std::string status = report->value("status", std::string());
-    if (status == "passed" || status == "compiled-only")
+    const core::EvaluationReport evaluation = core::EvaluationReport::fromJson(report.value());
+    if (evaluation.status == "passed" || evaluation.status == "compiled-only")
         return 0;
-    return fail("candidate " + status + ": " + report->value("reason", std::string("see the report")));
+    return fail("candidate " + evaluation.status + ": " +
+                (evaluation.reason.line.empty() ? std::string("see the report") : evaluation.reason.line));
 }
 
 } // namespace kforge::cli

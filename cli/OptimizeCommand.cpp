@@ -7,6 +7,7 @@
 #include "llm/LlmClientFactory.h"
 #include "llm/LlmConfig.h"
 #include "project/ProjectStore.h"
+#include "search/NodeRanking.h"
 #include "worker/WorkerPath.h"
 
 #include <atomic>
@@ -32,11 +33,13 @@ void printOutcome(const core::CardOutcome& card, const std::string& opName, cons
         std::fflush(stdout);
         return;
     }
-    const core::SearchNode* best = card.best && card.best->speedup ? &*card.best : nullptr;
+    // The best node and its speedup as every tool shows them (search/NodeRanking.h).
+    const std::optional<double> speedup = card.best ? core::nodeSpeedup(*card.best) : std::nullopt;
+    const core::SearchNode* best = speedup ? &*card.best : nullptr;
     std::printf("%s  %-28s nodes %3zu  %-16s best %s", id.c_str(), opName.c_str(), card.nodes,
                 core::stopReasonName(card.reason), best ? "" : "-");
     if (best)
-        std::printf("%s %.2f us, %.3fx eager (iteration %d)", best->id.c_str(), best->latency->medianUs, *best->speedup,
+        std::printf("%s %.2f us, %.3fx eager (iteration %d)", best->id.c_str(), best->latency->medianUs, *speedup,
                     best->iteration);
     std::printf("  %.1f s", card.seconds);
     if (card.llmUsage)

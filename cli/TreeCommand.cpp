@@ -2,6 +2,7 @@
 #include "Commands.h"
 #include "ProjectCard.h"
 
+#include "search/NodeRanking.h"
 #include "search/ProvenanceTexts.h"
 #include "search/SearchTreeJson.h"
 #include "search/TextBounds.h"
@@ -94,15 +95,17 @@ int printNode(const core::SearchNode& node, const core::TextBlobStore& blobs)
         std::snprintf(text, sizeof text, ", %.2f us", node.latency->medianUs);
         std::cout << text;
     }
-    if (node.speedup) {
+    if (const std::optional<double> speedup = core::nodeSpeedup(node)) {
         char text[64];
-        std::snprintf(text, sizeof text, ", %.3fx eager", *node.speedup);
+        std::snprintf(text, sizeof text, ", %.3fx eager", *speedup);
         std::cout << text;
     }
     std::cout << "\nproduced by: " << printable(producedBy(node)) << " ("
               << core::provenanceKindName(node.provenance.kind) << ")\n";
     if (!node.failureReason.empty())
         std::cout << "reason: " << printable(node.failureReason) << "\n";
+    if (!node.evaluation.reason.detail.empty())
+        std::cout << "--- reason detail ---\n" << printable(node.evaluation.reason.detail) << "\n";
     std::cout << "--- source ---\n"
               << printable(node.candidate.source) << (node.candidate.source.ends_with("\n") ? "" : "\n");
     std::cout << "--- launch plan ---\n" << core::dumpSearchTreeJson(node.candidate.launchPlan, 1) << "\n";
@@ -153,7 +156,7 @@ int runTreeCommand(const std::vector<std::string>& args)
                         std::to_string(tree->size()) + " nodes)");
         return printNode(*node, store.blobs());
     }
-    const std::map<std::string, const core::SearchNode*> bestByGpu = tree->bestPassedByGpu();
+    const std::map<std::string, const core::SearchNode*> bestByGpu = core::bestNodeByGpu(tree.value());
     if (parser.has("--json")) {
         nlohmann::json out = core::toJson(tree.value());
         nlohmann::json best = nlohmann::json::object();
@@ -176,8 +179,8 @@ int runTreeCommand(const std::vector<std::string>& args)
         char speedup[32] = "-";
         if (node.latency)
             std::snprintf(median, sizeof median, "%.2f", node.latency->medianUs);
-        if (node.speedup)
-            std::snprintf(speedup, sizeof speedup, "%.3fx", *node.speedup);
+        if (const std::optional<double> value = core::nodeSpeedup(node))
+            std::snprintf(speedup, sizeof speedup, "%.3fx", *value);
         std::string what = producedBy(node);
         if (!node.failureReason.empty())
             what += " | " + node.failureReason;
@@ -188,8 +191,8 @@ int runTreeCommand(const std::vector<std::string>& args)
     // Timings are compared within one GPU model only: the best node of each.
     for (const auto& [gpu, node] : bestByGpu) {
         char speedup[32] = "no speedup";
-        if (node->speedup)
-            std::snprintf(speedup, sizeof speedup, "%.3fx", *node->speedup);
+        if (const std::optional<double> value = core::nodeSpeedup(*node))
+            std::snprintf(speedup, sizeof speedup, "%.3fx", *value);
         std::cout << "best on " << (gpu.empty() ? std::string("an unnamed device") : printable(gpu)) << ": " << node->id
                   << " " << speedup << "\n";
     }

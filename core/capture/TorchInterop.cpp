@@ -1,5 +1,7 @@
 #include "capture/TorchInterop.h"
 
+#include "util/FailureText.h"
+
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
 
@@ -252,26 +254,17 @@ std::string oneLineError(const std::exception& error)
     else
         text = error.what();
     // TorchScript wraps the real error after a traceback; the last "...Error: " line is the cause.
-    std::istringstream lines(text);
+    std::istringstream lines(withoutBacktraceLines(text));
     std::string line;
-    std::string first;
     std::string cause;
     while (std::getline(lines, line)) {
-        const size_t begin = line.find_first_not_of(" \t");
-        if (begin == std::string::npos)
-            continue;
-        line = line.substr(begin);
-        if (line.starts_with("Exception raised from") || line.starts_with("frame #"))
-            continue;
-        if (first.empty())
-            first = line;
         for (const char* marker : {"RuntimeError: ", "ValueError: ", "TypeError: ", "IndexError: "}) {
             const size_t at = line.find(marker);
             if (at != std::string::npos)
                 cause = line.substr(at + std::string(marker).size());
         }
     }
-    std::string result = cause.empty() ? first : cause;
+    const std::string result = oneLineReason(cause.empty() ? text : cause);
     return result.empty() ? std::string("unknown LibTorch error") : result;
 }
 

@@ -3,6 +3,7 @@
 #include "cast/RuntimeOps.h"
 #include "kernel/LaunchPlan.h"
 #include "project/ProjectJson.h"
+#include "search/NodeRanking.h"
 #include "search/TreeStore.h"
 
 #include <algorithm>
@@ -33,41 +34,36 @@ std::string formatNumber(double value)
     return text;
 }
 
-const json* child(const json& object, const char* key)
-{
-    if (!object.is_object())
-        return nullptr;
-    const auto it = object.find(key);
-    return it == object.end() ? nullptr : &*it;
-}
-
 // The architecture the node was compiled for when it was evaluated, or "".
 std::string measuredArchitecture(const SearchNode& node)
 {
-    const json* compile = child(node.evaluationDetails, "compile");
-    const json* arch = compile ? child(*compile, "architecture") : nullptr;
-    if (arch && arch->is_string() && isArchName(arch->get<std::string>()))
-        return arch->get<std::string>();
-    return {};
+    const std::optional<CompileResult>& compile = node.evaluation.compile;
+    return compile && isArchName(compile->architecture) ? compile->architecture : std::string();
 }
 
-// The validation part of a node's evaluation details, as stored (docs/validation.md): the worker's
-// status, every check, the input sets, the failure if any and the device, plus the node it
-// belongs to. Timing lives in the manifest's speedup/timing fields.
+// The validation part of a node's evaluation report (docs/cast-format.md): the worker's status,
+// every check, the input sets, the failure if any and the device, plus the node it belongs to.
+// Timing lives in the manifest's speedup/timing fields.
 json validationRecord(const SearchNode& node)
 {
     json record = json::object();
     record["node"] = node.id;
-    if (const json* evaluation = child(node.evaluationDetails, "evaluation"); evaluation && evaluation->is_object()) {
-        for (const char* key : {"status", "checks", "validated_input_sets", "failure", "device"}) {
-            if (const json* value = child(*evaluation, key))
-                record[key] = *value;
-        }
-        if (const json* timing = child(*evaluation, "timing")) {
-            if (const json* method = child(*timing, "method"))
-                record["timing_method"] = *method;
-        }
+    if (const std::optional<ValidationResult>& validation = node.evaluation.validation) {
+        if (!validation->status.empty())
+            record["status"] = validation->status;
+        json checks = json::array();
+        for (const ValidationCheck& check : validation->checks)
+            checks.push_back({{"name", check.name}, {"passed", check.passed}, {"detail", check.detail}});
+        record["checks"] = checks;
+        if (validation->inputSets)
+            record["validated_input_sets"] = *validation->inputSets;
+        if (validation->failure)
+            record["failure"] = {{"check", validation->failure->check}, {"message", validation->failure->message}};
+        if (!validation->device.is_null())
+            record["device"] = validation->device;
     }
+    if (node.evaluation.timing && !node.evaluation.timing->method.empty())
+        record["timing_method"] = node.evaluation.timing->method;
     return record;
 }
 
@@ -157,33 +153,15 @@ Result<std::map<std::string, SearchTree>> loadProjectTrees(const std::filesystem
     return trees;
 }
 
-std::optional<double> exportSpeedupOf(const SearchNode& node)
-{
-    if (const json* evaluation = child(node.evaluationDetails, "evaluation")) {
-        if (const json* timing = child(*evaluation, "timing")) {
-            const json* paired = child(*timing, "speedup");
-            if (paired && paired->is_number() && paired->get<double>() > 0)
-                return paired->get<double>();
-        }
-    }
-    return node.speedup;
-}
-
 namespace {
 
-bool exportable(const SearchNode& node)
-{
-    return node.status == NodeStatus::Passed && node.latency && node.latency->medianUs > 0 &&
-        exportSpeedupOf(node).has_value();
-}
-
-// Exportable nodes per GPU model (gpuModelOf).
+// Exportable nodes (passed with a speedup) per GPU model.
 std::map<std::string, int> exportableByGpu(const SearchTree& tree)
 {
     std::map<std::string, int> counts;
     for (const SearchNode& node : tree.nodes())
-        if (exportable(node))
-            ++counts[gpuModelOf(node)];
+        if (nodeSpeedup(node))
+            ++counts[node.evaluation.gpuModel];
     return counts;
 }
 
@@ -191,27 +169,8 @@ std::map<std::string, int> exportableByGpu(const SearchTree& tree)
 
 const SearchNode* bestExportableNode(const SearchTree& tree)
 {
-    const std::map<std::string, int> counts = exportableByGpu(tree);
-    std::string gpu; // the model with the most exportable nodes; the map's order breaks ties
-    int most = 0;
-    for (const auto& [model, count] : counts)
-        if (count > most) {
-            gpu = model;
-            most = count;
-        }
-    const SearchNode* best = nullptr;
-    double bestSpeedup = 0;
-    for (const SearchNode& node : tree.nodes()) {
-        if (!exportable(node) || gpuModelOf(node) != gpu)
-            continue;
-        const std::optional<double> speedup = exportSpeedupOf(node);
-        if (!best || *speedup > bestSpeedup ||
-            (*speedup == bestSpeedup && node.latency->medianUs < best->latency->medianUs)) {
-            best = &node;
-            bestSpeedup = *speedup;
-        }
-    }
-    return best;
+    const SearchNode* best = bestNode(tree);
+    return best && nodeSpeedup(*best) ? best : nullptr;
 }
 
 KernelGuard guardForCard(const OperatorCard& card, const std::string& arch, std::int64_t alignmentBytes)
@@ -466,12 +425,12 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
             finish("no passed node with a measured speedup (" + statusSummary(tree) + ")");
             continue;
         }
-        const double speedup = *exportSpeedupOf(*node);
+        const double speedup = *nodeSpeedup(*node);
         decision.nodeId = node->id;
         decision.speedup = speedup;
         decision.medianUs = node->latency->medianUs;
         decision.spreadPercent = (node->latency->q3Us - node->latency->q1Us) / node->latency->medianUs * 100.0;
-        const std::string gpu = exportableByGpu(tree).size() > 1 ? " on " + gpuModelOf(*node) : std::string();
+        const std::string gpu = exportableByGpu(tree).size() > 1 ? " on " + node->evaluation.gpuModel : std::string();
         const std::string best = "best " + formatSpeedup(speedup) + " (" + node->id + ")" + gpu;
         if (!(speedup >= options.minSpeedup)) {
             finish("best " + formatSpeedup(speedup) + " below --min-speedup " + formatNumber(options.minSpeedup) +

@@ -126,16 +126,9 @@ struct ExportResult {
 Result<std::map<std::string, SearchTree>> loadProjectTrees(const std::filesystem::path& projectDir,
                                                            const Project& project);
 
-/// The speedup export ranks by: the evaluation's paired speedup (median of per-repetition
-/// eager/candidate ratios, details.evaluation.timing.speedup) when recorded, else the node's
-/// eager/median speedup; nullopt when neither is known.
-std::optional<double> exportSpeedupOf(const SearchNode& node);
-
-/// The node export would package: passed, with a latency and a speedup; the highest speedup wins,
-/// ties go to the lower median latency, then to the earlier node. Null when there is none.
-/// Speedups measured on different GPU models are not compared: in a tree evaluated on several
-/// (gpuModelOf; a box with mixed GPUs), only the nodes of the model with the most exportable nodes
-/// compete (ties: the model whose name sorts first).
+/// The node export would package: the tree's bestNode() (search/NodeRanking.h: the highest
+/// nodeSpeedup, ties to the lower median latency, then to the earlier node, within the GPU model
+/// with the most passed nodes that have a speedup) when it has a speedup. Null when there is none.
 const SearchNode* bestExportableNode(const SearchTree& tree);
 
 /// The guard of a card: one TensorGuard per tensor argument in schema order (a tensor list gives

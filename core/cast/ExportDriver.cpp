@@ -7,6 +7,7 @@
 #include "eval/SanitizerTool.h"
 #include "kernel/CachingCompiler.h"
 #include "project/ProjectStore.h"
+#include "search/EvaluationReport.h"
 #include "util/AtomicFile.h"
 #include "util/CacheDirectory.h"
 #include "util/Hash.h"
@@ -175,19 +176,21 @@ private:
         if (!report)
             return SanitizerVerdict{json{{"checked", false}, {"reason", report.error().toString()}},
                                     "the gate could not run: " + report.error().toString()};
-        const std::string status = report->value("status", std::string());
-        json record = report->contains("sanitizer")
-            ? (*report)["sanitizer"]
-            : json{{"checked", false}, {"reason", "not reached: validation " + status}};
+        const EvaluationReport evaluation = EvaluationReport::fromJson(report.value());
+        const std::string& status = evaluation.status;
+        // The verdict keeps the report's sanitizer record as it is (the package's audit and the
+        // verdict cache store it).
+        json record = evaluation.sanitizer ? evaluation.document().at("sanitizer")
+                                           : json{{"checked", false}, {"reason", "not reached: validation " + status}};
         if (status == "passed") {
             m_verdicts.storePassed(inputs, record);
             return SanitizerVerdict{record, {}};
         }
-        std::string finding = report->value("reason", std::string("validation ") + status);
-        if (record.contains("tools") && record["tools"].is_object()) {
-            for (const auto& [tool, result] : record["tools"].items()) {
-                const std::string line = firstFinding(result.value("log", std::string()));
-                if (!line.empty() && finding.find(tool) != std::string::npos) {
+        std::string finding = evaluation.reason.line.empty() ? "validation " + status : evaluation.reason.line;
+        if (evaluation.sanitizer && !evaluation.sanitizer->tools.empty()) {
+            for (const SanitizerToolResult& run : evaluation.sanitizer->tools) {
+                const std::string line = firstFinding(run.log);
+                if (!line.empty() && finding.find(run.tool) != std::string::npos) {
                     finding += ": " + line;
                     break;
                 }

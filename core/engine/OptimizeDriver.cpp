@@ -2,6 +2,7 @@
 
 #include "eval/SearchWorkers.h"
 #include "project/ProjectStore.h"
+#include "search/NodeRanking.h"
 #include "search/builtin/BuiltinProposer.h"
 #include "search/llm/LlmProposer.h"
 #include "util/CacheDirectory.h"
@@ -151,7 +152,7 @@ CardOutcome OptimizeDriver::searchCard(const OperatorCard& card, std::size_t ind
     outcome.reason = result->reason;
     outcome.failure = result->failure;
     outcome.note = result->note;
-    if (const SearchNode* best = searched.bestPassed())
+    if (const SearchNode* best = bestNode(searched))
         outcome.best = *best;
     if (evaluators.size() > 1)
         outcome.candidatesPerWorker = run.evaluationsPerEvaluator();

@@ -73,7 +73,7 @@ struct CardOutcome {
     std::string error;
     std::size_t nodes = 0;
     StopReason reason = StopReason::IterationLimit;
-    std::optional<SearchNode> best;       // the tree's best node (SearchTree::bestPassed), if any
+    std::optional<SearchNode> best;       // the tree's best node (bestNode, search/NodeRanking.h), if any
     std::string failure;                  // the tree is only a failed root (a resume retries it)
     std::string note;                     // why nothing is left to revise, for NothingToRevise
     std::vector<int> candidatesPerWorker; // when more than one worker evaluated

@@ -5,13 +5,6 @@ namespace {
 
 using nlohmann::json;
 
-std::optional<LatencyStats> latencyOf(const json& stats)
-{
-    if (!stats.is_object() || !stats.contains("median_us") || !stats.at("median_us").is_number())
-        return std::nullopt;
-    return LatencyStats{stats.at("median_us").get<double>(), stats.value("q1_us", 0.0), stats.value("q3_us", 0.0)};
-}
-
 } // namespace
 
 NodeStatus nodeStatusForBenchStatus(const std::string& benchStatus)
@@ -29,23 +22,26 @@ NodeStatus nodeStatusForBenchStatus(const std::string& benchStatus)
     return NodeStatus::Crashed; // crashed, worker-error, anything unknown
 }
 
-Evaluation evaluationFromBenchReport(const json& report)
+Evaluation evaluationFromBenchReport(const json& document)
 {
     Evaluation evaluation;
-    const std::string status = report.value("status", std::string("worker-error"));
+    evaluation.report = EvaluationReport::fromJson(document); // the one reading of the report
+    const EvaluationReport& report = evaluation.report;
+    const std::string status = report.status.empty() ? std::string("worker-error") : report.status;
     evaluation.status = nodeStatusForBenchStatus(status);
-    evaluation.details = report;
     if (evaluation.status == NodeStatus::Passed) {
-        const json timing = report.contains("evaluation") ? report.at("evaluation").value("timing", json()) : json();
-        evaluation.latency = latencyOf(timing.is_object() ? timing.value("candidate", json()) : json());
-        if (auto eager = latencyOf(timing.is_object() ? timing.value("eager", json()) : json()))
-            evaluation.eagerUs = eager->medianUs;
+        if (report.timing) {
+            evaluation.latency = report.timing->candidate;
+            if (report.timing->eager)
+                evaluation.eagerUs = report.timing->eager->medianUs;
+        }
         if (!evaluation.latency) {
             // Passed without timing (a validate-only run): it cannot rank, so it is compiled-only.
             evaluation.status = NodeStatus::CompiledOnly;
         }
     } else if (evaluation.status != NodeStatus::CompiledOnly) {
-        evaluation.failureReason = status + ": " + report.value("reason", std::string("no reason given"));
+        evaluation.failureReason =
+            status + ": " + (report.reason.line.empty() ? std::string("no reason given") : report.reason.line);
     }
     return evaluation;
 }

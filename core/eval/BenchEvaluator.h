@@ -1,7 +1,8 @@
 #pragma once
 // The search's Evaluator over benchCandidate: compiles each candidate (NVRTC, cached) and
 // validates and times it in a kforge-worker, mapping the bench report onto a node's status,
-// latencies and failure reason (the whole report is kept as the node's details). Torch-free.
+// latencies and failure reason. This is the worker boundary: the report is read here, once, into
+// the EvaluationReport the node keeps (search/EvaluationReport.h). Torch-free.
 //
 // Thread: the thread that runs the search (one evaluation at a time; it owns its WorkerClient). It
 // also owns a compile-ahead pool whose threads only fill the compile cache.
@@ -17,7 +18,8 @@ namespace kforge::core {
 /// How a bench report's "status" maps onto a search node's status.
 NodeStatus nodeStatusForBenchStatus(const std::string& benchStatus);
 
-/// Builds the Evaluation of a bench report (latencies from its timing, the reason of a failure).
+/// Builds the Evaluation of a bench report (docs/validation.md): the report read by
+/// EvaluationReport::fromJson, latencies from its timing, the one-line reason of a failure.
 Evaluation evaluationFromBenchReport(const nlohmann::json& report);
 
 class BenchEvaluator : public Evaluator {

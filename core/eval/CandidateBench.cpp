@@ -3,6 +3,7 @@
 #include "eval/SanitizerTool.h"
 #include "kernel/LaunchPlan.h"
 #include "project/ProjectJson.h"
+#include "util/FailureText.h"
 #include "worker/Base64.h"
 
 #include <algorithm>
@@ -28,12 +29,17 @@ json diagnosticsJson(const CompiledKernel& kernel)
     return list;
 }
 
+// The report's end: its status, the reason as one line ("reason") and what more it said
+// ("reason_detail": `detail`, or the rest of a longer `reason`; never a backtrace), the wall time.
 json finish(json report, const std::string& status, const std::string& reason,
-            std::chrono::steady_clock::time_point started)
+            std::chrono::steady_clock::time_point started, const std::string& detail = {})
 {
     report["status"] = status;
-    if (!reason.empty())
-        report["reason"] = reason;
+    const FailureText text = failureText(reason);
+    if (!text.line.empty())
+        report["reason"] = text.line;
+    if (const std::string more = detail.empty() ? text.detail : reasonDetail(detail); !more.empty())
+        report["reason_detail"] = more;
     report["wall_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     return report;
 }
@@ -204,7 +210,7 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
         return finish(report, "passed", reason, started);
     }
     case WorkerOutcome::HandlerError:
-        return finish(report, "failed", response.describe(), started);
+        return finish(report, "failed", response.describe(), started, response.detail);
     case WorkerOutcome::Timeout:
         return finish(report, "timed-out", response.describe(), started);
     case WorkerOutcome::Crashed:

@@ -595,12 +595,15 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
     for (size_t i = 0; i < candidateCold.size(); ++i)
         ratios.push_back(candidateCold[i] > 0 ? eagerCold[i] / candidateCold[i] : 0);
 
+    const EagerTiming paired = summarizeDurations(ratios, "", "paired ratio"); // the ratios' median, quartiles
     json result{{"method", method},
                 {"candidate", timingJson(candidate)},
                 {"eager", timingJson(eagerTiming)},
                 {"candidate_warm_l2", timingJson(summarize(candidateWarm, "warm L2"))},
                 {"eager_warm_l2", timingJson(summarize(eagerWarm, "warm L2"))},
-                {"speedup", summarizeDurations(ratios, "", "paired ratio").medianUs},
+                {"speedup", paired.medianUs},
+                {"speedup_q1", paired.q1Us},
+                {"speedup_q3", paired.q3Us},
                 {"speedup_of_medians", candidate.medianUs > 0 ? eagerTiming.medianUs / candidate.medianUs : 0}};
     if (!cupti)
         result["cupti_unavailable"] = cuptiProblem;

@@ -6,20 +6,19 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 namespace kforge::core {
 
 /// `status` is final (never in flight). Passed requires `latency` (finite, median > 0).
-/// A failure should carry a `failureReason`: its first line is stored (an empty one becomes
-/// "<status> (no reason given)"); put long logs such as the full compiler output in `details`.
-/// `eagerUs`, when set, is the eager latency measured alongside and gives the node's speedup.
+/// A failure should carry a `failureReason`: it is stored as one line (oneLineReason; an empty one
+/// becomes "<status> (no reason given)"); long logs such as the full compiler output belong in the
+/// `report`. `eagerUs`, when set, is the eager latency measured alongside and gives the node's
+/// speedup (a paired speedup in the report's timing, when there is one, is preferred: nodeSpeedup).
 struct Evaluation {
     NodeStatus status = NodeStatus::Passed;
     std::optional<LatencyStats> latency;
     std::optional<double> eagerUs;
     std::string failureReason;
-    nlohmann::json details = nlohmann::json::object();
+    EvaluationReport report; // read at the worker boundary (EvaluationReport::fromJson)
 };
 
 } // namespace kforge::core

@@ -1,5 +1,7 @@
 #include "search/Mcts.h"
 
+#include "search/NodeRanking.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -26,10 +28,10 @@ std::optional<double> Mcts::reward(const SearchNode& node) const
         return 0.0;
     if (node.status != NodeStatus::Passed)
         return std::nullopt;
-    if (!node.eagerUs || !node.latency || !(node.latency->medianUs > 0) || !(*node.eagerUs > 0))
+    const std::optional<double> speedup = nodeSpeedup(node); // the speedup every tool shows
+    if (!speedup)
         return 0.0;
-    double r = std::log(*node.eagerUs / node.latency->medianUs);
-    return std::clamp(r, -m_params.rewardClip, m_params.rewardClip);
+    return std::clamp(std::log(*speedup), -m_params.rewardClip, m_params.rewardClip);
 }
 
 int Mcts::maxChildren(int visits) const

@@ -2,10 +2,10 @@
 // Monte Carlo Tree Search over kernel revisions (formulas and defaults in docs/search.md).
 //
 // Every node is a real, evaluated candidate, so there are no random rollouts: a node's reward is
-// its own measured speedup in log space,
-//     r(n) = clamp(ln(eager_us / median_us), -rewardClip, +rewardClip),
+// its own measured speedup (nodeSpeedup, search/NodeRanking.h) in log space,
+//     r(n) = clamp(ln(speedup), -rewardClip, +rewardClip),
 // which makes the exploration constant mean the same on a 5 us and a 5 ms operator. A Passed node
-// without an eager time and a CompiledOnly node have reward 0 (as fast as eager). Failed nodes
+// without a speedup (no eager time) and a CompiledOnly node have reward 0 (as fast as eager). Failed nodes
 // have no reward, keep visits = 0 and are never selected, but stay in the tree.
 //
 // Selection walks from the root. At a revisable node v with N(v) visits and C(v) children (all

@@ -1,5 +1,7 @@
 #include "search/SearchBudget.h"
 
+#include "search/NodeRanking.h"
+
 #include <algorithm>
 
 namespace kforge::core {
@@ -33,11 +35,12 @@ std::optional<StopReason> SearchBudget::shouldStop(const SearchTree& tree, doubl
     if (plateauIterations > 0 && n > plateauIterations) {
         std::optional<double> bestOld, best;
         for (const SearchNode& node : tree.nodes()) {
-            if (node.status != NodeStatus::Passed || !node.speedup)
+            const std::optional<double> speedup = nodeSpeedup(node);
+            if (!speedup)
                 continue;
-            best = std::max(best.value_or(*node.speedup), *node.speedup);
+            best = std::max(best.value_or(*speedup), *speedup);
             if (node.iteration < n - plateauIterations)
-                bestOld = std::max(bestOld.value_or(*node.speedup), *node.speedup);
+                bestOld = std::max(bestOld.value_or(*speedup), *speedup);
         }
         if (bestOld && *best <= *bestOld * (1.0 + plateauMinGain))
             return StopReason::Plateau;

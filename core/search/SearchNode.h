@@ -3,6 +3,8 @@
 // fared, and the MCTS statistics. Plain copyable values; SearchTree owns and mutates them.
 // Thread: none of their own; a node is safe to read from any thread once copied out of the tree.
 
+#include "search/EvaluationReport.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -60,15 +62,6 @@ struct Candidate {
     bool operator==(const Candidate&) const = default;
 };
 
-/// Timing of a candidate in microseconds (median and quartiles of the repetitions).
-struct LatencyStats {
-    double medianUs = 0;
-    double q1Us = 0;
-    double q3Us = 0;
-
-    bool operator==(const LatencyStats&) const = default;
-};
-
 /// One node. `id` is "n<k>" where k is the creation index in the tree, stable for the tree's life.
 struct SearchNode {
     std::string id;
@@ -82,11 +75,15 @@ struct SearchNode {
     std::string failureReason; // one line; empty unless a failure status
     Candidate candidate;
     Provenance provenance;
-    nlohmann::json evaluationDetails = nlohmann::json::object(); // e.g. the full compiler log
+    /// What the evaluation found, typed ("evaluation_details" in tree.json; e.g. the full compiler
+    /// log, the checks, the paired timing). Empty for a node never evaluated.
+    EvaluationReport evaluation;
 
     std::optional<LatencyStats> latency; // set when measured (Passed)
     std::optional<double> eagerUs;       // eager PyTorch latency measured alongside, if any
-    std::optional<double> speedup;       // eagerUs / latency->medianUs when both are known
+    /// eagerUs / latency->medianUs when both are known, as recorded. What the tools show and rank
+    /// is nodeSpeedup() (search/NodeRanking.h), which prefers the evaluation's paired speedup.
+    std::optional<double> speedup;
 
     // MCTS statistics (see Mcts.h): number of backpropagations through this node and the sum of
     // their rewards. A failed node keeps visits = 0.

@@ -1,5 +1,6 @@
 #include "search/SearchRun.h"
 
+#include "search/NodeRanking.h"
 #include "search/ProvenanceTexts.h"
 
 #include <condition_variable>
@@ -73,8 +74,8 @@ SearchRun::SearchRun(SearchTree tree, TreeStore store, Proposer& proposer, std::
 void SearchRun::publishProgress()
 {
     m_iteration.store(static_cast<int>(m_tree.size()));
-    const SearchNode* best = m_tree.bestPassed();
-    m_bestSpeedup.store(best && best->speedup ? *best->speedup : 0.0);
+    const SearchNode* best = bestNode(m_tree);
+    m_bestSpeedup.store(best ? nodeSpeedup(*best).value_or(0.0) : 0.0);
 }
 
 std::vector<int> SearchRun::evaluationsPerEvaluator() const
@@ -128,7 +129,7 @@ Result<void> SearchRun::recordOn(const std::string& id, const Evaluation& evalua
         Evaluation invalid;
         invalid.status = NodeStatus::Crashed;
         invalid.failureReason = "the evaluator returned an invalid result: " + recorded.error().message;
-        invalid.details = evaluation.details;
+        invalid.report = evaluation.report;
         if (auto fallback = m_tree.recordEvaluation(id, invalid); !fallback)
             return fallback.error();
     }
@@ -149,9 +150,9 @@ void SearchRun::finishOutcome(SearchOutcome& outcome) const
         const SearchNode& root = *m_tree.root();
         outcome.failure = "the root " + root.id + " is " + nodeStatusName(root.status) + ": " + root.failureReason;
     }
-    if (const SearchNode* best = m_tree.bestPassed()) {
+    if (const SearchNode* best = bestNode(m_tree)) {
         outcome.bestNodeId = best->id;
-        outcome.bestSpeedup = best->speedup;
+        outcome.bestSpeedup = nodeSpeedup(*best);
     }
 }
 

@@ -58,8 +58,8 @@ struct SearchRunOptions {
 struct SearchOutcome {
     StopReason reason = StopReason::IterationLimit;
     int nodesAdded = 0;                // by this run() call
-    std::string bestNodeId;            // empty if no node passed
-    std::optional<double> bestSpeedup; // of bestNodeId, when measured against eager
+    std::string bestNodeId;            // bestNode(); empty if no node passed
+    std::optional<double> bestSpeedup; // nodeSpeedup() of bestNodeId
     std::string note;                  // why nothing could be revised, for NothingToRevise
     /// Non-empty when the run produced nothing to build on: the tree is only a failed root
     /// ("the root n0 is crashed: cannot start worker '/x': ..."). Callers report the card's run as
@@ -85,7 +85,7 @@ public:
     bool stopRequested() const { return m_stop.load(); }
     /// Nodes in the tree (= completed iterations, root included).
     int iteration() const { return m_iteration.load(); }
-    /// Best measured speedup so far; 0 until a passed node has one.
+    /// nodeSpeedup() of bestNode() so far; 0 until a passed node has one.
     double bestSpeedup() const { return m_bestSpeedup.load(); }
     /// Candidates evaluated by each evaluator so far (index as given to the constructor).
     std::vector<int> evaluationsPerEvaluator() const;

@@ -12,15 +12,13 @@ bool finitePositive(double v)
     return std::isfinite(v) && v > 0;
 }
 
-// The first line of `text`, at most kMaxReasonBytes of it.
-std::string firstLine(const std::string& text)
+// The report as a node keeps it: every string in it at most kMaxDetailStringBytes (e.g. the
+// compiler log). Read again only when something was cut.
+EvaluationReport boundedReport(const EvaluationReport& report)
 {
-    std::string line = text.substr(0, text.find('\n'));
-    if (!line.empty() && line.back() == '\r')
-        line.pop_back();
-    if (line.size() > kMaxReasonBytes)
-        line = std::string(utf8Prefix(line, kMaxReasonBytes)) + " [truncated]";
-    return line;
+    nlohmann::json document = report.document();
+    boundStrings(document, kMaxDetailStringBytes);
+    return document == report.document() ? report : EvaluationReport::fromJson(document);
 }
 
 } // namespace
@@ -107,8 +105,7 @@ Result<void> SearchTree::recordEvaluation(const std::string& id, const Evaluatio
     }
 
     node->status = evaluation.status;
-    node->evaluationDetails = evaluation.details;
-    boundStrings(node->evaluationDetails, kMaxDetailStringBytes); // e.g. the compiler log
+    node->evaluation = boundedReport(evaluation.report);
     node->failureReason.clear();
     node->latency.reset();
     node->speedup.reset();
@@ -118,7 +115,7 @@ Result<void> SearchTree::recordEvaluation(const std::string& id, const Evaluatio
         if (node->eagerUs)
             node->speedup = *node->eagerUs / node->latency->medianUs;
     } else if (isFailure(evaluation.status)) {
-        node->failureReason = firstLine(evaluation.failureReason);
+        node->failureReason = oneLineReason(evaluation.failureReason);
         if (node->failureReason.empty())
             node->failureReason = std::string(nodeStatusName(evaluation.status)) + " (no reason given)";
     }
@@ -135,55 +132,6 @@ Result<void> SearchTree::addVisit(const std::string& id, double reward)
     node->visits += 1;
     node->valueSum += reward;
     return {};
-}
-
-namespace {
-
-// Whether passed `node` beats passed `best` (nullptr: anything does): the higher speedup; when
-// neither has one, the lower median latency; ties keep the earlier node.
-bool betterPassed(const SearchNode& node, const SearchNode* best)
-{
-    if (!best)
-        return true;
-    if (node.speedup || best->speedup)
-        return node.speedup && (!best->speedup || *node.speedup > *best->speedup);
-    return node.latency->medianUs < best->latency->medianUs;
-}
-
-} // namespace
-
-std::string gpuModelOf(const SearchNode& node)
-{
-    const nlohmann::json& details = node.evaluationDetails;
-    if (!details.is_object() || !details.contains("worker") || !details["worker"].is_object())
-        return {};
-    const nlohmann::json& worker = details["worker"];
-    if (!worker.contains("gpu") || !worker["gpu"].is_object())
-        return {};
-    const nlohmann::json& gpu = worker["gpu"];
-    return gpu.contains("gpu") && gpu["gpu"].is_string() ? gpu["gpu"].get<std::string>() : std::string();
-}
-
-const SearchNode* SearchTree::bestPassed() const
-{
-    const SearchNode* best = nullptr;
-    for (const SearchNode& node : m_nodes)
-        if (node.status == NodeStatus::Passed && betterPassed(node, best))
-            best = &node;
-    return best;
-}
-
-std::map<std::string, const SearchNode*> SearchTree::bestPassedByGpu() const
-{
-    std::map<std::string, const SearchNode*> best;
-    for (const SearchNode& node : m_nodes) {
-        if (node.status != NodeStatus::Passed)
-            continue;
-        const SearchNode*& slot = best[gpuModelOf(node)];
-        if (betterPassed(node, slot))
-            slot = &node;
-    }
-    return best;
 }
 
 std::vector<const SearchNode*> SearchTree::lineage(const std::string& id) const

@@ -9,8 +9,9 @@
 // retried: retryRoot() moves it to rootAttempts(), where its reason stays on record, and leaves the
 // tree empty for a new root (docs/search.md, "A failed root").
 //
-// Stored text is bounded (TextBounds.h): a failure reason keeps at most kMaxReasonBytes of its
-// first line, and every string in a node's details at most kMaxDetailStringBytes, with a note.
+// Stored text is bounded (TextBounds.h): a failure reason is one line (oneLineReason: never a
+// backtrace) of at most kMaxReasonBytes, and every string in a node's evaluation report at most
+// kMaxDetailStringBytes, with a note. Which node is best: search/NodeRanking.h.
 //
 // Thread: not synchronized. One thread mutates a tree (the search run); others read copies.
 // Pointers returned by the query functions stay valid until the next add*.
@@ -20,17 +21,11 @@
 #include "util/Result.h"
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace kforge::core {
-
-/// The GPU model a node was evaluated on ("NVIDIA H200"): the name the evaluating worker gave
-/// (evaluation details {"worker": {"gpu": {"gpu": NAME}}}); empty when the details do not say
-/// (a synthetic evaluator, a node never evaluated).
-std::string gpuModelOf(const SearchNode& node);
 
 class SearchTree {
 public:
@@ -71,19 +66,12 @@ public:
     /// parent is not revisable (in flight or failed). Returns the new id.
     Result<std::string> addChild(const std::string& parentId, Candidate candidate, Provenance provenance,
                                  std::int64_t createdUnixMs);
-    /// Stores an evaluation on a node: status, reason (first line), latency, eager, speedup.
+    /// Stores an evaluation on a node: status, reason (one line), report, latency, eager, speedup.
     /// InvalidArgument if the evaluation breaks its contract (see Evaluation); the node is unchanged.
     Result<void> recordEvaluation(const std::string& id, const Evaluation& evaluation);
     /// Adds one visit with `reward` to a node (MCTS backpropagation; see Mcts::backpropagate).
     Result<void> addVisit(const std::string& id, double reward);
 
-    /// The passed node with the highest speedup (ties: the earlier node); when no node has a
-    /// speedup, the passed node with the lowest median latency; nullptr if none passed.
-    const SearchNode* bestPassed() const;
-    /// bestPassed among the nodes evaluated on each GPU model (gpuModelOf), keyed by that model:
-    /// timings are only compared within one GPU model. A tree evaluated on one GPU model has one
-    /// entry, the node bestPassed() gives.
-    std::map<std::string, const SearchNode*> bestPassedByGpu() const;
     /// The path root -> `id` (inclusive); empty for an unknown id.
     std::vector<const SearchNode*> lineage(const std::string& id) const;
     /// The failed children of `id`, in creation order (what a prompt for a new revision of `id`

@@ -2,6 +2,7 @@
 
 #include "search/SearchRng.h"
 #include "util/BoundedJson.h"
+#include "util/FailureText.h"
 #include "util/Utf8Text.h"
 
 #include <algorithm>
@@ -156,7 +157,7 @@ json nodeToJson(const SearchNode& node)
               {"provider", node.provenance.provider},
               {"model", node.provenance.model},
               {"details", node.provenance.details}}},
-        {"evaluation_details", node.evaluationDetails},
+        {"evaluation_details", node.evaluation.document()},
         {"latency", latency},
         {"eager_us", optionalNumber(node.eagerUs)},
         {"speedup", optionalNumber(node.speedup)},
@@ -191,6 +192,8 @@ Result<SearchNode> nodeFromJson(const json& j, const std::string& where)
     if (!r.error() && !nodeStatusFromName(status, node.status))
         r.fail("status", "unknown status " + quotedFromFile(status));
     r.getString("failure_reason", node.failureReason);
+    if (!isOneLine(node.failureReason)) // a reason is one line (a file from elsewhere may hold more)
+        node.failureReason = oneLineReason(node.failureReason);
     if (const json* candidate = r.child("candidate", json::value_t::object)) {
         FieldReader c(*candidate, r.path("candidate"));
         c.getString("source", node.candidate.source);
@@ -213,7 +216,7 @@ Result<SearchNode> nodeFromJson(const json& j, const std::string& where)
             return *p.error();
     }
     if (const json* details = r.child("evaluation_details", json::value_t::object))
-        node.evaluationDetails = *details;
+        node.evaluation = EvaluationReport::fromJson(*details);
     if (const json* latency = r.nullable("latency", json::value_t::object)) {
         FieldReader l(*latency, r.path("latency"));
         LatencyStats stats;

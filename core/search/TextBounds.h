@@ -1,9 +1,11 @@
 #pragma once
-// Size limits on the text a search keeps, and the UTF-8 helpers that enforce them
-// (docs/search.md, "Bounded storage"). Anything an LLM or a compiler writes is untrusted: a tree
-// file must stay small whatever a reply holds, and saving it must never fail on its bytes.
+// Size limits on the text a search keeps, and the helper that enforces them on JSON details
+// (docs/search.md, "Bounded storage"; the UTF-8 cuts live in util/Utf8Text.h). Anything an LLM or
+// a compiler writes is untrusted: a tree file must stay small whatever a reply holds, and saving
+// it must never fail on its bytes.
 // Thread: pure functions; reentrant.
 
+#include "util/FailureText.h"
 #include "util/Utf8Text.h"
 
 #include <nlohmann/json.hpp>
@@ -22,16 +24,7 @@ inline constexpr std::size_t kMaxStoredTextBytes = 1024 * 1024;
 /// provenance details other than the texts stored as blobs), with a truncation note.
 inline constexpr std::size_t kMaxDetailStringBytes = 64 * 1024;
 /// The largest failure reason and LLM model name kept on a node.
-inline constexpr std::size_t kMaxReasonBytes = 2048;
-
-/// The longest prefix of `text` of at most `maxBytes` bytes that does not end inside a UTF-8
-/// sequence (so a valid text stays valid when cut).
-std::string_view utf8Prefix(std::string_view text, std::size_t maxBytes);
-
-/// `text` itself when it has at most `maxBytes` bytes; otherwise its first bytes (utf8Prefix) and
-/// a note "[kforge: truncated: N bytes in all, the first M kept]" on a line of its own. The result
-/// may exceed `maxBytes` by the note's length (under 100 bytes).
-std::string boundedText(std::string_view text, std::size_t maxBytes);
+inline constexpr std::size_t kMaxReasonBytes = kMaxReasonLineBytes;
 
 /// Replaces every string inside `value` (object members and array elements, at any depth) by
 /// boundedText(string, maxBytes).

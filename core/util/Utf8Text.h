@@ -30,4 +30,13 @@ std::string escapeForTerminal(std::string_view text);
 /// `maxBytes` bytes, followed by "..." when it was longer.
 std::string excerptForMessage(std::string_view text, std::size_t maxBytes = 120);
 
+/// The longest prefix of `text` of at most `maxBytes` bytes that does not end inside a UTF-8
+/// sequence (so a valid text stays valid when cut).
+std::string_view utf8Prefix(std::string_view text, std::size_t maxBytes);
+
+/// `text` itself when it has at most `maxBytes` bytes; otherwise its first bytes (utf8Prefix) and
+/// a note "[kforge: truncated: N bytes in all, the first M kept]" on a line of its own. The result
+/// may exceed `maxBytes` by the note's length (under 100 bytes).
+std::string boundedText(std::string_view text, std::size_t maxBytes);
+
 } // namespace kforge::core

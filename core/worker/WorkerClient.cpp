@@ -1,5 +1,6 @@
 #include "worker/WorkerClient.h"
 
+#include "util/FailureText.h"
 #include "util/SecretEnvironment.h"
 #include "worker/WorkerProtocol.h"
 
@@ -339,8 +340,10 @@ WorkerResponse WorkerClient::exchange(std::string_view type, const nlohmann::jso
     }
     response.outcome = WorkerOutcome::HandlerError;
     response.errorCode = reply->errorCode;
-    response.message =
-        reply->errorContext.empty() ? reply->errorMessage : reply->errorContext + ": " + reply->errorMessage;
+    // One line whatever the worker sent (a worker of an earlier build sent exception text whole).
+    const FailureText text = failureText(reply->errorMessage);
+    response.message = reply->errorContext.empty() ? text.line : reply->errorContext + ": " + text.line;
+    response.detail = reply->errorDetail.empty() ? text.detail : reasonDetail(reply->errorDetail);
     return response;
 }
 

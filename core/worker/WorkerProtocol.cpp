@@ -1,5 +1,7 @@
 #include "worker/WorkerProtocol.h"
 
+#include "util/FailureText.h"
+
 namespace kforge::core {
 namespace {
 
@@ -39,9 +41,14 @@ nlohmann::json makeWorkerOkReply(std::optional<std::int64_t> id, nlohmann::json 
 nlohmann::json makeWorkerErrorReply(std::optional<std::int64_t> id, std::string_view code, std::string_view message,
                                     std::string_view context)
 {
-    nlohmann::json error{{"code", std::string(code)}, {"message", std::string(message)}};
+    // The message is one line (an exception's backtrace never leaves the worker); whatever else
+    // it said goes in "detail".
+    const FailureText text = failureText(message);
+    nlohmann::json error{{"code", std::string(code)}, {"message", text.line}};
     if (!context.empty())
         error["context"] = std::string(context);
+    if (!text.detail.empty())
+        error["detail"] = text.detail;
     return nlohmann::json{{"id", idValue(id)}, {"ok", false}, {"error", std::move(error)}};
 }
 
@@ -106,6 +113,9 @@ Result<WorkerReply> parseWorkerReply(const nlohmann::json& message)
     const auto context = error->find("context");
     if (context != error->end() && context->is_string())
         reply.errorContext = context->get<std::string>();
+    const auto detail = error->find("detail");
+    if (detail != error->end() && detail->is_string())
+        reply.errorDetail = detail->get<std::string>();
     return reply;
 }
 

@@ -2,7 +2,8 @@
 // Message shapes of the worker protocol (docs/worker-protocol.md), on top of MessageChannel:
 //   request: {"id": N, "type": "...", ...payload fields...}
 //   reply:   {"id": N, "ok": true, "result": {...}}
-//         or {"id": N, "ok": false, "error": {"code": "...", "message": "...", "context": "..."}}
+//         or {"id": N, "ok": false, "error": {"code": "...", "message": "...", "context": "...",
+//                                              "detail": "..."}}
 // "hello" and "shutdown" are defined here; every other type is handler-defined and its payload
 // is opaque to this layer.
 //
@@ -49,6 +50,7 @@ struct WorkerReply {
     std::string errorCode; // error replies
     std::string errorMessage;
     std::string errorContext;
+    std::string errorDetail; // optional: the rest of a message longer than one line
 };
 
 /// {"id", "type"} plus the fields of `payload` (an object or null). InvalidArgument when the type
@@ -56,6 +58,8 @@ struct WorkerReply {
 Result<nlohmann::json> makeWorkerRequest(std::int64_t id, std::string_view type, const nlohmann::json& payload);
 
 nlohmann::json makeWorkerOkReply(std::optional<std::int64_t> id, nlohmann::json result);
+/// An error reply. `message` is reduced to one line (failureText: no backtrace); when it said more,
+/// the rest goes in the error's "detail".
 nlohmann::json makeWorkerErrorReply(std::optional<std::int64_t> id, std::string_view code, std::string_view message,
                                     std::string_view context = {});
 

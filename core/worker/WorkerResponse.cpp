@@ -1,5 +1,6 @@
 #include "worker/WorkerResponse.h"
 
+#include "util/FailureText.h"
 #include "worker/StreamTail.h"
 
 #include <csignal>
@@ -37,7 +38,7 @@ std::string WorkerResponse::describe(std::size_t stderrLines) const
     std::string line = requestType.empty() ? message : requestType + ": " + message;
     if (outcome == WorkerOutcome::HandlerError && !errorCode.empty())
         line += " [" + errorCode + "]";
-    std::string tail = StreamTail::lastLinesOf(stderrTail, stderrLines);
+    std::string tail = StreamTail::lastLinesOf(withoutBacktraceLines(stderrTail), stderrLines);
     if (!tail.empty()) {
         for (std::size_t pos = tail.find('\n'); pos != std::string::npos; pos = tail.find('\n', pos))
             tail.replace(pos, 1, " | ");

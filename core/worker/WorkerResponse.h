@@ -35,6 +35,7 @@ struct WorkerResponse {
     nlohmann::json result;         // Ok: the reply's "result"
     std::string errorCode;         // HandlerError: the reply's code ("invalid-argument", "unknown-type", ...)
     std::string message;           // not Ok: one line, e.g. "timed out after 2 s", "worker killed by SIGSEGV"
+    std::string detail;            // HandlerError: the rest of a longer message (no backtrace), else empty
     std::string stderrTail;        // Timeout/Stopped/Crashed/ProtocolError/SpawnFailed: the worker's last stderr bytes
     pid_t workerPid = 0;           // the worker that handled the request; 0 when none was running
     std::optional<int> exitStatus; // Crashed: exit status of a worker that exited
@@ -44,7 +45,8 @@ struct WorkerResponse {
 
     /// One line for logs and candidate records, e.g.
     /// "evaluate: worker killed by SIGSEGV (stderr: CUDA error: an illegal memory access was encountered)".
-    /// Up to `stderrLines` last non-empty stderr lines are appended, joined by " | ".
+    /// Up to `stderrLines` last non-empty stderr lines are appended, joined by " | "; backtrace
+    /// lines (a c10 error's "frame #N: ...") are not counted.
     std::string describe(std::size_t stderrLines = 3) const;
 };
 

@@ -131,7 +131,7 @@ nlohmann::json WorkerServer::callHandler(const Handler& handler, const WorkerReq
             return makeWorkerOkReply(request.id, std::move(result).value());
         const Error& error = result.error();
         return makeWorkerErrorReply(request.id, errorCodeName(error.code), error.message, error.context);
-    } catch (const std::exception& e) {
+    } catch (const std::exception& e) { // what() may hold a c10 backtrace: the reply keeps one line
         return makeWorkerErrorReply(request.id, kWorkerErrorHandlerException,
                                     "handler of '" + request.type + "' threw: " + e.what());
     } catch (...) {

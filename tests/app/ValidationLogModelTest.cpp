@@ -46,7 +46,7 @@ core::SearchTree logTree()
     core::SearchTree tree("card-a", 1);
 
     core::Evaluation root = test::passed(12.3, 22.8);
-    root.details = json{
+    root.report = core::EvaluationReport::fromJson(json{
         {"status", "passed"},
         {"compile", compileOk()},
         {"evaluation",
@@ -54,12 +54,12 @@ core::SearchTree logTree()
           {"checks",
            json::array({json{{"name", "sample call-0: output 0"}, {"passed", true}, {"detail", "max abs error 0"}}})},
           {"timing", timingReport()}}},
-        {"sanitizer", {{"checked", false}, {"reason", "not requested (--sanitize)"}}}};
+        {"sanitizer", {{"checked", false}, {"reason", "not requested (--sanitize)"}}}});
     test::addRoot(tree, root);
 
     core::Evaluation compileError =
         test::failed(NodeStatus::FailedCompile, "compile-error: candidate.cu:12:5: identifier \"x\" is undefined");
-    compileError.details =
+    compileError.report = core::EvaluationReport::fromJson(
         json{{"status", "compile-error"},
              {"reason", "candidate.cu:12:5: identifier \"x\" is undefined"},
              {"compile",
@@ -80,12 +80,12 @@ core::SearchTree logTree()
                                   {"line", 0},
                                   {"column", 0},
                                   {"severity", "error"},
-                                  {"message", "nvrtc: error: compilation failed"}}})}}}};
+                                  {"message", "nvrtc: error: compilation failed"}}})}}}});
     test::addChild(tree, "n0", "vector-width-4", compileError);
 
     core::Evaluation wrong =
         test::failed(NodeStatus::FailedValidation, "failed: sample call-0: output 0: 3 of 1024 elements differ");
-    wrong.details =
+    wrong.report = core::EvaluationReport::fromJson(
         json{{"status", "failed"},
              {"compile", compileOk()},
              {"evaluation",
@@ -95,12 +95,12 @@ core::SearchTree logTree()
                              json{{"name", "sample call-0: output 0"},
                                   {"passed", false},
                                   {"detail", "3 of 1024 elements differ; first at [0, 7]"}}})},
-               {"failure", {{"check", "sample call-0: output 0"}, {"message", "3 of 1024 elements differ"}}}}}};
+               {"failure", {{"check", "sample call-0: output 0"}, {"message", "3 of 1024 elements differ"}}}}}});
     test::addChild(tree, "n0", "unroll-2", wrong);
 
     core::Evaluation racy =
         test::failed(NodeStatus::FailedValidation, "failed: compute-sanitizer racecheck: 2 error(s)");
-    racy.details =
+    racy.report = core::EvaluationReport::fromJson(
         json{{"status", "failed"},
              {"compile", compileOk()},
              {"evaluation", {{"status", "passed"}, {"timing", timingReport()}}},
@@ -115,17 +115,17 @@ core::SearchTree logTree()
                    {"log",
                     "========= COMPUTE-SANITIZER\n========= Error: Race reported between Write access at k+0x90\n"
                     "=========     and Read access at k+0x120 [4 hazards]\n\n========= RACECHECK SUMMARY: 2 hazards\n"
-                    "========= ERROR SUMMARY: 2 errors\n"}}}}}}}};
+                    "========= ERROR SUMMARY: 2 errors\n"}}}}}}}});
     test::addChild(tree, "n0", "smem-tile", racy);
 
     test::addChild(tree, "n0", "block-256"); // pending
 
     core::Evaluation odd = test::failed(NodeStatus::Crashed, "crashed: worker died (signal 11)");
-    odd.details =
+    odd.report = core::EvaluationReport::fromJson(
         json{{"status", 7},
              {"compile", "not an object"},
              {"evaluation", {{"checks", {{"not", "an array"}}}, {"timing", {{"candidate", {{"median_us", "x"}}}}}}},
-             {"sanitizer", json::array()}};
+             {"sanitizer", json::array()}});
     test::addChild(tree, "n0", "warp-reduce", odd);
     return tree;
 }

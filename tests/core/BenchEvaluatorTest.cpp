@@ -17,7 +17,7 @@ TEST(BenchEvaluator, PassedReportGivesLatenciesAndEager)
     ASSERT_TRUE(e.eagerUs.has_value());
     EXPECT_EQ(*e.eagerUs, 21.0);
     EXPECT_TRUE(e.failureReason.empty());
-    EXPECT_EQ(e.details, report);
+    EXPECT_EQ(e.report.document(), report);
 }
 
 TEST(BenchEvaluator, FailuresKeepTheirReasonAndKind)

@@ -1,6 +1,7 @@
 #include "charts/LatencyChartsPane.h"
 
 #include "SearchTreeModel.h"
+#include "search/NodeRanking.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
@@ -391,10 +392,10 @@ void LatencyChartsPane::rebuildNode()
     QString title = tr("Node %1: median %2 (q1 %3, q3 %4)")
                         .arg(m_nodeId, app::SearchTreeModel::latencyText(l.medianUs),
                              app::SearchTreeModel::latencyText(l.q1Us), app::SearchTreeModel::latencyText(l.q3Us));
-    if (node->eagerUs)
-        title += tr(" · eager %1").arg(app::SearchTreeModel::latencyText(*node->eagerUs));
-    if (node->speedup)
-        title += tr(" · %1").arg(app::SearchTreeModel::speedupText(*node->speedup));
+    if (const std::optional<double> eager = core::nodeEagerUs(*node))
+        title += tr(" · eager %1").arg(app::SearchTreeModel::latencyText(*eager));
+    if (const std::optional<double> speedup = core::nodeSpeedup(*node))
+        title += tr(" · %1").arg(app::SearchTreeModel::speedupText(*speedup));
     chart->setTitle(title);
 
     m_nodeX->append(categories);

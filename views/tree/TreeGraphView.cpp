@@ -1,6 +1,7 @@
 #include "tree/TreeGraphView.h"
 
 #include "SearchTreeModel.h"
+#include "search/NodeRanking.h"
 #include "tree/TreeLayout.h"
 
 #include <QApplication>
@@ -114,8 +115,9 @@ SearchNode shownPart(const SearchNode& node)
     out.provenance.provider = node.provenance.provider;
     out.provenance.model = node.provenance.model;
     out.latency = node.latency;
-    out.eagerUs = node.eagerUs;
-    out.speedup = node.speedup;
+    // Without the report, nodeSpeedup/nodeEagerUs of the copy fall back to these: keep core's values.
+    out.eagerUs = core::nodeEagerUs(node);
+    out.speedup = core::nodeSpeedup(node);
     out.visits = node.visits;
     return out;
 }
@@ -123,9 +125,10 @@ SearchNode shownPart(const SearchNode& node)
 bool sameShownValues(const SearchNode& a, const SearchNode& b)
 {
     return a.status == b.status && a.failureReason == b.failureReason && a.latency == b.latency &&
-        a.eagerUs == b.eagerUs && a.speedup == b.speedup && a.provenance.kind == b.provenance.kind &&
-        a.provenance.transformation == b.provenance.transformation && a.provenance.provider == b.provenance.provider &&
-        a.provenance.model == b.provenance.model && a.visits == b.visits && a.iteration == b.iteration;
+        core::nodeEagerUs(a) == core::nodeEagerUs(b) && core::nodeSpeedup(a) == core::nodeSpeedup(b) &&
+        a.provenance.kind == b.provenance.kind && a.provenance.transformation == b.provenance.transformation &&
+        a.provenance.provider == b.provenance.provider && a.provenance.model == b.provenance.model &&
+        a.visits == b.visits && a.iteration == b.iteration;
 }
 
 /// Index of `node`'s parent in `tree`, or -1 for a root (or a parent that is not earlier).
@@ -469,7 +472,7 @@ void TreeGraphView::grow(const core::SearchTree& tree)
 
     relayout();
     const int oldBest = m_best;
-    const SearchNode* best = SearchTreeModel::bestNode(tree);
+    const SearchNode* best = core::bestNode(tree);
     m_best = best ? static_cast<int>(best - tree.nodes().data()) : -1;
     if (oldBest != m_best) {
         if (oldBest >= 0)

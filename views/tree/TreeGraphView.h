@@ -40,7 +40,7 @@ namespace kforge::views {
 class TreeGraphView : public QGraphicsView {
     Q_OBJECT
 public:
-    /// How a node is drawn. Best is the passed node with the lowest median latency.
+    /// How a node is drawn. Best is core::bestNode (search/NodeRanking.h): the highest speedup.
     enum class NodeKind { InFlight, Failed, Passed, CompiledOnly, Best };
 
     explicit TreeGraphView(QWidget* parent = nullptr);

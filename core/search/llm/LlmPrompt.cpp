@@ -1,5 +1,7 @@
 #include "search/llm/LlmPrompt.h"
 
+#include "search/NodeRanking.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -88,8 +90,8 @@ std::string outcomeText(const SearchNode& node)
     std::string text = nodeStatusName(node.status);
     if (node.latency)
         text += ", " + number(node.latency->medianUs, "%.2f") + " us";
-    if (node.speedup)
-        text += ", " + number(*node.speedup, "%.3f") + "x eager";
+    if (const std::optional<double> speedup = nodeSpeedup(node))
+        text += ", " + number(*speedup, "%.3f") + "x eager";
     return text;
 }
 

@@ -102,14 +102,15 @@ SearchTree makeTree(const OperatorCard& card, const std::vector<NodeSpec>& nodes
         if (spec.status == NodeStatus::Passed) {
             evaluation.latency = LatencyStats{spec.medianUs, spec.medianUs * 0.95, spec.medianUs * 1.05};
             evaluation.eagerUs = spec.eagerUs;
-            evaluation.details = passedDetails(spec.arch, spec.paired);
+            json details = passedDetails(spec.arch, spec.paired);
             if (!spec.gpu.empty())
-                evaluation.details["worker"] = {{"pid", 1}, {"gpu", {{"gpu", spec.gpu}, {"architecture", spec.arch}}}};
+                details["worker"] = {{"pid", 1}, {"gpu", {{"gpu", spec.gpu}, {"architecture", spec.arch}}}};
+            evaluation.report = EvaluationReport::fromJson(details);
         } else if (isFailure(spec.status)) {
             evaluation.failureReason = "failed: output 0 differs";
         } else {
-            evaluation.details = {{"status", "compiled-only"},
-                                  {"compile", {{"ok", true}, {"architecture", spec.arch}}}};
+            evaluation.report = EvaluationReport::fromJson(
+                {{"status", "compiled-only"}, {"compile", {{"ok", true}, {"architecture", spec.arch}}}});
         }
         EXPECT_TRUE(tree.recordEvaluation(id.value(), evaluation).ok());
     }

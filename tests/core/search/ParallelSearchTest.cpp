@@ -4,6 +4,7 @@
 
 #include "SearchTestSupport.h"
 
+#include "search/NodeRanking.h"
 #include "search/SearchRun.h"
 #include "search/SearchTreeJson.h"
 #include "search/TreeStore.h"
@@ -284,7 +285,7 @@ TEST_F(ParallelSearch, StoppingLeavesTheCandidatesInFlightAbandonedAndResumeCont
     auto saved = TreeStore(file).load();
     ASSERT_TRUE(saved.ok());
     SearchTree withPending = saved.value();
-    const std::string parent = withPending.bestPassed()->id;
+    const std::string parent = bestNode(withPending)->id;
     auto pending = withPending.addChild(parent, Candidate{"in flight", nlohmann::json::object()}, Provenance{}, 0);
     ASSERT_TRUE(pending.ok());
     ASSERT_TRUE(TreeStore(file).save(withPending).ok());

@@ -334,7 +334,7 @@ TEST_F(TreeFile, SavingNeverThrowsOnTextThatIsNotUtf8)
     Evaluation failed;
     failed.status = NodeStatus::FailedCompile;
     failed.failureReason = "error: bad byte \xc3\x28 in the source";
-    failed.details = {{"compile", {{"log", "line 1: \xff\xff\xff"}}}};
+    failed.report = EvaluationReport::fromJson({{"compile", {{"log", "line 1: \xff\xff\xff"}}}});
     ASSERT_TRUE(tree.recordEvaluation("n0", failed).ok());
     TreeStore store(file());
     auto saved = store.save(tree);
@@ -355,10 +355,10 @@ TEST_F(TreeFile, LongLogsAndReasonsAreBoundedOnTheNode)
     Evaluation failed;
     failed.status = NodeStatus::FailedCompile;
     failed.failureReason = std::string(1024 * 1024, 'x'); // one endless line
-    failed.details = {{"compile", {{"log", std::string(5 * 1024 * 1024, 'e')}}}};
+    failed.report = EvaluationReport::fromJson({{"compile", {{"log", std::string(5 * 1024 * 1024, 'e')}}}});
     ASSERT_TRUE(tree.recordEvaluation("n0", failed).ok());
     EXPECT_LE(tree.root()->failureReason.size(), kMaxReasonBytes + 20);
-    const std::string log = tree.root()->evaluationDetails["compile"]["log"];
+    const std::string log = tree.root()->evaluation.compile->log;
     EXPECT_LE(log.size(), kMaxDetailStringBytes + 100);
     EXPECT_NE(log.find("[kforge: truncated: 5242880 bytes in all"), std::string::npos);
     ASSERT_TRUE(TreeStore(file()).save(tree).ok());

@@ -4,6 +4,7 @@
 #include "SearchTestSupport.h"
 
 #include "search/Mcts.h"
+#include "search/NodeRanking.h"
 #include "search/SearchRun.h"
 #include "search/SearchTreeJson.h"
 #include "search/TreeStore.h"
@@ -84,7 +85,7 @@ TEST(SearchRun, GrowsATreeWhoseFailuresStayAndAreNeverRevised)
     EXPECT_EQ(f.tree.root()->visits, 60);
 
     ASSERT_FALSE(f.outcome.bestNodeId.empty());
-    EXPECT_EQ(f.outcome.bestNodeId, f.tree.bestPassed()->id);
+    EXPECT_EQ(f.outcome.bestNodeId, bestNode(f.tree)->id);
     EXPECT_GT(*f.outcome.bestSpeedup, 1.0);
     // What run() saved last is what it holds.
     auto saved = TreeStore(dir.path() / "tree.json").load();
@@ -280,8 +281,8 @@ TEST(SearchRun, StopFromAnotherThreadWhileRunning)
     EXPECT_EQ(outcome->reason, StopReason::Requested);
     EXPECT_GE(run.tree().size(), 3u);
     EXPECT_EQ(run.iteration(), static_cast<int>(run.tree().size()));
-    if (const SearchNode* best = run.tree().bestPassed()) {
-        EXPECT_EQ(run.bestSpeedup(), *best->speedup);
+    if (const SearchNode* best = bestNode(run.tree())) {
+        EXPECT_EQ(run.bestSpeedup(), *nodeSpeedup(*best));
     }
 }
 

@@ -115,7 +115,7 @@ public:
         if (!neverFail && candidate.source != "k" && h % 6 == 0) {
             e.status = NodeStatus::FailedCompile;
             e.failureReason = "error: identifier \"x\" is undefined in " + candidate.source + "\nsecond line";
-            e.details = {{"log", "full compiler log"}};
+            e.report = EvaluationReport::fromJson({{"log", "full compiler log"}});
             return e;
         }
         if (!neverFail && candidate.source != "k" && h % 6 == 1) {

@@ -3,6 +3,7 @@
 #include "SearchTestSupport.h"
 
 #include "search/Mcts.h"
+#include "search/NodeRanking.h"
 #include "search/SearchTree.h"
 #include "search/SearchTreeJson.h"
 #include "search/TreeStore.h"
@@ -80,8 +81,8 @@ TEST(SearchTree, BuildsIdsDepthsIterationsAndLinks)
 TEST(SearchTree, BestLineageAndFailedSiblings)
 {
     SearchTree tree = sampleTree();
-    ASSERT_NE(tree.bestPassed(), nullptr);
-    EXPECT_EQ(tree.bestPassed()->id, "n4");
+    ASSERT_NE(bestNode(tree), nullptr);
+    EXPECT_EQ(bestNode(tree)->id, "n4");
 
     std::vector<std::string> path;
     for (const SearchNode* n : tree.lineage("n4"))
@@ -103,7 +104,7 @@ TEST(SearchTree, BestLineageAndFailedSiblings)
     EXPECT_TRUE(tree.failedSiblings("n0").empty()); // root
 
     SearchTree empty("c", 1);
-    EXPECT_EQ(empty.bestPassed(), nullptr);
+    EXPECT_EQ(bestNode(empty), nullptr);
 }
 
 TEST(SearchTree, BestIsRecordedPerGpuModel)
@@ -111,7 +112,8 @@ TEST(SearchTree, BestIsRecordedPerGpuModel)
     // A box with two GPU models: each node's details name the GPU that evaluated it.
     auto on = [](const std::string& gpu, double medianUs) {
         Evaluation e = passed(medianUs);
-        e.details = {{"worker", {{"pid", 1}, {"gpu", {{"gpu", gpu}, {"architecture", "sm_90"}}}}}};
+        e.report =
+            EvaluationReport::fromJson({{"worker", {{"pid", 1}, {"gpu", {{"gpu", gpu}, {"architecture", "sm_90"}}}}}});
         return e;
     };
     SearchTree tree("c", 1);
@@ -126,18 +128,21 @@ TEST(SearchTree, BestIsRecordedPerGpuModel)
     const std::string unnamed = *tree.addChild(root, {"synthetic", {}}, {}, 0);
     ASSERT_TRUE(tree.recordEvaluation(unnamed, passed(90)).ok());
 
-    EXPECT_EQ(gpuModelOf(*tree.find("n2")), "NVIDIA L40S");
-    EXPECT_EQ(gpuModelOf(*tree.find(unnamed)), "");
-    const auto best = tree.bestPassedByGpu();
+    EXPECT_EQ(tree.find("n2")->evaluation.gpuModel, "NVIDIA L40S");
+    EXPECT_EQ(tree.find(unnamed)->evaluation.gpuModel, "");
+    const auto best = bestNodeByGpu(tree);
     ASSERT_EQ(best.size(), 3u);
     EXPECT_EQ(best.at("NVIDIA H200")->id, "n3"); // 2.5x, the best of the H200's nodes
     EXPECT_EQ(best.at("NVIDIA L40S")->id, "n2"); // 5x
     EXPECT_EQ(best.at("")->id, unnamed);
-    EXPECT_EQ(tree.bestPassed()->id, "n2"); // over every node, as the run summary reports it
+    // The L40S's 5x is not compared with the H200's nodes: the tree's best is on the model with
+    // the most measured nodes (as export and the run summary see it).
+    EXPECT_EQ(rankedGpuModel(tree), "NVIDIA H200");
+    EXPECT_EQ(bestNode(tree)->id, "n3");
 
-    SearchTree single = sampleTree(); // no worker details: one entry, bestPassed's node
-    ASSERT_EQ(single.bestPassedByGpu().size(), 1u);
-    EXPECT_EQ(single.bestPassedByGpu().at("")->id, single.bestPassed()->id);
+    SearchTree single = sampleTree(); // no worker details: one entry, bestNode's
+    ASSERT_EQ(bestNodeByGpu(single).size(), 1u);
+    EXPECT_EQ(bestNodeByGpu(single).at("")->id, bestNode(single)->id);
 }
 
 TEST(SearchTree, RejectsEvaluationsThatBreakTheContract)
@@ -165,7 +170,7 @@ TEST(SearchTreeJson, RoundTripIsExact)
                             1234567890123);
     ASSERT_TRUE(id.ok());
     Evaluation e = passed(1.0 / 3.0, 0.7);
-    e.details = {{"repetitions", 100}};
+    e.report = EvaluationReport::fromJson({{"repetitions", 100}});
     ASSERT_TRUE(tree.recordEvaluation(*id, e).ok());
     tree.setRngDraws(12345);
 

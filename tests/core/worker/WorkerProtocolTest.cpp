@@ -1,4 +1,5 @@
 #include "worker/WorkerProtocol.h"
+#include "worker/WorkerResponse.h"
 
 #include <gtest/gtest.h>
 
@@ -31,6 +32,21 @@ TEST(WorkerProtocolTest, BadRequestsAreRejectedWithOneLine)
     EXPECT_FALSE(makeWorkerRequest(1, "echo", json::array()).ok());
     EXPECT_FALSE(makeWorkerRequest(1, "echo", json{{"id", 3}}).ok());
     EXPECT_FALSE(makeWorkerRequest(1, "echo", json{{"type", "x"}}).ok());
+
+    // A stack trace in a describe()d stderr tail is left out: the lines around it stay.
+    WorkerResponse crashed;
+    crashed.outcome = WorkerOutcome::Crashed;
+    crashed.requestType = "evaluate";
+    crashed.message = "worker killed by SIGABRT";
+    crashed.stderrTail = "terminate called after throwing an instance of 'c10::OutOfMemoryError'\n"
+                         "  what():  CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+                         "Exception raised from malloc at CUDACachingAllocator.cpp:1313 (most recent call first):\n"
+                         "frame #0: c10::Error::Error + 0x96 (0x7f in libc10.so)\n"
+                         "frame #1: <unknown function> + 0x1fa3 (0x7f in libc10_cuda.so)\n";
+    EXPECT_EQ(crashed.describe(2),
+              "evaluate: worker killed by SIGABRT (stderr: terminate called after throwing an "
+              "instance of 'c10::OutOfMemoryError' |   what():  CUDA out of memory. Tried to "
+              "allocate 2.00 GiB.)");
 
     for (const json& bad : {json::array(), json{{"type", "echo"}}, json{{"id", "1"}, {"type", "echo"}},
                             json{{"id", 1.5}, {"type", "echo"}}, json{{"id", 1}}, json{{"id", 1}, {"type", ""}},

@@ -1,8 +1,10 @@
 // The server loop in-process: requests go through real pipes to WorkerServer::run() on a thread.
 
-#include "worker/WorkerServer.h"
+#include "../C10ErrorText.h"
+
 #include "worker/MessageChannel.h"
 #include "worker/WorkerProtocol.h"
+#include "worker/WorkerServer.h"
 
 #include <gtest/gtest.h>
 
@@ -121,6 +123,30 @@ TEST_F(WorkerServerTest, HandlerResultsErrorsAndExceptionsEachGetOneReplyAndTheL
     EXPECT_EQ(call({{"id", 7}, {"type", "echo"}})["ok"], true);
     closeClientOut();
     EXPECT_EQ(joinServer(), WorkerServer::kExitOk) << "end of stream is a normal exit";
+}
+
+TEST_F(WorkerServerTest, AnExceptionsBacktraceNeverLeavesTheWorker)
+{
+    // c10::Error::what() as LibTorch writes it: message, then the trace.
+    m_server->registerHandler("oom", [](const json&) -> Result<json> {
+        throw std::runtime_error(test::c10ErrorText(test::kC10OutOfMemory, 30));
+    });
+    m_server->registerHandler("twoLines", [](const json&) -> Result<json> {
+        return makeError(ErrorCode::Internal, "eager reference failed\nsecond line of the story", "card 3");
+    });
+    runServer();
+    json reply = call({{"id", 1}, {"type", "oom"}});
+    EXPECT_EQ(reply["error"]["message"],
+              "handler of 'oom' threw: CUDA out of memory. Tried to allocate 256.00 MiB. "
+              "GPU 0 has a total capacity of 139.81 GiB of which 12.44 MiB is free.");
+    EXPECT_FALSE(reply["error"].contains("detail")); // the rest was only the trace
+    EXPECT_EQ(reply.dump().find("frame #"), std::string::npos);
+    reply = call({{"id", 2}, {"type", "twoLines"}});
+    EXPECT_EQ(reply["error"]["message"], "eager reference failed");
+    EXPECT_EQ(reply["error"]["detail"], "eager reference failed\nsecond line of the story");
+    Result<WorkerReply> parsed = parseWorkerReply(reply);
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(parsed->errorDetail, "eager reference failed\nsecond line of the story");
 }
 
 TEST_F(WorkerServerTest, MalformedRequestsGetBadRequestReplies)
