@@ -1,9 +1,9 @@
-#include "AppLauncher.h"
+#include "app/AppLauncher.h"
 
-#include "MainWindow.h"
-#include "Session.h"
-#include "cards/CardsPane.h"
+#include "app/MainWindow.h"
+#include "models/Session.h"
 #include "util/Version.h"
+#include "views/cards/CardsPane.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

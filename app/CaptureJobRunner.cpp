@@ -1,4 +1,4 @@
-#include "CaptureJobRunner.h"
+#include "app/CaptureJobRunner.h"
 
 #include <QThread>
 

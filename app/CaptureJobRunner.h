@@ -12,7 +12,7 @@
 // - Destruction while a capture runs requests stop and joins the thread: it blocks only until the
 //   capture reaches its next cancellation point; no signal is emitted after destruction.
 
-#include "JobThread.h"
+#include "app/JobThread.h"
 #include "capture/CaptureJob.h"
 
 #include <QObject>

@@ -1,4 +1,4 @@
-#include "ExportJob.h"
+#include "app/ExportJob.h"
 
 #include <QStringList>
 #include <QThread>

@@ -7,12 +7,12 @@
 // running export and joins its thread (it ends after the card in work and writes nothing). See
 // JobThread.
 
-#include "cast/ExportDriver.h"
+#include "engine/ExportDriver.h"
 
 #include <QObject>
 #include <QString>
 
-#include "JobThread.h"
+#include "app/JobThread.h"
 
 #include <atomic>
 

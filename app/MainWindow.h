@@ -6,10 +6,10 @@
 // default QSettings when the window is Persistent; an Ephemeral window (screenshots, tests) neither
 // reads nor writes them.
 
-#include "RecentProjects.h"
-#include "SearchSettings.h"
+#include "app/RecentProjects.h"
 #include "capture/CaptureJob.h"
-#include "capture/CaptureRequest.h"
+#include "models/SearchSettings.h"
+#include "views/capture/CaptureRequest.h"
 
 #include <QMainWindow>
 

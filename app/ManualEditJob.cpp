@@ -1,4 +1,4 @@
-#include "ManualEditJob.h"
+#include "app/ManualEditJob.h"
 
 #include "engine/EditBench.h"
 

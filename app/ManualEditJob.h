@@ -14,15 +14,15 @@
 // - Destruction while a job runs joins the thread (a bench ends at the worker's watchdog at worst);
 //   no signal is emitted after destruction.
 
-#include "capture/OperatorCard.h"
-#include "search/SearchTree.h"
+#include "model/OperatorCard.h"
+#include "model/SearchTree.h"
 
 #include <QObject>
 #include <QString>
 
 #include <nlohmann/json.hpp>
 
-#include "JobThread.h"
+#include "app/JobThread.h"
 
 #include <memory>
 

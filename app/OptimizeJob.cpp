@@ -1,7 +1,7 @@
-#include "OptimizeJob.h"
+#include "app/OptimizeJob.h"
 
 #include "engine/OptimizeDriver.h"
-#include "search/NodeRanking.h"
+#include "model/NodeRanking.h"
 
 #include <QThread>
 
@@ -37,7 +37,7 @@ QString outcomeLine(const core::CardOutcome& card)
 {
     if (!card.error.empty())
         return QStringLiteral("%1: failed: %2").arg(fromStd(card.label), fromStd(card.error));
-    // The best node's speedup as every tool shows it (search/NodeRanking.h).
+    // The best node's speedup as every tool shows it (model/NodeRanking.h).
     const std::optional<double> speedup = card.best ? core::nodeSpeedup(*card.best) : std::nullopt;
     QString line = QStringLiteral("%1: %2 nodes, %3, best %4")
                        .arg(fromStd(card.label))

@@ -14,12 +14,12 @@
 // - The proposer and evaluator come from factories (defaults: the built-in proposer and a
 //   BenchEvaluator with the kforge-worker), so tests can drive the GUI with a synthetic search.
 
-#include "capture/OperatorCard.h"
+#include "model/OperatorCard.h"
 #include "search/Evaluator.h"
 #include "search/Proposer.h"
 #include "search/SearchBudget.h"
 
-#include "JobThread.h"
+#include "app/JobThread.h"
 
 #include <QObject>
 #include <QString>

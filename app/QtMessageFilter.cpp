@@ -1,4 +1,4 @@
-#include "QtMessageFilter.h"
+#include "app/QtMessageFilter.h"
 
 #include <QString>
 #include <QtGlobal>

@@ -1,7 +1,7 @@
 // kernelforge: the Kernel Forge desktop application (see AppLauncher.h for the command line).
 
-#include "AppLauncher.h"
-#include "QtMessageFilter.h"
+#include "app/AppLauncher.h"
+#include "app/QtMessageFilter.h"
 
 #include <QApplication>
 

@@ -176,7 +176,7 @@ def split_call(op, inputs):
 
 
 def best_exportable(nodes):
-    """The node `kforge export` packages (core/cast/CastExport.cpp, bestExportableNode): passed
+    """The node `kforge export` packages (core/cast_export/CastExport.cpp, bestExportableNode): passed
     with a positive median, highest paired speedup (else speedup of medians), ties: lower median."""
     best, best_speedup = None, 0.0
     for node in nodes:

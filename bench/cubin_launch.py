@@ -2,7 +2,7 @@
 
 The benchmarks time the very cubin that `kforge bench --emit-cubin FILE` wrote with an independent
 timer (triton.testing.do_bench). This module reads a launch plan (docs/kernel-contract.md) and binds
-its argument tokens the way the evaluator does (core/eval/CandidateEvaluator.cpp, bindingsFor):
+its argument tokens the way the evaluator does (core/gpu_evaluation/CandidateEvaluator.cpp, bindingsFor):
 
     ptr:NAME       the card's tensor argument NAME (schema name); ptr:NAME.K element K of a Tensor[]
     ptr:outN       output N (allocated from the plan's "outputs", or passed in)

@@ -1,14 +1,14 @@
-#include "ArgParser.h"
 #include "Commands.h"
 #include "Interruptible.h"
 #include "ProjectCard.h"
+#include "util/ArgParser.h"
 
-#include "eval/CandidateBench.h"
-#include "search/EvaluationReport.h"
+#include "evaluation/CandidateBench.h"
+#include "model/EvaluationReport.h"
+#include "protocol/WorkerPath.h"
 #include "util/AtomicFile.h"
 #include "util/CacheDirectory.h"
 #include "util/Utf8Text.h"
-#include "worker/WorkerPath.h"
 
 #include <charconv>
 #include <cstdlib>
@@ -27,7 +27,7 @@ int runBenchCommand(const std::vector<std::string>& args)
 {
     // First, before any thread starts (Interruptible.h).
     InterruptSignals signals(/*alsoSigterm=*/false);
-    ArgParser parser;
+    core::ArgParser parser;
     parser.option("--card")
         .option("--kernel")
         .option("--plan")
@@ -80,15 +80,15 @@ int runBenchCommand(const std::vector<std::string>& args)
     request.architecture = parser.value("--arch");
     if (auto text = parser.value("--timeout")) {
         double seconds = 0;
-        if (!parseSeconds(*text, seconds))
-            return fail(secondsError("--timeout", *text), 2);
+        if (!core::parseSeconds(*text, seconds))
+            return fail(core::secondsError("--timeout", *text), 2);
         request.evaluateTimeout = std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
     }
     for (const auto& [flag, key] :
          {std::pair{"--repetitions", "repetitions"}, std::pair{"--fresh-sets", "fresh_input_sets"}}) {
         if (auto text = parser.value(flag)) {
             int value = 0;
-            if (!parseNumber(*text, value) || value < 0)
+            if (!core::parseNumber(*text, value) || value < 0)
                 return fail(std::string(flag) + ": expected a whole number >= 0, got '" + *text + "'", 2);
             request.evaluationOptions[key] = value;
         }
@@ -107,7 +107,7 @@ int runBenchCommand(const std::vector<std::string>& args)
 
     int repeat = 1;
     if (auto text = parser.value("--repeat")) {
-        if (!parseNumber(*text, repeat) || repeat < 1)
+        if (!core::parseNumber(*text, repeat) || repeat < 1)
             return fail("--repeat: expected a whole number >= 1, got '" + *text + "'", 2);
     }
 

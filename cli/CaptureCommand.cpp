@@ -1,7 +1,7 @@
-#include "ArgParser.h"
 #include "CardsTable.h"
 #include "Commands.h"
 #include "Interruptible.h"
+#include "util/ArgParser.h"
 
 #include "capture/CaptureJob.h"
 
@@ -42,7 +42,7 @@ int runCaptureCommand(const std::vector<std::string>& args)
 {
     // First, before any thread starts (Interruptible.h).
     InterruptSignals signals(/*alsoSigterm=*/false);
-    ArgParser parser;
+    core::ArgParser parser;
     parser.multiOption("--inputs")
         .option("--output")
         .alias("-o", "--output")
@@ -69,19 +69,19 @@ int runCaptureCommand(const std::vector<std::string>& args)
     options.device = parser.value("--device").value_or("auto");
     options.sampleVendorBacked = parser.has("--sample-vendor");
     if (auto text = parser.value("--samples");
-        text && (!parseNumber(*text, options.samplesPerCard) || options.samplesPerCard < 0))
+        text && (!core::parseNumber(*text, options.samplesPerCard) || options.samplesPerCard < 0))
         return fail("--samples: expected a whole number >= 0, got '" + *text + "'", 2);
     if (auto text = parser.value("--sample-budget-mb")) {
         // The budget is kept in bytes: the largest MB count whose byte count fits an int64.
         constexpr std::int64_t kMaxMb = std::numeric_limits<std::int64_t>::max() >> 20;
         std::int64_t mb = 0;
-        if (!parseNumber(*text, mb) || mb < 0 || mb > kMaxMb)
+        if (!core::parseNumber(*text, mb) || mb < 0 || mb > kMaxMb)
             return fail("--sample-budget-mb: expected a whole number from 0 to " + std::to_string(kMaxMb) + ", got '" +
                             *text + "'",
                         2);
         options.sampleBudgetBytes = mb << 20;
     }
-    if (auto text = parser.value("--seed"); text && !parseNumber(*text, options.seed))
+    if (auto text = parser.value("--seed"); text && !core::parseNumber(*text, options.seed))
         return fail("--seed: expected a whole number, got '" + *text + "'", 2);
 
     const bool quiet = parser.has("--quiet");

@@ -1,6 +1,6 @@
-#include "ArgParser.h"
 #include "CardsTable.h"
 #include "Commands.h"
+#include "util/ArgParser.h"
 
 #include "project/ProjectStore.h"
 
@@ -10,7 +10,7 @@ namespace kforge::cli {
 
 int runCardsCommand(const std::vector<std::string>& args)
 {
-    ArgParser parser;
+    core::ArgParser parser;
     parser.flag("--json");
     if (auto error = parser.parse(args))
         return fail("cards: " + *error + " (see 'kforge cards --help')", 2);

@@ -1,7 +1,7 @@
 #pragma once
 // Text and JSON views of a project's operator cards for the terminal.
 
-#include "project/Project.h"
+#include "model/Project.h"
 
 #include <nlohmann/json.hpp>
 

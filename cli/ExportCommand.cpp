@@ -2,17 +2,17 @@
 // (docs/cast-format.md, "Export"). The work is core/cast/ExportDriver (shared with the desktop app);
 // this file parses the flags, resolves --cards prefixes and prints the audit.
 
-#include "ArgParser.h"
 #include "Commands.h"
 #include "Interruptible.h"
+#include "util/ArgParser.h"
 
-#include "cast/CastExport.h"
 #include "cast/CastWriter.h"
-#include "cast/ExportDriver.h"
-#include "cast/InModelCheckTool.h"
+#include "cast_export/CastExport.h"
+#include "engine/ExportDriver.h"
+#include "engine/InModelCheckTool.h"
 #include "kernel/NvrtcCompiler.h"
 #include "project/ProjectStore.h"
-#include "worker/WorkerPath.h"
+#include "protocol/WorkerPath.h"
 
 #include <nlohmann/json.hpp>
 
@@ -85,7 +85,7 @@ int runExportCommand(const std::vector<std::string>& args)
 {
     // First, before any thread starts (Interruptible.h).
     InterruptSignals signals(/*alsoSigterm=*/true);
-    ArgParser parser;
+    core::ArgParser parser;
     parser.option("--output")
         .alias("-o", "--output")
         .option("--min-speedup")
@@ -107,7 +107,8 @@ int runExportCommand(const std::vector<std::string>& args)
 
     core::ExportRequest request;
     if (auto text = parser.value("--min-speedup"); text &&
-        (!parseNumber(*text, request.minSpeedup) || !std::isfinite(request.minSpeedup) || request.minSpeedup <= 0))
+        (!core::parseNumber(*text, request.minSpeedup) || !std::isfinite(request.minSpeedup) ||
+         request.minSpeedup <= 0))
         return fail("--min-speedup: expected a number > 0 (e.g. 1.05), got '" + *text + "'", 2);
     if (auto text = parser.value("--sanitize")) {
         if (*text == "on")
@@ -118,8 +119,8 @@ int runExportCommand(const std::vector<std::string>& args)
             return fail("--sanitize: expected auto, on or off, got '" + *text + "'", 2);
     }
     request.reuseSanitizerVerdicts = !parser.has("--rerun-sanitizer");
-    if (auto text = parser.value("--sanitize-jobs");
-        text && (!parseNumber(*text, request.sanitizeJobs) || request.sanitizeJobs < 1 || request.sanitizeJobs > 16))
+    if (auto text = parser.value("--sanitize-jobs"); text &&
+        (!core::parseNumber(*text, request.sanitizeJobs) || request.sanitizeJobs < 1 || request.sanitizeJobs > 16))
         return fail("--sanitize-jobs: expected a whole number from 1 to 16, got '" + *text + "'", 2);
     for (const std::string& arch : parser.values("--arch")) {
         if (!core::isArchName(arch) || !core::NvrtcCompiler::isValidArchitecture(arch))

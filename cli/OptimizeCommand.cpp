@@ -1,14 +1,14 @@
-#include "ArgParser.h"
 #include "Commands.h"
 #include "Interruptible.h"
+#include "util/ArgParser.h"
 
 #include "engine/CardSelection.h"
 #include "engine/OptimizeDriver.h"
-#include "llm/LlmClientFactory.h"
-#include "llm/LlmConfig.h"
+#include "llm_client/LlmClientFactory.h"
+#include "llm_client/LlmConfig.h"
+#include "model/NodeRanking.h"
 #include "project/ProjectStore.h"
-#include "search/NodeRanking.h"
-#include "worker/WorkerPath.h"
+#include "protocol/WorkerPath.h"
 
 #include <atomic>
 #include <chrono>
@@ -33,7 +33,7 @@ void printOutcome(const core::CardOutcome& card, const std::string& opName, cons
         std::fflush(stdout);
         return;
     }
-    // The best node and its speedup as every tool shows them (search/NodeRanking.h).
+    // The best node and its speedup as every tool shows them (model/NodeRanking.h).
     const std::optional<double> speedup = card.best ? core::nodeSpeedup(*card.best) : std::nullopt;
     const core::SearchNode* best = speedup ? &*card.best : nullptr;
     std::printf("%s  %-28s nodes %3zu  %-16s best %s", id.c_str(), opName.c_str(), card.nodes,
@@ -70,7 +70,7 @@ void printOutcome(const core::CardOutcome& card, const std::string& opName, cons
 // defaultsFor(provider), then the --llm-config file, then the flags. The file may omit "provider"
 // (--proposer names it) but may not contradict it. Errors are one line naming the file or flag;
 // no value from the file is echoed (llmConfigFromJson keeps key-like fields out).
-core::Result<core::LlmProviderConfig> llmConfigFor(core::LlmProvider provider, const ArgParser& parser)
+core::Result<core::LlmProviderConfig> llmConfigFor(core::LlmProvider provider, const core::ArgParser& parser)
 {
     core::LlmProviderConfig config = core::LlmProviderConfig::defaultsFor(provider);
     if (auto file = parser.value("--llm-config")) {
@@ -121,7 +121,7 @@ int runOptimizeCommand(const std::vector<std::string>& args)
 {
     // First, before any thread starts (LLM client, workers, compile threads): Interruptible.h.
     InterruptSignals sigint(/*alsoSigterm=*/false);
-    ArgParser parser;
+    core::ArgParser parser;
     parser.multiOption("--cards")
         .option("--iterations")
         .option("--time-limit")
@@ -166,16 +166,16 @@ int runOptimizeCommand(const std::vector<std::string>& args)
     }
     core::SearchBudget budget;
     if (auto text = parser.value("--iterations");
-        text && (!parseNumber(*text, budget.maxIterations) || budget.maxIterations < 1))
+        text && (!core::parseNumber(*text, budget.maxIterations) || budget.maxIterations < 1))
         return fail("--iterations: expected a whole number >= 1, got '" + *text + "'", 2);
-    if (auto text = parser.value("--time-limit"); text && !parseSeconds(*text, budget.wallTimeLimitS))
-        return fail(secondsError("--time-limit", *text), 2);
+    if (auto text = parser.value("--time-limit"); text && !core::parseSeconds(*text, budget.wallTimeLimitS))
+        return fail(core::secondsError("--time-limit", *text), 2);
     std::uint64_t seed = 0;
-    if (auto text = parser.value("--seed"); text && !parseNumber(*text, seed))
+    if (auto text = parser.value("--seed"); text && !core::parseNumber(*text, seed))
         return fail("--seed: expected a whole number, got '" + *text + "'", 2);
     double timeoutS = 60;
-    if (auto text = parser.value("--timeout"); text && !parseSeconds(*text, timeoutS))
-        return fail(secondsError("--timeout", *text), 2);
+    if (auto text = parser.value("--timeout"); text && !core::parseSeconds(*text, timeoutS))
+        return fail(core::secondsError("--timeout", *text), 2);
 
     const std::string projectDir = parser.positionals().front();
     auto project = core::openProject(projectDir);

@@ -1,7 +1,7 @@
 #pragma once
 // The card a command works on: PROJECT_DIR opened and the card found by id or unique id prefix.
 
-#include "capture/OperatorCard.h"
+#include "model/OperatorCard.h"
 #include "util/Result.h"
 
 #include <string>

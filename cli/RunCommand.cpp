@@ -1,11 +1,11 @@
 // kforge run: checks the usage here, then hands the whole command to kforge-cast-run, the helper
-// that links libkforge_runtime and the CUDA driver (runtime/run/CastRunTool.cpp). The CLI itself
+// that links libkforge_runtime and the CUDA driver (cast_run/CastRunTool.cpp). The CLI itself
 // stays free of the driver, so it starts on machines without one; only CUDA builds have the helper.
 
 #include "Commands.h"
-#include "RunOptions.h"
+#include "cast/RunCommandOptions.h"
 
-#include "cast/InModelCheckTool.h"
+#include "engine/InModelCheckTool.h"
 
 #include <cerrno>
 #include <cstring>
@@ -15,8 +15,8 @@ namespace kforge::cli {
 
 int runRunCommand(const std::vector<std::string>& args)
 {
-    RunOptions options;
-    if (auto error = parseRunOptions(args, options))
+    core::RunCommandOptions options;
+    if (auto error = core::parseRunCommandOptions(args, options))
         return fail(*error, 2);
     const std::string tool = core::castRunToolPath();
     if (::access(tool.c_str(), X_OK) != 0)

@@ -1,11 +1,11 @@
-#include "ArgParser.h"
 #include "Commands.h"
 #include "ProjectCard.h"
+#include "util/ArgParser.h"
 
-#include "search/NodeRanking.h"
+#include "model/NodeRanking.h"
+#include "model/SearchTreeJson.h"
+#include "model/TextBounds.h"
 #include "search/ProvenanceTexts.h"
-#include "search/SearchTreeJson.h"
-#include "search/TextBounds.h"
 #include "search/TreeStore.h"
 
 #include <cstdio>
@@ -131,7 +131,7 @@ int printNode(const core::SearchNode& node, const core::TextBlobStore& blobs)
 
 int runTreeCommand(const std::vector<std::string>& args)
 {
-    ArgParser parser;
+    core::ArgParser parser;
     parser.option("--card").option("--node").flag("--json");
     if (auto error = parser.parse(args))
         return fail("tree: " + *error + " (see 'kforge tree --help')", 2);

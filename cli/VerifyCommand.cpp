@@ -2,8 +2,8 @@
 // manifest, compatibility) without loading or extracting anything, and prints
 // its audit.
 
-#include "ArgParser.h"
 #include "Commands.h"
+#include "util/ArgParser.h"
 
 #include "cast/CastReader.h"
 #include "cast/CastWriter.h"
@@ -26,7 +26,7 @@ constexpr const char* kDefaultArch = "sm_90";
 
 int runVerifyCommand(const std::vector<std::string>& args)
 {
-    ArgParser parser;
+    core::ArgParser parser;
     parser.option("--arch").option("--torch-version").option("--cuda-version").flag("--json");
     if (auto error = parser.parse(args))
         return fail("verify: " + *error + " (see 'kforge verify --help')", 2);

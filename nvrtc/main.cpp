@@ -3,8 +3,8 @@
 // over the worker protocol and kills it when a compile takes too long or is stopped; a source that
 // hangs or crashes NVRTC costs this process, never the engine. It links NVRTC only.
 
-#include "kernel/NvrtcRun.h"
-#include "worker/WorkerServer.h"
+#include "nvrtc_run/NvrtcRun.h"
+#include "protocol/WorkerServer.h"
 
 #include <cstdio>
 

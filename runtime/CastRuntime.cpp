@@ -1,9 +1,10 @@
-#include "CastRuntime.h"
+#include "runtime/CastRuntime.h"
 
-#include "OpHooks.h"
-#include "PackagedKernel.h"
 #include "cast/CastReader.h"
 #include "cast/RuntimeOps.h"
+#include "runtime/HookRegistration.h"
+#include "runtime/HookRegistry.h"
+#include "runtime/PackagedKernel.h"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <torch/library.h>

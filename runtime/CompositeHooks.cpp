@@ -1,6 +1,6 @@
-#include "CompositeHooks.h"
+#include "runtime/CompositeHooks.h"
 
-#include "OpHooks.h"
+#include "runtime/HookRegistry.h"
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/adaptive_avg_pool2d_compositeimplicitautograd_dispatch.h>

@@ -12,7 +12,8 @@
 //   excluded (torch.inference_mode()).
 // - embedding has its own autograd formula above the CUDA key, so only its CUDA kernel is hooked.
 // The original is the composite implementation (at::compositeimplicitautograd::<op>,
-// at::compositeexplicitautograd::embedding): what the dispatcher would have run. Counters and reasons as in OpHooks.h.
+// at::compositeexplicitautograd::embedding): what the dispatcher would have run. Counters and reasons as in
+// HookRegistry.h.
 
 #include <torch/library.h>
 

@@ -1,4 +1,4 @@
-#include "HostScalars.h"
+#include "runtime/HostScalars.h"
 
 #include "cast/HostNumbers.h"
 

@@ -1,6 +1,6 @@
-#include "PackagedKernel.h"
+#include "runtime/PackagedKernel.h"
 
-#include "HostScalars.h"
+#include "runtime/HostScalars.h"
 
 #include "capture/TorchInterop.h"
 #include "cast/GuardMatch.h"

@@ -6,10 +6,10 @@
 // Thread: immutable after load except the counters (atomics); serve() may run on any thread whose
 // current device is the one the kernel was loaded on (the guard checks the device).
 
-#include "capture/OperatorCard.h"
 #include "cast/CastPackage.h"
-#include "eval/CubinModule.h"
-#include "kernel/LaunchPlan.h"
+#include "cubin/CubinModule.h"
+#include "model/LaunchPlan.h"
+#include "model/OperatorCard.h"
 #include "util/Result.h"
 
 #include <ATen/core/Tensor.h>

@@ -8,7 +8,7 @@
 //
 // Errors raise RuntimeError with the loader's one-line message; nothing is registered then.
 
-#include "CastRuntime.h"
+#include "runtime/CastRuntime.h"
 
 #include <torch/library.h>
 

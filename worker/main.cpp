@@ -2,10 +2,10 @@
 // One worker per GPU, pinned with CUDA_VISIBLE_DEVICES by the engine; a kernel that faults or hangs
 // takes only this process down.
 
-#include "worker/WorkerServer.h"
+#include "protocol/WorkerServer.h"
 
 #ifdef KFORGE_WORKER_GPU
-#include "eval/CandidateEvaluator.h"
+#include "gpu_evaluation/CandidateEvaluator.h"
 #endif
 
 #include <cstdio>

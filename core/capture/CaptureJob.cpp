@@ -3,11 +3,11 @@
 #include "capture/DeviceWaits.h"
 
 #include "capture/EagerReplay.h"
-#include "capture/InputSpec.h"
 #include "capture/OpRecorder.h"
 #include "capture/SampleIO.h"
 #include "capture/TorchInterop.h"
 #include "capture/TorchModel.h"
+#include "model/InputSpec.h"
 #include "project/ProjectStore.h"
 #include "util/AtomicFile.h"
 #include "util/Hash.h"

@@ -7,7 +7,7 @@
 // stop flag is polled between phases and between cards; a cancelled or failed capture leaves no
 // project behind. Progress is published through atomics for a UI timer to poll.
 
-#include "project/Project.h"
+#include "model/Project.h"
 #include "util/Result.h"
 
 #include <atomic>

@@ -7,7 +7,7 @@
 // hidden (the in-model check and `kforge run` then say so). The capture names them so the user can
 // remove them (often shape arithmetic or a check on a tensor that could stay a Python number).
 
-#include "capture/OperatorCard.h"
+#include "model/OperatorCard.h"
 
 #include <cstdint>
 #include <optional>

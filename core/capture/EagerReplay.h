@@ -4,7 +4,7 @@
 // 256 MiB buffer is zeroed) before every repetition; CPU: wall clock. Median and quartiles.
 // Internal to core (includes LibTorch). Thread: the calling thread; the op runs in InferenceMode.
 
-#include "capture/OperatorCard.h"
+#include "model/OperatorCard.h"
 #include "util/Result.h"
 
 #include <ATen/core/ivalue.h>

@@ -1,6 +1,6 @@
 #pragma once
 // A TorchScript model run entirely in float64: the reference ("golden") that export's in-model
-// check and `kforge run` judge both eager and the custom kernels against (core/eval/ModelAccuracy.h).
+// check and `kforge run` judge both eager and the custom kernels against (core/checks/ModelAccuracy.h).
 //
 // Converting parameters and inputs is not enough for a traced mixed-precision model: the trace
 // bakes every dtype it saw into constants (`h.to(torch.float32)` ... `.to(x.dtype)` in an RMSNorm,

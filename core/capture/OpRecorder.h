@@ -7,7 +7,7 @@
 // Internal to core (includes LibTorch). Thread: construct, start(), run the model and stop() on one
 // thread; only ops on that thread are recorded. Nested calls (ops inside ops) are not recorded.
 
-#include "capture/OperatorCard.h"
+#include "model/OperatorCard.h"
 
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>

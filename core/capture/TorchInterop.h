@@ -2,7 +2,7 @@
 // Conversions between LibTorch values and Kernel Forge's torch-free value types.
 // Internal to core: only the few LibTorch adapter files include this header.
 
-#include "capture/ArgSpec.h"
+#include "model/ArgSpec.h"
 
 #include <ATen/core/ivalue.h>
 

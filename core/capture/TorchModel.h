@@ -2,7 +2,7 @@
 // Loading a TorchScript model, building its example inputs and running it, with every LibTorch
 // failure turned into one readable Error. Internal to core (includes LibTorch).
 
-#include "capture/InputSpec.h"
+#include "model/InputSpec.h"
 #include "util/Result.h"
 
 #include <ATen/core/ivalue.h>

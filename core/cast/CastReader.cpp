@@ -1,8 +1,8 @@
 #include "cast/CastReader.h"
 
-#include "capture/TensorLayout.h"
 #include "cast/CastWriter.h"
 #include "cast/ZipArchive.h"
+#include "model/TensorLayout.h"
 #include "util/AtomicFile.h"
 #include "util/BoundedJson.h"
 #include "util/Sha256.h"

@@ -1,6 +1,6 @@
 #include "engine/CardSelection.h"
 
-#include "search/builtin/BuiltinProposer.h"
+#include "builtin_proposer/BuiltinProposer.h"
 
 #include <algorithm>
 

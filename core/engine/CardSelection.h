@@ -4,7 +4,7 @@
 // proposer, without those it does not cover (an LLM may write a kernel for any op).
 // Thread: pure functions over a project; reentrant.
 
-#include "project/Project.h"
+#include "model/Project.h"
 #include "util/Result.h"
 
 #include <string>

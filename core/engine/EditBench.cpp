@@ -1,13 +1,13 @@
 #include "engine/EditBench.h"
 
-#include "eval/BenchEvaluator.h"
-#include "eval/CandidateBench.h"
+#include "evaluation/BenchEvaluator.h"
+#include "evaluation/CandidateBench.h"
 #include "kernel/CachingCompiler.h"
 #include "project/ProjectStore.h"
+#include "protocol/WorkerClient.h"
+#include "protocol/WorkerPath.h"
 #include "search/TreeStore.h"
 #include "util/CacheDirectory.h"
-#include "worker/WorkerClient.h"
-#include "worker/WorkerPath.h"
 
 #include <chrono>
 

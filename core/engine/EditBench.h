@@ -11,8 +11,8 @@
 //   while another writer holds it, it fails at once naming the holder.
 // - Compiles through the user's on-disk compile cache, as `kforge bench` does.
 
-#include "capture/OperatorCard.h"
-#include "search/SearchTree.h"
+#include "model/OperatorCard.h"
+#include "model/SearchTree.h"
 #include "util/Result.h"
 
 #include <nlohmann/json.hpp>

@@ -1,12 +1,12 @@
 #include "engine/OptimizeDriver.h"
 
-#include "eval/SearchWorkers.h"
+#include "builtin_proposer/BuiltinProposer.h"
+#include "evaluation/SearchWorkers.h"
+#include "llm_proposer/LlmProposer.h"
+#include "model/NodeRanking.h"
 #include "project/ProjectStore.h"
-#include "search/NodeRanking.h"
-#include "search/builtin/BuiltinProposer.h"
-#include "search/llm/LlmProposer.h"
+#include "protocol/WorkerPath.h"
 #include "util/CacheDirectory.h"
-#include "worker/WorkerPath.h"
 
 #include <algorithm>
 

@@ -15,17 +15,17 @@
 // - requestStop(): the card in flight ends after its candidates in flight; no further card starts
 //   and the summary lists them as not searched. Every tree keeps every node saved before the stop.
 
-#include "capture/OperatorCard.h"
+#include "llm_proposer/LlmUsage.h"
+#include "model/OperatorCard.h"
+#include "model/SearchNode.h"
+#include "model/SearchTree.h"
+#include "protocol/GpuSelection.h"
 #include "search/Evaluator.h"
 #include "search/Proposer.h"
 #include "search/SearchBudget.h"
-#include "search/SearchNode.h"
 #include "search/SearchRun.h"
-#include "search/SearchTree.h"
 #include "search/TreeStore.h"
-#include "search/llm/LlmUsage.h"
 #include "util/Result.h"
-#include "worker/GpuSelection.h"
 
 #include <atomic>
 #include <chrono>
@@ -73,7 +73,7 @@ struct CardOutcome {
     std::string error;
     std::size_t nodes = 0;
     StopReason reason = StopReason::IterationLimit;
-    std::optional<SearchNode> best;       // the tree's best node (bestNode, search/NodeRanking.h), if any
+    std::optional<SearchNode> best;       // the tree's best node (bestNode, model/NodeRanking.h), if any
     std::string failure;                  // the tree is only a failed root (a resume retries it)
     std::string note;                     // why nothing is left to revise, for NothingToRevise
     std::vector<int> candidatesPerWorker; // when more than one worker evaluated

@@ -4,7 +4,7 @@
 #include "kernel/KernelSourcePolicy.h"
 #include "kernel/NvrtcCompilerPath.h"
 #include "kernel/NvrtcDiagnostics.h"
-#include "kernel/NvrtcRun.h"
+#include "nvrtc_run/NvrtcRun.h"
 #include "util/Sha256.h"
 
 #include <chrono>

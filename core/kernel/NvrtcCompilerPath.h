@@ -1,6 +1,6 @@
 #pragma once
 // Where the kforge-nvrtc executable is (docs/nvrtc-compile.md, "The compiler process"): the way
-// worker/WorkerPath.h finds kforge-worker.
+// protocol/WorkerPath.h finds kforge-worker.
 
 #include <string>
 

@@ -1,8 +1,8 @@
 #include "kernel/NvrtcProcessPool.h"
 
-#include "worker/StreamTail.h"
-#include "worker/WorkerClient.h"
-#include "worker/WorkerProtocol.h"
+#include "protocol/StreamTail.h"
+#include "protocol/WorkerClient.h"
+#include "protocol/WorkerProtocol.h"
 
 #include <cerrno>
 #include <chrono>

@@ -1,7 +1,7 @@
 #pragma once
 // The engine's side of the kforge-nvrtc processes (docs/nvrtc-compile.md, "The compiler process"):
 // sends one compile request to a child process and waits for its reply under the request's
-// timeout and the caller's stop flag. Each process is a WorkerClient (worker/WorkerClient.h): its
+// timeout and the caller's stop flag. Each process is a WorkerClient (protocol/WorkerClient.h): its
 // own process group (a terminal's Ctrl-C reaches the engine only, never NVRTC), stdin/stdout
 // pipes, stderr captured (last 16 KiB), SIGKILL to the group and a reap on timeout or stop.
 //
@@ -13,7 +13,7 @@
 // Thread: compile() may be called from any number of threads at once; each call has a process to
 // itself. The destructor shuts the idle processes down (end of input, then SIGKILL after 0.5 s).
 
-#include "kernel/NvrtcMessages.h"
+#include "nvrtc_run/NvrtcMessages.h"
 #include "util/Result.h"
 
 #include <atomic>

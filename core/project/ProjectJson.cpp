@@ -1,6 +1,6 @@
 #include "project/ProjectJson.h"
 
-#include "capture/TensorLayout.h"
+#include "model/TensorLayout.h"
 #include "util/BoundedJson.h"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // JSON encoding of project value types. Decoding validates every field and reports the first bad
 // one by its JSON path, so a damaged project file gives one clear line.
 
-#include "project/Project.h"
+#include "model/Project.h"
 #include "util/Result.h"
 
 #include <nlohmann/json.hpp>

@@ -10,7 +10,7 @@
 // same way, which is how a later capture tells a live one from the leftover of a killed one.
 // Thread: all functions are reentrant.
 
-#include "project/Project.h"
+#include "model/Project.h"
 #include "project/ProjectLock.h"
 #include "util/Result.h"
 

@@ -1,8 +1,8 @@
 #pragma once
 // Compiles, validates and times a candidate for a search run. SearchRun depends only on this.
 
-#include "search/Evaluation.h"
-#include "search/SearchNode.h"
+#include "model/Evaluation.h"
+#include "model/SearchNode.h"
 #include "util/Result.h"
 
 #include <atomic>

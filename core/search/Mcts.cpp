@@ -1,6 +1,6 @@
 #include "search/Mcts.h"
 
-#include "search/NodeRanking.h"
+#include "model/NodeRanking.h"
 
 #include <algorithm>
 #include <cmath>

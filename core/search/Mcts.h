@@ -2,7 +2,7 @@
 // Monte Carlo Tree Search over kernel revisions (formulas and defaults in docs/search.md).
 //
 // Every node is a real, evaluated candidate, so there are no random rollouts: a node's reward is
-// its own measured speedup (nodeSpeedup, search/NodeRanking.h) in log space,
+// its own measured speedup (nodeSpeedup, model/NodeRanking.h) in log space,
 //     r(n) = clamp(ln(speedup), -rewardClip, +rewardClip),
 // which makes the exploration constant mean the same on a 5 us and a 5 ms operator. A Passed node
 // without a speedup (no eager time) and a CompiledOnly node have reward 0 (as fast as eager). Failed nodes
@@ -34,9 +34,9 @@
 //
 // Thread: stateless apart from the parameters; all functions are reentrant.
 
-#include "search/SearchNode.h"
-#include "search/SearchRng.h"
-#include "search/SearchTree.h"
+#include "model/SearchNode.h"
+#include "model/SearchRng.h"
+#include "model/SearchTree.h"
 #include "util/Result.h"
 
 #include <optional>

@@ -2,8 +2,8 @@
 // The source of new candidates for a search run (built-in transformations, an LLM, ...). SearchRun
 // depends only on this interface.
 
-#include "search/SearchNode.h"
-#include "search/SearchTree.h"
+#include "model/SearchNode.h"
+#include "model/SearchTree.h"
 #include "util/Result.h"
 
 #include <atomic>

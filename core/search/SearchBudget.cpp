@@ -1,6 +1,6 @@
 #include "search/SearchBudget.h"
 
-#include "search/NodeRanking.h"
+#include "model/NodeRanking.h"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 // iteration, the root included), so a resumed run continues to the same total.
 // Thread: a plain value; shouldStop is reentrant.
 
-#include "search/SearchTree.h"
+#include "model/SearchTree.h"
 
 #include <optional>
 

@@ -1,6 +1,6 @@
 #include "search/SearchRun.h"
 
-#include "search/NodeRanking.h"
+#include "model/NodeRanking.h"
 #include "search/ProvenanceTexts.h"
 
 #include <condition_variable>

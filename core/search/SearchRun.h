@@ -28,11 +28,11 @@
 // evaluated alone. Arrival order depends on timing, so a parallel run is not reproducible from its
 // seed; a run with one evaluator is.
 
+#include "model/SearchTree.h"
 #include "search/Evaluator.h"
 #include "search/Mcts.h"
 #include "search/Proposer.h"
 #include "search/SearchBudget.h"
-#include "search/SearchTree.h"
 #include "search/TreeStore.h"
 #include "util/Result.h"
 

@@ -1,6 +1,6 @@
 #include "search/TextBlobStore.h"
 
-#include "search/TextBounds.h"
+#include "model/TextBounds.h"
 #include "util/AtomicFile.h"
 #include "util/Sha256.h"
 

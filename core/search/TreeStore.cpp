@@ -1,6 +1,6 @@
 #include "search/TreeStore.h"
 
-#include "search/SearchTreeJson.h"
+#include "model/SearchTreeJson.h"
 #include "util/AtomicFile.h"
 #include "util/BoundedJson.h"
 #include "util/Utf8Text.h"

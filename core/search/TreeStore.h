@@ -6,7 +6,7 @@
 // TextBlobStore, DIR/blobs/<sha256>.txt, shared by the trees of that directory.
 // Thread: reentrant; callers serialize saves of the same file (SearchRun saves from its thread).
 
-#include "search/SearchTree.h"
+#include "model/SearchTree.h"
 #include "search/TextBlobStore.h"
 #include "util/Result.h"
 

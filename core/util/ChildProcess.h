@@ -1,7 +1,7 @@
 #pragma once
 // Runs a helper executable to completion and collects what it wrote: for work that must not share
 // the caller's process (export's in-model check loads CUDA and a model; the CLI itself does not
-// link the CUDA driver). Not for long-lived children (see worker/WorkerClient.h).
+// link the CUDA driver). Not for long-lived children (see protocol/WorkerClient.h).
 
 #include "util/Result.h"
 

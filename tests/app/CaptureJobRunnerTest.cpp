@@ -1,13 +1,13 @@
 // CaptureJobRunner and the main window's capture flow on a real TorchScript model, on the CPU:
 // the capture runs off the GUI thread, reports progress, can be cancelled, and its project opens.
 
-#include "CaptureJobRunner.h"
-#include "CardsTableModel.h"
-#include "MainWindow.h"
-#include "Session.h"
-#include "cards/CardsPane.h"
+#include "app/CaptureJobRunner.h"
+#include "app/MainWindow.h"
+#include "models/CardsTableModel.h"
+#include "models/Session.h"
 #include "project/ProjectStore.h"
-#include "status/JobStatusWidget.h"
+#include "views/cards/CardsPane.h"
+#include "views/status/JobStatusWidget.h"
 
 #include <QAction>
 #include <QDir>

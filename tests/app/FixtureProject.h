@@ -2,7 +2,7 @@
 // A realistic project built from value types only (a transformer block captured on an H200), for
 // the GUI tests and the screenshot. No torch needed.
 
-#include "project/Project.h"
+#include "model/Project.h"
 
 #include <QString>
 

@@ -5,12 +5,12 @@
 // Usage: QT_QPA_PLATFORM=offscreen build/tests/app/kforge_gui_scale_bench
 
 #include "FixtureProject.h"
-#include "MainWindow.h"
 #include "SearchTreeTestSupport.h"
-#include "Session.h"
-#include "editor/KernelEditorPane.h"
+#include "app/MainWindow.h"
+#include "models/Session.h"
 #include "search/TreeStore.h"
-#include "tree/TreeGraphView.h"
+#include "views/editor/KernelEditorPane.h"
+#include "views/tree/TreeGraphView.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

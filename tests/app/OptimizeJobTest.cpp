@@ -3,7 +3,7 @@
 // next run retries that root and finishes. A synthetic proposer and evaluator stand in for the real
 // ones (tests/core/search).
 
-#include "OptimizeJob.h"
+#include "app/OptimizeJob.h"
 
 #include "FixtureProject.h"
 #include "SearchTestSupport.h"

@@ -1,6 +1,6 @@
 // RecentProjects: order, de-duplication, the limit of 8, and persistence through QSettings.
 
-#include "RecentProjects.h"
+#include "app/RecentProjects.h"
 
 #include <QDir>
 #include <QSettings>

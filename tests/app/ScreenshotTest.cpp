@@ -3,16 +3,16 @@
 // tree, or with KFORGE_UPDATE_SCREENSHOTS=1 into docs/screenshots/main-window.png of the source tree
 // (the picture the docs show). No numbers in it are made up.
 
-#include "AppLauncher.h"
-#include "MainWindow.h"
-#include "OptimizeJob.h"
-#include "SearchSettings.h"
-#include "Session.h"
+#include "app/AppLauncher.h"
+#include "app/MainWindow.h"
+#include "app/OptimizeJob.h"
 #include "capture/CaptureJob.h"
-#include "cards/CardDetailsPane.h"
-#include "cards/CardsPane.h"
-#include "editor/KernelEditorPane.h"
-#include "tree/TreeGraphView.h"
+#include "models/SearchSettings.h"
+#include "models/Session.h"
+#include "views/cards/CardDetailsPane.h"
+#include "views/cards/CardsPane.h"
+#include "views/editor/KernelEditorPane.h"
+#include "views/tree/TreeGraphView.h"
 
 #include <QDir>
 #include <QDockWidget>

@@ -2,7 +2,7 @@
 // Search trees for the GUI tests, built through SearchTree's public API only (the patterns of
 // tests/core/search/SearchTestSupport.h, which the GUI tests do not link). Deterministic.
 
-#include "search/SearchTree.h"
+#include "model/SearchTree.h"
 
 #include <QtGlobal>
 

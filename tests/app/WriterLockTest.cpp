@@ -3,10 +3,10 @@
 // (shown in an error dialog by the main window), writing nothing.
 
 #include "FixtureProject.h"
-#include "MainWindow.h"
-#include "ManualEditJob.h"
-#include "OptimizeJob.h"
 #include "SearchTestSupport.h"
+#include "app/MainWindow.h"
+#include "app/ManualEditJob.h"
+#include "app/OptimizeJob.h"
 
 #include "project/ProjectLock.h"
 #include "search/TreeStore.h"

@@ -1,7 +1,7 @@
 #pragma once
 // A project built from value types only, with every field set, for store and round-trip tests.
 
-#include "project/Project.h"
+#include "model/Project.h"
 
 namespace kforge::core::test {
 

@@ -15,7 +15,7 @@
 #include "cast/CastWriter.h"
 #include "cast/GuardMatch.h"
 #include "cast/ZipArchive.h"
-#include "kernel/LaunchPlan.h"
+#include "model/LaunchPlan.h"
 #include "project/ProjectJson.h"
 #include "util/Sha256.h"
 

@@ -5,7 +5,7 @@
 
 #include "FuzzSupport.h"
 
-#include "search/SearchTreeJson.h"
+#include "model/SearchTreeJson.h"
 #include "search/TreeStore.h"
 
 #include <cstdint>

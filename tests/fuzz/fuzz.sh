@@ -21,10 +21,10 @@ malloc_limit_mb=256
 
 say() { echo "fuzz: $*" >&2; }
 
-# The .cpp files of a library's add_library(NAME ...) in a CMakeLists.txt, relative to core/.
+# The .cpp files of a library's kforge_add_library(NAME ...) in a CMakeLists.txt, relative to core/.
 library_sources() { # CMAKE_FILE NAME PREFIX
     awk -v name="$2" '
-        $0 ~ "add_library\\(" name " " { inside = 1 }
+        $0 ~ "add_library\\(" name "( |$)" { inside = 1 }
         inside { for (i = 1; i <= NF; ++i) if ($i ~ /\.cpp\)?$/) { s = $i; sub(/\)$/, "", s); print s } }
         inside && /\)/ { inside = 0 }' "$1" | sed "s|^|$3|"
 }
@@ -55,10 +55,10 @@ inline constexpr const char* kKforgeVersion = \"$version\";
 }"
     [ "$(cat "$out/generated/util/Version.h" 2>/dev/null)" = "$header" ] ||
         echo "$header" > "$out/generated/util/Version.h"
-    local sources
-    sources="$( (library_sources "$root/core/CMakeLists.txt" kforge_core_types ""
-                 library_sources "$root/core/cast/CMakeLists.txt" kforge_cast cast/
-                 library_sources "$root/core/search/CMakeLists.txt" kforge_search search/) | tr '\n' ' ')"
+    local sources="" library
+    for library in util model project cast search; do
+        sources+="$(library_sources "$root/core/$library/CMakeLists.txt" "kforge_$library" "$library/" | tr '\n' ' ')"
+    done
     make -s -f "$here/Makefile" -j "${FUZZ_JOBS:-$(nproc)}" ROOT="$root" OUT="$out" SOURCES="$sources"
     say "built ${harnesses[*]} in $out"
 }

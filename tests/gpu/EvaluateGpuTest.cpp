@@ -3,8 +3,8 @@
 
 #include "CaptureTestSupport.h"
 
-#include "eval/CandidateBench.h"
-#include "eval/SanitizerTool.h"
+#include "evaluation/CandidateBench.h"
+#include "evaluation/SanitizerTool.h"
 #include "util/AtomicFile.h"
 
 using namespace kforge::core;

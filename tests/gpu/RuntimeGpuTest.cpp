@@ -4,13 +4,13 @@
 // loads from python3 into an eager nn.Module and hits. The package is built here from the built-in
 // proposer's kernel, compiled with NVRTC, so the test needs no search run.
 
-#include "CastRuntime.h"
-#include "capture/OperatorCard.h"
+#include "builtin_proposer/BuiltinProposer.h"
 #include "cast/CastReader.h"
 #include "cast/CastWriter.h"
 #include "kernel/NvrtcCompiler.h"
+#include "model/OperatorCard.h"
 #include "project/ProjectJson.h"
-#include "search/builtin/BuiltinProposer.h"
+#include "runtime/CastRuntime.h"
 
 #include <ATen/ATen.h>
 #include <ATen/cuda/CUDAContext.h>

@@ -1,6 +1,6 @@
-#include "capture/OpenModelDialog.h"
+#include "views/capture/OpenModelDialog.h"
 
-#include "capture/InputSpec.h"
+#include "model/InputSpec.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

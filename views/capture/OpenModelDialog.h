@@ -6,7 +6,7 @@
 //
 // Thread: GUI thread only.
 
-#include "capture/CaptureRequest.h"
+#include "views/capture/CaptureRequest.h"
 
 #include <QDialog>
 

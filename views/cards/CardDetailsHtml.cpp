@@ -1,4 +1,4 @@
-#include "cards/CardDetailsHtml.h"
+#include "views/cards/CardDetailsHtml.h"
 
 #include <QCoreApplication>
 #include <QStringList>

@@ -2,7 +2,7 @@
 // The read-only description of one operator card as HTML: schema, arguments, outputs, calls,
 // samples and eager timing. Pure function of the value; used by CardDetailsPane.
 
-#include "capture/OperatorCard.h"
+#include "model/OperatorCard.h"
 
 #include <QString>
 

@@ -1,7 +1,7 @@
-#include "cards/CardDetailsPane.h"
+#include "views/cards/CardDetailsPane.h"
 
-#include "Session.h"
-#include "cards/CardDetailsHtml.h"
+#include "models/Session.h"
+#include "views/cards/CardDetailsHtml.h"
 
 #include <QTextBrowser>
 #include <QVBoxLayout>

@@ -1,7 +1,7 @@
-#include "cards/CardsPane.h"
+#include "views/cards/CardsPane.h"
 
-#include "CardsTableModel.h"
-#include "Session.h"
+#include "models/CardsTableModel.h"
+#include "models/Session.h"
 
 #include <QHBoxLayout>
 #include <QHeaderView>

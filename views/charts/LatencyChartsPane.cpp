@@ -1,7 +1,7 @@
-#include "charts/LatencyChartsPane.h"
+#include "views/charts/LatencyChartsPane.h"
 
-#include "SearchTreeModel.h"
-#include "search/NodeRanking.h"
+#include "model/NodeRanking.h"
+#include "models/SearchTreeModel.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSet>

@@ -15,7 +15,7 @@
 //
 // Thread: GUI thread only. Does no engine work.
 
-#include "LatencySeriesModel.h"
+#include "models/LatencySeriesModel.h"
 
 #include <QList>
 #include <QPair>

@@ -1,4 +1,4 @@
-#include "editor/CudaLexer.h"
+#include "views/editor/CudaLexer.h"
 
 #include <QColor>
 #include <QFont>

@@ -5,7 +5,7 @@
 //
 // Thread: GUI thread only (a QObject owned by the editor it is set on, or by `parent`).
 
-#include "editor/QsciHeaders.h"
+#include "views/editor/QsciHeaders.h"
 
 namespace kforge::views {
 

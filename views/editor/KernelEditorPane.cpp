@@ -1,8 +1,8 @@
-#include "editor/KernelEditorPane.h"
+#include "views/editor/KernelEditorPane.h"
 
-#include "editor/CudaLexer.h"
-#include "editor/QsciHeaders.h"
-#include "editor/SideBySideDiffView.h"
+#include "views/editor/CudaLexer.h"
+#include "views/editor/QsciHeaders.h"
+#include "views/editor/SideBySideDiffView.h"
 
 #include <QFontDatabase>
 #include <QHBoxLayout>

@@ -1,4 +1,4 @@
-#include "editor/LineDiff.h"
+#include "views/editor/LineDiff.h"
 
 #include <QHash>
 

@@ -1,7 +1,7 @@
-#include "editor/SideBySideDiffView.h"
+#include "views/editor/SideBySideDiffView.h"
 
-#include "editor/CudaLexer.h"
-#include "editor/QsciHeaders.h"
+#include "views/editor/CudaLexer.h"
+#include "views/editor/QsciHeaders.h"
 
 #include <QColor>
 #include <QFontDatabase>

@@ -7,7 +7,7 @@
 //
 // Thread: GUI thread only.
 
-#include "editor/LineDiff.h"
+#include "views/editor/LineDiff.h"
 
 #include <QWidget>
 

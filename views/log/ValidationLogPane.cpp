@@ -1,4 +1,4 @@
-#include "ValidationLogPane.h"
+#include "views/log/ValidationLogPane.h"
 
 #include <QAction>
 #include <QApplication>

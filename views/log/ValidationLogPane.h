@@ -9,7 +9,7 @@
 //
 // The pane does no engine work and does not own the model. Thread: GUI thread only.
 
-#include "ValidationLogModel.h"
+#include "models/ValidationLogModel.h"
 
 #include <QPointer>
 #include <QWidget>

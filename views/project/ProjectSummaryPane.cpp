@@ -1,6 +1,6 @@
-#include "project/ProjectSummaryPane.h"
+#include "views/project/ProjectSummaryPane.h"
 
-#include "Session.h"
+#include "models/Session.h"
 
 #include <QTextBrowser>
 #include <QVBoxLayout>

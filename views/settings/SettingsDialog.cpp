@@ -1,4 +1,4 @@
-#include "settings/SettingsDialog.h"
+#include "views/settings/SettingsDialog.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>

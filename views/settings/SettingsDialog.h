@@ -5,7 +5,7 @@
 //
 // Thread: GUI thread only.
 
-#include "SearchSettings.h"
+#include "models/SearchSettings.h"
 
 #include <QDialog>
 

@@ -1,4 +1,4 @@
-#include "status/JobStatusWidget.h"
+#include "views/status/JobStatusWidget.h"
 
 #include <QHBoxLayout>
 #include <QLabel>

@@ -1,8 +1,8 @@
-#include "tree/TreeGraphView.h"
+#include "views/tree/TreeGraphView.h"
 
-#include "SearchTreeModel.h"
-#include "search/NodeRanking.h"
-#include "tree/TreeLayout.h"
+#include "model/NodeRanking.h"
+#include "models/SearchTreeModel.h"
+#include "views/tree/TreeLayout.h"
 
 #include <QApplication>
 #include <QFontMetricsF>

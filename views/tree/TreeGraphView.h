@@ -19,7 +19,7 @@
 //
 // Thread: GUI thread only. Does not own the model given to setModel().
 
-#include "search/SearchTree.h"
+#include "model/SearchTree.h"
 
 #include <QColor>
 #include <QGraphicsView>
@@ -40,7 +40,7 @@ namespace kforge::views {
 class TreeGraphView : public QGraphicsView {
     Q_OBJECT
 public:
-    /// How a node is drawn. Best is core::bestNode (search/NodeRanking.h): the highest speedup.
+    /// How a node is drawn. Best is core::bestNode (model/NodeRanking.h): the highest speedup.
     enum class NodeKind { InFlight, Failed, Passed, CompiledOnly, Best };
 
     explicit TreeGraphView(QWidget* parent = nullptr);

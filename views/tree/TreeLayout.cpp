@@ -1,4 +1,4 @@
-#include "tree/TreeLayout.h"
+#include "views/tree/TreeLayout.h"
 
 #include <algorithm>
 #include <cstddef>

@@ -5,7 +5,7 @@
 #include "KernelTestSupport.h"
 
 #include "kernel/CachingCompiler.h"
-#include "kernel/NvrtcRun.h"
+#include "nvrtc_run/NvrtcRun.h"
 
 #include <algorithm>
 #include <chrono>

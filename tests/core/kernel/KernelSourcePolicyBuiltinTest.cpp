@@ -3,9 +3,9 @@
 // so the whole walk takes milliseconds; tests/core/builtin compiles the same families through
 // NvrtcCompiler, where a refusal is a failed compile.
 
+#include "builtin_proposer/BuiltinProposer.h"
 #include "kernel/KernelSourcePolicy.h"
-#include "search/SearchTree.h"
-#include "search/builtin/BuiltinProposer.h"
+#include "model/SearchTree.h"
 
 #include <gtest/gtest.h>
 

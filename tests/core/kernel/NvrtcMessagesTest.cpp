@@ -3,8 +3,8 @@
 
 #include "KernelTestSupport.h"
 
-#include "kernel/NvrtcMessages.h"
-#include "kernel/NvrtcRun.h"
+#include "nvrtc_run/NvrtcMessages.h"
+#include "nvrtc_run/NvrtcRun.h"
 
 #include <gtest/gtest.h>
 

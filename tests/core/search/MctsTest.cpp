@@ -2,7 +2,7 @@
 // formulas of Mcts.h / docs/search.md.
 
 #include "search/Mcts.h"
-#include "search/SearchTree.h"
+#include "model/SearchTree.h"
 
 #include <gtest/gtest.h>
 

@@ -4,9 +4,9 @@
 
 #include "SearchTestSupport.h"
 
-#include "search/NodeRanking.h"
+#include "model/NodeRanking.h"
+#include "model/SearchTreeJson.h"
 #include "search/SearchRun.h"
-#include "search/SearchTreeJson.h"
 #include "search/TreeStore.h"
 
 #include <gtest/gtest.h>

@@ -4,11 +4,11 @@
 
 #include "SearchTestSupport.h"
 
+#include "model/SearchRng.h"
+#include "model/SearchTreeJson.h"
+#include "model/TextBounds.h"
 #include "search/ProvenanceTexts.h"
-#include "search/SearchRng.h"
-#include "search/SearchTreeJson.h"
 #include "search/TextBlobStore.h"
-#include "search/TextBounds.h"
 #include "search/TreeStore.h"
 #include "util/AtomicFile.h"
 #include "util/Sha256.h"

@@ -3,10 +3,10 @@
 
 #include "SearchTestSupport.h"
 
+#include "model/NodeRanking.h"
+#include "model/SearchTreeJson.h"
 #include "search/Mcts.h"
-#include "search/NodeRanking.h"
 #include "search/SearchRun.h"
-#include "search/SearchTreeJson.h"
 #include "search/TreeStore.h"
 
 #include <gtest/gtest.h>

@@ -4,10 +4,10 @@
 
 #include "../ScratchDir.h"
 
+#include "model/SearchTree.h"
 #include "search/Evaluator.h"
 #include "search/Proposer.h"
 #include "search/SearchRun.h"
-#include "search/SearchTree.h"
 #include "util/Hash.h"
 
 #include <atomic>

@@ -1,0 +1,263 @@
+#include "builtin_proposer/BuiltinProposer.h"
+
+#include "builtin_proposer/BatchNormFamily.h"
+#include "builtin_proposer/BinaryFamily.h"
+#include "builtin_proposer/CatFamily.h"
+#include "builtin_proposer/ChannelsLastPoolFamily.h"
+#include "builtin_proposer/EmbeddingFamily.h"
+#include "builtin_proposer/GroupNormFamily.h"
+#include "builtin_proposer/MaxPool2dFamily.h"
+#include "builtin_proposer/NormFamily.h"
+#include "builtin_proposer/ReduceFamily.h"
+#include "builtin_proposer/SoftmaxFamily.h"
+#include "builtin_proposer/UnaryFamily.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace kforge::core {
+
+namespace {
+
+// Ops that always return a view of their input, whatever the layout: their time in a profile is
+// host work (a new tensor header), and no kernel of any proposer could replace them. (reshape,
+// contiguous, flatten and to may copy, and are not here.)
+bool isViewOp(const std::string& op)
+{
+    static const char* const kViews[] = {
+        "aten::view",       "aten::view_as", "aten::_unsafe_view", "aten::expand",           "aten::expand_as",
+        "aten::slice",      "aten::select",  "aten::narrow",       "aten::unsqueeze",        "aten::squeeze",
+        "aten::transpose",  "aten::t",       "aten::permute",      "aten::movedim",          "aten::swapaxes",
+        "aten::unflatten",  "aten::unbind",  "aten::split",        "aten::split_with_sizes", "aten::chunk",
+        "aten::as_strided", "aten::alias",   "aten::detach",       "aten::diagonal"};
+    return std::find(std::begin(kViews), std::end(kViews), op) != std::end(kViews);
+}
+
+std::uint64_t fnv1a(const std::string& text)
+{
+    std::uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : text) {
+        h ^= c;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+template <class F>
+Result<std::unique_ptr<KernelFamily>> wrap(Result<std::unique_ptr<F>> family)
+{
+    if (!family)
+        return family.error();
+    return std::unique_ptr<KernelFamily>(std::move(family.value()));
+}
+
+std::uint64_t splitmix(std::uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+} // namespace
+
+const nlohmann::json* BuiltinProposer::familyParams(const SearchNode& node) const
+{
+    const nlohmann::json& d = node.provenance.details;
+    if (!d.is_object() || d.value("family", std::string()) != m_family->name() || !d.contains("params"))
+        return nullptr;
+    return &d["params"];
+}
+
+std::unordered_set<std::string> BuiltinProposer::paramSets(const SearchTree& tree) const
+{
+    std::unordered_set<std::string> present;
+    for (const SearchNode& node : tree.nodes())
+        if (const nlohmann::json* params = familyParams(node))
+            present.insert(params->dump());
+    return present;
+}
+
+std::vector<Transformation> BuiltinProposer::untriedNeighbours(const nlohmann::json& from,
+                                                               const std::unordered_set<std::string>& present) const
+{
+    std::vector<Transformation> untried;
+    for (Transformation& t : m_family->transformations(from))
+        if (!present.contains(t.params.dump()))
+            untried.push_back(std::move(t));
+    return untried;
+}
+
+Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const OperatorCard& card)
+{
+    const std::string op = card.qualifiedName();
+    if (SoftmaxFamily::coversOp(op)) {
+        auto family = SoftmaxFamily::create(card);
+        if (!family)
+            return family.error();
+        return std::unique_ptr<KernelFamily>(std::move(family.value()));
+    }
+    if (NormFamily::coversOp(op))
+        return wrap(NormFamily::create(card));
+    if (GroupNormFamily::coversOp(op))
+        return wrap(GroupNormFamily::create(card));
+    if (ChannelsLastPoolFamily::claims(card))
+        return wrap(ChannelsLastPoolFamily::create(card));
+    if (ReduceFamily::coversOp(op))
+        return wrap(ReduceFamily::create(card));
+    if (MaxPool2dFamily::coversOp(op))
+        return wrap(MaxPool2dFamily::create(card));
+    if (BatchNormFamily::coversOp(op))
+        return wrap(BatchNormFamily::create(card));
+    if (BinaryFamily::coversOp(op))
+        return wrap(BinaryFamily::create(card));
+    if (EmbeddingFamily::coversOp(op))
+        return wrap(EmbeddingFamily::create(card));
+    if (CatFamily::coversOp(op))
+        return wrap(CatFamily::create(card));
+    if (UnaryFamily::coversOp(op)) {
+        auto family = UnaryFamily::create(card);
+        if (!family)
+            return family.error();
+        return std::unique_ptr<KernelFamily>(std::move(family.value()));
+    }
+    if (isViewOp(card.op))
+        return makeError(ErrorCode::Unsupported, "returns a view of its input (no kernel to run)",
+                         "built-in proposer, " + op);
+    if (card.op == "aten::dropout" || card.op == "aten::feature_dropout") {
+        const ArgSpec* train = card.findArg("train");
+        if (train && train->kind == ArgKind::Value && train->value == false)
+            return makeError(ErrorCode::Unsupported, "not training: returns its input (no kernel to run)",
+                             "built-in proposer, " + op);
+    }
+    return makeError(ErrorCode::Unsupported, "op not covered by the built-in proposer yet", "built-in proposer, " + op);
+}
+
+BuiltinProposer::BuiltinProposer(OperatorCard card) : m_card(std::move(card))
+{
+    auto family = makeFamily(m_card);
+    if (family)
+        m_family = std::move(family.value());
+    else
+        m_unsupported = family.error();
+}
+
+Result<void> BuiltinProposer::supports(const OperatorCard& card)
+{
+    auto family = makeFamily(card);
+    if (!family)
+        return family.error();
+    return {};
+}
+
+Result<Proposal> BuiltinProposer::build(const nlohmann::json& params, Provenance provenance) const
+{
+    auto candidate = m_family->generate(params);
+    if (!candidate)
+        return candidate.error();
+    provenance.details["family"] = m_family->name();
+    provenance.details["params"] = params;
+    Proposal proposal;
+    proposal.candidate = std::move(candidate.value());
+    proposal.provenance = std::move(provenance);
+    return proposal;
+}
+
+Result<Proposal> BuiltinProposer::proposeRoot(const SearchTree&, const std::atomic<bool>&)
+{
+    if (!m_family)
+        return m_unsupported;
+    Provenance provenance;
+    provenance.kind = ProvenanceKind::Root;
+    provenance.transformation = "root";
+    return build(m_family->rootParams(), std::move(provenance));
+}
+
+Result<Proposal> BuiltinProposer::propose(const SearchTree& tree, const SearchNode& parent, const std::atomic<bool>&)
+{
+    if (!m_family)
+        return m_unsupported;
+    const nlohmann::json* parentParams = familyParams(parent);
+    if (!parentParams) {
+        Proposal failed;
+        failed.provenance.kind = ProvenanceKind::BuiltinTransformation;
+        failed.failureReason = "parent " + parent.id + " has no " + m_family->name() +
+            " template parameters (not written by the built-in proposer)";
+        return failed;
+    }
+    const nlohmann::json& from = *parentParams;
+    std::vector<Transformation> untried = untriedNeighbours(from, paramSets(tree));
+
+    Provenance provenance;
+    provenance.kind = ProvenanceKind::BuiltinTransformation;
+    if (untried.empty()) {
+        Proposal failed;
+        failed.provenance = provenance;
+        failed.provenance.details["family"] = m_family->name();
+        failed.provenance.details["from"] = from;
+        failed.failureReason = "no untried transformation";
+        return failed;
+    }
+    const std::uint64_t h =
+        splitmix(tree.seed() ^ splitmix(fnv1a(parent.id) ^ static_cast<std::uint64_t>(tree.nextIteration())));
+    Transformation& chosen = untried[h % untried.size()];
+    provenance.transformation = chosen.name;
+    provenance.details["from"] = from;
+    return build(chosen.params, std::move(provenance));
+}
+
+std::unordered_set<std::string> BuiltinProposer::exhaustedNodes(const SearchTree& tree)
+{
+    std::unordered_set<std::string> exhausted;
+    if (!m_family)
+        return exhausted;
+    const std::unordered_set<std::string> present = paramSets(tree);
+    for (const SearchNode& node : tree.nodes()) {
+        const nlohmann::json* params = familyParams(node);
+        if (!params || untriedNeighbours(*params, present).empty())
+            exhausted.insert(node.id);
+    }
+    return exhausted;
+}
+
+std::vector<Candidate> BuiltinProposer::likelyNext(const SearchTree& tree, const Proposal& current, std::size_t limit)
+{
+    std::vector<Candidate> out;
+    if (!m_family || limit == 0)
+        return out;
+    // MCTS mostly revises the best nodes, and the current candidate may become the best: their
+    // untried neighbours, best node first.
+    std::vector<const SearchNode*> passed;
+    for (const SearchNode& node : tree.nodes())
+        if (node.status == NodeStatus::Passed && node.latency && node.provenance.details.contains("params"))
+            passed.push_back(&node);
+    std::sort(passed.begin(), passed.end(),
+              [](const SearchNode* a, const SearchNode* b) { return a->latency->medianUs < b->latency->medianUs; });
+    std::vector<nlohmann::json> sources;
+    if (!passed.empty())
+        sources.push_back(passed[0]->provenance.details["params"]);
+    if (current.provenance.details.contains("params"))
+        sources.push_back(current.provenance.details["params"]);
+    if (passed.size() > 1)
+        sources.push_back(passed[1]->provenance.details["params"]);
+    const std::unordered_set<std::string> present = paramSets(tree);
+    std::vector<nlohmann::json> chosen;
+    for (const nlohmann::json& from : sources) {
+        for (const Transformation& t : m_family->transformations(from)) {
+            if (out.size() >= limit)
+                return out;
+            if (present.contains(t.params.dump()) ||
+                t.params == current.provenance.details.value("params", nlohmann::json()) ||
+                std::find(chosen.begin(), chosen.end(), t.params) != chosen.end())
+                continue;
+            auto candidate = m_family->generate(t.params);
+            if (!candidate)
+                continue;
+            chosen.push_back(t.params);
+            out.push_back(std::move(candidate.value()));
+        }
+    }
+    return out;
+}
+
+} // namespace kforge::core

@@ -1,0 +1,104 @@
+#include "checks/OutputComparison.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace kforge::core {
+namespace {
+
+std::vector<std::int64_t> coordinatesOf(std::int64_t flat, const std::vector<std::int64_t>& sizes)
+{
+    std::vector<std::int64_t> coordinates(sizes.size(), 0);
+    for (size_t d = sizes.size(); d-- > 0;) {
+        if (sizes[d] > 0) {
+            coordinates[d] = flat % sizes[d];
+            flat /= sizes[d];
+        }
+    }
+    return coordinates;
+}
+
+std::string formatValue(double value)
+{
+    char text[40];
+    std::snprintf(text, sizeof text, "%.9g", value);
+    return text;
+}
+
+// Whether a (got, expected) pair is acceptable, and why not.
+bool acceptable(double got, double expected, const Tolerance& tolerance, std::string& why)
+{
+    if (std::isnan(expected) || std::isnan(got)) {
+        if (std::isnan(expected) && std::isnan(got))
+            return true;
+        why = std::isnan(got) ? "NaN where eager has a number" : "a number where eager has NaN";
+        return false;
+    }
+    if (std::isinf(expected) || std::isinf(got)) {
+        if (got == expected)
+            return true;
+        why = "infinity mismatch";
+        return false;
+    }
+    if (tolerance.exact) {
+        if (got == expected)
+            return true;
+        why = "not equal (exact comparison)";
+        return false;
+    }
+    const double diff = std::fabs(got - expected);
+    if (diff <= tolerance.atol + tolerance.rtol * std::fabs(expected))
+        return true;
+    why = "|diff| " + formatValue(diff) + " > " + tolerance.describe() + " * |expected|";
+    return false;
+}
+
+} // namespace
+
+std::string ComparisonResult::describe(const Tolerance& tolerance) const
+{
+    if (passed)
+        return "all " + std::to_string(elements) + " elements within " + tolerance.describe() + " (max abs error " +
+            formatValue(maxAbsError) + ")";
+    std::string where = "[";
+    for (size_t i = 0; i < firstBadCoordinates.size(); ++i)
+        where += (i ? "," : "") + std::to_string(firstBadCoordinates[i]);
+    where += "]";
+    return std::to_string(mismatches) + " of " + std::to_string(elements) + " elements differ; first at " + where +
+        ": got " + formatValue(firstBadGot) + ", expected " + formatValue(firstBadExpected) + " (" + reason +
+        "); max abs error " + formatValue(maxAbsError);
+}
+
+ComparisonResult compareOutputs(const double* got, const double* expected, const std::vector<std::int64_t>& sizes,
+                                const Tolerance& tolerance)
+{
+    ComparisonResult result;
+    std::int64_t count = 1;
+    for (std::int64_t s : sizes)
+        count *= s;
+    result.elements = count;
+    for (std::int64_t i = 0; i < count; ++i) {
+        std::string why;
+        const bool ok = acceptable(got[i], expected[i], tolerance, why);
+        if (std::isfinite(got[i]) && std::isfinite(expected[i])) {
+            const double diff = std::fabs(got[i] - expected[i]);
+            result.maxAbsError = std::max(result.maxAbsError, diff);
+            if (expected[i] != 0)
+                result.maxRelError = std::max(result.maxRelError, diff / std::fabs(expected[i]));
+        }
+        if (ok)
+            continue;
+        ++result.mismatches;
+        if (result.firstBadIndex < 0) {
+            result.firstBadIndex = i;
+            result.firstBadCoordinates = coordinatesOf(i, sizes);
+            result.firstBadGot = got[i];
+            result.firstBadExpected = expected[i];
+            result.reason = why;
+        }
+    }
+    result.passed = result.mismatches == 0;
+    return result;
+}
+
+} // namespace kforge::core

@@ -1,0 +1,813 @@
+#include "gpu_evaluation/CandidateEvaluator.h"
+
+#include "capture/EagerReplay.h"
+#include "capture/SampleIO.h"
+#include "capture/TorchInterop.h"
+#include "checks/MinimumTraffic.h"
+#include "checks/OutputComparison.h"
+#include "cubin/CubinModule.h"
+#include "gpu_evaluation/CopyBandwidth.h"
+#include "gpu_evaluation/GpuActivityTimer.h"
+#include "model/LaunchPlan.h"
+#include "project/ProjectJson.h"
+#include "protocol/Base64.h"
+
+#include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+
+namespace kforge::core {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr std::int64_t kGuardBytes = 4096; // around every output, checked for stray writes
+constexpr std::int64_t kL2FlushBytes = 256ll << 20;
+constexpr std::uint8_t kGuardByte = 0xA5;
+constexpr int kFaultExitCode = 70;
+
+// Wall time of the evaluation's phases, for the report (where the seconds of an iteration go).
+struct PhaseClock {
+    std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+    json laps = json::object();
+    void lap(const char* name)
+    {
+        const auto now = std::chrono::steady_clock::now();
+        laps[name] = std::chrono::duration<double, std::milli>(now - last).count();
+        last = now;
+    }
+};
+
+struct EvalOptions {
+    int freshInputSets = 3;
+    std::uint64_t seed = 1;
+    int warmup = 5;
+    int repetitions = 50;
+    int warmRepetitions = 20;
+    bool time = true;
+};
+
+EvalOptions parseOptions(const json& request)
+{
+    EvalOptions options;
+    if (!request.contains("options") || !request.at("options").is_object())
+        return options;
+    const json& o = request.at("options");
+    options.freshInputSets = o.value("fresh_input_sets", options.freshInputSets);
+    options.seed = o.value("seed", options.seed);
+    options.warmup = o.value("warmup", options.warmup);
+    options.repetitions = std::max(3, o.value("repetitions", options.repetitions));
+    options.warmRepetitions = std::max(3, o.value("warm_repetitions", options.warmRepetitions));
+    options.time = o.value("time", options.time);
+    return options;
+}
+
+// A faulted kernel poisons the CUDA context: nothing in this process can use the GPU any more.
+[[noreturn]] void dieWithCudaFault(const std::string& what, cudaError_t error)
+{
+    std::fprintf(stderr, "kforge-worker: CUDA error during %s: %s: %s\n", what.c_str(), cudaGetErrorName(error),
+                 cudaGetErrorString(error));
+    std::fflush(stderr);
+    std::_Exit(kFaultExitCode);
+}
+
+void synchronizeOrDie(const std::string& what)
+{
+    if (cudaError_t error = cudaDeviceSynchronize(); error != cudaSuccess)
+        dieWithCudaFault(what, error);
+}
+
+// `tensor` reinterpreted as integers of the same width, so that equality is bitwise (NaN == NaN).
+at::Tensor bitsOf(const at::Tensor& tensor)
+{
+    switch (tensor.element_size()) {
+    case 1:
+        return tensor.scalar_type() == at::kBool ? tensor.to(at::kByte) : tensor.view(at::kByte);
+    case 2:
+        return tensor.view(at::kShort);
+    case 4:
+        return tensor.view(at::kInt);
+    case 8:
+        return tensor.view(at::kLong);
+    default:
+        return tensor;
+    }
+}
+
+bool bitwiseEqual(const at::Tensor& a, const at::Tensor& b)
+{
+    return a.sizes() == b.sizes() && at::equal(bitsOf(a), bitsOf(b));
+}
+
+// The element-wise acceptance rule of compareOutputs (checks/OutputComparison.h), evaluated on the
+// device in float64: true when every element passes. compareOutputs on the host stays the
+// authority for the report: it runs when this check fails, to say where and by how much.
+bool allWithinTolerance(const at::Tensor& got, const at::Tensor& expected, const Tolerance& tolerance, double& maxAbs)
+{
+    const at::Tensor g = got.to(at::kDouble);
+    const at::Tensor e = expected.to(g.device(), at::kDouble);
+    const at::Tensor finite = g.isfinite() & e.isfinite();
+    const at::Tensor diff = at::where(finite, (g - e).abs(), at::zeros_like(g));
+    maxAbs = diff.numel() ? diff.max().item<double>() : 0.0;
+    at::Tensor ok = (g.isnan() & e.isnan()) | (g.isinf() & e.isinf() & (g == e));
+    ok = ok | (finite & (tolerance.exact ? (g == e) : (diff <= tolerance.atol + tolerance.rtol * e.abs())));
+    return ok.all().item<bool>();
+}
+
+struct InputSet {
+    std::string name;                 // "sample call-3" or "fresh input set 2"
+    std::vector<c10::IValue> inputs;  // on the device, exact layouts
+    std::vector<at::Tensor> expected; // eager outputs (device or host)
+};
+
+// One candidate run's output tensors with poisoned contents and guard bytes around them.
+struct CandidateOutputs {
+    std::vector<at::Tensor> buffers; // uint8, guard + span + guard
+    std::vector<at::Tensor> views;   // the outputs as the plan declares them
+};
+
+bool poison(at::Tensor& view, bool second)
+{
+    if (at::isFloatingType(view.scalar_type()))
+        view.fill_(second ? 1234.5 : std::numeric_limits<double>::quiet_NaN());
+    else if (view.scalar_type() == at::kBool)
+        view.fill_(!second);
+    else
+        view.fill_(second ? 60 : 90); // two sentinels: an unwritten element differs between the runs
+    return true;
+}
+
+// The one argument an in-place or out= operator writes (schema `Tensor(a!)`): the candidate gets
+// output 0's guarded buffer in its place, so the cached inputs stay untouched. An in-place
+// argument's buffer starts as a copy of the input (its old values are the op's operand); an out=
+// argument's starts poisoned like any output (its old values mean nothing).
+struct MutatedArgument {
+    size_t index = 0;
+    std::string name;
+    bool startsFromInput = false;
+};
+
+Result<std::optional<MutatedArgument>> mutatedArgumentOf(const c10::FunctionSchema& schema, const OperatorCard& card,
+                                                         const LaunchPlan& plan)
+{
+    std::optional<MutatedArgument> found;
+    const auto& arguments = schema.arguments();
+    for (size_t i = 0; i < arguments.size(); ++i) {
+        const c10::AliasInfo* alias = arguments[i].alias_info();
+        if (!alias || !alias->isWrite())
+            continue;
+        if (found)
+            return makeError(ErrorCode::Unsupported, "operators that write more than one argument are not evaluated",
+                             "card " + card.id);
+        found = MutatedArgument{i, arguments[i].name(), !arguments[i].is_out()};
+    }
+    if (!found)
+        return found;
+    const ArgSpec* arg = card.findArg(found->name);
+    if (!arg || arg->kind != ArgKind::Tensor || arg->tensors.size() != 1)
+        return makeError(ErrorCode::Unsupported, "the written argument '" + found->name + "' is not one tensor",
+                         "card " + card.id);
+    const TensorSpec& written = arg->tensors[0];
+    if (plan.outputs.empty() || plan.outputs[0].dtype != written.dtype || plan.outputs[0].sizes != written.sizes ||
+        plan.outputs[0].strides != written.strides)
+        return makeError(ErrorCode::InvalidArgument,
+                         "output 0 must have the layout of the written argument '" + found->name + "' " +
+                             written.toShortString(),
+                         "card " + card.id);
+    return found;
+}
+
+Result<CandidateOutputs> allocateOutputs(const LaunchPlan& plan, c10::Device device, bool secondPoison,
+                                         const at::Tensor* initialOutput0 = nullptr)
+{
+    CandidateOutputs outputs;
+    for (const TensorSpec& spec : plan.outputs) {
+        c10::ScalarType dtype;
+        if (!torchinterop::scalarTypeFromName(spec.dtype, dtype))
+            return makeError(ErrorCode::Unsupported, "output dtype '" + spec.dtype + "' is not supported", "plan");
+        const std::int64_t bytes = spec.storageSpan() * c10::elementSize(dtype);
+        at::Tensor buffer = at::empty({bytes + 2 * kGuardBytes}, at::TensorOptions().dtype(at::kByte).device(device));
+        buffer.fill_(kGuardByte);
+        at::Tensor view = at::from_blob(buffer.data_ptr<std::uint8_t>() + kGuardBytes, spec.sizes, spec.strides,
+                                        at::TensorOptions().dtype(dtype).device(device));
+        if (outputs.views.empty() && initialOutput0)
+            view.copy_(*initialOutput0);
+        else
+            poison(view, secondPoison);
+        outputs.buffers.push_back(buffer);
+        outputs.views.push_back(view);
+    }
+    return outputs;
+}
+
+// Checks the guard bytes around each output (on the device; only a failure is read back to say
+// where); returns a description of the first stray write.
+std::string strayWrites(const CandidateOutputs& outputs)
+{
+    for (size_t i = 0; i < outputs.buffers.size(); ++i) {
+        const at::Tensor& buffer = outputs.buffers[i];
+        const std::int64_t total = buffer.numel();
+        const at::Tensor before = buffer.slice(0, 0, kGuardBytes);
+        const at::Tensor after = buffer.slice(0, total - kGuardBytes, total);
+        for (const bool isBefore : {true, false}) {
+            const at::Tensor stray = (isBefore ? before : after).ne(kGuardByte).nonzero();
+            if (stray.numel() == 0)
+                continue;
+            // Before the start: report the byte nearest to the output; past the end: the first one.
+            const std::int64_t index = isBefore ? stray.max().item<std::int64_t>() : stray.min().item<std::int64_t>();
+            return "output " + std::to_string(i) + " written out of bounds: byte " +
+                (isBefore ? std::to_string(index - kGuardBytes) + " (before the start)"
+                          : "+" + std::to_string(index) + " past the end");
+        }
+    }
+    return {};
+}
+
+LaunchBindings bindingsFor(const OperatorCard& card, const std::vector<c10::IValue>& inputs,
+                           const CandidateOutputs& outputs, const std::map<std::string, at::Tensor>& scratch,
+                           const std::optional<MutatedArgument>& mutated)
+{
+    LaunchBindings bindings;
+    for (size_t i = 0; i < card.args.size() && i < inputs.size(); ++i) {
+        const ArgSpec& arg = card.args[i];
+        if (arg.kind == ArgKind::Tensor && inputs[i].isTensor()) {
+            bindings.tensorArgs[arg.name] = reinterpret_cast<CUdeviceptr>(inputs[i].toTensor().data_ptr());
+        } else if (arg.kind == ArgKind::TensorList && inputs[i].isList()) {
+            int k = 0;
+            for (const c10::IValue& element : inputs[i].toListRef()) {
+                if (element.isTensor() && element.toTensor().defined())
+                    bindings.tensorArgs[arg.name + "." + std::to_string(k++)] =
+                        reinterpret_cast<CUdeviceptr>(element.toTensor().data_ptr());
+            }
+        } else if (arg.kind == ArgKind::Value && (arg.value.is_number() || arg.value.is_boolean())) {
+            bindings.cardValues[arg.name] =
+                arg.value.is_boolean() ? (arg.value.get<bool>() ? 1.0 : 0.0) : arg.value.get<double>();
+        }
+    }
+    for (const at::Tensor& view : outputs.views)
+        bindings.outputs.push_back(reinterpret_cast<CUdeviceptr>(view.data_ptr()));
+    if (mutated && !outputs.views.empty())
+        bindings.tensorArgs[mutated->name] = bindings.outputs[0];
+    for (const auto& [name, buffer] : scratch)
+        bindings.scratch[name] = reinterpret_cast<CUdeviceptr>(buffer.data_ptr());
+    return bindings;
+}
+
+std::map<std::string, at::Tensor> allocateScratch(const LaunchPlan& plan, c10::Device device)
+{
+    std::map<std::string, at::Tensor> scratch;
+    for (const ScratchBuffer& spec : plan.scratch) {
+        at::Tensor buffer = at::empty({spec.bytes}, at::TensorOptions().dtype(at::kByte).device(device));
+        // Not zeroed unless asked: reading scratch before writing it shows up as garbage.
+        buffer.fill_(spec.zeroed ? 0 : kGuardByte);
+        scratch[spec.name] = buffer;
+    }
+    return scratch;
+}
+
+CUstream currentStream()
+{
+    return reinterpret_cast<CUstream>(at::cuda::getCurrentCUDAStream().stream());
+}
+
+// Runs the candidate once on `set`; returns its outputs or the reason it failed.
+// The value output 0 starts from: the written argument's input value for an in-place operator.
+const at::Tensor* initialOutput0(const InputSet& set, const std::optional<MutatedArgument>& mutated)
+{
+    if (!mutated || !mutated->startsFromInput || mutated->index >= set.inputs.size() ||
+        !set.inputs[mutated->index].isTensor())
+        return nullptr;
+    return &set.inputs[mutated->index].toTensor();
+}
+
+Result<CandidateOutputs> runCandidate(const CubinModule& module, const LaunchPlan& plan, const OperatorCard& card,
+                                      const InputSet& set, c10::Device device, bool secondPoison,
+                                      const std::optional<MutatedArgument>& mutated)
+{
+    auto outputs = allocateOutputs(plan, device, secondPoison, initialOutput0(set, mutated));
+    if (!outputs)
+        return outputs.error();
+    const auto scratch = allocateScratch(plan, device);
+    auto launched =
+        module.launch(plan, bindingsFor(card, set.inputs, outputs.value(), scratch, mutated), currentStream());
+    if (!launched)
+        return launched.error();
+    synchronizeOrDie("candidate launch on " + set.name);
+    return outputs;
+}
+
+// A fresh tensor with the layout of `t` in new storage (so no address repeats) on t's device, values
+// drawn there to match t's range: floats normal with its mean and standard deviation, integers
+// uniform between its minimum and maximum, bools uniform.
+at::Tensor freshTensorLike(const at::Tensor& t, at::Generator& generator)
+{
+    at::Tensor out = torchinterop::cloneExact(t, t.device());
+    if (t.numel() == 0)
+        return out;
+    // An expanded (overlapping) tensor, e.g. repeat_kv's keys before their reshape, cannot be
+    // written element by element: its storage is (cloneExact gave it exactly its span, offset 0).
+    const bool overlapping = at::has_internal_overlap(out) == at::MemOverlap::Yes;
+    at::Tensor target = overlapping
+        ? out.as_strided({static_cast<std::int64_t>(out.storage().nbytes()) / out.element_size()}, {1}, 0)
+        : out;
+    const auto options = at::TensorOptions().device(t.device());
+    at::Tensor drawn;
+    if (at::isFloatingType(t.scalar_type())) {
+        const at::Tensor asFloat = t.to(at::kFloat);
+        const double mean = asFloat.mean().item<double>();
+        const double std = t.numel() > 1 ? asFloat.std().item<double>() : 1.0;
+        drawn = at::randn(target.sizes(), generator, options.dtype(at::kFloat)) * (std > 0 ? std : 1.0) + mean;
+    } else if (t.scalar_type() == at::kBool) {
+        drawn = at::randint(0, 2, target.sizes(), generator, options.dtype(at::kLong));
+    } else {
+        const at::Tensor asLong = t.to(at::kLong);
+        drawn = at::randint(asLong.min().item<std::int64_t>(), asLong.max().item<std::int64_t>() + 1, target.sizes(),
+                            generator, options.dtype(at::kLong));
+    }
+    target.copy_(drawn);
+    return out;
+}
+
+// Fresh inputs with the layouts and devices of `real`: every defined tensor in them, in lists
+// (aten::cat's tensors) and tuples too, a freshTensorLike; everything else as it is.
+std::vector<c10::IValue> freshInputsLike(const std::vector<c10::IValue>& real, at::Generator& generator)
+{
+    const auto fresh = [&generator](const at::Tensor& t) { return t.defined() ? freshTensorLike(t, generator) : t; };
+    std::vector<c10::IValue> inputs;
+    for (const c10::IValue& value : real)
+        inputs.push_back(torchinterop::mapTensors(value, fresh));
+    return inputs;
+}
+
+std::vector<at::Tensor> tensorsOf(const std::vector<c10::IValue>& values)
+{
+    std::vector<at::Tensor> tensors;
+    for (const c10::IValue& value : values) {
+        if (value.isTensor())
+            tensors.push_back(value.toTensor());
+        else if (value.isTensorList())
+            for (const at::Tensor& t : value.toTensorVector())
+                tensors.push_back(t);
+    }
+    return tensors;
+}
+
+std::vector<at::Tensor> callEager(const c10::OperatorHandle& handle, const std::vector<c10::IValue>& inputs)
+{
+    std::vector<c10::IValue> stack;
+    for (const c10::IValue& value : inputs)
+        stack.push_back(value);
+    handle.callBoxed(stack);
+    return tensorsOf(stack);
+}
+
+json checkJson(const std::string& name, bool passed, const std::string& detail)
+{
+    return json{{"name", name}, {"passed", passed}, {"detail", detail}};
+}
+
+struct Validation {
+    bool passed = true;
+    json checks = json::array();
+    json failure;
+};
+
+void fail(Validation& v, const std::string& check, const std::string& message)
+{
+    v.checks.push_back(checkJson(check, false, message));
+    if (v.passed)
+        v.failure = json{{"check", check}, {"message", message}};
+    v.passed = false;
+}
+
+Validation validate(const CubinModule& module, const LaunchPlan& plan, const OperatorCard& card,
+                    std::vector<InputSet>& sets, c10::Device device, const std::optional<MutatedArgument>& mutated)
+{
+    Validation v;
+    const OpClass opClass = opClassOf(card.op);
+    // Earlier sets stay alive while later ones run, so no two sets share input addresses (a kernel
+    // that caches results by pointer cannot pass).
+    for (InputSet& set : sets) {
+        std::vector<at::Tensor> pristine;
+        for (const at::Tensor& t : tensorsOf(set.inputs))
+            pristine.push_back(torchinterop::cloneExact(t, t.device()));
+        auto first = runCandidate(module, plan, card, set, device, false, mutated);
+        if (!first) {
+            fail(v, set.name + ": launch", first.error().toString());
+            return v;
+        }
+        if (const std::string stray = strayWrites(first.value()); !stray.empty()) {
+            fail(v, set.name + ": bounds", stray);
+            return v;
+        }
+        const std::vector<at::Tensor> inputsAfter = tensorsOf(set.inputs);
+        for (size_t i = 0; i < inputsAfter.size(); ++i) {
+            if (!bitwiseEqual(inputsAfter[i], pristine[i])) {
+                fail(v, set.name + ": inputs", "input tensor " + std::to_string(i) + " was modified by the candidate");
+                return v;
+            }
+        }
+        for (size_t o = 0; o < first->views.size(); ++o) {
+            const std::string check = set.name + ": output " + std::to_string(o);
+            if (o >= set.expected.size()) {
+                fail(v, check, "eager produced no output " + std::to_string(o));
+                return v;
+            }
+            if (first->views[o].sizes() != set.expected[o].sizes()) {
+                fail(v, check, "shape differs from eager's");
+                return v;
+            }
+            const Tolerance tolerance = toleranceFor(card.outputs.at(o).dtype, opClass);
+            double maxAbs = 0;
+            if (allWithinTolerance(first->views[o], set.expected[o], tolerance, maxAbs)) {
+                ComparisonResult passed;
+                passed.elements = first->views[o].numel();
+                passed.maxAbsError = maxAbs;
+                v.checks.push_back(checkJson(check, true, passed.describe(tolerance)));
+                continue;
+            }
+            const at::Tensor got = first->views[o].to(at::kDouble).contiguous().cpu();
+            const at::Tensor expected = set.expected[o].to(at::kDouble).contiguous().cpu();
+            const ComparisonResult result =
+                compareOutputs(got.data_ptr<double>(), expected.data_ptr<double>(), got.sizes().vec(), tolerance);
+            fail(v, check, result.describe(tolerance));
+            return v;
+        }
+        // Determinism: a second run with a different poison (an in-place output starts from the
+        // input again) must give the same bits.
+        auto second = runCandidate(module, plan, card, set, device, true, mutated);
+        if (!second) {
+            fail(v, set.name + ": second launch", second.error().toString());
+            return v;
+        }
+        for (size_t o = 0; o < second->views.size(); ++o) {
+            if (!bitwiseEqual(second->views[o], first->views[o])) {
+                fail(v, set.name + ": determinism",
+                     "output " + std::to_string(o) +
+                         " differs between two runs on the same inputs (a race, or elements left unwritten)");
+                return v;
+            }
+        }
+        v.checks.push_back(checkJson(set.name + ": determinism", true, "two runs bit-identical"));
+    }
+    return v;
+}
+
+EagerTiming summarize(std::vector<double> us, const std::string& method)
+{
+    return summarizeDurations(std::move(us), "", method);
+}
+
+json timingJson(const EagerTiming& t)
+{
+    return json{{"median_us", t.medianUs}, {"q1_us", t.q1Us}, {"q3_us", t.q3Us}, {"repetitions", t.repetitions}};
+}
+
+// Times candidate and eager on the same inputs, interleaved, each repetition a bracket.
+Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const OperatorCard& card, const InputSet& set,
+                      const c10::OperatorHandle& eager, c10::Device device, const EvalOptions& options,
+                      const std::optional<MutatedArgument>& mutated)
+{
+    static std::unique_ptr<GpuActivityTimer> cupti;
+    static std::string cuptiProblem;
+    if (!cupti && cuptiProblem.empty()) {
+        auto created = GpuActivityTimer::create();
+        if (created)
+            cupti = std::move(created.value());
+        else
+            cuptiProblem = created.error().toString();
+    }
+    auto outputs = allocateOutputs(plan, device, false, initialOutput0(set, mutated));
+    if (!outputs)
+        return outputs.error();
+    const auto scratch = allocateScratch(plan, device);
+    const LaunchBindings bindings = bindingsFor(card, set.inputs, outputs.value(), scratch, mutated);
+    // Eager writes into an in-place or out= operator's argument: it runs on copies, so the cached
+    // inputs that later candidates validate against keep their values.
+    std::vector<c10::IValue> eagerInputs = set.inputs;
+    if (mutated)
+        for (c10::IValue& value : eagerInputs)
+            value = torchinterop::cloneValue(value, device);
+    at::Tensor flush = at::empty({kL2FlushBytes}, at::TensorOptions().dtype(at::kByte).device(device));
+    const CUstream stream = currentStream();
+
+    for (int i = 0; i < options.warmup; ++i) {
+        if (auto r = module.launch(plan, bindings, stream); !r)
+            return r.error();
+        callEager(eager, eagerInputs);
+    }
+    synchronizeOrDie("warm-up");
+
+    std::vector<double> candidateCold, eagerCold, candidateWarm, eagerWarm;
+    auto measure = [&](bool flushL2, int repetitions, std::vector<double>& cand,
+                       std::vector<double>& eag) -> Result<void> {
+        std::vector<cudaEvent_t> events;
+        if (!cupti) {
+            events.resize(4 * repetitions);
+            for (cudaEvent_t& e : events)
+                cudaEventCreate(&e);
+        }
+        for (int r = 0; r < repetitions; ++r) {
+            for (int which = 0; which < 2; ++which) {
+                if (flushL2)
+                    flush.zero_();
+                const std::uint64_t tag = 1 + 2 * static_cast<std::uint64_t>(r) + which;
+                if (cupti)
+                    cupti->begin(tag);
+                else
+                    cudaEventRecord(events[2 * (tag - 1)], reinterpret_cast<cudaStream_t>(stream));
+                if (which == 0) {
+                    if (auto launched = module.launch(plan, bindings, stream); !launched)
+                        return launched.error();
+                } else {
+                    callEager(eager, eagerInputs);
+                }
+                if (cupti)
+                    cupti->end();
+                else
+                    cudaEventRecord(events[2 * (tag - 1) + 1], reinterpret_cast<cudaStream_t>(stream));
+            }
+        }
+        synchronizeOrDie("timing");
+        if (cupti) {
+            auto times = cupti->collect();
+            if (!times)
+                return times.error();
+            // Every repetition must have recorded GPU work for both: a missing bracket is a timer
+            // failure, never a zero.
+            for (int r = 0; r < repetitions; ++r) {
+                for (const std::uint64_t tag :
+                     {1 + 2 * static_cast<std::uint64_t>(r), 2 + 2 * static_cast<std::uint64_t>(r)}) {
+                    auto found = times->find(tag);
+                    if (found == times->end() || found->second.activities == 0) {
+                        const auto& stats = cupti->lastStats();
+                        return makeError(ErrorCode::Internal,
+                                         "CUPTI recorded no GPU work for repetition " + std::to_string(r) + " (" +
+                                             std::to_string(stats.activities) + " activities, " +
+                                             std::to_string(stats.correlations) + " correlations, " +
+                                             std::to_string(stats.matched) + " matched)",
+                                         "timing");
+                    }
+                }
+                cand.push_back((*times)[1 + 2 * r].gpuNs / 1000.0);
+                eag.push_back((*times)[2 + 2 * r].gpuNs / 1000.0);
+            }
+        } else {
+            for (int r = 0; r < repetitions; ++r) {
+                float ms = 0;
+                cudaEventElapsedTime(&ms, events[4 * r], events[4 * r + 1]);
+                cand.push_back(ms * 1000.0);
+                cudaEventElapsedTime(&ms, events[4 * r + 2], events[4 * r + 3]);
+                eag.push_back(ms * 1000.0);
+            }
+            for (cudaEvent_t e : events)
+                cudaEventDestroy(e);
+        }
+        return {};
+    };
+    if (auto r = measure(true, options.repetitions, candidateCold, eagerCold); !r)
+        return r.error();
+    if (auto r = measure(false, options.warmRepetitions, candidateWarm, eagerWarm); !r)
+        return r.error();
+
+    const std::string method = cupti ? "cupti kernel activity, L2 flushed" : "cuda events, L2 flushed";
+    const EagerTiming candidate = summarize(candidateCold, method);
+    const EagerTiming eagerTiming = summarize(eagerCold, method);
+    std::vector<double> ratios;
+    for (size_t i = 0; i < candidateCold.size(); ++i)
+        ratios.push_back(candidateCold[i] > 0 ? eagerCold[i] / candidateCold[i] : 0);
+
+    const EagerTiming paired = summarizeDurations(ratios, "", "paired ratio"); // the ratios' median, quartiles
+    json result{{"method", method},
+                {"candidate", timingJson(candidate)},
+                {"eager", timingJson(eagerTiming)},
+                {"candidate_warm_l2", timingJson(summarize(candidateWarm, "warm L2"))},
+                {"eager_warm_l2", timingJson(summarize(eagerWarm, "warm L2"))},
+                {"speedup", paired.medianUs},
+                {"speedup_q1", paired.q1Us},
+                {"speedup_q3", paired.q3Us},
+                {"speedup_of_medians", candidate.medianUs > 0 ? eagerTiming.medianUs / candidate.medianUs : 0}};
+    if (!cupti)
+        result["cupti_unavailable"] = cuptiProblem;
+    return result;
+}
+
+// The input sets of the card evaluated last, kept on the device between evaluations: a search
+// evaluates many candidates of one card, and loading samples and recomputing eager references
+// dominates an evaluation otherwise. The key holds everything the sets depend on (sample files
+// with their sizes and modification times, seed, number of fresh sets).
+struct CachedCardInputs {
+    std::string key;
+    std::vector<InputSet> sets;
+};
+std::optional<CachedCardInputs> g_cardInputs;
+
+void forgetCardInputs()
+{
+    g_cardInputs.reset();
+}
+
+Result<std::vector<InputSet>*> cardInputs(const fs::path& projectDir, const OperatorCard& card,
+                                          const c10::OperatorHandle& handle, const EvalOptions& options,
+                                          c10::Device device)
+{
+    std::string key = projectDir.string() + "|" + card.id + "|" + std::to_string(options.seed) + "|" +
+        std::to_string(options.freshInputSets);
+    for (const SampleRef& ref : card.samples) {
+        std::error_code ec;
+        const fs::path file = projectDir / ref.file;
+        const auto size = fs::file_size(file, ec);
+        const auto modified = fs::last_write_time(file, ec).time_since_epoch().count();
+        key += "|" + ref.file + ":" + std::to_string(size) + ":" + std::to_string(modified);
+    }
+    if (g_cardInputs && g_cardInputs->key == key)
+        return &g_cardInputs->sets;
+    g_cardInputs.reset();
+
+    std::vector<InputSet> sets;
+    for (const SampleRef& ref : card.samples) {
+        auto sample = loadSampleFile(projectDir / ref.file);
+        if (!sample)
+            return sample.error();
+        InputSet set;
+        set.name = "sample call-" + std::to_string(ref.callPosition);
+        for (const c10::IValue& value : sample->inputs)
+            set.inputs.push_back(torchinterop::cloneValue(value, device));
+        for (const at::Tensor& t : tensorsOf(sample->outputs))
+            set.expected.push_back(t.to(device));
+        sets.push_back(std::move(set));
+    }
+    at::Generator generator = at::make_generator<at::CUDAGeneratorImpl>(device.index());
+    generator.set_current_seed(options.seed);
+    try {
+        for (int k = 0; k < options.freshInputSets; ++k) {
+            InputSet set;
+            set.name = "fresh input set " + std::to_string(k + 1);
+            set.inputs = freshInputsLike(sets.front().inputs, generator);
+            std::vector<c10::IValue> copies;
+            for (const c10::IValue& value : set.inputs)
+                copies.push_back(torchinterop::cloneValue(value, device));
+            set.expected = callEager(handle, copies);
+            sets.push_back(std::move(set));
+        }
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Internal, "eager reference failed: " + torchinterop::oneLineError(e),
+                         card.qualifiedName());
+    }
+    synchronizeOrDie("eager reference");
+    g_cardInputs = CachedCardInputs{key, std::move(sets)};
+    return &g_cardInputs->sets;
+}
+
+// Device memory after an evaluation: PyTorch's live tensor bytes (which must return to the same
+// value after every candidate: the card's inputs are all that stays) and the driver's view.
+json deviceMemory(c10::Device device)
+{
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    const auto aggregate = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+    size_t free = 0;
+    size_t total = 0;
+    cudaMemGetInfo(&free, &total);
+    return json{{"allocated_bytes", stats.allocated_bytes[aggregate].current},
+                {"reserved_bytes", stats.reserved_bytes[aggregate].current},
+                {"device_used_bytes", total - free}};
+}
+
+} // namespace
+
+Result<json> describeGpu()
+{
+    if (!torch::cuda::is_available())
+        return makeError(ErrorCode::Unsupported, "no usable CUDA device", "worker");
+    const cudaDeviceProp* props = at::cuda::getDeviceProperties(0);
+    int driver = 0;
+    cudaDriverGetVersion(&driver); // 0 when it cannot say: still a stable description
+    // The versions are part of what a remembered sanitizer verdict depended on (SanitizerVerdictCache).
+    return json{{"gpu", props->name},
+                {"compute_capability", std::to_string(props->major) + "." + std::to_string(props->minor)},
+                {"architecture", "sm_" + std::to_string(props->major) + std::to_string(props->minor)},
+                {"sms", props->multiProcessorCount},
+                {"l2_bytes", props->l2CacheSize},
+                {"memory_bytes", props->totalGlobalMem},
+                {"cuda_driver", driver},
+                {"torch", TORCH_VERSION}};
+}
+
+Result<json> evaluateCandidate(const json& request)
+{
+    for (const char* field : {"project_dir", "card", "plan", "cubin_base64"}) {
+        if (!request.contains(field))
+            return makeError(ErrorCode::InvalidArgument, std::string("missing field '") + field + "'", "evaluate");
+    }
+    auto card = cardFromJson(request.at("card"), "card");
+    if (!card)
+        return card.error();
+    auto plan = parseLaunchPlan(request.at("plan"), card.value());
+    if (!plan)
+        return plan.error();
+    if (auto valid = validateLaunchPlan(plan.value(), card.value()); !valid)
+        return valid.error();
+    if (card->samples.empty())
+        return makeError(
+            ErrorCode::InvalidArgument,
+            "the card has no captured samples to validate against (" +
+                (card->samplesNote.empty() ? std::string("capture with --samples 1 or more") : card->samplesNote) + ")",
+            "card " + card->id);
+    auto cubinText = base64Decode(request.at("cubin_base64").get<std::string>());
+    if (!cubinText)
+        return cubinText.error();
+    const std::vector<std::uint8_t> cubin(cubinText->begin(), cubinText->end());
+    if (!torch::cuda::is_available())
+        return makeError(ErrorCode::Unsupported, "no usable CUDA device", "worker");
+    const EvalOptions options = parseOptions(request);
+    const c10::Device device(c10::kCUDA, 0);
+    auto handle = c10::Dispatcher::singleton().findSchema({card->op, card->overload});
+    if (!handle)
+        return makeError(ErrorCode::Unsupported, "operator not found in the dispatcher", card->qualifiedName());
+    auto mutated = mutatedArgumentOf(handle->schema(), card.value(), plan.value());
+    if (!mutated)
+        return mutated.error();
+
+    c10::InferenceMode inferenceMode;
+    PhaseClock clock;
+    cudaFree(nullptr); // makes the primary context current for the driver API
+    auto module = CubinModule::load(cubin, plan.value());
+    if (!module)
+        return module.error();
+
+    const fs::path projectDir = request.at("project_dir").get<std::string>();
+    auto inputs = cardInputs(projectDir, card.value(), *handle, options, device);
+    if (!inputs)
+        return inputs.error();
+    std::vector<InputSet>& sets = *inputs.value();
+    clock.lap("inputs_and_references");
+
+    json report{{"card", card->id}, {"op", card->qualifiedName()}, {"device", describeGpu().value()}};
+    const Validation validation = validate(module.value(), plan.value(), card.value(), sets, device, mutated.value());
+    clock.lap("validation");
+    report["phase_ms"] = clock.laps;
+    report["checks"] = validation.checks;
+    report["validated_input_sets"] = sets.size();
+    report["device_memory"] = deviceMemory(device);
+    if (!validation.passed && validation.failure.value("check", std::string()).ends_with(": inputs"))
+        forgetCardInputs(); // the candidate wrote into the cached inputs: `sets` is gone from here on
+    if (!validation.passed) {
+        report["status"] = "failed";
+        report["failure"] = validation.failure;
+        return report;
+    }
+    report["status"] = "passed";
+    if (!options.time)
+        return report;
+    auto timing =
+        timeBoth(module.value(), plan.value(), card.value(), sets.front(), *handle, device, options, mutated.value());
+    if (!timing)
+        return timing.error();
+    report["timing"] = timing.value();
+    clock.lap("timing");
+    report["phase_ms"] = clock.laps;
+    report["device_memory"] = deviceMemory(device);
+
+    const std::int64_t bytes = minimumBytesMoved(card.value(), plan.value());
+    const double medianUs = timing.value()["candidate"]["median_us"].get<double>();
+    json bandwidth{{"bytes", bytes}};
+    auto copy = deviceCopyBandwidth(0);
+    if (copy && medianUs > 0) {
+        const double achieved = static_cast<double>(bytes) / (medianUs * 1e-6); // bytes per second
+        bandwidth["achieved_gb_per_s"] = achieved / 1e9;
+        bandwidth["device_copy_gb_per_s"] = copy.value() / 1e9;
+        bandwidth["fraction_of_copy"] = achieved / copy.value();
+        if (achieved > 1.10 * copy.value()) {
+            report["status"] = "failed";
+            report["failure"] = json{{"check", "timing"},
+                                     {"message",
+                                      "timing rejected: the candidate would move " + std::to_string(bytes) +
+                                          " bytes faster than the device's measured copy bandwidth allows "
+                                          "(a measurement error, or outputs not written)"}};
+        }
+    } else if (!copy) {
+        bandwidth["unavailable"] = copy.error().toString();
+    }
+    report["bandwidth"] = bandwidth;
+    return report;
+}
+
+} // namespace kforge::core

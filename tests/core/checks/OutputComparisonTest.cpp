@@ -1,0 +1,79 @@
+#include "checks/OutputComparison.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace kforge::core;
+
+TEST(Tolerance, PerDtypeAndOpClass)
+{
+    EXPECT_TRUE(toleranceFor("int64", OpClass::Elementwise).exact);
+    EXPECT_TRUE(toleranceFor("bool", OpClass::Reduction).exact);
+    const Tolerance f32 = toleranceFor("float32", OpClass::Elementwise);
+    const Tolerance bf16 = toleranceFor("bfloat16", OpClass::Elementwise);
+    const Tolerance f16 = toleranceFor("float16", OpClass::Reduction);
+    EXPECT_LT(f32.rtol, f16.rtol);
+    EXPECT_LT(f16.rtol, bf16.rtol);
+    EXPECT_LE(toleranceFor("float32", OpClass::Elementwise).rtol, toleranceFor("float32", OpClass::Reduction).rtol);
+    EXPECT_EQ(opClassOf("aten::softmax"), OpClass::Reduction);
+    EXPECT_EQ(opClassOf("aten::group_norm"), OpClass::Reduction);
+    EXPECT_EQ(opClassOf("aten::relu"), OpClass::Elementwise);
+    EXPECT_EQ(opClassOf("aten::frobnicate"), OpClass::Other);
+}
+
+TEST(OutputComparison, PassesWithinToleranceAndReportsMaxError)
+{
+    const double expected[4] = {1.0, -2.0, 0.0, 1000.0};
+    const double got[4] = {1.0 + 5e-6, -2.0, 5e-7, 1000.0 + 5e-3};
+    const Tolerance t{1e-6, 1e-5, false};
+    const ComparisonResult r = compareOutputs(got, expected, {2, 2}, t);
+    EXPECT_TRUE(r.passed) << r.describe(t);
+    EXPECT_EQ(r.elements, 4);
+    EXPECT_NEAR(r.maxAbsError, 5e-3, 1e-12);
+}
+
+TEST(OutputComparison, ReportsFirstMismatchWithCoordinatesAndMagnitude)
+{
+    std::vector<double> expected(12, 0.5);
+    std::vector<double> got = expected;
+    got[7] = 0.75; // [1,3] in a 3x4 tensor
+    got[10] = 0.25;
+    const Tolerance t{1e-5, 1e-4, false};
+    const ComparisonResult r = compareOutputs(got.data(), expected.data(), {3, 4}, t);
+    EXPECT_FALSE(r.passed);
+    EXPECT_EQ(r.mismatches, 2);
+    EXPECT_EQ(r.firstBadIndex, 7);
+    EXPECT_EQ(r.firstBadCoordinates, (std::vector<std::int64_t>{1, 3}));
+    const std::string text = r.describe(t);
+    EXPECT_NE(text.find("2 of 12 elements differ; first at [1,3]: got 0.75, expected 0.5"), std::string::npos) << text;
+}
+
+TEST(OutputComparison, NanAndInfinityPositionsMustMatch)
+{
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    const Tolerance loose{1.0, 1.0, false};
+    const double expected[3] = {nan, inf, 1.0};
+    const double same[3] = {nan, inf, 1.0};
+    EXPECT_TRUE(compareOutputs(same, expected, {3}, loose).passed);
+    const double poisonLeft[3] = {nan, inf, nan}; // an unwritten (poisoned) output element
+    ComparisonResult r = compareOutputs(poisonLeft, expected, {3}, loose);
+    EXPECT_FALSE(r.passed);
+    EXPECT_EQ(r.firstBadIndex, 2);
+    EXPECT_EQ(r.reason, "NaN where eager has a number");
+    const double wrongInf[3] = {nan, -inf, 1.0};
+    EXPECT_FALSE(compareOutputs(wrongInf, expected, {3}, loose).passed);
+    const double numberForNan[3] = {0.0, inf, 1.0};
+    EXPECT_EQ(compareOutputs(numberForNan, expected, {3}, loose).reason, "a number where eager has NaN");
+}
+
+TEST(OutputComparison, ExactForIntegers)
+{
+    const double expected[2] = {3, 4};
+    const double got[2] = {3, 4.0000001};
+    const Tolerance exact = toleranceFor("int64", OpClass::Elementwise);
+    EXPECT_FALSE(compareOutputs(got, expected, {2}, exact).passed);
+    EXPECT_TRUE(compareOutputs(expected, expected, {2}, exact).passed);
+}
