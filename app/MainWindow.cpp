@@ -12,7 +12,6 @@
 #include "capture/OpenModelDialog.h"
 #include "cards/CardDetailsPane.h"
 #include "cards/CardsPane.h"
-#include "cast/InModelCheckTool.h"
 #include "charts/LatencyChartsPane.h"
 #include "editor/KernelEditorPane.h"
 #include "kernel/NvrtcCompiler.h"
@@ -27,8 +26,6 @@
 #include "settings/SettingsDialog.h"
 #include "status/JobStatusWidget.h"
 #include "tree/TreeGraphView.h"
-#include "util/AtomicFile.h"
-#include "util/Hash.h"
 #include "util/Version.h"
 #include "worker/WorkerClient.h"
 #include "worker/WorkerPath.h"
@@ -97,24 +94,19 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     updateProposerLabel();
     probeGpu();
     m_exportJob = new ExportJob(this);
-    m_exportPoll = new QTimer(this);
-    m_exportPoll->setInterval(250);
-    connect(m_exportPoll, &QTimer::timeout, this, [this]() {
-        const core::ExportProgress& p = m_exportJob->progress();
+    connect(m_exportJob, &ExportJob::progressChanged, this, [this](const ExportJob::Progress& p) {
         if (p.checkingModel)
             m_jobStatus->setProgress(tr("in-model check"), 0, 0);
         else if (p.cards > 0)
-            m_jobStatus->setProgress(
-                p.sanitizing > 0 ? tr("card (sanitizer on %1)").arg(p.sanitizing.load()) : tr("card"), p.card, p.cards);
+            m_jobStatus->setProgress(p.sanitizing > 0 ? tr("card (sanitizer on %1)").arg(p.sanitizing) : tr("card"),
+                                     p.card, p.cards);
     });
     connect(m_exportJob, &ExportJob::cancelled, this, [this]() {
-        m_exportPoll->stop();
         m_jobStatus->endJob(tr("Export cancelled: nothing written"));
         updateRunActions();
     });
     connect(m_exportJob, &ExportJob::finished, this,
             [this](const QString&, const QString& summary, const QString& audit) {
-                m_exportPoll->stop();
                 m_jobStatus->endJob(tr("Export finished"));
                 statusBar()->showMessage(summary, kStatusMessageMs);
                 m_logModel->appendEntries(
@@ -123,7 +115,6 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
                 updateRunActions();
             });
     connect(m_exportJob, &ExportJob::failed, this, [this](const QString& error) {
-        m_exportPoll->stop();
         m_jobStatus->endJob(tr("Export failed"));
         updateRunActions();
         reportError(tr("Export .cast"), error);
@@ -841,25 +832,17 @@ bool MainWindow::startExport(const QString& file)
 {
     if (!m_session->hasProject() || m_exportJob->isRunning() || m_optimizeJob->isRunning())
         return false;
-    core::ExportRequest request;
-    request.projectDir = m_session->projectDir().toStdString();
-    request.output = file.toStdString();
-    request.workerPath = core::workerPath(std::nullopt);
-    // As `kforge export`: the package's model runs through the runtime before it is written, and a
-    // kernel that breaks accuracy or slows the model is dropped (not run in builds without CUDA).
-    request.inModelCheck = core::runInModelCheckTool;
-    // The model goes in when its file is still the one captured; otherwise a kernels-only package
-    // (the CLI asks for --no-model instead; here the result says which it is).
-    const core::CaptureInfo& capture = m_session->project()->capture;
-    auto model = capture.modelPath.empty()
-        ? core::Result<std::string>(core::makeError(core::ErrorCode::NotFound, "none"))
-        : core::readWholeFile(capture.modelPath);
-    request.includeModel =
-        model.ok() && (capture.modelSha.empty() || core::fnv1a64Hex(model.value()) == capture.modelSha);
+    // The policy of `kforge export` (core::defaultExportRequest): min speedup, sanitizer gate,
+    // worker, and the in-model check through the runtime, which drops a kernel that breaks accuracy
+    // or slows the model (not run in builds without CUDA). One difference, as the app has no
+    // --no-model: a model file that is gone or changed since the capture makes a kernels-only
+    // package (the audit says why) instead of an error. Reading and hashing the model is the
+    // export's work, on its thread.
+    core::ExportRequest request = core::defaultExportRequest(m_session->projectDir().toStdString(), file.toStdString());
+    request.model = core::ModelInclusion::IfUnchanged;
     if (!m_exportJob->start(std::move(request)))
         return false;
     m_jobStatus->beginJob(tr("Export .cast"));
-    m_exportPoll->start();
     updateRunActions();
     return true;
 }

@@ -188,8 +188,7 @@ private:
     std::function<void(OptimizeJobRequest&)> m_optimizeCustomizer;
     SearchSettings m_searchSettings;
     QTimer* m_optimizePoll = nullptr;
-    QTimer* m_exportPoll = nullptr; // shows the running export's progress in the job status
-    qint64 m_treeFileStamp = -1;    // last-modified time (ms) of the tree file shown, -1 unknown
+    qint64 m_treeFileStamp = -1; // last-modified time (ms) of the tree file shown, -1 unknown
     QAction* m_optimizeSelectedAction = nullptr;
     QAction* m_optimizeAllAction = nullptr;
     QAction* m_stopAction = nullptr;

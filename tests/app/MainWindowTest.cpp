@@ -389,10 +389,25 @@ private Q_SLOTS:
         QVERIFY(action(window, "actionExportCast")->isEnabled());
         const QString file = m_dir.filePath(QStringLiteral("fixture.cast"));
         QSignalSpy finished(window.exportJob(), &kforge::app::ExportJob::finished);
+        // Progress comes as signals (no timer reads it), the last one before finished().
+        QList<kforge::app::ExportJob::Progress> progress;
+        const QMetaObject::Connection onProgress = connect(window.exportJob(), &kforge::app::ExportJob::progressChanged,
+                                                           this, [&](const kforge::app::ExportJob::Progress& p) {
+                                                               QCOMPARE(finished.count(), 0);
+                                                               progress << p;
+                                                           });
         QVERIFY(window.startExport(file));
         QTRY_VERIFY_WITH_TIMEOUT(!window.exportJob()->isRunning(), 120000);
         QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QStringLiteral("; "))));
         QCOMPARE(finished.count(), 1);
+        QVERIFY(!progress.isEmpty());
+        const int cardCount = static_cast<int>(project.cards.size());
+        QCOMPARE(progress.back().cards, cardCount);
+        QCOMPARE(progress.back().card, cardCount);
+        QVERIFY(!progress.back().checkingModel);
+        QCOMPARE(progress.back().sanitizing, 0);
+        QCOMPARE(window.jobStatus()->labelText(), QStringLiteral("Export finished"));
+        disconnect(onProgress);
         const QString summary = finished.at(0).at(1).toString();
         QVERIFY2(QRegularExpression(QStringLiteral("^wrote .*fixture\\.cast: 1 custom, \\d+ fallback, \\d+ bytes in "
                                                    "\\d+\\.\\d s \\(sanitizer gate \\d+\\.\\d s, in-model check "
@@ -407,6 +422,11 @@ private Q_SLOTS:
         QCOMPARE(package->header.customCount, std::uint64_t(1));
         QCOMPARE(package->audit.size(), project.cards.size());
         QVERIFY(!package->model); // the fixture's model file does not exist: kernels-only
+        // ... which the audit says first (kforge export would fail and ask for --no-model).
+        const QString audit = finished.at(0).at(2).toString();
+        QVERIFY2(audit.startsWith(QStringLiteral("kernels-only package: the project's model cannot be read (")),
+                 qPrintable(audit));
+        QVERIFY2(!audit.contains(QStringLiteral("--no-model")), qPrintable(audit));
         QFile::remove(file);
 
         // With the captured model there, File > Export runs the in-model check as `kforge export`
@@ -426,6 +446,8 @@ private Q_SLOTS:
         QVERIFY(window.startExport(file));
         QTRY_VERIFY_WITH_TIMEOUT(!window.exportJob()->isRunning(), 120000);
         QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QStringLiteral("; "))));
+        QCOMPARE(finished.count(), 2);
+        QVERIFY(!finished.at(1).at(2).toString().startsWith(QStringLiteral("kernels-only")));
         auto checked = kforge::core::openCast(file.toStdString());
         QVERIFY2(checked.ok(), checked.ok() ? "" : checked.error().toString().c_str());
         QVERIFY(checked->model.has_value());
