@@ -21,15 +21,27 @@ bool ExportJob::start(core::ExportRequest request)
         return false;
     const QString file = QString::fromStdString(request.output.string());
     m_stop = false;
-    m_progress.card = 0;
-    m_progress.cards = 0;
-    m_progress.checkingModel = false;
-    m_progress.sanitizing = 0;
-    request.progress = &m_progress;
+    m_shared.card = 0;
+    m_shared.cards = 0;
+    m_shared.checkingModel = false;
+    m_shared.sanitizing = 0;
+    // On the export's threads (a sanitizer gate's too): the newest values wait for the GUI thread.
+    // Read under the delivery's lock, so that the last post of racing threads reads the last values.
+    m_shared.changed = [this]() {
+        m_updates.post([this](Progress& waiting) {
+            waiting.card = m_shared.card;
+            waiting.cards = m_shared.cards;
+            waiting.checkingModel = m_shared.checkingModel;
+            waiting.sanitizing = m_shared.sanitizing;
+        });
+    };
+    m_progress = Progress{};
+    request.progress = &m_shared;
     request.stop = &m_stop;
     return m_job.start(
         [request = std::move(request)]() { return core::exportProject(request); },
         [this, file](core::Result<core::ExportOutcome>& outcome) {
+            m_updates.flush(); // the last progress before the end
             if (!outcome.ok()) {
                 if (outcome.error().code == core::ErrorCode::Cancelled)
                     Q_EMIT cancelled();
@@ -49,6 +61,8 @@ bool ExportJob::start(core::ExportRequest request)
                                         .arg(done.sanitizerSeconds, 0, 'f', 1)
                                         .arg(done.inModelCheckSeconds, 0, 'f', 1);
             QStringList audit;
+            if (!done.modelNote.empty())
+                audit << QString::fromStdString(done.modelNote);
             for (const core::AuditEntry& a : package.audit)
                 audit << QStringLiteral("%1  %2  %3  %4")
                              .arg(QString::fromStdString(a.cardId.substr(0, 8)), QString::fromStdString(a.op),

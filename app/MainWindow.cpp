@@ -50,7 +50,6 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QThreadPool>
-#include <QTimer>
 
 #include <filesystem>
 
@@ -97,24 +96,19 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     updateProposerLabel();
     probeGpu();
     m_exportJob = new ExportJob(this);
-    m_exportPoll = new QTimer(this);
-    m_exportPoll->setInterval(250);
-    connect(m_exportPoll, &QTimer::timeout, this, [this]() {
-        const core::ExportProgress& p = m_exportJob->progress();
+    connect(m_exportJob, &ExportJob::progressChanged, this, [this](const ExportJob::Progress& p) {
         if (p.checkingModel)
             m_jobStatus->setProgress(tr("in-model check"), 0, 0);
         else if (p.cards > 0)
-            m_jobStatus->setProgress(
-                p.sanitizing > 0 ? tr("card (sanitizer on %1)").arg(p.sanitizing.load()) : tr("card"), p.card, p.cards);
+            m_jobStatus->setProgress(p.sanitizing > 0 ? tr("card (sanitizer on %1)").arg(p.sanitizing) : tr("card"),
+                                     p.card, p.cards);
     });
     connect(m_exportJob, &ExportJob::cancelled, this, [this]() {
-        m_exportPoll->stop();
         m_jobStatus->endJob(tr("Export cancelled: nothing written"));
         updateRunActions();
     });
     connect(m_exportJob, &ExportJob::finished, this,
             [this](const QString&, const QString& summary, const QString& audit) {
-                m_exportPoll->stop();
                 m_jobStatus->endJob(tr("Export finished"));
                 statusBar()->showMessage(summary, kStatusMessageMs);
                 m_logModel->appendEntries(
@@ -123,19 +117,30 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
                 updateRunActions();
             });
     connect(m_exportJob, &ExportJob::failed, this, [this](const QString& error) {
-        m_exportPoll->stop();
         m_jobStatus->endJob(tr("Export failed"));
         updateRunActions();
         reportError(tr("Export .cast"), error);
     });
     m_optimizeJob = new OptimizeJob(this);
-    m_optimizePoll = new QTimer(this);
-    m_optimizePoll->setInterval(250);
-    connect(m_optimizePoll, &QTimer::timeout, this, &MainWindow::pollOptimize);
+    // A run of this app is followed through the job's signals (the search's own snapshots), never
+    // by reading the tree file; the last ones come before finished() and failed().
+    connect(m_optimizeJob, &OptimizeJob::progressChanged, this, [this](const OptimizeJob::Progress& p) {
+        m_cardsModel->setSearchingCard(p.cardId);
+        if (p.cardId.isEmpty())
+            return; // between cards
+        QString phase = tr("card %1 of %2 (%3): iteration %4")
+                            .arg(p.cardIndex + 1)
+                            .arg(p.cardCount)
+                            .arg(p.cardId.left(8))
+                            .arg(p.iteration);
+        if (p.bestSpeedup > 0)
+            phase += tr(", best %1x").arg(p.bestSpeedup, 0, 'f', 2);
+        if (!p.gpuWarning.isEmpty())
+            phase += tr(" (warning: %1)").arg(p.gpuWarning);
+        m_jobStatus->setProgress(phase, p.cardIndex, p.cardCount);
+    });
+    connect(m_optimizeJob, &OptimizeJob::treeSaved, this, &MainWindow::showSavedTree);
     connect(m_optimizeJob, &OptimizeJob::finished, this, [this](const QString& summary, bool stopped) {
-        m_optimizePoll->stop();
-        m_treeFileStamp = -1; // the last save may share a timestamp with the last read
-        readTreeFile(/*reportErrors=*/false);
         m_jobStatus->endJob(stopped ? tr("Search stopped") : tr("Search finished"));
         m_cardsModel->setSearchingCard(QString());
         refreshSearchSummaries();
@@ -143,9 +148,6 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
         updateRunActions();
     });
     connect(m_optimizeJob, &OptimizeJob::failed, this, [this](const QString& error) {
-        m_optimizePoll->stop();
-        m_treeFileStamp = -1; // the last save may share a timestamp with the last read
-        readTreeFile(/*reportErrors=*/false);
         m_jobStatus->endJob(tr("Search failed"));
         m_cardsModel->setSearchingCard(QString());
         refreshSearchSummaries();
@@ -163,8 +165,10 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
                    const core::EvaluationReport& evaluation) {
                 m_editorPane->setBusy(false);
                 updateRunActions();
-                if (m_treeModel->cardId() == QString::fromStdString(tree->cardId()))
+                if (m_treeModel->cardId() == QString::fromStdString(tree->cardId())) {
+                    m_treeShown = ++m_treeRequest; // newer than any read still in flight
                     showTree(tree, ValidationLogModel::entriesFromTree(*tree));
+                }
                 m_session->setCurrentNodeId(nodeId);
                 refreshSearchSummaries();
                 // The new node's compiler messages on their lines (a broken edit shows where).
@@ -624,13 +628,12 @@ void MainWindow::reportError(const QString& title, const QString& message)
 
 void MainWindow::loadTreeForCurrentCard()
 {
-    ++m_treeGeneration; // a read still in flight for the previous card is dropped
-    m_treeFileStamp = -1;
+    ++m_treeGeneration; // a read or snapshot still in flight for the previous card is dropped
     m_treeModel->clear();
     m_editorPane->clear();
     m_logModel->clear();
     m_chartsPane->clear();
-    readTreeFile(/*reportErrors=*/true);
+    readTreeFile();
 }
 
 void MainWindow::showTree(std::shared_ptr<const core::SearchTree> tree, const QList<LogEntry>& entries)
@@ -750,63 +753,63 @@ bool MainWindow::startOptimize(const QStringList& cardIds)
     if (!m_optimizeJob->start(std::move(request)))
         return false;
     m_jobStatus->beginJob(tr("Optimize"));
-    m_optimizePoll->start();
     updateRunActions();
     return true;
 }
 
-void MainWindow::pollOptimize()
+void MainWindow::showSavedTree(const QString& cardId, std::shared_ptr<const core::SearchTree> tree)
 {
-    const OptimizeJob::Progress p = m_optimizeJob->progress();
-    m_cardsModel->setSearchingCard(p.cardId);
-    if (!p.cardId.isEmpty()) {
-        QString phase = tr("card %1 of %2 (%3): iteration %4")
-                            .arg(p.cardIndex + 1)
-                            .arg(p.cardCount)
-                            .arg(p.cardId.left(8))
-                            .arg(p.iteration);
-        if (p.bestSpeedup > 0)
-            phase += tr(", best %1x").arg(p.bestSpeedup, 0, 'f', 2);
-        if (!p.gpuWarning.isEmpty())
-            phase += tr(" (warning: %1)").arg(p.gpuWarning);
-        m_jobStatus->setProgress(phase, p.cardIndex, p.cardCount);
-    }
-    if (p.cardId == m_session->currentCardId())
-        readTreeFile(/*reportErrors=*/false);
+    if (!tree || cardId != m_session->currentCardId())
+        return; // another card's: the cards table hears of it when the run ends
+    const quint64 generation = m_treeGeneration;
+    const quint64 request = ++m_treeRequest;
+    QPointer<MainWindow> self(this);
+    QThreadPool::globalInstance()->start([self, tree, generation, request]() {
+        // Pure, on an immutable snapshot: fine off the GUI thread.
+        auto entries = std::make_shared<QList<LogEntry>>(ValidationLogModel::entriesFromTree(*tree));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, tree, entries, generation, request]() {
+                if (!self || !self->isNewestTree(generation, request))
+                    return;
+                self->showTree(tree, *entries);
+            },
+            Qt::QueuedConnection);
+    });
 }
 
-void MainWindow::readTreeFile(bool reportErrors)
+bool MainWindow::isNewestTree(quint64 generation, quint64 request)
+{
+    if (generation != m_treeGeneration || request <= m_treeShown)
+        return false; // another card was selected, or a newer tree is shown already
+    m_treeShown = request;
+    return true;
+}
+
+void MainWindow::readTreeFile()
 {
     const QString cardId = m_session->currentCardId();
     if (cardId.isEmpty() || !m_session->hasProject())
         return;
     const std::filesystem::path file =
         core::TreeStore::defaultPath(m_session->projectDir().toStdString(), cardId.toStdString());
-    const QFileInfo info(QString::fromStdString(file.string()));
-    if (!info.exists())
-        return; // not searched yet: the tree pane stays empty
-    // Modification time (ms) and size: the search rewrites the file after every node.
-    const qint64 stamp = info.lastModified().toMSecsSinceEpoch() * 1000 + info.size() % 1000;
-    if (stamp == m_treeFileStamp)
-        return;
-    m_treeFileStamp = stamp;
+    if (!QFileInfo::exists(QString::fromStdString(file.string())))
+        return;                                  // not searched yet: the tree pane stays empty
     const quint64 generation = m_treeGeneration; // a card change in between drops the result
+    const quint64 request = ++m_treeRequest;     // a snapshot shown meanwhile is newer: drops it too
     QPointer<MainWindow> self(this);
-    QThreadPool::globalInstance()->start([self, file, generation, reportErrors]() {
+    QThreadPool::globalInstance()->start([self, file, generation, request]() {
         auto loaded = std::make_shared<core::Result<core::SearchTree>>(core::TreeStore(file).load());
         auto entries = std::make_shared<QList<LogEntry>>();
         if (loaded->ok())
             *entries = ValidationLogModel::entriesFromTree(loaded->value()); // pure: fine off the GUI thread
         QMetaObject::invokeMethod(
             qApp,
-            [self, loaded, entries, generation, reportErrors]() {
-                if (!self || generation != self->m_treeGeneration)
-                    return; // the window is gone, or another card was selected meanwhile
+            [self, loaded, entries, generation, request]() {
+                if (!self || !self->isNewestTree(generation, request))
+                    return; // the window is gone, another card was selected, or a newer tree is shown
                 if (!loaded->ok()) {
-                    if (reportErrors)
-                        self->reportError(tr("Open Search Tree"), fromStd(loaded->error().toString()));
-                    else
-                        self->m_treeFileStamp = -1; // a read racing a save: the next poll reads again
+                    self->reportError(tr("Open Search Tree"), fromStd(loaded->error().toString()));
                     return;
                 }
                 self->showTree(std::make_shared<const core::SearchTree>(std::move(loaded->value())), *entries);
@@ -841,25 +844,17 @@ bool MainWindow::startExport(const QString& file)
 {
     if (!m_session->hasProject() || m_exportJob->isRunning() || m_optimizeJob->isRunning())
         return false;
-    core::ExportRequest request;
-    request.projectDir = m_session->projectDir().toStdString();
-    request.output = file.toStdString();
-    request.workerPath = core::workerPath(std::nullopt);
-    // As `kforge export`: the package's model runs through the runtime before it is written, and a
-    // kernel that breaks accuracy or slows the model is dropped (not run in builds without CUDA).
-    request.inModelCheck = core::runInModelCheckTool;
-    // The model goes in when its file is still the one captured; otherwise a kernels-only package
-    // (the CLI asks for --no-model instead; here the result says which it is).
-    const core::CaptureInfo& capture = m_session->project()->capture;
-    auto model = capture.modelPath.empty()
-        ? core::Result<std::string>(core::makeError(core::ErrorCode::NotFound, "none"))
-        : core::readWholeFile(capture.modelPath);
-    request.includeModel =
-        model.ok() && (capture.modelSha.empty() || core::fnv1a64Hex(model.value()) == capture.modelSha);
+    // The policy of `kforge export` (core::defaultExportRequest): min speedup, sanitizer gate,
+    // worker, and the in-model check through the runtime, which drops a kernel that breaks accuracy
+    // or slows the model (not run in builds without CUDA). One difference, as the app has no
+    // --no-model: a model file that is gone or changed since the capture makes a kernels-only
+    // package (the audit says why) instead of an error. Reading and hashing the model is the
+    // export's work, on its thread.
+    core::ExportRequest request = core::defaultExportRequest(m_session->projectDir().toStdString(), file.toStdString());
+    request.model = core::ModelInclusion::IfUnchanged;
     if (!m_exportJob->start(std::move(request)))
         return false;
     m_jobStatus->beginJob(tr("Export .cast"));
-    m_exportPoll->start();
     updateRunActions();
     return true;
 }

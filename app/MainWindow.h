@@ -20,7 +20,6 @@ class QAction;
 class QDockWidget;
 class QLabel;
 class QMenu;
-class QTimer;
 
 namespace kforge::core {
 class SearchTree;
@@ -130,11 +129,19 @@ private:
     void reportError(const QString& title, const QString& message);
     /// Clears the tree, editor, log and charts and reads the new current card's tree.
     void loadTreeForCurrentCard();
-    /// Reads the current card's search tree file (docs/search.md) on a pool thread when it changed
-    /// since the last read, and shows it; a newer card selection supersedes a read in flight.
-    /// `reportErrors`: a damaged file is a dialog (opening a card) or retried at the next poll (a
-    /// run saving it meanwhile).
-    void readTreeFile(bool reportErrors);
+    /// Opening a card: reads its search tree file (docs/search.md) on a pool thread and shows it; a
+    /// damaged file is a dialog. A newer card selection, or a newer snapshot of a run, supersedes a
+    /// read in flight. The file is read only then: a run of this app comes as snapshots
+    /// (showSavedTree), and a run of another process (kforge optimize on the same project) is not
+    /// followed live: selecting the card again reads what it saved so far.
+    void readTreeFile();
+    /// OptimizeJob::treeSaved: shows the snapshot when it is the current card's, its log entries
+    /// computed on a pool thread first (no file read; the tree is shared, not copied).
+    void showSavedTree(const QString& cardId, std::shared_ptr<const core::SearchTree> tree);
+    /// For a tree arriving from the pool (file read or snapshot) tagged with the card generation
+    /// and the request number it was started with: true (and it is now the shown one) when it is
+    /// still the current card's and newer than the tree shown.
+    bool isNewestTree(quint64 generation, quint64 request);
     /// The tree in the tree pane (reset for a new card, updated for the same card grown), the log
     /// `entries` and the charts.
     void showTree(std::shared_ptr<const core::SearchTree> tree, const QList<LogEntry>& entries);
@@ -145,9 +152,6 @@ private:
     /// Run > Re-benchmark Node with the node's own source).
     void benchmarkAsChild(const QString& source, const QString& planJson, const QString& parentNodeId,
                           const QString& transformation);
-    /// While a run goes: status line from the job's progress, and the current card's tree re-read
-    /// when its file changed (the search saves it after every node).
-    void pollOptimize();
     void updateRunActions();
     /// Re-reads every card's tree on a pool thread for the cards table's search columns and the
     /// per-card speedup chart.
@@ -187,14 +191,13 @@ private:
     QAction* m_exportAction = nullptr;
     std::function<void(OptimizeJobRequest&)> m_optimizeCustomizer;
     SearchSettings m_searchSettings;
-    QTimer* m_optimizePoll = nullptr;
-    QTimer* m_exportPoll = nullptr; // shows the running export's progress in the job status
-    qint64 m_treeFileStamp = -1;    // last-modified time (ms) of the tree file shown, -1 unknown
     QAction* m_optimizeSelectedAction = nullptr;
     QAction* m_optimizeAllAction = nullptr;
     QAction* m_stopAction = nullptr;
     QAction* m_rebenchmarkAction = nullptr;
-    quint64 m_treeGeneration = 0;
+    quint64 m_treeGeneration = 0;    // bumped per card change; a tree read or snapshot of another is dropped
+    quint64 m_treeRequest = 0;       // bumped per tree read or snapshot started
+    quint64 m_treeShown = 0;         // the request whose tree is shown; an older one arriving later is dropped
     quint64 m_summaryGeneration = 0; // bumped per tree read; an older read's result is dropped
     QMenu* m_recentMenu = nullptr;
     QAction* m_openModelAction = nullptr;

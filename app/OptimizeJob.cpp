@@ -2,6 +2,7 @@
 
 #include "engine/OptimizeDriver.h"
 #include "model/NodeRanking.h"
+#include "model/SearchTree.h"
 
 #include <QThread>
 
@@ -65,14 +66,12 @@ bool OptimizeJob::start(OptimizeJobRequest request)
     if (m_job.isRunning())
         return false;
     m_stopRequested = false;
-    {
-        std::lock_guard lock(m_mutex);
-        m_progress = Progress{};
-        m_progress.cardCount = static_cast<int>(request.cards.size());
-    }
+    m_progress = Progress{};
+    m_progress.cardCount = static_cast<int>(request.cards.size());
     return m_job.start(
         [this, request = std::move(request)]() {
             RunOutcome out;
+            QString gpuWarning; // shown with every progress update of the run
             core::OptimizeRequest job;
             job.projectDir = request.projectDir.toStdString();
             job.cards = request.cards;
@@ -100,8 +99,7 @@ bool OptimizeJob::start(OptimizeJobRequest request)
                     warnings << fromStd(warning);
                 if (!warnings.isEmpty()) {
                     out.lines << warnings;
-                    std::lock_guard lock(m_mutex);
-                    m_progress.gpuWarning = warnings.join(QStringLiteral("; "));
+                    gpuWarning = warnings.join(QStringLiteral("; "));
                 }
             }
             core::OptimizeDriver driver(std::move(job));
@@ -114,6 +112,26 @@ bool OptimizeJob::start(OptimizeJobRequest request)
             core::OptimizeEvents events;
             events.note = [&out](const std::string& line) { out.lines << fromStd(line); };
             events.cardFinished = [&out](const core::CardOutcome& card) { out.lines << outcomeLine(card); };
+            // On the search thread: the snapshot (already a copy) and the progress wait for the GUI
+            // thread, replacing older ones that have not been delivered yet.
+            events.treeSaved = [this](const std::string& cardId, std::shared_ptr<const core::SearchTree> tree) {
+                std::shared_ptr<const core::SearchTree> replaced; // freed outside the lock
+                m_updates.post([&](Updates& waiting) {
+                    std::shared_ptr<const core::SearchTree>& slot = waiting.trees[cardId];
+                    replaced = std::move(slot);
+                    slot = std::move(tree);
+                });
+            };
+            events.progressChanged = [this, &gpuWarning](const core::OptimizeProgress& now) {
+                Progress p;
+                p.cardId = fromStd(now.cardId);
+                p.cardIndex = now.cardIndex;
+                p.cardCount = now.cardCount;
+                p.iteration = now.iteration;
+                p.bestSpeedup = now.bestSpeedup;
+                p.gpuWarning = gpuWarning;
+                m_updates.post([&](Updates& waiting) { waiting.progress = std::move(p); });
+            };
             auto summary = driver.run(events);
             {
                 std::lock_guard lock(m_mutex);
@@ -136,6 +154,7 @@ bool OptimizeJob::start(OptimizeJobRequest request)
             return out;
         },
         [this](RunOutcome& out) {
+            m_updates.flush(); // the last snapshots and progress before the end
             if (out.error.isEmpty())
                 Q_EMIT finished(out.lines.join(QLatin1Char('\n')), out.stopped);
             else
@@ -151,18 +170,14 @@ void OptimizeJob::stop()
         m_driver->requestStop();
 }
 
-OptimizeJob::Progress OptimizeJob::progress() const
+void OptimizeJob::deliverUpdates(Updates& updates)
 {
-    std::lock_guard lock(m_mutex);
-    Progress p = m_progress;
-    if (m_driver) {
-        const core::OptimizeProgress now = m_driver->progress();
-        p.cardId = QString::fromStdString(now.cardId);
-        p.cardIndex = now.cardIndex;
-        p.iteration = now.iteration;
-        p.bestSpeedup = now.bestSpeedup;
+    for (auto& [cardId, tree] : updates.trees)
+        Q_EMIT treeSaved(fromStd(cardId), std::move(tree));
+    if (updates.progress) {
+        m_progress = std::move(*updates.progress);
+        Q_EMIT progressChanged(m_progress);
     }
-    return p;
 }
 
 } // namespace kforge::app

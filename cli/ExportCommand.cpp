@@ -1,5 +1,5 @@
 // kforge export: packages the best proven kernel of every card of a project into a .cast file
-// (docs/cast-format.md, "Export"). The work is core/cast/ExportDriver (shared with the desktop app);
+// (docs/cast-format.md, "Export"). The work is core/engine/ExportDriver (shared with the desktop app);
 // this file parses the flags, resolves --cards prefixes and prints the audit.
 
 #include "Commands.h"
@@ -105,7 +105,10 @@ int runExportCommand(const std::vector<std::string>& args)
     if (!parser.value("--output"))
         return fail("export: -o FILE.cast is required (see 'kforge export --help')", 2);
 
-    core::ExportRequest request;
+    const fs::path projectDir = parser.positionals().front();
+    const fs::path output = *parser.value("--output");
+    // The policy both front ends start from (core/engine/ExportDriver.h); the flags change it.
+    core::ExportRequest request = core::defaultExportRequest(projectDir, output);
     if (auto text = parser.value("--min-speedup"); text &&
         (!core::parseNumber(*text, request.minSpeedup) || !std::isfinite(request.minSpeedup) ||
          request.minSpeedup <= 0))
@@ -129,8 +132,6 @@ int runExportCommand(const std::vector<std::string>& args)
             request.architectures.push_back(arch);
     }
 
-    const fs::path projectDir = parser.positionals().front();
-    const fs::path output = *parser.value("--output");
     auto project = core::openProject(projectDir);
     if (!project)
         return fail(project.error().toString());
@@ -143,16 +144,14 @@ int runExportCommand(const std::vector<std::string>& args)
         if (std::find(request.cardIds.begin(), request.cardIds.end(), card->id) == request.cardIds.end())
             request.cardIds.push_back(card->id);
     }
-    request.projectDir = projectDir;
-    request.output = output;
-    request.includeModel = !parser.has("--no-model");
-    request.workerPath = core::workerPath(parser.value("--worker"));
+    if (parser.has("--no-model"))
+        request.model = core::ModelInclusion::Omitted;
+    if (parser.value("--worker"))
+        request.workerPath = core::workerPath(parser.value("--worker"));
     if (parser.has("--no-model-check"))
         request.inModelCheck = [](const fs::path&, const core::CaptureInfo&) {
             return core::InModelCheck{false, false, "skipped (--no-model-check)", {}};
         };
-    else
-        request.inModelCheck = core::runInModelCheckTool;
     auto outcome = runWithProgress(signals, request, ::isatty(STDERR_FILENO));
     if (!outcome)
         return fail(outcome.error().toString(), outcome.error().code == core::ErrorCode::Cancelled ? 130 : 1);

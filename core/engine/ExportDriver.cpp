@@ -3,12 +3,14 @@
 #include "cast/CastReader.h"
 #include "cast/CastWriter.h"
 #include "cast_export/SanitizerVerdictCache.h"
+#include "engine/InModelCheckTool.h"
 #include "evaluation/CandidateBench.h"
 #include "evaluation/SanitizerTool.h"
 #include "kernel/CachingCompiler.h"
 #include "model/EvaluationReport.h"
 #include "project/ProjectStore.h"
 #include "protocol/WorkerClient.h"
+#include "protocol/WorkerPath.h"
 #include "util/AtomicFile.h"
 #include "util/CacheDirectory.h"
 #include "util/Hash.h"
@@ -102,13 +104,17 @@ public:
             std::lock_guard lock(m_mutex);
             if (m_running++ == 0)
                 m_busySince = std::chrono::steady_clock::now();
-            if (m_progress)
+            if (m_progress) {
                 m_progress->sanitizing = m_running;
+                m_progress->notifyChanged();
+            }
         }
         Result<SanitizerVerdict> verdict = verdictFor(card, node);
         std::lock_guard lock(m_mutex);
-        if (m_progress)
+        if (m_progress) {
             m_progress->sanitizing = m_running - 1;
+            m_progress->notifyChanged();
+        }
         if (--m_running == 0)
             m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - m_busySince).count();
         return verdict;
@@ -294,7 +300,42 @@ Result<InModelCheck> runInModelCheck(const ExportRequest& request, const CastPac
     return check;
 }
 
+// The captured model's bytes, read (and hashed, against the captured hash) on the export's thread;
+// else why it cannot go into the package. `hint` (kforge export's way out: --no-model) ends the
+// message when it is given.
+Result<std::string> readCapturedModel(const fs::path& projectDir, const CaptureInfo& capture, bool hint)
+{
+    const std::string kernelsOnly = hint ? "; pass --no-model for a kernels-only package" : "";
+    const std::string& modelPath = capture.modelPath;
+    if (modelPath.empty())
+        return makeError(ErrorCode::NotFound, "no model_path recorded" + kernelsOnly,
+                         (projectDir / ProjectPaths::kProjectFile).string());
+    auto model = readWholeFile(modelPath);
+    if (!model)
+        return makeError(ErrorCode::NotFound,
+                         "the project's model cannot be read (" + model.error().message + ")" + kernelsOnly, modelPath);
+    if (!capture.modelSha.empty()) {
+        const std::string hash = fnv1a64Hex(model.value());
+        if (hash != capture.modelSha)
+            return makeError(ErrorCode::InvalidArgument,
+                             "the model changed since it was captured (fnv1a64 " + hash + ", the project has " +
+                                 capture.modelSha + ")" + (hint ? "; capture it again, or pass --no-model" : ""),
+                             modelPath);
+    }
+    return model;
+}
+
 } // namespace
+
+ExportRequest defaultExportRequest(fs::path projectDir, fs::path output)
+{
+    ExportRequest request;
+    request.projectDir = std::move(projectDir);
+    request.output = std::move(output);
+    request.workerPath = workerPath(std::nullopt);
+    request.inModelCheck = runInModelCheckTool;
+    return request;
+}
 
 const char* sanitizeModeName(SanitizeMode mode)
 {
@@ -334,24 +375,15 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
     options.minSpeedup = request.minSpeedup;
     options.cardIds = request.cardIds;
     options.architectures = request.architectures;
-    if (request.includeModel) {
-        const std::string& modelPath = project->capture.modelPath;
-        if (modelPath.empty())
-            return makeError(ErrorCode::NotFound, "no model_path recorded; pass --no-model for a kernels-only package",
-                             (projectDir / ProjectPaths::kProjectFile).string());
-        auto model = readWholeFile(modelPath);
-        if (!model)
-            return makeError(ErrorCode::NotFound,
-                             "the project's model cannot be read (" + model.error().message +
-                                 "); pass --no-model for a kernels-only package",
-                             modelPath);
-        if (!project->capture.modelSha.empty() && fnv1a64Hex(model.value()) != project->capture.modelSha)
-            return makeError(ErrorCode::InvalidArgument,
-                             "the model changed since it was captured (fnv1a64 " + fnv1a64Hex(model.value()) +
-                                 ", the project has " + project->capture.modelSha +
-                                 "); capture it again, or pass --no-model",
-                             modelPath);
-        options.model = std::move(model.value());
+    std::string modelNote;
+    if (request.model != ModelInclusion::Omitted) {
+        auto model = readCapturedModel(projectDir, project->capture, request.model == ModelInclusion::Required);
+        if (model)
+            options.model = std::move(model.value());
+        else if (request.model == ModelInclusion::Required)
+            return model.error();
+        else
+            modelNote = "kernels-only package: " + model.error().message;
     }
 
     auto trees = loadProjectTrees(projectDir, project.value());
@@ -388,6 +420,7 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
         if (request.progress) {
             request.progress->cards = static_cast<int>(count);
             request.progress->card = static_cast<int>(index) + 1;
+            request.progress->notifyChanged();
         }
         return !stopRequested();
     };
@@ -400,13 +433,17 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
         return makeError(bytes.error().code, bytes.error().toString(), output.string());
     if (stopRequested())
         return makeError(ErrorCode::Cancelled, "export cancelled: nothing written", "before the in-model check");
-    if (request.progress)
+    if (request.progress) {
         request.progress->checkingModel = true;
+        request.progress->notifyChanged();
+    }
     const auto checkStarted = std::chrono::steady_clock::now();
     auto check = runInModelCheck(request, exported->package, bytes.value(), project->capture);
     const double inModelCheckSeconds = secondsSince(checkStarted);
-    if (request.progress)
+    if (request.progress) {
         request.progress->checkingModel = false;
+        request.progress->notifyChanged();
+    }
     if (!check)
         return check.error();
     applyInModelCheck(exported.value(), std::move(check.value()));
@@ -427,6 +464,7 @@ Result<ExportOutcome> exportProject(const ExportRequest& request)
     outcome.sanitizerSeconds = gate.seconds();
     outcome.inModelCheckSeconds = inModelCheckSeconds;
     outcome.totalSeconds = secondsSince(started);
+    outcome.modelNote = std::move(modelNote);
     return outcome;
 }
 

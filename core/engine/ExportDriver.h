@@ -16,6 +16,7 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,13 +29,33 @@ const char* sanitizeModeName(SanitizeMode mode); // "auto", "on", "off"
 /// inputs. Provided by builds that have libkforge_runtime (cast_run/InModelCheckRun.h).
 using InModelChecker = std::function<InModelCheck(const std::filesystem::path& package, const CaptureInfo& capture)>;
 
-/// Where a running export is, for a progress line or bar: written by the export's thread, read by
-/// any other.
+/// Where a running export is, for a progress line or bar: written by the export's threads, read by
+/// any other (the CLI polls it). `changed`, when set before the export starts, is called after each
+/// change on the thread that made it: the export's, or a sanitizer gate's (several with
+/// --sanitize-jobs, so it must be thread-safe); it must be quick (the desktop app hands the values
+/// on to its GUI thread).
 struct ExportProgress {
     std::atomic<int> card{0};               // cards looked at so far (the one in work included)
     std::atomic<int> cards{0};              // cards of the project; 0 before the project is read
     std::atomic<bool> checkingModel{false}; // the in-model check runs
     std::atomic<int> sanitizing{0};         // kernels whose sanitizer gate runs now (--sanitize-jobs at most)
+    std::function<void()> changed;
+
+    void notifyChanged() const
+    {
+        if (changed)
+            changed();
+    }
+};
+
+/// What the export does with the project's model (CaptureInfo::modelPath). Reading it and comparing
+/// its hash with the captured one (CaptureInfo::modelSha, fnv1a64) is the export's own work, done on
+/// the thread that runs exportProject (the model may be gigabytes: never a GUI thread's work).
+enum class ModelInclusion {
+    Required,    // in the package; a model that is missing or changed since the capture fails the export
+    IfUnchanged, // in the package when its file is still the captured one, else a kernels-only package
+                 // and ExportOutcome::modelNote says why (File > Export .cast)
+    Omitted,     // a kernels-only package (kforge export --no-model)
 };
 
 struct ExportRequest {
@@ -51,7 +72,7 @@ struct ExportRequest {
     /// CUDA context each (the validation's worker and four compute-sanitizer tools, which reach
     /// their targets through local ports), so the default stays at one.
     int sanitizeJobs = 1;
-    bool includeModel = true;
+    ModelInclusion model = ModelInclusion::Required;
     std::string workerPath;             // kforge-worker for the sanitizer gate
     InModelChecker inModelCheck;        // empty: the check is not run (said in the audit)
     ExportProgress* progress = nullptr; // updated when given; must outlive the call
@@ -69,9 +90,20 @@ struct ExportOutcome {
     double sanitizerSeconds = 0;
     double inModelCheckSeconds = 0;
     double totalSeconds = 0;
+    /// ModelInclusion::IfUnchanged only: why the model is not in the package ("the model changed
+    /// since it was captured ..."); empty when it is in, or was left out on request.
+    std::string modelNote;
 };
 
-/// Errors are one line: the project, a missing/changed model (unless !includeModel), an output
+/// The request `kforge export` and File > Export .cast both start from, so that the export policy
+/// is spelled once: the defaults above (kDefaultMinSpeedup, every card, each node's measured
+/// architecture, the sanitizer gate on Auto reusing earlier verdicts, one gate at a time, the model
+/// required), the default kforge-worker (workerPath(nullopt): $KFORGE_WORKER, else next to the
+/// executable) and the in-model check through kforge-cast-run (runInModelCheckTool). A front end
+/// changes only what its user chose (flags, a menu).
+ExportRequest defaultExportRequest(std::filesystem::path projectDir, std::filesystem::path output);
+
+/// Errors are one line: the project, a missing/changed model (ModelInclusion::Required), an output
 /// that exists and is not a .cast, a compile or sanitizer infrastructure failure, a write error.
 Result<ExportOutcome> exportProject(const ExportRequest& request);
 

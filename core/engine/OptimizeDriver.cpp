@@ -89,7 +89,7 @@ Result<SearchTree> OptimizeDriver::openTree(const OperatorCard& card, const Tree
 }
 
 CardOutcome OptimizeDriver::searchCard(const OperatorCard& card, std::size_t index, SearchTree tree,
-                                       const TreeStore& store)
+                                       const TreeStore& store, const OptimizeEvents& events)
 {
     CardOutcome outcome;
     outcome.cardId = card.id;
@@ -127,13 +127,26 @@ CardOutcome OptimizeDriver::searchCard(const OperatorCard& card, std::size_t ind
         proposer = std::make_unique<BuiltinProposer>(card);
     }
 
-    SearchRun run(std::move(tree), store, *proposer, evaluators, SearchRunOptions{m_request.budget, {}, {}, {}});
+    SearchRunOptions options;
+    options.budget = m_request.budget;
+    if (events.treeSaved || events.progressChanged) {
+        // On the search thread, after each save: one copy of the tree per event, shared from then on.
+        options.onSaved = [this, &events, &card](const SearchTree& saved) {
+            if (events.treeSaved)
+                events.treeSaved(card.id, std::make_shared<const SearchTree>(saved));
+            if (events.progressChanged)
+                events.progressChanged(progress());
+        };
+    }
+    SearchRun run(std::move(tree), store, *proposer, evaluators, std::move(options));
     {
         std::lock_guard lock(m_mutex);
         m_active = &run;
         m_progress.cardId = card.id;
         m_progress.cardIndex = static_cast<int>(index);
     }
+    if (events.progressChanged)
+        events.progressChanged(progress());
     if (m_stopRequested)
         run.requestStop(); // a stop that came between the caller's check and m_active
     auto result = run.run();
@@ -142,6 +155,8 @@ CardOutcome OptimizeDriver::searchCard(const OperatorCard& card, std::size_t ind
         m_active = nullptr;
         m_progress.cardId.clear();
     }
+    if (events.progressChanged)
+        events.progressChanged(progress());
     outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!result) {
         outcome.error = result.error().toString();
@@ -184,7 +199,7 @@ Result<OptimizeSummary> OptimizeDriver::run(const OptimizeEvents& events)
         auto tree = openTree(card, store, events);
         if (!tree)
             return tree.error();
-        summary.cards.push_back(searchCard(card, i, std::move(tree.value()), store));
+        summary.cards.push_back(searchCard(card, i, std::move(tree.value()), store, events));
         if (events.cardFinished)
             events.cardFinished(summary.cards.back());
     }

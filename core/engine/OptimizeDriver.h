@@ -6,7 +6,9 @@
 //
 // Contracts:
 // - run() blocks; call it on a thread of the caller's choosing (not a GUI thread). The events are
-//   called on that thread. requestStop() and progress() may be called from any thread meanwhile.
+//   called on that thread (OptimizeEvents: also a snapshot of each card's tree after every saved
+//   node, for a live view without reading the tree file). requestStop() and progress() may be
+//   called from any thread meanwhile.
 // - run() holds the project's writer lock (project/ProjectLock.h) for its whole duration; another
 //   writer makes it fail at once, naming the holder.
 // - A card whose search fails (an error, or a tree that is only a failed root) does not stop the
@@ -98,20 +100,31 @@ struct OptimizeSummary {
     std::string failureList() const;
 };
 
-struct OptimizeEvents {
-    /// A line worth showing as the job goes ("<label>: retrying the root ...", "<label>: the old
-    /// search tree is kept as <path>").
-    std::function<void(const std::string&)> note;
-    /// A card's search ended (also when it failed).
-    std::function<void(const CardOutcome&)> cardFinished;
-};
-
 struct OptimizeProgress {
     std::string cardId; // empty between cards
     int cardIndex = 0;
     int cardCount = 0;
     int iteration = 0;      // nodes in the current card's tree
     double bestSpeedup = 0; // of the current card, 0 until one is measured
+};
+
+/// What a front end hears while run() works. Every event is called on run()'s thread and the
+/// search waits for it: keep them short (hand the value on to another thread). Null events are
+/// skipped, and cost nothing: the tree is copied for treeSaved only when it is set.
+struct OptimizeEvents {
+    /// A line worth showing as the job goes ("<label>: retrying the root ...", "<label>: the old
+    /// search tree is kept as <path>").
+    std::function<void(const std::string&)> note;
+    /// A card's search ended (also when it failed).
+    std::function<void(const CardOutcome&)> cardFinished;
+    /// A node of card `cardId` was recorded and its tree saved (after every node, as the tree file
+    /// changes): `tree` is a copy of the tree as saved, made once per event on the search thread
+    /// and never changed afterwards, so it may be shared with any thread. Pending nodes in it are
+    /// candidates still in flight.
+    std::function<void(const std::string& cardId, std::shared_ptr<const SearchTree> tree)> treeSaved;
+    /// progress() changed: a card's search starts, a node was saved (right after treeSaved), a
+    /// card's search ended (cardId empty again).
+    std::function<void(const OptimizeProgress&)> progressChanged;
 };
 
 class OptimizeDriver {
@@ -130,7 +143,8 @@ public:
     OptimizeProgress progress() const;
 
 private:
-    CardOutcome searchCard(const OperatorCard& card, std::size_t index, SearchTree tree, const TreeStore& store);
+    CardOutcome searchCard(const OperatorCard& card, std::size_t index, SearchTree tree, const TreeStore& store,
+                           const OptimizeEvents& events);
     Result<SearchTree> openTree(const OperatorCard& card, const TreeStore& store, const OptimizeEvents& events);
 
     OptimizeRequest m_request;

@@ -229,6 +229,8 @@ Result<SearchOutcome> SearchRun::runSequential()
             return saved.error();
         ++outcome.nodesAdded;
         publishProgress();
+        if (m_options.onSaved)
+            m_options.onSaved(m_tree);
     }
 
     finishOutcome(outcome);
@@ -267,6 +269,8 @@ Result<SearchOutcome> SearchRun::runParallel()
             return saved.error();
         ++outcome.nodesAdded;
         publishProgress();
+        if (m_options.onSaved)
+            m_options.onSaved(m_tree);
         return {};
     };
     auto stopDispatching = [&](std::optional<StopReason> reason, std::optional<Error> error = std::nullopt) {

@@ -10,6 +10,8 @@
 // Cancellation: the stop flag is polled before every iteration and handed to the proposer and
 // the evaluator, which may abandon their call (ErrorCode::Cancelled); the candidate in flight is
 // then dropped. The flag is sticky: a stopped SearchRun stays stopped.
+// Observing: SearchRunOptions::onSaved sees the tree after every save, on the run() thread (the
+// desktop app's live tree, core/engine/OptimizeDriver.h).
 // Crash safety: the tree is saved after every node, so a kill loses at most the candidate in
 // flight; load the file again (TreeStore::openForRun with resume) and run() continues with the
 // same RNG state, so a resumed run with a deterministic proposer and evaluator ends with the same
@@ -53,6 +55,11 @@ struct SearchRunOptions {
     std::function<std::int64_t()> nowUnixMs;
     /// Clock of the wall-time budget. Default: std::chrono::steady_clock::now.
     std::function<std::chrono::steady_clock::time_point()> steadyNow;
+    /// Called on the run() thread after each node's final status is recorded and the tree saved
+    /// with it (a node abandoned by a stop included), with the tree as saved: its Pending nodes are
+    /// the candidates still in flight. The reference is valid only during the call; the run waits
+    /// for the callback, so keep it short (copy the tree, hand it on). Null: nothing is called.
+    std::function<void(const SearchTree&)> onSaved;
 };
 
 struct SearchOutcome {

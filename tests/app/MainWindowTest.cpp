@@ -9,6 +9,7 @@
 #include "app/OptimizeJob.h"
 #include "cast/CastReader.h"
 #include "engine/InModelCheckTool.h"
+#include "model/SearchTreeJson.h"
 #include "models/CardsTableModel.h"
 #include "models/LatencySeriesModel.h"
 #include "models/SearchTreeModel.h"
@@ -50,6 +51,10 @@
 #include <QThread>
 #include <QTimer>
 
+#include <algorithm>
+#include <memory>
+#include <vector>
+
 using kforge::app::CardsTableModel;
 using kforge::app::MainWindow;
 
@@ -66,6 +71,23 @@ QAction* action(QWidget& window, const char* name)
     if (!found)
         qFatal("no action named %s", name);
     return found;
+}
+
+// Run > Optimize with the synthetic search (tests/core/search) instead of the built-in proposer and
+// a GPU worker: `iterations` nodes per card, each candidate `msPerCandidate` long.
+void useSyntheticSearch(MainWindow& window, int iterations, unsigned long msPerCandidate)
+{
+    window.setOptimizeCustomizer([iterations, msPerCandidate](kforge::app::OptimizeJobRequest& request) {
+        request.budget.maxIterations = iterations;
+        request.makeProposer = [](const kforge::core::OperatorCard&) {
+            return std::make_unique<kforge::core::test::SyntheticProposer>();
+        };
+        request.makeEvaluator = [msPerCandidate](const kforge::core::OperatorCard&) {
+            auto evaluator = std::make_unique<kforge::core::test::SyntheticEvaluator>();
+            evaluator->sideEffect = [msPerCandidate](int) { QThread::msleep(msPerCandidate); };
+            return evaluator;
+        };
+    });
 }
 
 // The fixture project's softmax card.
@@ -276,24 +298,12 @@ private Q_SLOTS:
     {
         // A synthetic search (tests/core/search): about 40 ms per candidate, so the run is still
         // going when the tree has grown a few nodes.
-        const kforge::core::Project project = kforge::app::test::makeFixtureProject();
-        const std::string cardId = project.cards.front().id;
-        const auto file = kforge::core::TreeStore::defaultPath(m_project.toStdString(), cardId);
-        QFile::remove(QString::fromStdString(file.string()));
+        std::filesystem::path file;
+        const std::string cardId = firstCardAfresh(file);
         MainWindow window(MainWindow::SettingsMode::Ephemeral);
         QStringList errors;
         window.setErrorReporter([&](const QString&, const QString& message) { errors << message; });
-        window.setOptimizeCustomizer([](kforge::app::OptimizeJobRequest& request) {
-            request.budget.maxIterations = 10000;
-            request.makeProposer = [](const kforge::core::OperatorCard&) {
-                return std::make_unique<kforge::core::test::SyntheticProposer>();
-            };
-            request.makeEvaluator = [](const kforge::core::OperatorCard&) {
-                auto evaluator = std::make_unique<kforge::core::test::SyntheticEvaluator>();
-                evaluator->sideEffect = [](int) { QThread::msleep(40); };
-                return evaluator;
-            };
-        });
+        useSyntheticSearch(window, 10000, 40);
         QVERIFY(window.openProject(m_project));
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -343,6 +353,75 @@ private Q_SLOTS:
         QFile::remove(QString::fromStdString(file.string()));
     }
 
+    void aRunOfTheAppShowsTheSearchsOwnSnapshotsNotTheTreeFile()
+    {
+        // The tree pane follows a run of this app through OptimizeJob::treeSaved: what the model
+        // holds is, every time it is looked at, one of the very snapshots the search delivered
+        // (the same object; a file read would make a tree of its own), and the window has no
+        // timer polling the file.
+        std::filesystem::path file;
+        const std::string cardId = firstCardAfresh(file);
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QStringList errors;
+        window.setErrorReporter([&](const QString&, const QString& message) { errors << message; });
+        useSyntheticSearch(window, 40, 20);
+        QVERIFY(window.openProject(m_project));
+        window.session()->setCurrentCardId(QString::fromStdString(cardId));
+        std::vector<std::shared_ptr<const kforge::core::SearchTree>> delivered;
+        connect(window.optimizeJob(), &kforge::app::OptimizeJob::treeSaved, this,
+                [&](const QString& id, std::shared_ptr<const kforge::core::SearchTree> tree) {
+                    if (id == QString::fromStdString(cardId))
+                        delivered.push_back(std::move(tree));
+                });
+        const auto isDelivered = [&](const kforge::core::SearchTree* tree) {
+            return std::any_of(delivered.begin(), delivered.end(), [tree](const auto& d) { return d.get() == tree; });
+        };
+        // Sampled whenever the model changes while the run goes: the tree it shows then.
+        kforge::app::SearchTreeModel* model = window.searchTreeModel();
+        int samples = 0;
+        int fromFile = 0;
+        std::vector<std::size_t> sizes;
+        const auto sample = [&]() {
+            const kforge::core::SearchTree* shown = model->treePtr().get();
+            if (!shown || !window.optimizeJob()->isRunning())
+                return;
+            ++samples;
+            if (!isDelivered(shown))
+                ++fromFile;
+            sizes.push_back(shown->size());
+        };
+        connect(model, &QAbstractItemModel::modelReset, this, sample);
+        connect(model, &QAbstractItemModel::rowsInserted, this, sample);
+        connect(model, &QAbstractItemModel::dataChanged, this, sample);
+
+        QVERIFY(window.startOptimize({QString::fromStdString(cardId)}));
+        // No poll: the window and the job own no running timer (the status bar's message has one).
+        QList<QTimer*> timers = window.findChildren<QTimer*>(QString(), Qt::FindDirectChildrenOnly);
+        timers << window.optimizeJob()->findChildren<QTimer*>();
+        for (QTimer* timer : timers)
+            QVERIFY2(!timer->isActive(), qPrintable(QStringLiteral("an active %1 ms timer").arg(timer->interval())));
+        QTRY_VERIFY_WITH_TIMEOUT(window.treeView()->nodeCount() >= 5, 20000);
+        QVERIFY(window.optimizeJob()->isRunning());
+        QTRY_VERIFY_WITH_TIMEOUT(!window.optimizeJob()->isRunning(), 30000);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QStringLiteral("; "))));
+
+        QVERIFY2(samples >= 2, qPrintable(QString::number(samples)));
+        QCOMPARE(fromFile, 0);
+        QVERIFY(std::is_sorted(sizes.begin(), sizes.end())); // it grew as the search saved nodes
+        QVERIFY(sizes.front() < 40);
+        // The last snapshot ends up shown, and it is the tree the file has.
+        QVERIFY(!delivered.empty());
+        QTRY_VERIFY(model->treePtr() == delivered.back());
+        auto saved = kforge::core::TreeStore(file).load();
+        QVERIFY(saved.ok());
+        QCOMPARE(saved->size(), std::size_t(40));
+        QVERIFY(kforge::core::toJson(*delivered.back()) == kforge::core::toJson(saved.value()));
+        QTRY_COMPARE(window.treeView()->nodeCount(), 40); // the view follows the model on a zero timer
+        QCOMPARE(window.validationLogModel()->rowCount(),
+                 static_cast<int>(kforge::app::ValidationLogModel::entriesFromTree(saved.value()).size()));
+        QFile::remove(QString::fromStdString(file.string()));
+    }
+
     void theSettingsBudgetReachesTheRun()
     {
         const kforge::core::Project project = kforge::app::test::makeFixtureProject();
@@ -389,10 +468,25 @@ private Q_SLOTS:
         QVERIFY(action(window, "actionExportCast")->isEnabled());
         const QString file = m_dir.filePath(QStringLiteral("fixture.cast"));
         QSignalSpy finished(window.exportJob(), &kforge::app::ExportJob::finished);
+        // Progress comes as signals (no timer reads it), the last one before finished().
+        QList<kforge::app::ExportJob::Progress> progress;
+        const QMetaObject::Connection onProgress = connect(window.exportJob(), &kforge::app::ExportJob::progressChanged,
+                                                           this, [&](const kforge::app::ExportJob::Progress& p) {
+                                                               QCOMPARE(finished.count(), 0);
+                                                               progress << p;
+                                                           });
         QVERIFY(window.startExport(file));
         QTRY_VERIFY_WITH_TIMEOUT(!window.exportJob()->isRunning(), 120000);
         QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QStringLiteral("; "))));
         QCOMPARE(finished.count(), 1);
+        QVERIFY(!progress.isEmpty());
+        const int cardCount = static_cast<int>(project.cards.size());
+        QCOMPARE(progress.back().cards, cardCount);
+        QCOMPARE(progress.back().card, cardCount);
+        QVERIFY(!progress.back().checkingModel);
+        QCOMPARE(progress.back().sanitizing, 0);
+        QCOMPARE(window.jobStatus()->labelText(), QStringLiteral("Export finished"));
+        disconnect(onProgress);
         const QString summary = finished.at(0).at(1).toString();
         QVERIFY2(QRegularExpression(QStringLiteral("^wrote .*fixture\\.cast: 1 custom, \\d+ fallback, \\d+ bytes in "
                                                    "\\d+\\.\\d s \\(sanitizer gate \\d+\\.\\d s, in-model check "
@@ -407,6 +501,11 @@ private Q_SLOTS:
         QCOMPARE(package->header.customCount, std::uint64_t(1));
         QCOMPARE(package->audit.size(), project.cards.size());
         QVERIFY(!package->model); // the fixture's model file does not exist: kernels-only
+        // ... which the audit says first (kforge export would fail and ask for --no-model).
+        const QString audit = finished.at(0).at(2).toString();
+        QVERIFY2(audit.startsWith(QStringLiteral("kernels-only package: the project's model cannot be read (")),
+                 qPrintable(audit));
+        QVERIFY2(!audit.contains(QStringLiteral("--no-model")), qPrintable(audit));
         QFile::remove(file);
 
         // With the captured model there, File > Export runs the in-model check as `kforge export`
@@ -426,6 +525,8 @@ private Q_SLOTS:
         QVERIFY(window.startExport(file));
         QTRY_VERIFY_WITH_TIMEOUT(!window.exportJob()->isRunning(), 120000);
         QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QStringLiteral("; "))));
+        QCOMPARE(finished.count(), 2);
+        QVERIFY(!finished.at(1).at(2).toString().startsWith(QStringLiteral("kernels-only")));
         auto checked = kforge::core::openCast(file.toStdString());
         QVERIFY2(checked.ok(), checked.ok() ? "" : checked.error().toString().c_str());
         QVERIFY(checked->model.has_value());
@@ -753,6 +854,15 @@ private:
         QVERIFY(tree.recordEvaluation(id, kforge::test::passed(10.0, 15.0)).ok());
         file = kforge::core::TreeStore::defaultPath(m_project.toStdString(), softmaxId);
         QVERIFY(kforge::core::TreeStore(file).save(tree).ok());
+    }
+
+    // The fixture's first card, whose tree `file` is removed: a search starts it anew.
+    std::string firstCardAfresh(std::filesystem::path& file) const
+    {
+        const std::string cardId = kforge::app::test::makeFixtureProject().cards.front().id;
+        file = kforge::core::TreeStore::defaultPath(m_project.toStdString(), cardId);
+        QFile::remove(QString::fromStdString(file.string()));
+        return cardId;
     }
 
     QTemporaryDir m_dir;

@@ -1,5 +1,6 @@
 // OptimizeDriver (core/engine): the optimize job both front ends run. Outcomes per card, a failed
-// card that does not stop the others, stop, the writer lock and the saved-tree modes.
+// card that does not stop the others, stop, the writer lock, the saved-tree modes, and the events
+// a live view follows (a snapshot of the tree after every saved node, the progress).
 
 #include "engine/OptimizeDriver.h"
 
@@ -7,11 +8,14 @@
 #include "SearchTestSupport.h"
 #include "TestProject.h"
 
+#include "model/SearchTreeJson.h"
 #include "project/ProjectStore.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <memory>
 
 namespace kforge::core {
 namespace {
@@ -76,6 +80,54 @@ TEST_F(OptimizeDriverTest, SearchesEveryCardInOrderAndReportsEachOutcome)
     EXPECT_EQ(summary->failedCount(), 0u);
     EXPECT_TRUE(summary->notSearched.empty());
     EXPECT_TRUE(driver.progress().cardId.empty()); // between (after) cards
+}
+
+TEST_F(OptimizeDriverTest, EverySavedNodeComesAsASnapshotOfTheTreeAndAProgress)
+{
+    ASSERT_GE(m_project.cards.size(), 2u);
+    OptimizeDriver driver(request(5));
+    std::map<std::string, std::vector<std::shared_ptr<const SearchTree>>> snapshots;
+    std::vector<OptimizeProgress> progress;
+    std::vector<std::string> order; // "tree <card> <size>" and "progress <card> <iteration>"
+    OptimizeEvents events;
+    events.treeSaved = [&](const std::string& cardId, std::shared_ptr<const SearchTree> tree) {
+        ASSERT_TRUE(tree);
+        EXPECT_EQ(tree->cardId(), cardId);
+        order.push_back("tree " + cardId + " " + std::to_string(tree->size()));
+        snapshots[cardId].push_back(std::move(tree));
+    };
+    events.progressChanged = [&](const OptimizeProgress& p) {
+        order.push_back("progress " + p.cardId + " " + std::to_string(p.iteration));
+        progress.push_back(p);
+    };
+    auto summary = driver.run(events);
+    ASSERT_TRUE(summary.ok()) << summary.error().toString();
+
+    std::vector<std::string> expected;
+    for (const OperatorCard& card : m_project.cards) {
+        // One snapshot per node, each a copy of its own: the first still holds one node, the last
+        // is the tree as the file has it.
+        const auto& trees = snapshots[card.id];
+        ASSERT_EQ(trees.size(), 5u) << card.id;
+        for (std::size_t i = 0; i < trees.size(); ++i)
+            EXPECT_EQ(trees[i]->size(), i + 1);
+        auto saved = TreeStore(TreeStore::defaultPath(m_dir.path(), card.id)).load();
+        ASSERT_TRUE(saved.ok()) << saved.error().toString();
+        EXPECT_EQ(toJson(*trees.back()), toJson(saved.value()));
+        // The card starts, each node is saved (the snapshot, then the progress), the card ends.
+        expected.push_back("progress " + card.id + " 0");
+        for (int n = 1; n <= 5; ++n) {
+            expected.push_back("tree " + card.id + " " + std::to_string(n));
+            expected.push_back("progress " + card.id + " " + std::to_string(n));
+        }
+        expected.push_back("progress  0");
+    }
+    EXPECT_EQ(order, expected);
+    for (const OptimizeProgress& p : progress)
+        EXPECT_EQ(p.cardCount, static_cast<int>(m_project.cards.size()));
+    EXPECT_EQ(progress.at(1).cardIndex, 0);
+    EXPECT_EQ(progress.at(progress.size() - 2).cardIndex, static_cast<int>(m_project.cards.size()) - 1);
+    EXPECT_GT(progress.at(progress.size() - 2).bestSpeedup, 0.0); // the synthetic search beats eager
 }
 
 TEST_F(OptimizeDriverTest, AFailedRootFailsItsCardOnlyAndTheNextRunRetriesIt)
