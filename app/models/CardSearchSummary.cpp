@@ -20,6 +20,10 @@ QString cardSearchStatusText(CardSearchStatus status)
         return QCoreApplication::translate("CardSearchSummary", "no gain");
     case CardSearchStatus::CompiledOnly:
         return QCoreApplication::translate("CardSearchSummary", "compiled only");
+    case CardSearchStatus::NoSample:
+        return QCoreApplication::translate("CardSearchSummary", "no sample");
+    case CardSearchStatus::Failed:
+        return QCoreApplication::translate("CardSearchSummary", "failed");
     case CardSearchStatus::VendorSkipped:
         return QCoreApplication::translate("CardSearchSummary", "skipped (vendor)");
     }
@@ -37,11 +41,20 @@ CardSearchSummary summarizeTree(const core::SearchTree& tree)
         summary.eagerUs = core::nodeEagerUs(*best);
     }
     bool measured = false;
-    for (const core::SearchNode& node : tree.nodes())
+    bool compiledOnly = false;
+    bool noSample = false;
+    for (const core::SearchNode& node : tree.nodes()) {
         measured = measured || node.latency.has_value();
+        compiledOnly = compiledOnly || node.status == core::NodeStatus::CompiledOnly;
+        noSample = noSample || node.status == core::NodeStatus::NoSample;
+    }
+    // "compiled only" is said only of candidates compiled without a GPU; a tree whose nodes all
+    // failed says so, and one that had nothing to validate against says that.
     summary.status = summary.speedup && *summary.speedup > 1.0 ? CardSearchStatus::Improved
         : measured                                             ? CardSearchStatus::NoGain
-                                                               : CardSearchStatus::CompiledOnly;
+        : compiledOnly                                         ? CardSearchStatus::CompiledOnly
+        : noSample                                             ? CardSearchStatus::NoSample
+                                                               : CardSearchStatus::Failed;
     return summary;
 }
 

@@ -22,6 +22,8 @@ enum class CardSearchStatus {
     Improved,     // a passed node beats eager
     NoGain,       // searched and measured, nothing faster than eager
     CompiledOnly, // searched without a GPU: candidates compiled, none measured
+    NoSample,     // the card has no captured sample, so nothing could be validated
+    Failed,       // searched on a GPU, every node failed (the root's reason says why)
     VendorSkipped // cuBLAS/cuDNN-backed: the search skips it
 };
 QString cardSearchStatusText(CardSearchStatus status); // "not started", "searching", ...

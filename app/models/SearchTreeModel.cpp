@@ -411,6 +411,8 @@ QString SearchTreeModel::statusText(core::NodeStatus status)
         return tr("timed out");
     case NodeStatus::Abandoned:
         return tr("abandoned");
+    case NodeStatus::NoSample:
+        return tr("no sample");
     }
     return QString::fromLatin1(core::nodeStatusName(status));
 }

@@ -19,6 +19,8 @@ NodeStatus nodeStatusForBenchStatus(const std::string& benchStatus)
         return NodeStatus::FailedValidation;
     if (benchStatus == "timed-out")
         return NodeStatus::TimedOut;
+    if (benchStatus == "no-sample")
+        return NodeStatus::NoSample;
     return NodeStatus::Crashed; // crashed, worker-error, anything unknown
 }
 

@@ -172,6 +172,14 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
                                ? gpu.at("reason").get<std::string>()
                                : std::string("the worker has no GPU")),
                       started);
+    // Validation needs the card's captured samples; without them the worker could only refuse.
+    // Said here in its own words, not as a wrong result.
+    if (card.samples.empty())
+        return finish(
+            report, "no-sample",
+            "the card has no captured sample to validate against (" +
+                (card.samplesNote.empty() ? std::string("capture with --samples 1 or more") : card.samplesNote) + ")",
+            started);
 
     json payload{
         {"project_dir", request.projectDir.string()},

@@ -6,7 +6,7 @@
 namespace kforge::core {
 namespace {
 
-constexpr std::array<std::pair<NodeStatus, const char*>, 11> kStatusNames{{
+constexpr std::array<std::pair<NodeStatus, const char*>, 12> kStatusNames{{
     {NodeStatus::Pending, "pending"},
     {NodeStatus::Compiling, "compiling"},
     {NodeStatus::Evaluating, "evaluating"},
@@ -18,6 +18,7 @@ constexpr std::array<std::pair<NodeStatus, const char*>, 11> kStatusNames{{
     {NodeStatus::Crashed, "crashed"},
     {NodeStatus::TimedOut, "timed-out"},
     {NodeStatus::Abandoned, "abandoned"},
+    {NodeStatus::NoSample, "no-sample"},
 }};
 
 constexpr std::array<std::pair<ProvenanceKind, const char*>, 4> kProvenanceNames{{

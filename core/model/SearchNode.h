@@ -29,6 +29,7 @@ enum class NodeStatus {
     Crashed,          // the worker died running it
     TimedOut,
     Abandoned, // never evaluated: the search stopped (or was killed) while it was in flight
+    NoSample,  // compiled, never validated: the card has no captured sample to validate against
 };
 
 const char* nodeStatusName(NodeStatus status); // "passed", "failed-compile", ...

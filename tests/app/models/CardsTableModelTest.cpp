@@ -1,6 +1,8 @@
 // CardsTableModel: structure under QAbstractItemModelTester, every column's text, numeric sorting.
 
 #include "models/CardsTableModel.h"
+#include "SearchTreeTestSupport.h"
+#include "models/CardSearchSummary.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
@@ -108,6 +110,34 @@ private Q_SLOTS:
         QCOMPARE(text(model, 2, CardsTableModel::StatusColumn), QStringLiteral("searching"));
         model.setSearchingCard(QString());
         QCOMPARE(text(model, 2, CardsTableModel::StatusColumn), QStringLiteral("no gain"));
+    }
+
+    // The card's status says what happened to its search: "compiled only" only for candidates
+    // compiled without a GPU, "no sample" when nothing could be validated, else "failed".
+    void summaryStatusSaysWhatHappened()
+    {
+        using kforge::app::summarizeTree;
+        using kforge::test::addChild;
+        using kforge::test::addRoot;
+        using kforge::test::failed;
+        core::SearchTree failedTree; // a failed root is never revised: the tree ends there
+        addRoot(failedTree, failed(core::NodeStatus::FailedValidation, "max abs error 3"));
+        QCOMPARE(summarizeTree(failedTree).status, CardSearchStatus::Failed);
+        QCOMPARE(kforge::app::cardSearchStatusText(CardSearchStatus::Failed), QStringLiteral("failed"));
+
+        core::SearchTree noSample;
+        addRoot(noSample, failed(core::NodeStatus::NoSample, "the card has no captured sample"));
+        QCOMPARE(summarizeTree(noSample).status, CardSearchStatus::NoSample);
+        QCOMPARE(kforge::app::cardSearchStatusText(CardSearchStatus::NoSample), QStringLiteral("no sample"));
+
+        core::SearchTree compiled;
+        addRoot(compiled, kforge::test::compiledOnly());
+        QCOMPARE(summarizeTree(compiled).status, CardSearchStatus::CompiledOnly);
+
+        core::SearchTree measured;
+        const std::string fast = addRoot(measured, kforge::test::passed(40.0, 50.0));
+        addChild(measured, fast, "unroll-2", failed(core::NodeStatus::NoSample, "no sample"));
+        QCOMPARE(summarizeTree(measured).status, CardSearchStatus::Improved);
     }
 
     void emptyModelHasNoRows()

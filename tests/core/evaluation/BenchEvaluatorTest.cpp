@@ -22,12 +22,11 @@ TEST(BenchEvaluator, PassedReportGivesLatenciesAndEager)
 
 TEST(BenchEvaluator, FailuresKeepTheirReasonAndKind)
 {
-    const std::vector<std::pair<std::string, NodeStatus>> cases = {{"compile-error", NodeStatus::FailedCompile},
-                                                                   {"invalid-plan", NodeStatus::FailedCompile},
-                                                                   {"failed", NodeStatus::FailedValidation},
-                                                                   {"timed-out", NodeStatus::TimedOut},
-                                                                   {"crashed", NodeStatus::Crashed},
-                                                                   {"worker-error", NodeStatus::Crashed}};
+    const std::vector<std::pair<std::string, NodeStatus>> cases = {
+        {"compile-error", NodeStatus::FailedCompile}, {"invalid-plan", NodeStatus::FailedCompile},
+        {"failed", NodeStatus::FailedValidation},     {"timed-out", NodeStatus::TimedOut},
+        {"no-sample", NodeStatus::NoSample},          {"crashed", NodeStatus::Crashed},
+        {"worker-error", NodeStatus::Crashed}};
     for (const auto& [status, node] : cases) {
         const Evaluation e = evaluationFromBenchReport(json{{"status", status}, {"reason", "why " + status}});
         EXPECT_EQ(e.status, node) << status;
