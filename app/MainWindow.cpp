@@ -484,9 +484,22 @@ void MainWindow::refreshSearchSummaries()
         return;
     const quint64 generation = ++m_summaryGeneration;
     const std::filesystem::path dir = m_session->projectDir().toStdString();
+    const bool builtinProposer = !m_searchSettings.usesLlm();
     QPointer<MainWindow> self(this);
-    QThreadPool::globalInstance()->start([self, project, dir, generation]() {
+    QThreadPool::globalInstance()->start([self, project, dir, generation, builtinProposer]() {
         auto summaries = std::make_shared<QHash<QString, CardSearchSummary>>(summarizeSearches(dir, *project));
+        // A card never searched that the built-in proposer does not cover says so, with the
+        // proposer's reason, instead of "not started" for ever (an LLM may write any op).
+        if (builtinProposer)
+            for (const core::OperatorCard& card : project->cards) {
+                CardSearchSummary& summary = (*summaries)[fromStd(card.id)];
+                if (summary.status != CardSearchStatus::NotStarted || card.vendorBacked)
+                    continue;
+                if (auto covered = core::BuiltinProposer::supports(card); !covered) {
+                    summary.status = CardSearchStatus::NotCovered;
+                    summary.reason = fromStd(covered.error().message);
+                }
+            }
         QMetaObject::invokeMethod(
             qApp,
             [self, project, summaries, generation]() {
@@ -834,6 +847,7 @@ void MainWindow::setSearchSettings(const SearchSettings& settings)
 {
     m_searchSettings = settings;
     updateProposerLabel();
+    refreshSearchSummaries(); // which cards are "not covered" depends on the proposer
     if (m_settingsMode == SettingsMode::Persistent) {
         QSettings store;
         m_searchSettings.save(store);

@@ -24,6 +24,8 @@ QString cardSearchStatusText(CardSearchStatus status)
         return QCoreApplication::translate("CardSearchSummary", "no sample");
     case CardSearchStatus::Failed:
         return QCoreApplication::translate("CardSearchSummary", "failed");
+    case CardSearchStatus::NotCovered:
+        return QCoreApplication::translate("CardSearchSummary", "not covered");
     case CardSearchStatus::VendorSkipped:
         return QCoreApplication::translate("CardSearchSummary", "skipped (vendor)");
     }
@@ -55,6 +57,8 @@ CardSearchSummary summarizeTree(const core::SearchTree& tree)
         : compiledOnly                                         ? CardSearchStatus::CompiledOnly
         : noSample                                             ? CardSearchStatus::NoSample
                                                                : CardSearchStatus::Failed;
+    if ((summary.status == CardSearchStatus::Failed || summary.status == CardSearchStatus::NoSample) && tree.root())
+        summary.reason = QString::fromStdString(tree.root()->failureReason);
     return summary;
 }
 

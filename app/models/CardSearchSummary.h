@@ -24,6 +24,7 @@ enum class CardSearchStatus {
     CompiledOnly, // searched without a GPU: candidates compiled, none measured
     NoSample,     // the card has no captured sample, so nothing could be validated
     Failed,       // searched on a GPU, every node failed (the root's reason says why)
+    NotCovered,   // the proposer in use has no kernel for it (reason says why); never searched
     VendorSkipped // cuBLAS/cuDNN-backed: the search skips it
 };
 QString cardSearchStatusText(CardSearchStatus status); // "not started", "searching", ...
@@ -35,6 +36,9 @@ struct CardSearchSummary {
     std::optional<double> speedup; // its core::nodeSpeedup
     std::optional<double> eagerUs; // the eager median that speedup was measured against (core::nodeEagerUs)
     int nodes = 0;
+    /// Why the status is what it is, where there is more to say: the root's failure reason of a
+    /// failed or no-sample tree, the proposer's refusal of a card it does not cover.
+    QString reason;
 };
 
 /// The summary of one card's tree.

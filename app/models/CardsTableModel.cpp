@@ -276,6 +276,10 @@ QVariant CardsTableModel::toolTipData(const core::OperatorCard& card, int column
             lines << fromStd(card.eagerNote);
         return lines.join(QLatin1Char('\n'));
     }
+    case StatusColumn: {
+        const QString reason = summaryOf(card).reason;
+        return reason.isEmpty() ? QVariant() : QVariant(reason);
+    }
     case NotesColumn: {
         QStringList lines;
         if (!card.samplesNote.empty())

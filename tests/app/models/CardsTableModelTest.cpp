@@ -134,6 +134,20 @@ private Q_SLOTS:
         addRoot(compiled, kforge::test::compiledOnly());
         QCOMPARE(summarizeTree(compiled).status, CardSearchStatus::CompiledOnly);
 
+        QCOMPARE(summarizeTree(noSample).reason, QStringLiteral("the card has no captured sample"));
+
+        // A card the proposer does not cover shows the reason as the status's tooltip.
+        CardsTableModel model;
+        const auto project = threeCards();
+        model.setProject(project);
+        CardSearchSummary uncovered;
+        uncovered.status = CardSearchStatus::NotCovered;
+        uncovered.reason = QStringLiteral("no built-in family for aten::bernoulli_");
+        model.setSearchSummaries({{QString::fromStdString(project->cards[2].id), uncovered}});
+        QCOMPARE(text(model, 2, CardsTableModel::StatusColumn), QStringLiteral("not covered"));
+        QCOMPARE(text(model, 2, CardsTableModel::StatusColumn, Qt::ToolTipRole), uncovered.reason);
+        QCOMPARE(text(model, 0, CardsTableModel::StatusColumn, Qt::ToolTipRole), QString());
+
         core::SearchTree measured;
         const std::string fast = addRoot(measured, kforge::test::passed(40.0, 50.0));
         addChild(measured, fast, "unroll-2", failed(core::NodeStatus::NoSample, "no sample"));
