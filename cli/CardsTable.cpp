@@ -1,6 +1,7 @@
 #include "CardsTable.h"
 
 #include "project/ProjectJson.h"
+#include "regions/RegionFinder.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -76,7 +77,25 @@ std::string formatCardsTable(const core::Project& project)
                       card->timeShare * 100.0, notesOf(*card).c_str());
         out << line;
     }
+    const std::vector<core::RegionCard> regions = core::findRegions(project.graph, project.cards);
+    if (project.graph.empty())
+        out << "no call graph (captured before graph.json): no fused regions\n";
+    else
+        out << regions.size() << " fused region" << (regions.size() == 1 ? "" : "s")
+            << " (chains of native ops a fused kernel could replace; eager us is the sum of the member cards')\n";
+    for (const core::RegionCard& region : regions)
+        out << formatRegionLine(region) << "\n";
     return out.str();
+}
+
+std::string formatRegionLine(const core::RegionCard& region)
+{
+    char eager[48] = "-";
+    if (region.eagerEstimateComplete)
+        std::snprintf(eager, sizeof eager, "~%.2f us", region.eagerUsEstimate);
+    return "region " + region.id.substr(0, 8) + " x" + std::to_string(region.occurrences.size()) + "  " +
+        region.chainText() + "  (" + std::to_string(region.inputs.size()) + " in, " +
+        std::to_string(region.outputs.size()) + " out, eager " + eager + ")";
 }
 
 nlohmann::json cardsJson(const core::Project& project)
@@ -84,7 +103,10 @@ nlohmann::json cardsJson(const core::Project& project)
     nlohmann::json cards = nlohmann::json::array();
     for (const core::OperatorCard* card : cardsByShare(project))
         cards.push_back(core::toJson(*card));
-    return nlohmann::json{{"capture", core::toJson(project.capture)}, {"cards", cards}};
+    nlohmann::json regions = nlohmann::json::array();
+    for (const core::RegionCard& region : core::findRegions(project.graph, project.cards))
+        regions.push_back(core::toJson(region));
+    return nlohmann::json{{"capture", core::toJson(project.capture)}, {"cards", cards}, {"regions", regions}};
 }
 
 } // namespace kforge::cli

@@ -248,6 +248,7 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
         return makeError(ErrorCode::Internal, "recording failed: " + *recorder.callbackError(), "capture");
     if (recorder.totalCalls() == 0)
         return makeError(ErrorCode::BadModel, "the model ran no ATen operators", options.modelPath.string());
+    recorder.markModelOutputs(recorded.value());
     std::vector<RecordedVariant>& variants = recorder.variants();
 
     // Samples.
@@ -315,6 +316,13 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
         if (inGpuTime(variant.card))
             info.totalEagerUs += variant.card.totalEagerUs();
         project.cards.push_back(std::move(variant.card));
+    }
+    // The graph's card indices are the variants' indices, the order of project.cards.
+    project.graph = std::move(recorder.graph());
+    if (const std::string why = project.graph.problem(project.cards); !why.empty()) {
+        // Never write a graph the reader would refuse: the project opens, without regions.
+        report.notes.push_back("the call graph was not saved (" + why + "): no fused regions for this project");
+        project.graph = CallGraph{};
     }
     for (OperatorCard& card : project.cards)
         card.timeShare = info.totalEagerUs > 0 && inGpuTime(card) ? card.totalEagerUs() / info.totalEagerUs : 0;

@@ -7,6 +7,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 
 namespace kforge::core {
@@ -45,8 +46,11 @@ struct OpRecorder::CallContext : at::ObserverContext {
     bool topLevel = false;
     RecordedVariant* variant = nullptr;
     CapturedSample* sample = nullptr;                   // non-null: keep this call's outputs
-    std::vector<const c10::StorageImpl*> inputStorages; // of a sampled call, to spot aliasing outputs
+    std::vector<const c10::StorageImpl*> inputStorages; // to spot aliasing outputs
     bool mutates = false;
+    std::int32_t graphCall = -1; // index in the graph
+    // The input tensor objects and the values they held when the call began (to spot in-place).
+    std::vector<std::pair<const c10::TensorImpl*, std::int32_t>> inputValues;
     bool skippedForBudget = false; // the variant's first call without room in the budget: size its outputs
     bool wantOutputSpecs = false;
     std::optional<size_t> returns; // the schema's number of results, when known
@@ -188,6 +192,31 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
     variant.card.callCount += 1;
     variant.card.callPositions.push_back(position);
     call->variant = &variant;
+    call->mutates = schema.mutates;
+    for (const c10::IValue& input : inputs)
+        collectStorages(input, call->inputStorages);
+
+    // The dataflow: one value id per tensor the card's argument specs list.
+    GraphCall graphCall;
+    graphCall.card = static_cast<std::int32_t>(slot->second);
+    graphCall.inputs.resize(inputs.size());
+    for (size_t i = 0; i < inputs.size() && i < variant.card.args.size(); ++i) {
+        const ArgSpec& arg = variant.card.args[i];
+        std::vector<std::int32_t>& ids = graphCall.inputs[i];
+        const auto add = [&](const at::Tensor& tensor) {
+            ids.push_back(inputValue(tensor));
+            call->inputValues.emplace_back(tensor.unsafeGetTensorImpl(), ids.back());
+        };
+        if (arg.kind == ArgKind::Tensor) {
+            add(inputs[i].toTensor());
+        } else if (arg.kind == ArgKind::TensorList) {
+            for (const c10::IValue& element : inputs[i].toListRef())
+                if (element.isTensor() && element.toTensor().defined())
+                    add(element.toTensor());
+        }
+    }
+    call->graphCall = static_cast<std::int32_t>(m_graph.calls.size());
+    m_graph.calls.push_back(std::move(graphCall));
 
     const bool wantsSample = static_cast<int>(variant.samples.size()) < m_options.samplesPerCard &&
         (m_options.sampleVendorBacked || !variant.card.vendorBacked) && !variant.outputAliasesInput;
@@ -210,9 +239,6 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
             m_sampleBytes += inputBytes;
             variant.samples.push_back(std::move(sample));
             call->sample = &variant.samples.back();
-            call->mutates = schema.mutates;
-            for (const c10::IValue& input : inputs)
-                collectStorages(input, call->inputStorages);
         }
     }
     return call;
@@ -233,6 +259,7 @@ void OpRecorder::endCall(const at::RecordFunction& fn, CallContext& call)
                     call.variant->card.outputs.push_back(torchinterop::tensorSpecOf(t));
         }
     }
+    recordCallOutputs(call, outputs);
     if (call.skippedForBudget) {
         for (const c10::IValue& output : outputs)
             call.variant->unsampledBytes += torchinterop::payloadBytes(output);
@@ -252,6 +279,99 @@ void OpRecorder::endCall(const at::RecordFunction& fn, CallContext& call)
             m_sampleBytes += bytes;
         }
     }
+}
+
+std::int32_t OpRecorder::newValue(std::int32_t producer)
+{
+    if (m_graph.valueProducers.size() >= static_cast<size_t>(std::numeric_limits<std::int32_t>::max()))
+        throw std::length_error("more tensor values than the call graph can number");
+    m_graph.valueProducers.push_back(producer);
+    m_valueFlags.push_back(0);
+    return static_cast<std::int32_t>(m_graph.valueProducers.size() - 1);
+}
+
+std::int32_t OpRecorder::inputValue(const at::Tensor& tensor)
+{
+    auto found = m_values.find(tensor.unsafeGetTensorImpl());
+    if (found != m_values.end() && !found->second.impl.expired())
+        return found->second.id;
+    const std::int32_t id = newValue(-1);
+    bindValue(tensor, id);
+    return id;
+}
+
+void OpRecorder::bindValue(const at::Tensor& tensor, std::int32_t id)
+{
+    ValueEntry entry{c10::weak_intrusive_ptr<c10::TensorImpl>(tensor.getIntrusivePtr()), id};
+    auto [slot, inserted] = m_values.try_emplace(tensor.unsafeGetTensorImpl(), entry);
+    if (!inserted)
+        slot->second = std::move(entry);
+}
+
+void OpRecorder::recordCallOutputs(CallContext& call, c10::ArrayRef<c10::IValue> outputs)
+{
+    if (call.graphCall < 0)
+        return;
+    GraphCall& graphCall = m_graph.calls[static_cast<size_t>(call.graphCall)];
+    const std::int32_t self = call.graphCall;
+    bool inPlaceOnShared = false;
+    const auto addOutput = [&](const at::Tensor& tensor) {
+        const std::int32_t id = newValue(self);
+        graphCall.outputs.push_back(id);
+        if (!tensor.defined())
+            return;
+        // Writing in place into a value that other names may see (a view of it, a view itself, or
+        // an external value such as a parameter) changes more than this call's output.
+        for (const auto& [impl, value] : call.inputValues) {
+            if (impl == tensor.unsafeGetTensorImpl() && call.mutates) {
+                const std::uint8_t flags = m_valueFlags[static_cast<size_t>(value)];
+                if (m_graph.valueProducers[static_cast<size_t>(value)] < 0 || (flags & (kViewed | kAliasProduced)))
+                    inPlaceOnShared = true;
+            }
+        }
+        bindValue(tensor, id);
+    };
+    for (const c10::IValue& output : outputs) {
+        if (output.isTensor() && output.toTensor().defined())
+            addOutput(output.toTensor());
+        else if (output.isTensorList())
+            for (const at::Tensor& t : output.toTensorVector())
+                addOutput(t);
+    }
+    // A call that writes no argument but returns storage of an input: a view (or the input).
+    const bool view = !call.mutates && sharesStorage(outputs, call.inputStorages);
+    graphCall.aliasing = view || inPlaceOnShared;
+    if (view) {
+        for (const auto& [impl, value] : call.inputValues)
+            m_valueFlags[static_cast<size_t>(value)] |= kViewed;
+        for (std::int32_t id : graphCall.outputs)
+            m_valueFlags[static_cast<size_t>(id)] |= kAliasProduced;
+    }
+}
+
+void OpRecorder::collectOutputValues(const c10::IValue& value, int depth)
+{
+    if (depth > 64)
+        return;
+    if (value.isTensor()) {
+        if (value.toTensor().defined())
+            m_graph.modelOutputs.push_back(inputValue(value.toTensor()));
+    } else if (value.isTensorList() || value.isList()) {
+        for (const c10::IValue& element : value.toListRef())
+            collectOutputValues(element, depth + 1);
+    } else if (value.isTuple()) {
+        for (const c10::IValue& element : value.toTupleRef().elements())
+            collectOutputValues(element, depth + 1);
+    } else if (value.isGenericDict()) {
+        for (const auto& item : value.toGenericDict())
+            collectOutputValues(item.value(), depth + 1);
+    }
+}
+
+void OpRecorder::markModelOutputs(const c10::IValue& result)
+{
+    m_graph.modelOutputs.clear();
+    collectOutputValues(result, 0);
 }
 
 } // namespace kforge::core

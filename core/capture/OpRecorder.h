@@ -2,15 +2,20 @@
 // Records the top-level ATen operator calls of a model run through a thread-local RecordFunction
 // callback, groups them into runtime variants (future operator cards) and keeps, per variant, the
 // inputs of its first call on the capture device (for eager timing) and host copies of the inputs
-// and outputs of up to N calls (the samples saved in the project).
+// and outputs of up to N calls (the samples saved in the project). It also records the dataflow of
+// the run (model/CallGraph.h): per call its variant and the value ids of its tensor inputs and
+// outputs, a value being one tensor object's contents between writes.
 //
 // Internal to core (includes LibTorch). Thread: construct, start(), run the model and stop() on one
 // thread; only ops on that thread are recorded. Nested calls (ops inside ops) are not recorded.
 
+#include "model/CallGraph.h"
 #include "model/OperatorCard.h"
 
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
+#include <c10/core/TensorImpl.h>
+#include <c10/util/intrusive_ptr.h>
 
 #include <cstdint>
 #include <optional>
@@ -61,6 +66,11 @@ public:
     std::int64_t totalCalls() const { return m_totalCalls; }
     std::int64_t ignoredCalls() const { return m_ignoredCalls; }
     std::int64_t sampleBytes() const { return m_sampleBytes; }
+    /// The recorded dataflow; a call's card is its variant's index in variants().
+    CallGraph& graph() { return m_graph; }
+    /// Marks the tensors in `result` (the forward's return value: a tensor, or tuples, lists and
+    /// dicts of them) as the graph's model outputs. Call after stop(), before the tensors are freed.
+    void markModelOutputs(const c10::IValue& result);
     /// The first error raised inside the callback (the model run itself is not interrupted).
     const std::optional<std::string>& callbackError() const { return m_callbackError; }
 
@@ -73,12 +83,24 @@ private:
         bool known = false;   // false: no schema, inputs and outputs are taken as given
     };
     struct CallContext;
+    // A tensor object seen by the graph. The weak reference keeps the TensorImpl's memory (not its
+    // storage) alive, so its address cannot be reused by a new tensor while the entry exists.
+    struct ValueEntry {
+        c10::weak_intrusive_ptr<c10::TensorImpl> impl;
+        std::int32_t id = -1;
+    };
+    enum ValueFlag : std::uint8_t { kViewed = 1, kAliasProduced = 2 };
 
     static std::unique_ptr<at::ObserverContext> onStart(const at::RecordFunction& fn);
     static void onEnd(const at::RecordFunction& fn, at::ObserverContext* context);
     std::unique_ptr<CallContext> beginCall(const at::RecordFunction& fn);
     void endCall(const at::RecordFunction& fn, CallContext& context);
     const SchemaInfo& schemaFor(const at::RecordFunction& fn, const std::string& qualified);
+    std::int32_t newValue(std::int32_t producer);
+    std::int32_t inputValue(const at::Tensor& tensor); // its current value; unseen: a new external one
+    void bindValue(const at::Tensor& tensor, std::int32_t id);
+    void recordCallOutputs(CallContext& call, c10::ArrayRef<c10::IValue> outputs);
+    void collectOutputValues(const c10::IValue& value, int depth);
 
     RecorderOptions m_options;
     std::optional<at::CallbackHandle> m_handle;
@@ -89,6 +111,9 @@ private:
     std::int64_t m_ignoredCalls = 0;
     std::int64_t m_sampleBytes = 0;
     std::optional<std::string> m_callbackError;
+    CallGraph m_graph;
+    std::unordered_map<const c10::TensorImpl*, ValueEntry> m_values;
+    std::vector<std::uint8_t> m_valueFlags; // ValueFlag bits per value id
 };
 
 } // namespace kforge::core

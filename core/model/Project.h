@@ -1,6 +1,7 @@
 #pragma once
 // The in-memory form of a project directory (format: docs/project-format.md).
 
+#include "model/CallGraph.h"
 #include "model/OperatorCard.h"
 
 #include <cstdint>
@@ -35,6 +36,7 @@ struct Project {
     int formatVersion = kFormatVersion;
     CaptureInfo capture;
     std::vector<OperatorCard> cards; // in order of first call
+    CallGraph graph;                 // the forward's dataflow; empty for projects captured before it
 
     const OperatorCard* findCard(const std::string& idOrPrefix) const;
 

@@ -184,6 +184,27 @@ Result<std::vector<TensorSpec>> tensorSpecsFromJson(const json* array, const std
     return specs;
 }
 
+// Reads an array of 32-bit integers; false (and a failure recorded on `r`) when it is not one.
+bool int32Array(FieldReader& r, const json& v, const char* name, std::vector<std::int32_t>& out)
+{
+    if (!v.is_array()) {
+        r.fail(std::string("field '") + name + "' has the wrong type (expected an array of integers)");
+        return false;
+    }
+    out.clear();
+    out.reserve(v.size());
+    for (const json& x : v) {
+        if (!x.is_number_integer() || x.get<std::int64_t>() < std::numeric_limits<std::int32_t>::min() ||
+            x.get<std::int64_t>() > std::numeric_limits<std::int32_t>::max() ||
+            (x.is_number_unsigned() && x.get<std::uint64_t>() > std::numeric_limits<std::int32_t>::max())) {
+            r.fail(std::string("field '") + name + "' holds something other than a 32-bit integer");
+            return false;
+        }
+        out.push_back(static_cast<std::int32_t>(x.get<std::int64_t>()));
+    }
+    return true;
+}
+
 Result<ArgSpec> argSpecFromJson(const json& j, const std::string& where)
 {
     FieldReader r(j, where);
@@ -352,6 +373,69 @@ Result<OperatorCard> cardFromJson(const json& j, const std::string& where)
     if (r.error())
         return *r.error();
     return card;
+}
+
+json toJson(const CallGraph& graph)
+{
+    json calls = json::array();
+    for (const GraphCall& call : graph.calls)
+        calls.push_back(
+            json{{"card", call.card}, {"inputs", call.inputs}, {"outputs", call.outputs}, {"aliasing", call.aliasing}});
+    return json{{"format", "kforge-graph"},
+                {"format_version", CallGraph::kFormatVersion},
+                {"calls", calls},
+                {"value_producers", graph.valueProducers},
+                {"model_outputs", graph.modelOutputs}};
+}
+
+Result<CallGraph> callGraphFromJson(const json& j, const std::vector<OperatorCard>& cards, const std::string& where)
+{
+    FieldReader r(j, where);
+    std::string format;
+    int version = 0;
+    r.get("format", format);
+    r.get("format_version", version);
+    if (!r.error() && format != "kforge-graph")
+        r.fail("not a call graph (format '" + format + "')");
+    if (!r.error() && (version < 1 || version > CallGraph::kFormatVersion))
+        r.fail("format_version " + std::to_string(version) + " (this build reads 1 to " +
+               std::to_string(CallGraph::kFormatVersion) + ")");
+    CallGraph graph;
+    if (const json* producers = r.child("value_producers", json::value_t::array))
+        int32Array(r, *producers, "value_producers", graph.valueProducers);
+    if (!r.error() && r.has("model_outputs"))
+        int32Array(r, j.at("model_outputs"), "model_outputs", graph.modelOutputs);
+    else
+        r.child("model_outputs", json::value_t::array);
+    if (const json* calls = r.child("calls", json::value_t::array)) {
+        graph.calls.reserve(calls->size());
+        for (size_t i = 0; i < calls->size() && !r.error(); ++i) {
+            const json& c = (*calls)[i];
+            FieldReader cr(c, where + ": calls[" + std::to_string(i) + "]");
+            GraphCall call;
+            cr.get("card", call.card);
+            cr.get("aliasing", call.aliasing);
+            if (const json* outputs = cr.child("outputs", json::value_t::array))
+                int32Array(cr, *outputs, "outputs", call.outputs);
+            if (const json* inputs = cr.child("inputs", json::value_t::array)) {
+                for (const json& arg : *inputs) {
+                    call.inputs.emplace_back();
+                    if (!int32Array(cr, arg, "inputs", call.inputs.back()))
+                        break;
+                }
+            }
+            if (cr.error())
+                return *cr.error();
+            graph.calls.push_back(std::move(call));
+        }
+    }
+    if (!r.error()) {
+        if (const std::string why = graph.problem(cards); !why.empty())
+            r.fail(why);
+    }
+    if (r.error())
+        return *r.error();
+    return graph;
 }
 
 Result<CaptureInfo> captureInfoFromJson(const json& j, const std::string& where)

@@ -123,6 +123,18 @@ Result<Project> openProjectUnguarded(const fs::path& dir)
             return card.error();
         project.cards.push_back(std::move(card.value()));
     }
+
+    // graph.json: optional (projects captured before it have none and simply find no regions).
+    const fs::path graphFile = dir / ProjectPaths::kGraphFile;
+    if (fs::exists(fs::symlink_status(graphFile, ec))) {
+        auto graph = readJsonFile(graphFile);
+        if (!graph)
+            return graph.error();
+        auto parsed = callGraphFromJson(graph.value(), project.cards, graphFile.string());
+        if (!parsed)
+            return parsed.error();
+        project.graph = std::move(parsed.value());
+    }
     return project;
 }
 
@@ -148,6 +160,11 @@ Result<void> saveProject(const fs::path& dir, const Project& project)
     auto written = writeFileAtomically(dir / ProjectPaths::kCardsFile, json{{"cards", cards}}.dump(1) + "\n");
     if (!written)
         return written;
+    if (!project.graph.empty()) {
+        written = writeFileAtomically(dir / ProjectPaths::kGraphFile, toJson(project.graph).dump() + "\n");
+        if (!written)
+            return written;
+    }
     const json header{
         {"format", kFormatTag}, {"format_version", project.formatVersion}, {"capture", toJson(project.capture)}};
     return writeFileAtomically(dir / ProjectPaths::kProjectFile, header.dump(1) + "\n");
@@ -168,7 +185,7 @@ int removeStaleTemporaries(const fs::path& dir)
     // The project's own files at the top; everything under search/ is written by writers only.
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string entry = it->path().filename().string();
-        for (const char* name : {ProjectPaths::kProjectFile, ProjectPaths::kCardsFile}) {
+        for (const char* name : {ProjectPaths::kProjectFile, ProjectPaths::kCardsFile, ProjectPaths::kGraphFile}) {
             if (entry.rfind(std::string(name) + ".tmp-", 0) == 0 && removeTemporary(it->path()))
                 ++removed;
         }

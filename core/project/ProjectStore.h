@@ -24,6 +24,7 @@ namespace kforge::core {
 struct ProjectPaths {
     static constexpr const char* kProjectFile = "project.json";
     static constexpr const char* kCardsFile = "cards.json";
+    static constexpr const char* kGraphFile = "graph.json"; // absent in projects captured before it
     static constexpr const char* kSamplesDir = "samples";
 };
 
@@ -31,7 +32,8 @@ struct ProjectPaths {
 /// newer-format JSON), each naming the file.
 Result<Project> openProject(const std::filesystem::path& dir);
 
-/// Writes cards.json and project.json of `project` into `dir` (which must exist), atomically each.
+/// Writes cards.json, graph.json (when the project has a graph) and project.json of `project` into
+/// `dir` (which must exist), atomically each.
 Result<void> saveProject(const std::filesystem::path& dir, const Project& project);
 
 /// Takes the writer lock of the project `dir` for `activity` ("optimize"; errors as

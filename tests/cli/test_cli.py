@@ -66,6 +66,33 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
                          ["aten::_convolution", "aten::add", "aten::batch_norm", "aten::relu"])
         self.assertEqual(data["capture"]["total_calls"], 7)
 
+    def test_cards_lists_fused_regions_after_the_op_cards(self):
+        out = os.path.join(self.tmp, "p")
+        self.assertEqual(kforge("capture", self.model("bn_relu_add_stack.pt"), "--inputs", "2x8x8x8", "-o", out,
+                                "--device", "cpu", "--quiet").returncode, 0)
+        self.assertTrue(os.path.isfile(os.path.join(out, "graph.json")))
+        result = kforge("cards", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        region_lines = [line for line in lines if line.startswith("region ")]
+        self.assertEqual(len(region_lines), 1, result.stdout)
+        self.assertRegex(region_lines[0], r"^region [0-9a-f]{8} x2  batch_norm -> relu_ -> add  \(6 in, 1 out, ")
+        self.assertGreater(lines.index(region_lines[0]), max(i for i, line in enumerate(lines) if "aten::" in line))
+        data = json.loads(kforge("cards", out, "--json").stdout)
+        self.assertEqual(len(data["regions"]), 1)
+        region = data["regions"][0]
+        self.assertEqual(region["kind"], "region")
+        self.assertEqual(region["chain"], "batch_norm -> relu_ -> add")
+        self.assertEqual(len(region["occurrences"]), 2)
+        card_ids = {c["id"] for c in data["cards"]}
+        self.assertTrue(all(m["card_id"] in card_ids for m in region["members"]))
+        # A project captured before graph.json opens and lists no regions.
+        os.remove(os.path.join(out, "graph.json"))
+        result = kforge("cards", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("no call graph", result.stdout)
+        self.assertEqual(json.loads(kforge("cards", out, "--json").stdout)["regions"], [])
+
     def test_capture_json_has_phase_times(self):
         out = os.path.join(self.tmp, "p")
         result = kforge("capture", self.model("conv_gn_block.pt"), "--inputs", "2x3x16x16", "-o", out, "--json",

@@ -179,6 +179,100 @@ class WaitsForTheGpu(nn.Module):
         return y * 2, torch.nonzero(y > 1)
 
 
+class BnReluAdd(nn.Module):
+    """conv -> batch_norm -> relu_ -> add(identity): the fused region batch_norm -> relu_ -> add."""
+
+    def __init__(self, channels=8):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(channels)
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        return self.relu(self.bn(self.conv(x))) + x
+
+
+class BnReluAddStack(nn.Module):
+    """Two BnReluAdd layers of one shape: one region with two occurrences."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.Sequential(BnReluAdd(), BnReluAdd())
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class RmsNormWrittenOut(nn.Module):
+    """RMSNorm as decoders write it: pow, mean, add, rsqrt, mul, mul by the weight."""
+
+    def __init__(self, dim=32):
+        super().__init__()
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(dim))
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6))
+
+
+class ScaledMaskedSoftmax(nn.Module):
+    """Attention scores: scale * (q @ k^T) + mask -> softmax -> to(bfloat16), matmuls around it."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.full((8, 8), -1e4).triu(1))
+
+    def forward(self, q, k, v):
+        scores = q @ k.transpose(-2, -1)
+        attn = torch.softmax(scores * 0.25 + self.mask, dim=-1).to(torch.bfloat16)
+        return attn @ v.to(torch.bfloat16)
+
+
+class GeluTanhWrittenOut(nn.Module):
+    """GELU with tanh written out as 8 elementwise ops."""
+
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(0.7978845608 * (x + 0.044715 * x.pow(3))))
+
+
+class SwiGluMlp(nn.Module):
+    """down(silu(gate(x)) * up(x)): the linears bound the region silu -> mul."""
+
+    def __init__(self, dim=32, hidden=64):
+        super().__init__()
+        self.gate = nn.Linear(dim, hidden, bias=False)
+        self.up = nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x):
+        return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+class ResidualNorm(nn.Module):
+    """h = x + fc(x); fc2(layer_norm(h)) + h: the region add -> layer_norm, and a last add that a
+    path through fc2 keeps out of it (convexity)."""
+
+    def __init__(self, dim=32):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.norm = nn.LayerNorm(dim)
+        self.fc2 = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        h = x + self.fc(x)
+        return self.fc2(self.norm(h)) + h
+
+
+def save_region_models(out):
+    """The models of the fused-region tests (tests/core/capture/RegionCaptureTest.cpp)."""
+    trace(BnReluAddStack(), torch.randn(2, 8, 8, 8)).save(os.path.join(out, "bn_relu_add_stack.pt"))
+    trace(RmsNormWrittenOut(), torch.randn(2, 8, 32)).save(os.path.join(out, "rms_norm_written_out.pt"))
+    qkv = (torch.randn(2, 4, 8, 16), torch.randn(2, 4, 8, 16), torch.randn(2, 4, 8, 16))
+    trace(ScaledMaskedSoftmax(), qkv).save(os.path.join(out, "scaled_masked_softmax.pt"))
+    trace(GeluTanhWrittenOut(), torch.randn(4, 64)).save(os.path.join(out, "gelu_tanh_written_out.pt"))
+    trace(SwiGluMlp(), torch.randn(2, 8, 32)).save(os.path.join(out, "swiglu_mlp.pt"))
+    trace(ResidualNorm(), torch.randn(2, 8, 32)).save(os.path.join(out, "residual_norm.pt"))
+
+
 def save_mixed_precision_block(out):
     """mixed_precision_block.pt (traced in bfloat16) and mixed_precision_float64.pt: the tuple
     (bfloat16 input, the same block's output computed in float64 throughout)."""
@@ -222,6 +316,7 @@ def main():
     save_mixed_precision_block(out)
     trace(SizeArithmetic(), torch.randn(2, 4, 8, 16)).save(os.path.join(out, "size_arithmetic.pt"))
     trace(WaitsForTheGpu(), torch.randn(4, 8)).save(os.path.join(out, "waits_for_the_gpu.pt"))
+    save_region_models(out)
 
     # Bad inputs for the error tests.
     torch.save(ConvGroupNormBlock().state_dict(), os.path.join(out, "state_dict_not_torchscript.pt"))

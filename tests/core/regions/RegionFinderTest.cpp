@@ -1,0 +1,173 @@
+// Region discovery on hand-made call graphs: grouping, convexity splits, boundaries, repetition.
+
+#include "regions/RegionFinder.h"
+#include "regions/FusibleOps.h"
+
+#include <gtest/gtest.h>
+
+using namespace kforge::core;
+
+namespace {
+
+// A graph under construction: each call gets its own card (op + its tensor argument count).
+class GraphBuilder {
+public:
+    // Adds a call of `op` reading `inputs` (value ids; -1: a new external value) and returning one
+    // new value, whose id it returns.
+    std::int32_t call(const std::string& op, std::vector<std::int32_t> inputs, bool vendor = false,
+                      bool aliasing = false)
+    {
+        OperatorCard card;
+        card.op = op;
+        GraphCall graphCall;
+        for (std::int32_t& value : inputs) {
+            if (value < 0) {
+                value = static_cast<std::int32_t>(m_graph.valueProducers.size());
+                m_graph.valueProducers.push_back(-1);
+            }
+            ArgSpec arg;
+            arg.name = "arg" + std::to_string(card.args.size());
+            arg.kind = ArgKind::Tensor;
+            arg.tensors.push_back(TensorSpec{"float32", {4, 8}, {8, 1}, "cuda:0"});
+            card.args.push_back(arg);
+            graphCall.inputs.push_back({value});
+        }
+        card.outputs.push_back(TensorSpec{"float32", {4, 8}, {8, 1}, "cuda:0"});
+        card.vendorBacked = vendor;
+        card.key = variantKey(card.op, card.overload, card.args);
+        card.id = cardIdForKey(card.key);
+        card.callCount = 1;
+        card.callPositions = {static_cast<std::int64_t>(m_graph.calls.size())};
+        card.eager = EagerTiming{"cuda:0", "test", 1.0, 1.0, 1.0, 1};
+        graphCall.card = static_cast<std::int32_t>(m_cards.size());
+        graphCall.aliasing = aliasing;
+        const auto produced = static_cast<std::int32_t>(m_graph.valueProducers.size());
+        m_graph.valueProducers.push_back(static_cast<std::int32_t>(m_graph.calls.size()));
+        graphCall.outputs.push_back(produced);
+        m_graph.calls.push_back(graphCall);
+        m_cards.push_back(card);
+        return produced;
+    }
+    void output(std::int32_t value) { m_graph.modelOutputs.push_back(value); }
+    std::vector<RegionCard> regions()
+    {
+        EXPECT_EQ(m_graph.problem(m_cards), "");
+        return findRegions(m_graph, m_cards);
+    }
+
+private:
+    CallGraph m_graph;
+    std::vector<OperatorCard> m_cards;
+};
+
+} // namespace
+
+TEST(FusibleOps, TableCoversPointwiseNormsReductionsAndNotViewsOrVendorOps)
+{
+    for (const char* op : {"aten::add", "aten::relu_", "aten::_softmax", "aten::native_batch_norm", "aten::rms_norm",
+                           "aten::mean", "aten::amax", "aten::_to_copy", "aten::where", "aten::hardswish_"})
+        EXPECT_TRUE(isFusibleOpName(op)) << op;
+    for (const char* op : {"aten::linear", "aten::view", "aten::transpose", "aten::item", "aten::_convolution",
+                           "aten::matmul", "aten::add__", "prim::add", "add"})
+        EXPECT_FALSE(isFusibleOpName(op)) << op;
+}
+
+TEST(RegionFinder, ChainBetweenVendorOpsIsOneRegion)
+{
+    GraphBuilder g;
+    const auto h = g.call("aten::linear", {-1, -1}, true);
+    const auto a = g.call("aten::mul", {h, -1});
+    const auto b = g.call("aten::add", {a, -1});
+    const auto c = g.call("aten::relu_", {b});
+    g.output(g.call("aten::linear", {c, -1}, true));
+    const auto regions = g.regions();
+    ASSERT_EQ(regions.size(), 1u);
+    EXPECT_EQ(regions[0].chainText(), "mul -> add -> relu_");
+    EXPECT_EQ(regions[0].inputs.size(), 3u); // h and two externals
+    ASSERT_EQ(regions[0].outputs.size(), 1u);
+    EXPECT_EQ(regions[0].outputs[0].member, 2);
+    EXPECT_EQ(regions[0].edges.size(), 2u);
+    EXPECT_EQ(regions[0].occurrences, (std::vector<std::vector<std::int64_t>>{{1, 2, 3}}));
+    EXPECT_DOUBLE_EQ(regions[0].eagerUsEstimate, 3.0);
+}
+
+TEST(RegionFinder, PathThroughANonMemberSplitsTheGroup)
+{
+    // add -> linear -> mul, and add -> mul directly: {add, mul} is connected but not convex (the
+    // path through the linear leaves and re-enters). mul -> relu stays a region.
+    GraphBuilder g;
+    const auto a = g.call("aten::add", {-1, -1});
+    const auto l = g.call("aten::linear", {a, -1}, true);
+    const auto m = g.call("aten::mul", {a, l});
+    g.output(g.call("aten::relu", {m}));
+    const auto regions = g.regions();
+    ASSERT_EQ(regions.size(), 1u);
+    EXPECT_EQ(regions[0].chainText(), "mul -> relu");
+    EXPECT_EQ(regions[0].occurrences.front(), (std::vector<std::int64_t>{2, 3}));
+    EXPECT_EQ(regions[0].inputs.size(), 2u);
+}
+
+TEST(RegionFinder, DiamondWithoutOutsidePathIsConvex)
+{
+    GraphBuilder g;
+    const auto x = g.call("aten::add", {-1, -1});
+    const auto e = g.call("aten::exp", {x});
+    const auto t = g.call("aten::tanh", {x});
+    g.output(g.call("aten::mul", {e, t}));
+    const auto regions = g.regions();
+    ASSERT_EQ(regions.size(), 1u);
+    EXPECT_EQ(regions[0].chainText(), "add -> exp -> tanh -> mul");
+    EXPECT_EQ(regions[0].edges.size(), 4u);
+    EXPECT_EQ(regions[0].outputs.size(), 1u);
+}
+
+TEST(RegionFinder, ViewsAndAliasingCallsBoundRegions)
+{
+    GraphBuilder g;
+    const auto a = g.call("aten::add", {-1, -1});
+    const auto v = g.call("aten::view", {a}, false, true);
+    const auto r = g.call("aten::relu", {v});
+    g.output(g.call("aten::to", {r}, false, true)); // a no-op to(): aliasing, not a cast
+    EXPECT_TRUE(g.regions().empty());
+}
+
+TEST(RegionFinder, ValueUsedOutsideIsARegionOutput)
+{
+    GraphBuilder g;
+    const auto a = g.call("aten::add", {-1, -1});
+    const auto n = g.call("aten::layer_norm", {a, -1, -1});
+    const auto l = g.call("aten::linear", {n, -1}, true);
+    g.output(g.call("aten::view", {a}, false, true)); // a read by a non-member
+    g.output(l);
+    const auto regions = g.regions();
+    ASSERT_EQ(regions.size(), 1u);
+    ASSERT_EQ(regions[0].outputs.size(), 2u);
+    EXPECT_EQ(regions[0].outputs[0].member, 0);
+    EXPECT_EQ(regions[0].outputs[1].member, 1);
+}
+
+TEST(RegionFinder, RepeatedChainIsOneRegionWithEveryOccurrence)
+{
+    GraphBuilder g;
+    auto x = g.call("aten::linear", {-1, -1}, true);
+    for (int layer = 0; layer < 3; ++layer) {
+        const auto s = g.call("aten::silu", {x});
+        const auto m = g.call("aten::mul", {s, -1});
+        x = g.call("aten::linear", {m, -1}, true);
+    }
+    g.output(x);
+    const auto regions = g.regions();
+    ASSERT_EQ(regions.size(), 1u);
+    EXPECT_EQ(regions[0].chainText(), "silu -> mul");
+    EXPECT_EQ(regions[0].occurrences, (std::vector<std::vector<std::int64_t>>{{1, 2}, {4, 5}, {7, 8}}));
+}
+
+TEST(RegionFinder, SingleFusibleCallsAndEmptyGraphsHaveNoRegion)
+{
+    GraphBuilder g;
+    const auto l = g.call("aten::linear", {-1, -1}, true);
+    const auto r = g.call("aten::relu", {l});
+    g.output(g.call("aten::linear", {r, -1}, true));
+    EXPECT_TRUE(g.regions().empty());
+    EXPECT_TRUE(findRegions(CallGraph{}, {}).empty());
+}
