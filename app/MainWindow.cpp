@@ -4,7 +4,7 @@
 #include "app/ExportJob.h"
 #include "app/ManualEditJob.h"
 #include "app/OptimizeJob.h"
-#include "builtin_proposer/BuiltinProposer.h"
+#include "engine/CardSelection.h"
 #include "engine/InModelCheckTool.h"
 #include "kernel/NvrtcCompiler.h"
 #include "llm_client/LlmClientFactory.h"
@@ -286,18 +286,13 @@ void MainWindow::createMenus()
     m_optimizeSelectedAction->setObjectName(QStringLiteral("actionOptimizeSelected"));
     m_optimizeSelectedAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     m_optimizeAllAction = run->addAction(tr("Optimize &All"), this, [this]() {
-        // Every card the built-in proposer covers, largest share of model time first.
-        std::vector<const core::OperatorCard*> cards;
-        if (m_session->hasProject())
-            for (const core::OperatorCard& card : m_session->project()->cards)
-                if (!card.vendorBacked && core::BuiltinProposer::supports(card))
-                    cards.push_back(&card);
-        std::stable_sort(cards.begin(), cards.end(), [](const core::OperatorCard* a, const core::OperatorCard* b) {
-            return a->timeShare > b->timeShare;
-        });
+        // Every card the built-in proposer covers, largest share of model time first (the
+        // engine's default choice, as kforge optimize makes it).
         QStringList ids;
-        for (const core::OperatorCard* card : cards)
-            ids << fromStd(card->id);
+        if (m_session->hasProject())
+            if (auto selection = core::selectCardsToSearch(*m_session->project(), {}, /*builtin=*/true))
+                for (const core::OperatorCard* card : selection->cards)
+                    ids << fromStd(card->id);
         startOptimize(ids);
     });
     m_optimizeAllAction->setObjectName(QStringLiteral("actionOptimizeAll"));
@@ -491,15 +486,14 @@ void MainWindow::refreshSearchSummaries()
         // A card never searched that the built-in proposer does not cover says so, with the
         // proposer's reason, instead of "not started" for ever (an LLM may write any op).
         if (builtinProposer)
-            for (const core::OperatorCard& card : project->cards) {
-                CardSearchSummary& summary = (*summaries)[fromStd(card.id)];
-                if (summary.status != CardSearchStatus::NotStarted || card.vendorBacked)
-                    continue;
-                if (auto covered = core::BuiltinProposer::supports(card); !covered) {
-                    summary.status = CardSearchStatus::NotCovered;
-                    summary.reason = fromStd(covered.error().message);
+            if (auto selection = core::selectCardsToSearch(*project, {}, /*builtin=*/true))
+                for (const core::SkippedCard& skipped : selection->skipped) {
+                    CardSearchSummary& summary = (*summaries)[fromStd(skipped.card->id)];
+                    if (summary.status == CardSearchStatus::NotStarted && !skipped.card->vendorBacked) {
+                        summary.status = CardSearchStatus::NotCovered;
+                        summary.reason = fromStd(skipped.reason);
+                    }
                 }
-            }
         QMetaObject::invokeMethod(
             qApp,
             [self, project, summaries, generation]() {
