@@ -4,6 +4,7 @@
 // optimizes and what a .cast package guards on.
 
 #include "model/ArgSpec.h"
+#include "model/RegionChain.h"
 
 #include <cstdint>
 #include <optional>
@@ -50,6 +51,11 @@ struct OperatorCard {
     std::string eagerNote;            // why eager is absent, if so
     double timeShare = 0;             // share of the model's total eager operator time, 0..1
                                       // (a CUDA capture's host ops: 0, see runsOnHost)
+    // Set for a region card (model/RegionChain.h): a chain of member calls run as one unit. Its op
+    // is kRegionOp, its arguments the region's inputs; its eager time is the chain replayed alone.
+    std::optional<RegionChain> region;
+
+    bool isRegion() const { return region.has_value(); }
 
     /// "aten::softmax.int" (no dot for the default overload).
     std::string qualifiedName() const;

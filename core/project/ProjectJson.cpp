@@ -251,6 +251,43 @@ json toJson(const ArgSpec& spec)
                 {"value", spec.value}};
 }
 
+static json sourceJson(const ChainSource& source)
+{
+    return source.fromMember ? json{{"member", source.index}, {"output", source.output}}
+                             : json{{"input", source.index}};
+}
+
+json toJson(const RegionChain& chain)
+{
+    json members = json::array();
+    for (const ChainMember& m : chain.members) {
+        json args = json::array();
+        for (const ArgSpec& a : m.args)
+            args.push_back(toJson(a));
+        json sources = json::array();
+        for (const auto& argSources : m.sources) {
+            json list = json::array();
+            for (const ChainSource& s : argSources)
+                list.push_back(sourceJson(s));
+            sources.push_back(list);
+        }
+        json outputs = json::array();
+        for (const TensorSpec& t : m.outputs)
+            outputs.push_back(toJson(t));
+        members.push_back(json{{"op", m.op},
+                               {"overload", m.overload},
+                               {"card_id", m.cardId},
+                               {"args", args},
+                               {"sources", sources},
+                               {"outputs", outputs}});
+    }
+    json outputs = json::array();
+    for (const ChainSource& s : chain.outputs)
+        outputs.push_back(sourceJson(s));
+    return json{
+        {"chain", chain.text()}, {"members", members}, {"outputs", outputs}, {"occurrences", chain.occurrences}};
+}
+
 json toJson(const OperatorCard& card)
 {
     json args = json::array();
@@ -282,7 +319,8 @@ json toJson(const OperatorCard& card)
                 {"samples_note", card.samplesNote},
                 {"eager", eager},
                 {"eager_note", card.eagerNote},
-                {"time_share", card.timeShare}};
+                {"time_share", card.timeShare},
+                {"region", card.region ? toJson(*card.region) : json(nullptr)}};
 }
 
 json toJson(const CaptureInfo& info)
@@ -301,6 +339,94 @@ json toJson(const CaptureInfo& info)
                 {"samples_per_card", info.samplesPerCard},
                 {"sample_budget_bytes", info.sampleBudgetBytes},
                 {"total_eager_us", info.totalEagerUs}};
+}
+
+static Result<ChainSource> chainSourceFromJson(const json& j, const std::string& where)
+{
+    FieldReader r(j, where);
+    ChainSource source;
+    source.fromMember = r.has("member");
+    if (source.fromMember) {
+        r.get("member", source.index);
+        r.get("output", source.output);
+    } else {
+        r.get("input", source.index);
+    }
+    if (r.error())
+        return *r.error();
+    return source;
+}
+
+// The chain's internal consistency is checked by the caller against the card (RegionChain::problem).
+static Result<RegionChain> regionChainFromJson(const json& j, const std::string& where)
+{
+    FieldReader r(j, where);
+    RegionChain chain;
+    if (const json* members = r.child("members", json::value_t::array)) {
+        for (size_t m = 0; m < members->size(); ++m) {
+            const std::string at = where + ".members[" + std::to_string(m) + "]";
+            FieldReader mr((*members)[m], at);
+            ChainMember member;
+            mr.get("op", member.op);
+            mr.get("overload", member.overload);
+            mr.get("card_id", member.cardId);
+            if (const json* args = mr.child("args", json::value_t::array)) {
+                for (size_t i = 0; i < args->size(); ++i) {
+                    auto arg = argSpecFromJson((*args)[i], at + ".args[" + std::to_string(i) + "]");
+                    if (!arg)
+                        return arg.error();
+                    member.args.push_back(std::move(arg.value()));
+                }
+            }
+            if (const json* sources = mr.child("sources", json::value_t::array)) {
+                for (size_t a = 0; a < sources->size() && !mr.error(); ++a) {
+                    if (!(*sources)[a].is_array()) {
+                        mr.fail("sources[" + std::to_string(a) + "] is not an array");
+                        break;
+                    }
+                    member.sources.emplace_back();
+                    for (size_t e = 0; e < (*sources)[a].size(); ++e) {
+                        auto source = chainSourceFromJson(
+                            (*sources)[a][e], at + ".sources[" + std::to_string(a) + "][" + std::to_string(e) + "]");
+                        if (!source)
+                            return source.error();
+                        member.sources.back().push_back(source.value());
+                    }
+                }
+            }
+            if (const json* outputs = mr.child("outputs", json::value_t::array)) {
+                auto specs = tensorSpecsFromJson(outputs, at + ".outputs");
+                if (!specs)
+                    return specs.error();
+                member.outputs = std::move(specs.value());
+            }
+            if (mr.error())
+                return *mr.error();
+            chain.members.push_back(std::move(member));
+        }
+    }
+    if (const json* outputs = r.child("outputs", json::value_t::array)) {
+        for (size_t o = 0; o < outputs->size(); ++o) {
+            auto source = chainSourceFromJson((*outputs)[o], where + ".outputs[" + std::to_string(o) + "]");
+            if (!source)
+                return source.error();
+            chain.outputs.push_back(source.value());
+        }
+    }
+    if (const json* occurrences = r.child("occurrences", json::value_t::array)) {
+        for (const json& occurrence : *occurrences) {
+            if (!occurrence.is_array() || !std::all_of(occurrence.begin(), occurrence.end(), [](const json& p) {
+                    return p.is_number_integer();
+                })) {
+                r.fail("occurrences holds something other than a list of call positions");
+                break;
+            }
+            chain.occurrences.push_back(occurrence.get<std::vector<std::int64_t>>());
+        }
+    }
+    if (r.error())
+        return *r.error();
+    return chain;
 }
 
 Result<OperatorCard> cardFromJson(const json& j, const std::string& where)
@@ -362,6 +488,24 @@ Result<OperatorCard> cardFromJson(const json& j, const std::string& where)
         if (e.error())
             return *e.error();
         card.eager = t;
+    }
+    // "region" is absent in projects written before region cards: an operator card.
+    if (!r.error() && r.has("region") && !j.at("region").is_null()) {
+        auto chain = regionChainFromJson(j.at("region"), where + ".region");
+        if (!chain)
+            return chain.error();
+        std::vector<TensorSpec> inputs;
+        for (const ArgSpec& arg : card.args)
+            if (arg.kind == ArgKind::Tensor && arg.tensors.size() == 1)
+                inputs.push_back(arg.tensors.front());
+        if (card.op != kRegionOp || inputs.size() != card.args.size())
+            r.fail("a region card must be op " + std::string(kRegionOp) + " with one tensor per argument");
+        else if (const std::string why = chain->problem(inputs); !why.empty())
+            r.fail("region: " + why);
+        else
+            card.region = std::move(chain.value());
+    } else if (!r.error() && card.op == kRegionOp) {
+        r.fail(std::string("op ") + kRegionOp + " without its region chain");
     }
     if (!r.error() && card.id != cardIdForKey(card.key))
         r.fail("card id does not match its key");

@@ -11,6 +11,7 @@ namespace kforge::core {
 
 nlohmann::json toJson(const TensorSpec& spec);
 nlohmann::json toJson(const ArgSpec& spec);
+nlohmann::json toJson(const RegionChain& chain);
 nlohmann::json toJson(const OperatorCard& card);
 nlohmann::json toJson(const CaptureInfo& info);
 /// graph.json's document: {"format": "kforge-graph", "format_version": 1, "calls": [...], ...}.

@@ -1,66 +1,12 @@
 // Region discovery on hand-made call graphs: grouping, convexity splits, boundaries, repetition.
 
-#include "regions/RegionFinder.h"
+#include "GraphBuilder.h"
 #include "regions/FusibleOps.h"
 
 #include <gtest/gtest.h>
 
 using namespace kforge::core;
-
-namespace {
-
-// A graph under construction: each call gets its own card (op + its tensor argument count).
-class GraphBuilder {
-public:
-    // Adds a call of `op` reading `inputs` (value ids; -1: a new external value) and returning one
-    // new value, whose id it returns.
-    std::int32_t call(const std::string& op, std::vector<std::int32_t> inputs, bool vendor = false,
-                      bool aliasing = false)
-    {
-        OperatorCard card;
-        card.op = op;
-        GraphCall graphCall;
-        for (std::int32_t& value : inputs) {
-            if (value < 0) {
-                value = static_cast<std::int32_t>(m_graph.valueProducers.size());
-                m_graph.valueProducers.push_back(-1);
-            }
-            ArgSpec arg;
-            arg.name = "arg" + std::to_string(card.args.size());
-            arg.kind = ArgKind::Tensor;
-            arg.tensors.push_back(TensorSpec{"float32", {4, 8}, {8, 1}, "cuda:0"});
-            card.args.push_back(arg);
-            graphCall.inputs.push_back({value});
-        }
-        card.outputs.push_back(TensorSpec{"float32", {4, 8}, {8, 1}, "cuda:0"});
-        card.vendorBacked = vendor;
-        card.key = variantKey(card.op, card.overload, card.args);
-        card.id = cardIdForKey(card.key);
-        card.callCount = 1;
-        card.callPositions = {static_cast<std::int64_t>(m_graph.calls.size())};
-        card.eager = EagerTiming{"cuda:0", "test", 1.0, 1.0, 1.0, 1};
-        graphCall.card = static_cast<std::int32_t>(m_cards.size());
-        graphCall.aliasing = aliasing;
-        const auto produced = static_cast<std::int32_t>(m_graph.valueProducers.size());
-        m_graph.valueProducers.push_back(static_cast<std::int32_t>(m_graph.calls.size()));
-        graphCall.outputs.push_back(produced);
-        m_graph.calls.push_back(graphCall);
-        m_cards.push_back(card);
-        return produced;
-    }
-    void output(std::int32_t value) { m_graph.modelOutputs.push_back(value); }
-    std::vector<RegionCard> regions()
-    {
-        EXPECT_EQ(m_graph.problem(m_cards), "");
-        return findRegions(m_graph, m_cards);
-    }
-
-private:
-    CallGraph m_graph;
-    std::vector<OperatorCard> m_cards;
-};
-
-} // namespace
+using kforge::core::test_graphs::GraphBuilder;
 
 TEST(FusibleOps, TableCoversPointwiseNormsReductionsAndNotViewsOrVendorOps)
 {
