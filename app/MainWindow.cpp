@@ -504,9 +504,8 @@ void MainWindow::refreshSearchSummaries()
                 for (const core::OperatorCard& card : project->cards) {
                     const CardSearchSummary s = summaries->value(fromStd(card.id));
                     if (s.speedup)
-                        speedups.append(
-                            {fromStd(card.qualifiedName()) + QLatin1Char(' ') + fromStd(card.id.substr(0, 8)),
-                             *s.speedup});
+                        speedups.append({fromStd(card.displayName()) + QLatin1Char(' ') + fromStd(card.id.substr(0, 8)),
+                                         *s.speedup});
                 }
                 self->m_chartsPane->setCardSpeedups(speedups);
             },

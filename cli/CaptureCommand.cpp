@@ -5,6 +5,7 @@
 
 #include "capture/CaptureJob.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <iomanip>
@@ -93,10 +94,14 @@ int runCaptureCommand(const std::vector<std::string>& args)
         std::cerr << "kforge: note: " << note << "\n";
     const core::CapturePhaseTimes& t = report->times;
     if (!quiet) {
+        const auto regions = std::count_if(report->project.cards.begin(), report->project.cards.end(),
+                                           [](const core::OperatorCard& card) { return card.isRegion(); });
         std::cerr << std::fixed << std::setprecision(1) << "kforge: wrote " << options.outputDir.string() << " ("
-                  << report->project.cards.size() << " cards) in " << static_cast<long long>(t.totalMs) << " ms: load "
-                  << t.loadMs << " ms, forward " << t.plainForwardMs << " ms, recorded forward " << t.recordPassMs
-                  << " ms, samples " << t.saveSamplesMs << " ms, eager timing " << t.eagerTimingMs << " ms\n";
+                  << report->project.cards.size() << " cards, " << regions << " of them fused regions) in "
+                  << static_cast<long long>(t.totalMs) << " ms: load " << t.loadMs << " ms, forward "
+                  << t.plainForwardMs << " ms, recorded forward " << t.recordPassMs << " ms, samples "
+                  << t.saveSamplesMs << " ms, eager timing " << t.eagerTimingMs << " ms, regions " << t.regionsMs
+                  << " ms\n";
     }
     if (parser.has("--json")) {
         nlohmann::json json = cardsJson(report->project);
@@ -105,6 +110,7 @@ int runCaptureCommand(const std::vector<std::string>& args)
                             {"record_pass", t.recordPassMs},
                             {"save_samples", t.saveSamplesMs},
                             {"eager_timing", t.eagerTimingMs},
+                            {"regions", t.regionsMs},
                             {"total", t.totalMs}};
         std::cout << json.dump(2) << "\n";
     } else {

@@ -1,7 +1,6 @@
 #include "CardsTable.h"
 
 #include "project/ProjectJson.h"
-#include "regions/RegionFinder.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -72,30 +71,20 @@ std::string formatCardsTable(const core::Project& project)
         if (card->eager)
             std::snprintf(eager, sizeof eager, "%.2f", card->eager->medianUs);
         std::snprintf(line, sizeof line, "%-8s  %-32s  %-44s  %5lld  %10s  %5.1f%%  %s\n",
-                      card->id.substr(0, 8).c_str(), truncate(card->qualifiedName(), 32).c_str(),
+                      card->id.substr(0, 8).c_str(), truncate(card->displayName(), 32).c_str(),
                       truncate(tensorSummary(*card), 44).c_str(), static_cast<long long>(card->callCount), eager,
                       card->timeShare * 100.0, notesOf(*card).c_str());
         out << line;
     }
-    const std::vector<core::RegionCard> regions = core::findRegions(project.graph, project.cards);
-    if (project.graph.empty())
+    const auto regions = std::count_if(project.cards.begin(), project.cards.end(),
+                                       [](const core::OperatorCard& card) { return card.isRegion(); });
+    if (regions == 0 && project.graph.empty())
         out << "no call graph (captured before graph.json): no fused regions\n";
     else
-        out << regions.size() << " fused region" << (regions.size() == 1 ? "" : "s")
-            << " (chains of native ops a fused kernel could replace; eager us is the sum of the member cards')\n";
-    for (const core::RegionCard& region : regions)
-        out << formatRegionLine(region) << "\n";
+        out << regions << " fused-region card" << (regions == 1 ? "" : "s")
+            << " (a chain of native ops one kernel may replace; eager us is the chain replayed alone; its member ops "
+               "keep their own cards)\n";
     return out.str();
-}
-
-std::string formatRegionLine(const core::RegionCard& region)
-{
-    char eager[48] = "-";
-    if (region.eagerEstimateComplete)
-        std::snprintf(eager, sizeof eager, "~%.2f us", region.eagerUsEstimate);
-    return "region " + region.id.substr(0, 8) + " x" + std::to_string(region.occurrences.size()) + "  " +
-        region.chainText() + "  (" + std::to_string(region.inputs.size()) + " in, " +
-        std::to_string(region.outputs.size()) + " out, eager " + eager + ")";
 }
 
 nlohmann::json cardsJson(const core::Project& project)
@@ -103,10 +92,7 @@ nlohmann::json cardsJson(const core::Project& project)
     nlohmann::json cards = nlohmann::json::array();
     for (const core::OperatorCard* card : cardsByShare(project))
         cards.push_back(core::toJson(*card));
-    nlohmann::json regions = nlohmann::json::array();
-    for (const core::RegionCard& region : core::findRegions(project.graph, project.cards))
-        regions.push_back(core::toJson(region));
-    return nlohmann::json{{"capture", core::toJson(project.capture)}, {"cards", cards}, {"regions", regions}};
+    return nlohmann::json{{"capture", core::toJson(project.capture)}, {"cards", cards}};
 }
 
 } // namespace kforge::cli

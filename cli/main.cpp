@@ -18,8 +18,8 @@ Commands:
   capture MODEL.pt --inputs SPEC... -o PROJECT_DIR [options]
                       run a TorchScript model once and write its operator cards to a new project
   cards PROJECT_DIR [--json]
-                      print a project's operator cards, sorted by share of model time, then its
-                      fused regions (chains of native ops found on the captured call graph)
+                      print a project's operator cards and fused-region cards, sorted by share of
+                      model time
   bench PROJECT_DIR --card ID --kernel FILE.cu [--plan FILE.json] [options]
                       compile, validate and time one candidate kernel; prints a JSON report
   optimize PROJECT_DIR [--cards ID...] [--iterations N] [--time-limit S] [--seed S] [--resume|--restart]
@@ -61,12 +61,13 @@ Ctrl-C cancels the capture: no project is written and the exit status is 130.
 
 constexpr const char* kCardsHelp = R"(usage: kforge cards PROJECT_DIR [--json]
 
-Prints the operator cards of a project, largest share of model time first, then its fused regions:
-connected chains of native (not vendor-backed) ops on the captured call graph, one line each
-("region ID xN  op -> op -> ...", N the occurrences in the forward), with the sum of the member
-cards' eager times as an estimate of the chain's (docs/project-format.md, "Fused regions").
+Prints the cards of a project, largest share of model time first. Beside one card per operator
+variant there are fused-region cards ("region: op -> op -> ..."): connected chains of native (not
+vendor-backed) ops on the captured call graph that one kernel may replace, with the eager time of
+the chain replayed alone; their member ops keep their own cards (docs/project-format.md, "Region
+cards").
 
-  --json   machine-readable output: {"capture": {...}, "cards": [...], "regions": [...]}
+  --json   machine-readable output: {"capture": {...}, "cards": [...]}; a region card has "region"
 )";
 
 constexpr const char* kBenchHelp =

@@ -197,7 +197,7 @@ QVariant CardsTableModel::displayData(const core::OperatorCard& card, int column
     case IdColumn:
         return fromStd(card.id.substr(0, 8));
     case OpColumn:
-        return fromStd(card.qualifiedName());
+        return fromStd(card.displayName());
     case TensorsColumn:
         return tensorSummary(card);
     case CallsColumn:

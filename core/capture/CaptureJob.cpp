@@ -4,6 +4,7 @@
 
 #include "capture/EagerReplay.h"
 #include "capture/OpRecorder.h"
+#include "capture/RegionCapture.h"
 #include "capture/SampleIO.h"
 #include "capture/TorchInterop.h"
 #include "capture/TorchModel.h"
@@ -161,6 +162,8 @@ const char* capturePhaseName(CapturePhase phase)
         return "saving samples";
     case CapturePhase::TimingEager:
         return "timing eager operators";
+    case CapturePhase::Regions:
+        return "sampling fused regions";
     case CapturePhase::Writing:
         return "writing project";
     case CapturePhase::Done:
@@ -326,6 +329,36 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
     }
     for (OperatorCard& card : project.cards)
         card.timeShare = info.totalEagerUs > 0 && inGpuTime(card) ? card.totalEagerUs() / info.totalEagerUs : 0;
+
+    // Fused regions: cards after the op cards (the graph's card indices stay the op cards').
+    if (!project.graph.empty()) {
+        setPhase(progress, CapturePhase::Regions);
+        phaseStart = Clock::now();
+        const auto recordForward = [&](OpRecorder& probe) -> Result<void> {
+            probe.start();
+            auto ran = runForward(module.value(), inputs.value(), device.value());
+            probe.stop();
+            if (!ran)
+                return ran.error();
+            return {};
+        };
+        RegionCaptureOptions regionOptions{
+            device.value(),
+            deviceLabel,
+            std::max<std::int64_t>(0, options.sampleBudgetBytes - recorder.sampleBytes()),
+            recorder.totalCalls(),
+            info.totalEagerUs,
+            stagingGuard.path(),
+            options.samplesPerCard > 0};
+        auto regions = captureRegionCards(project.graph, project.cards, recordForward, regionOptions, stop);
+        if (!regions)
+            return regions.error();
+        report.times.regionsMs = msSince(phaseStart);
+        for (std::string& note : regions->notes)
+            report.notes.push_back(std::move(note));
+        for (OperatorCard& card : regions->cards)
+            project.cards.push_back(std::move(card));
+    }
     if (!device->is_cuda())
         report.notes.push_back("captured on CPU: latencies are CPU wall-clock times, not GPU times");
     else if (auto note = deviceWaitsNote(project.cards))

@@ -29,7 +29,7 @@ struct CaptureOptions {
     std::uint64_t seed = 0;          // for synthesized inputs
 };
 
-enum class CapturePhase { Starting, Loading, Warmup, Recording, SavingSamples, TimingEager, Writing, Done };
+enum class CapturePhase { Starting, Loading, Warmup, Recording, SavingSamples, TimingEager, Regions, Writing, Done };
 const char* capturePhaseName(CapturePhase phase);
 
 /// Polled by a UI: the phase and, within it, items done of total.
@@ -46,6 +46,7 @@ struct CapturePhaseTimes {
     double recordPassMs = 0;   // the recorded forward, including input/sample copies, synchronized
     double saveSamplesMs = 0;
     double eagerTimingMs = 0;
+    double regionsMs = 0; // region cards: the sampling forward, replay checks and chain timing
     double totalMs = 0;
 };
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 
 namespace kforge::core {
 namespace {
@@ -41,8 +42,7 @@ bool enoughRepetitions(const std::vector<double>& durationsUs, const ReplayTimin
     return total / 1000.0 >= options.targetTotalMs;
 }
 
-std::vector<double> timeOnCuda(const c10::OperatorHandle& handle, const std::vector<c10::IValue>& inputs,
-                               c10::Device device, const ReplayTimingOptions& options)
+std::vector<double> timeOnCuda(const std::function<void()>& run, c10::Device device, const ReplayTimingOptions& options)
 {
     c10::impl::VirtualGuardImpl guard(c10::DeviceType::CUDA);
     const c10::Stream stream = guard.getStream(device);
@@ -60,9 +60,8 @@ std::vector<double> timeOnCuda(const c10::OperatorHandle& handle, const std::vec
         }
         for (int i = 0; i < batch; ++i) {
             flush.zero_();
-            std::vector<c10::IValue> stack = inputs;
             starts[i].record(stream);
-            handle.callBoxed(stack);
+            run();
             ends[i].record(stream);
         }
         ends.back().synchronize();
@@ -72,14 +71,12 @@ std::vector<double> timeOnCuda(const c10::OperatorHandle& handle, const std::vec
     return durationsUs;
 }
 
-std::vector<double> timeOnCpu(const c10::OperatorHandle& handle, const std::vector<c10::IValue>& inputs,
-                              const ReplayTimingOptions& options)
+std::vector<double> timeOnCpu(const std::function<void()>& run, const ReplayTimingOptions& options)
 {
     std::vector<double> durationsUs;
     while (!enoughRepetitions(durationsUs, options)) {
-        std::vector<c10::IValue> stack = inputs;
         const auto begin = std::chrono::steady_clock::now();
-        handle.callBoxed(stack);
+        run();
         const auto end = std::chrono::steady_clock::now();
         durationsUs.push_back(std::chrono::duration<double, std::micro>(end - begin).count());
     }
@@ -101,6 +98,23 @@ EagerTiming summarizeDurations(std::vector<double> durationsUs, std::string devi
     return timing;
 }
 
+Result<EagerTiming> timeEagerWork(const std::function<void()>& run, const std::string& what, c10::Device device,
+                                  const std::string& deviceLabel, const ReplayTimingOptions& options)
+{
+    try {
+        c10::InferenceMode inferenceMode;
+        for (int i = 0; i < options.warmup; ++i)
+            run();
+        if (device.is_cuda()) {
+            torch::cuda::synchronize(device.index());
+            return summarizeDurations(timeOnCuda(run, device, options), deviceLabel, "cuda-events, L2 flushed");
+        }
+        return summarizeDurations(timeOnCpu(run, options), deviceLabel, "cpu wall clock");
+    } catch (const std::exception& e) {
+        return makeError(ErrorCode::Internal, "replay failed: " + torchinterop::oneLineError(e), what);
+    }
+}
+
 Result<EagerTiming> timeEagerReplay(const std::string& op, const std::string& overload,
                                     const std::vector<c10::IValue>& inputs, c10::Device device,
                                     const std::string& deviceLabel, const ReplayTimingOptions& options)
@@ -109,21 +123,11 @@ Result<EagerTiming> timeEagerReplay(const std::string& op, const std::string& ov
     auto handle = c10::Dispatcher::singleton().findSchema({op, overload});
     if (!handle)
         return makeError(ErrorCode::Unsupported, "operator not found in the dispatcher", qualified);
-    try {
-        c10::InferenceMode inferenceMode;
-        for (int i = 0; i < options.warmup; ++i) {
-            std::vector<c10::IValue> stack = inputs;
-            handle->callBoxed(stack);
-        }
-        if (device.is_cuda()) {
-            torch::cuda::synchronize(device.index());
-            return summarizeDurations(timeOnCuda(*handle, inputs, device, options), deviceLabel,
-                                      "cuda-events, L2 flushed");
-        }
-        return summarizeDurations(timeOnCpu(*handle, inputs, options), deviceLabel, "cpu wall clock");
-    } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, "replay failed: " + torchinterop::oneLineError(e), qualified);
-    }
+    const auto run = [&] {
+        std::vector<c10::IValue> stack = inputs;
+        handle->callBoxed(stack);
+    };
+    return timeEagerWork(run, qualified, device, deviceLabel, options);
 }
 
 } // namespace kforge::core

@@ -9,6 +9,7 @@
 
 #include <ATen/core/ivalue.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ struct ReplayTimingOptions {
 
 /// Statistics of a sample of durations: median and quartiles (linear interpolation).
 EagerTiming summarizeDurations(std::vector<double> durationsUs, std::string device, std::string method);
+
+/// Times `run` (any eager work enqueued on the current stream, e.g. a region's chain) the same way:
+/// warm-up, then repetitions around `run` alone. `what` names it in errors.
+Result<EagerTiming> timeEagerWork(const std::function<void()>& run, const std::string& what, c10::Device device,
+                                  const std::string& deviceLabel, const ReplayTimingOptions& options);
 
 /// Replays `op.overload` on copies-by-reference of `inputs` (in-place ops mutate them) and times it.
 /// `deviceLabel` is stored with the result. Errors name the op.

@@ -54,6 +54,8 @@ struct OpRecorder::CallContext : at::ObserverContext {
     bool skippedForBudget = false; // the variant's first call without room in the budget: size its outputs
     bool wantOutputSpecs = false;
     std::optional<size_t> returns; // the schema's number of results, when known
+    const CallProbe* probe = nullptr;
+    std::int64_t position = 0;
 };
 
 OpRecorder::OpRecorder(RecorderOptions options) : m_options(std::move(options))
@@ -183,8 +185,9 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
         card.args = std::move(args);
         card.vendorBacked = isVendorBackedOp(card.op);
         // Inputs are copied before the op runs, so in-place ops keep their pre-call values.
-        for (const c10::IValue& input : inputs)
-            variant.timingInputs.push_back(torchinterop::cloneValue(input, m_options.device));
+        if (m_options.keepTimingInputs)
+            for (const c10::IValue& input : inputs)
+                variant.timingInputs.push_back(torchinterop::cloneValue(input, m_options.device));
         m_variants.push_back(std::move(variant));
         call->wantOutputSpecs = true;
     }
@@ -217,6 +220,23 @@ std::unique_ptr<OpRecorder::CallContext> OpRecorder::beginCall(const at::RecordF
     }
     call->graphCall = static_cast<std::int32_t>(m_graph.calls.size());
     m_graph.calls.push_back(std::move(graphCall));
+
+    call->position = position;
+    if (auto probe = m_options.probes.find(position); probe != m_options.probes.end()) {
+        call->probe = &probe->second;
+        ProbedValues& probed = m_probed[position];
+        for (const auto& [a, e] : probe->second.inputs) {
+            if (a < 0 || static_cast<size_t>(a) >= inputs.size())
+                continue;
+            const c10::IValue& input = inputs[static_cast<size_t>(a)];
+            if (input.isTensor() && e == 0)
+                probed.inputs[{a, e}] = torchinterop::cloneExact(input.toTensor(), c10::Device(c10::kCPU));
+            else if (input.isList() && e >= 0 && static_cast<size_t>(e) < input.toListRef().size() &&
+                     input.toListRef()[static_cast<size_t>(e)].isTensor())
+                probed.inputs[{a, e}] = torchinterop::cloneExact(input.toListRef()[static_cast<size_t>(e)].toTensor(),
+                                                                 c10::Device(c10::kCPU));
+        }
+    }
 
     const bool wantsSample = static_cast<int>(variant.samples.size()) < m_options.samplesPerCard &&
         (m_options.sampleVendorBacked || !variant.card.vendorBacked) && !variant.outputAliasesInput;
@@ -260,6 +280,20 @@ void OpRecorder::endCall(const at::RecordFunction& fn, CallContext& call)
         }
     }
     recordCallOutputs(call, outputs);
+    if (call.probe) {
+        std::vector<at::Tensor> tensors;
+        for (const c10::IValue& output : outputs) {
+            if (output.isTensor())
+                tensors.push_back(output.toTensor());
+            else if (output.isTensorList())
+                for (const at::Tensor& t : output.toTensorVector())
+                    tensors.push_back(t);
+        }
+        ProbedValues& probed = m_probed[call.position];
+        for (int o : call.probe->outputs)
+            if (o >= 0 && static_cast<size_t>(o) < tensors.size())
+                probed.outputs[o] = torchinterop::cloneExact(tensors[static_cast<size_t>(o)], c10::Device(c10::kCPU));
+    }
     if (call.skippedForBudget) {
         for (const c10::IValue& output : outputs)
             call.variant->unsampledBytes += torchinterop::payloadBytes(output);

@@ -12,12 +12,14 @@
 #include "model/CallGraph.h"
 #include "model/OperatorCard.h"
 
+#include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/util/intrusive_ptr.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -25,11 +27,26 @@
 
 namespace kforge::core {
 
+/// What to copy to the host at one call: (argument, tensor element) inputs, before the call runs,
+/// and tensor outputs by index (lists flattened), after it.
+struct CallProbe {
+    std::vector<std::pair<int, int>> inputs;
+    std::vector<int> outputs;
+};
+
+/// The host copies a probe took, exact layouts.
+struct ProbedValues {
+    std::map<std::pair<int, int>, at::Tensor> inputs;
+    std::map<int, at::Tensor> outputs;
+};
+
 struct RecorderOptions {
-    c10::Device device = c10::Device(c10::kCPU); // where timing inputs are kept
-    int samplesPerCard = 2;                      // host samples kept per variant
-    std::int64_t sampleBudgetBytes = 1ll << 30;  // total payload of all samples
-    bool sampleVendorBacked = false;             // vendor-backed variants are not searched by default
+    c10::Device device = c10::Device(c10::kCPU);        // where timing inputs are kept
+    int samplesPerCard = 2;                             // host samples kept per variant
+    std::int64_t sampleBudgetBytes = 1ll << 30;         // total payload of all samples
+    bool sampleVendorBacked = false;                    // vendor-backed variants are not searched by default
+    bool keepTimingInputs = true;                       // keep each variant's first inputs on `device`
+    std::unordered_map<std::int64_t, CallProbe> probes; // by call position
 };
 
 struct CapturedSample {
@@ -71,6 +88,8 @@ public:
     /// Marks the tensors in `result` (the forward's return value: a tensor, or tuples, lists and
     /// dicts of them) as the graph's model outputs. Call after stop(), before the tensors are freed.
     void markModelOutputs(const c10::IValue& result);
+    /// What the probes copied, by call position.
+    const std::unordered_map<std::int64_t, ProbedValues>& probed() const { return m_probed; }
     /// The first error raised inside the callback (the model run itself is not interrupted).
     const std::optional<std::string>& callbackError() const { return m_callbackError; }
 
@@ -114,6 +133,7 @@ private:
     CallGraph m_graph;
     std::unordered_map<const c10::TensorImpl*, ValueEntry> m_values;
     std::vector<std::uint8_t> m_valueFlags; // ValueFlag bits per value id
+    std::unordered_map<std::int64_t, ProbedValues> m_probed;
 };
 
 } // namespace kforge::core

@@ -265,6 +265,7 @@ struct CardSlot {
     CastKernel kernel;
     ExportDecision decision;
     std::optional<PendingKernel> pending; // set when the card waits for its sanitizer verdict
+    bool region = false;                  // a fused-region card: not in the package (see below)
 };
 
 // Starts each kernel's sanitizer gate: at once, to its end, when options.sanitizeConcurrency is 1
@@ -380,6 +381,7 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
     std::set<std::string> headerArchs;
     std::map<std::string, std::vector<std::string>> uncheckedByReason; // sanitizer skip reason -> kernels
     std::vector<std::string> reusedVerdicts; // kernels whose passed sanitizer verdict was reused
+    std::vector<std::string> regionCards;    // fused-region cards left out of the package
 
     // One slot per card, moved into the package in card order at the end: a kernel that reached
     // the sanitizer gate is completed there, once its verdict is in (SanitizerGates may run several
@@ -392,6 +394,13 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
                              "card " + std::to_string(index + 1) + " of " + std::to_string(project.cards.size()));
         const OperatorCard& card = project.cards[index];
         CardSlot& slot = slots[index];
+        // The runtime swaps kernels per op call; a region replaces a chain of calls, which it cannot
+        // do yet. Its member ops keep their own cards, so they ship as op kernels.
+        if (card.isRegion()) {
+            slot.region = true;
+            regionCards.push_back(card.id.substr(0, 8) + " (" + card.region->text() + ")");
+            continue;
+        }
         ExportDecision& decision = slot.decision;
         decision.cardId = card.id;
         decision.op = card.qualifiedName();
@@ -489,6 +498,8 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
     }
 
     for (CardSlot& slot : slots) {
+        if (slot.region)
+            continue;
         if (slot.pending) {
             const Result<SanitizerVerdict>& gate = slot.pending->verdict.get();
             if (!gate)
@@ -511,6 +522,14 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
             why.size() > suffix.size() && why.compare(why.size() - suffix.size(), suffix.size(), suffix) == 0)
             why.resize(why.size() - suffix.size());
         package.auditNotes.push_back("not sanitizer-checked: " + list + " (" + why + ")");
+    }
+    if (!regionCards.empty()) {
+        std::string list;
+        for (const std::string& card : regionCards)
+            list += (list.empty() ? "" : ", ") + card;
+        package.auditNotes.push_back("fused-region cards not exported (the runtime does not replace chains of ops "
+                                     "yet; their member ops ship as op kernels): " +
+                                     list);
     }
     if (!reusedVerdicts.empty()) {
         std::string list;

@@ -72,6 +72,11 @@ std::string Tolerance::describe() const
     return text;
 }
 
+OpClass opClassOf(const OperatorCard& card)
+{
+    return card.isRegion() ? OpClass::Other : opClassOf(card.op);
+}
+
 Tolerance toleranceFor(const std::string& dtype, OpClass opClass)
 {
     if (!isFloatingDtype(dtype))

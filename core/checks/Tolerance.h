@@ -3,6 +3,8 @@
 // A value passes when |got - expected| <= atol + rtol * |expected|, NaN/Inf positions match exactly,
 // and integer/bool outputs are equal.
 
+#include "model/OperatorCard.h"
+
 #include <string>
 
 namespace kforge::core {
@@ -15,6 +17,9 @@ enum class OpClass {
 
 /// Classifies an ATen op name ("aten::softmax") for tolerance purposes.
 OpClass opClassOf(const std::string& op);
+/// The class a card's outputs are judged by: its op's, or for a region card (a chain that rounds at
+/// every member, where one kernel may round elsewhere) Other.
+OpClass opClassOf(const OperatorCard& card);
 const char* opClassName(OpClass opClass);
 
 struct Tolerance {

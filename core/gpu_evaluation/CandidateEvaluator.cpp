@@ -1,5 +1,6 @@
 #include "gpu_evaluation/CandidateEvaluator.h"
 
+#include "capture/ChainReplay.h"
 #include "capture/EagerReplay.h"
 #include "capture/SampleIO.h"
 #include "capture/TorchInterop.h"
@@ -32,6 +33,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 
 namespace kforge::core {
 namespace {
@@ -370,13 +372,51 @@ std::vector<at::Tensor> tensorsOf(const std::vector<c10::IValue>& values)
     return tensors;
 }
 
-std::vector<at::Tensor> callEager(const c10::OperatorHandle& handle, const std::vector<c10::IValue>& inputs)
+// What eager computes for a card: its op through the dispatcher, or a region card's chain replayed
+// (capture/ChainReplay.h). Throws what LibTorch throws; a chain's failure as std::runtime_error.
+class EagerReference {
+public:
+    static Result<EagerReference> of(const OperatorCard& card)
+    {
+        EagerReference reference;
+        if (card.region) {
+            auto chain = ChainReplay::prepare(*card.region);
+            if (!chain)
+                return chain.error();
+            reference.m_chain = std::make_shared<ChainReplay>(std::move(chain.value()));
+            return reference;
+        }
+        auto handle = c10::Dispatcher::singleton().findSchema({card.op, card.overload});
+        if (!handle)
+            return makeError(ErrorCode::Unsupported, "operator not found in the dispatcher", card.qualifiedName());
+        reference.m_handle = *handle;
+        return reference;
+    }
+
+    /// The schema of an op card (for its mutated argument); none for a region.
+    const c10::FunctionSchema* schema() const { return m_handle ? &m_handle->schema() : nullptr; }
+
+    std::vector<at::Tensor> operator()(const std::vector<c10::IValue>& inputs) const
+    {
+        if (m_chain) {
+            auto outputs = m_chain->run(tensorsOf(inputs));
+            if (!outputs)
+                throw std::runtime_error(outputs.error().toString());
+            return outputs.value();
+        }
+        std::vector<c10::IValue> stack(inputs.begin(), inputs.end());
+        m_handle->callBoxed(stack);
+        return tensorsOf(stack);
+    }
+
+private:
+    std::optional<c10::OperatorHandle> m_handle;
+    std::shared_ptr<const ChainReplay> m_chain;
+};
+
+std::vector<at::Tensor> callEager(const EagerReference& eager, const std::vector<c10::IValue>& inputs)
 {
-    std::vector<c10::IValue> stack;
-    for (const c10::IValue& value : inputs)
-        stack.push_back(value);
-    handle.callBoxed(stack);
-    return tensorsOf(stack);
+    return eager(inputs);
 }
 
 json checkJson(const std::string& name, bool passed, const std::string& detail)
@@ -402,7 +442,7 @@ Validation validate(const CubinModule& module, const LaunchPlan& plan, const Ope
                     std::vector<InputSet>& sets, c10::Device device, const std::optional<MutatedArgument>& mutated)
 {
     Validation v;
-    const OpClass opClass = opClassOf(card.op);
+    const OpClass opClass = opClassOf(card);
     // Earlier sets stay alive while later ones run, so no two sets share input addresses (a kernel
     // that caches results by pointer cannot pass).
     for (InputSet& set : sets) {
@@ -483,7 +523,7 @@ json timingJson(const EagerTiming& t)
 
 // Times candidate and eager on the same inputs, interleaved, each repetition a bracket.
 Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const OperatorCard& card, const InputSet& set,
-                      const c10::OperatorHandle& eager, c10::Device device, const EvalOptions& options,
+                      const EagerReference& eager, c10::Device device, const EvalOptions& options,
                       const std::optional<MutatedArgument>& mutated)
 {
     static std::unique_ptr<GpuActivityTimer> cupti;
@@ -500,10 +540,11 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
         return outputs.error();
     const auto scratch = allocateScratch(plan, device);
     const LaunchBindings bindings = bindingsFor(card, set.inputs, outputs.value(), scratch, mutated);
-    // Eager writes into an in-place or out= operator's argument: it runs on copies, so the cached
-    // inputs that later candidates validate against keep their values.
+    // Eager writes into an in-place or out= operator's argument (or a region's chain into an input
+    // in place): it runs on copies, so the cached inputs that later candidates validate against
+    // keep their values.
     std::vector<c10::IValue> eagerInputs = set.inputs;
-    if (mutated)
+    if (mutated || card.isRegion())
         for (c10::IValue& value : eagerInputs)
             value = torchinterop::cloneValue(value, device);
     at::Tensor flush = at::empty({kL2FlushBytes}, at::TensorOptions().dtype(at::kByte).device(device));
@@ -626,8 +667,7 @@ void forgetCardInputs()
 }
 
 Result<std::vector<InputSet>*> cardInputs(const fs::path& projectDir, const OperatorCard& card,
-                                          const c10::OperatorHandle& handle, const EvalOptions& options,
-                                          c10::Device device)
+                                          const EagerReference& handle, const EvalOptions& options, c10::Device device)
 {
     std::string key = projectDir.string() + "|" + card.id + "|" + std::to_string(options.seed) + "|" +
         std::to_string(options.freshInputSets);
@@ -739,10 +779,12 @@ Result<json> evaluateCandidate(const json& request)
         return makeError(ErrorCode::Unsupported, "no usable CUDA device", "worker");
     const EvalOptions options = parseOptions(request);
     const c10::Device device(c10::kCUDA, 0);
-    auto handle = c10::Dispatcher::singleton().findSchema({card->op, card->overload});
+    auto handle = EagerReference::of(card.value());
     if (!handle)
-        return makeError(ErrorCode::Unsupported, "operator not found in the dispatcher", card->qualifiedName());
-    auto mutated = mutatedArgumentOf(handle->schema(), card.value(), plan.value());
+        return handle.error();
+    // A region card's arguments are all read-only inputs: its kernel writes fresh outputs.
+    auto mutated = handle->schema() ? mutatedArgumentOf(*handle->schema(), card.value(), plan.value())
+                                    : Result<std::optional<MutatedArgument>>(std::optional<MutatedArgument>{});
     if (!mutated)
         return mutated.error();
 

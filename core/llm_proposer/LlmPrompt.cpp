@@ -112,7 +112,8 @@ std::string llmSystemPrompt()
 {
     std::string text =
         "You are an expert CUDA performance engineer. You write CUDA kernels that replace one PyTorch "
-        "operator call with exactly the shapes, dtypes and strides given, must produce the same result as "
+        "operator call (or a fused region: a chain of calls computed by one kernel) with exactly the shapes, dtypes "
+        "and strides given, must produce the same result as "
         "eager PyTorch within tolerance, and should run as fast as possible on the given GPU. Constants of "
         "the card (sizes, strides, scalar arguments) may be baked into the source.\n\n";
     text += kLlmCandidateContract;
@@ -120,6 +121,23 @@ std::string llmSystemPrompt()
     text += kAnswerFormat;
     text += "\n";
     return text;
+}
+
+std::string describeChainForPrompt(const RegionChain& chain)
+{
+    std::ostringstream out;
+    out << "FUSED REGION: the kernel computes what these eager calls compute together, in this order, "
+           "in one pass where it can (intermediates need not be written to memory; round each "
+           "intermediate to its dtype as eager does where that changes the result):\n";
+    for (std::size_t m = 0; m < chain.members.size(); ++m) {
+        out << "  " << chain.memberText(m);
+        const ChainMember& member = chain.members[m];
+        for (std::size_t o = 0; o < member.outputs.size(); ++o)
+            out << (o ? ", " : "  -> ") << tensorText(member.outputs[o]);
+        out << "\n";
+    }
+    out << "  region outputs: " << chain.outputsText() << "\n";
+    return out.str();
 }
 
 std::string describeCardForPrompt(const OperatorCard& card)
@@ -152,6 +170,8 @@ std::string describeCardForPrompt(const OperatorCard& card)
         }
         out << "\n";
     }
+    if (card.region)
+        out << describeChainForPrompt(*card.region);
     out << "outputs (what eager produces; out0 is the first):\n";
     if (card.outputs.empty())
         out << "- none\n";

@@ -27,8 +27,12 @@ struct LlmPromptLimits {
 /// ```cuda block carrying a /*kforge-plan {...} */ block) and the contract.
 std::string llmSystemPrompt();
 
-/// The card (op, schema, every argument with dtype/sizes/strides or value, outputs, eager time) as
-/// prompt text.
+/// A region card's chain as prompt text: one line per member call ("m1 = aten::add.Tensor(self=m0,
+/// other=in2, alpha=1)  -> float32[8,64]") and which members the region outputs are.
+std::string describeChainForPrompt(const RegionChain& chain);
+
+/// The card (op, schema, every argument with dtype/sizes/strides or value, the chain of a region
+/// card, outputs, eager time) as prompt text.
 std::string describeCardForPrompt(const OperatorCard& card);
 
 /// The hardware description (BenchEvaluator::gpu(): name, SMs, L2, bandwidth, architecture) as

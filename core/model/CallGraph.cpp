@@ -11,7 +11,8 @@ std::string CallGraph::problem(const std::vector<OperatorCard>& cards) const
     std::vector<std::int64_t> producedCount(valueProducers.size(), 0);
     std::int64_t cardCalls = 0;
     for (const OperatorCard& card : cards)
-        cardCalls += card.callCount;
+        if (!card.isRegion()) // a region card's calls are its members' calls
+            cardCalls += card.callCount;
     if (cardCalls != static_cast<std::int64_t>(calls.size()))
         return "the graph has " + std::to_string(calls.size()) + " calls, the cards " + std::to_string(cardCalls);
     for (size_t i = 0; i < calls.size(); ++i) {
@@ -20,6 +21,8 @@ std::string CallGraph::problem(const std::vector<OperatorCard>& cards) const
         if (call.card < 0 || static_cast<size_t>(call.card) >= cards.size())
             return where + "card index " + std::to_string(call.card) + " out of range";
         const OperatorCard& card = cards[static_cast<size_t>(call.card)];
+        if (card.isRegion())
+            return where + "its card " + card.id + " is a fused region, not an op";
         if (!std::binary_search(card.callPositions.begin(), card.callPositions.end(), static_cast<std::int64_t>(i)))
             return where + "not among the call positions of its card " + card.id;
         if (call.inputs.size() != card.args.size())

@@ -39,7 +39,8 @@ struct CallGraph {
     std::vector<std::int32_t> modelOutputs; // value ids of the forward's results (external ones too)
 
     bool empty() const { return calls.empty(); }
-    /// A one-line problem when the graph does not agree with itself or with `cards` (card indices,
+    /// A one-line problem when the graph does not agree with itself or with `cards` (card indices of
+    /// op cards, region cards being no call's card,
     /// argument and output counts as the cards', each call among its card's call positions, value
     /// ids in range, producers before consumers, each value produced by the call that lists it),
     /// or "" when it does.

@@ -8,6 +8,11 @@
 
 namespace kforge::core {
 
+std::string OperatorCard::displayName() const
+{
+    return region ? "region: " + region->text() : qualifiedName();
+}
+
 std::string OperatorCard::qualifiedName() const
 {
     return overload.empty() ? op : op + "." + overload;

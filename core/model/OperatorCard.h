@@ -59,6 +59,8 @@ struct OperatorCard {
 
     /// "aten::softmax.int" (no dot for the default overload).
     std::string qualifiedName() const;
+    /// What a table shows for the card: qualifiedName(), or "region: mul -> add -> relu_".
+    std::string displayName() const;
     /// Total eager time of all calls in microseconds (0 when not timed).
     double totalEagerUs() const;
     /// The argument with schema name `name`, or null.

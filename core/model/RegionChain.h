@@ -43,13 +43,18 @@ struct ChainMember {
 };
 
 struct RegionChain {
-    std::vector<ChainMember> members;  // topological (execution) order
-    std::vector<ChainSource> outputs;  // the region card's outputs; each from a member
+    std::vector<ChainMember> members; // topological (execution) order
+    std::vector<ChainSource> outputs; // the region card's outputs; each from a member
     // Each place the forward runs the chain: the call positions of its members, in member order.
     std::vector<std::vector<std::int64_t>> occurrences;
 
     /// The chain in one line: "batch_norm -> relu_ -> add" (op names without "aten::").
     std::string text() const;
+    /// Member `m` as a call: "m1 = aten::add.Tensor(self=m0, other=in2, alpha=1)" (in<i>: a region
+    /// input; m<j> or m<j>.<k>: a member's first or k-th output).
+    std::string memberText(size_t m) const;
+    /// "out0 = m3, out1 = m1".
+    std::string outputsText() const;
     /// A one-line problem when the chain does not agree with itself or with `inputs` (the region
     /// card's input specs): sources in range and earlier than their reader, source specs equal to
     /// the argument specs they feed, tensor counts as the arguments', outputs from members,

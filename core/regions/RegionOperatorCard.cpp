@@ -33,7 +33,7 @@ Result<OperatorCard> makeRegionCard(const RegionCard& region, const std::vector<
         ChainMember m{card.op, card.overload, card.id, card.args, {}, card.outputs};
         for (const ArgSpec& arg : card.args)
             m.sources.emplace_back(arg.kind == ArgKind::Tensor || arg.kind == ArgKind::TensorList ? arg.tensors.size()
-                                                                                                   : 0);
+                                                                                                  : 0);
         chain.members.push_back(std::move(m));
     }
     const auto slot = [&](int member, int arg, int element) -> ChainSource* {

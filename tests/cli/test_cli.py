@@ -29,7 +29,8 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
         result = kforge("capture", self.model("conv_gn_block.pt"), "--inputs", "2x3x16x16", "-o", out, "--device", "cpu")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("aten::group_norm", result.stdout)
-        self.assertIn("4 cards", result.stdout)
+        self.assertIn("5 cards", result.stdout)  # 4 op cards and the region group_norm -> relu
+        self.assertIn("region: group_norm -> relu", result.stdout)
         self.assertIn("captured on CPU", result.stderr)
         cards = kforge("cards", out)
         self.assertEqual(cards.returncode, 0, cards.stderr)
@@ -62,11 +63,11 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
         data = json.loads(result.stdout)
         shares = [c["time_share"] for c in data["cards"]]
         self.assertEqual(shares, sorted(shares, reverse=True))
-        self.assertEqual(sorted(c["op"] for c in data["cards"]),
+        self.assertEqual(sorted(c["op"] for c in data["cards"] if c["region"] is None),
                          ["aten::_convolution", "aten::add", "aten::batch_norm", "aten::relu"])
         self.assertEqual(data["capture"]["total_calls"], 7)
 
-    def test_cards_lists_fused_regions_after_the_op_cards(self):
+    def test_cards_lists_fused_region_cards_with_a_sample_and_eager_time(self):
         out = os.path.join(self.tmp, "p")
         self.assertEqual(kforge("capture", self.model("bn_relu_add_stack.pt"), "--inputs", "2x8x8x8", "-o", out,
                                 "--device", "cpu", "--quiet").returncode, 0)
@@ -74,24 +75,28 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
         result = kforge("cards", out)
         self.assertEqual(result.returncode, 0, result.stderr)
         lines = result.stdout.splitlines()
-        region_lines = [line for line in lines if line.startswith("region ")]
+        region_lines = [line for line in lines if "region: " in line]
         self.assertEqual(len(region_lines), 1, result.stdout)
-        self.assertRegex(region_lines[0], r"^region [0-9a-f]{8} x2  batch_norm -> relu_ -> add  \(6 in, 1 out, ")
-        self.assertGreater(lines.index(region_lines[0]), max(i for i, line in enumerate(lines) if "aten::" in line))
+        self.assertRegex(region_lines[0], r"^[0-9a-f]{8}  region: batch_norm -> relu_ -\.\.\.  float32")
+        self.assertIn("1 fused-region card (", result.stdout)
         data = json.loads(kforge("cards", out, "--json").stdout)
-        self.assertEqual(len(data["regions"]), 1)
-        region = data["regions"][0]
-        self.assertEqual(region["kind"], "region")
-        self.assertEqual(region["chain"], "batch_norm -> relu_ -> add")
-        self.assertEqual(len(region["occurrences"]), 2)
+        regions = [c for c in data["cards"] if c["region"] is not None]
+        self.assertEqual(len(regions), 1)
+        region = regions[0]
+        self.assertEqual(region["op"], "kforge::region")
+        self.assertEqual(region["region"]["chain"], "batch_norm -> relu_ -> add")
+        self.assertEqual(len(region["region"]["occurrences"]), 2)
+        self.assertEqual(region["call_count"], 2)
+        self.assertEqual(len(region["samples"]), 1)
+        self.assertTrue(os.path.isfile(os.path.join(out, region["samples"][0]["file"])))
+        self.assertGreater(region["eager"]["median_us"], 0)
         card_ids = {c["id"] for c in data["cards"]}
-        self.assertTrue(all(m["card_id"] in card_ids for m in region["members"]))
-        # A project captured before graph.json opens and lists no regions.
+        self.assertTrue(all(m["card_id"] in card_ids for m in region["region"]["members"]))
+        # Without graph.json the region cards stay (they are cards); a project with neither says so.
         os.remove(os.path.join(out, "graph.json"))
         result = kforge("cards", out)
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("no call graph", result.stdout)
-        self.assertEqual(json.loads(kforge("cards", out, "--json").stdout)["regions"], [])
+        self.assertIn("1 fused-region card (", result.stdout)
 
     def test_capture_json_has_phase_times(self):
         out = os.path.join(self.tmp, "p")
@@ -100,7 +105,9 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         data = json.loads(result.stdout)
         self.assertGreater(data["phase_ms"]["record_pass"], 0)
-        self.assertEqual(len(data["cards"]), 4)
+        self.assertEqual(len(data["cards"]), 5)
+        self.assertEqual(sum(1 for c in data["cards"] if c["region"] is not None), 1)
+        self.assertGreaterEqual(data["phase_ms"]["regions"], 0)
 
     def test_samples_are_readable_with_torch_load(self):
         import torch

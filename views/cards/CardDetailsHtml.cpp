@@ -141,12 +141,20 @@ QString eagerSection(const core::OperatorCard& card)
 
 QString cardDetailsHtml(const core::OperatorCard& card)
 {
-    QString html = QStringLiteral("<h2>") + esc(card.qualifiedName()) + QStringLiteral("</h2>");
+    QString html = QStringLiteral("<h2>") + esc(card.displayName()) + QStringLiteral("</h2>");
     html += QStringLiteral("<p>") + tr("card") + QStringLiteral(" <tt>") + esc(card.id) + QStringLiteral("</tt>");
     if (card.vendorBacked)
         html += QStringLiteral(" &middot; ") + tr("vendor-backed (cuBLAS/cuDNN)");
     html += QStringLiteral("</p>");
     html += section(tr("Schema")) + QStringLiteral("<p><tt>") + esc(card.schema) + QStringLiteral("</tt></p>");
+    if (card.region) {
+        QString lines;
+        for (size_t m = 0; m < card.region->members.size(); ++m)
+            lines += esc(card.region->memberText(m)) + QStringLiteral("<br>");
+        lines += esc(card.region->outputsText());
+        html += section(tr("Fused region (%1 ops, run as eager runs them)").arg(card.region->members.size())) +
+            QStringLiteral("<p><tt>") + lines + QStringLiteral("</tt></p>");
+    }
     html += argsSection(card);
     html += outputsSection(card);
     html += section(tr("Calls (%1)").arg(card.callCount)) + QStringLiteral("<p>") + tr("execution positions: ") +

@@ -3,10 +3,15 @@
 
 #include "CaptureTestSupport.h"
 
+#include "capture/ChainReplay.h"
+#include "capture/SampleIO.h"
 #include "project/ProjectStore.h"
 #include "regions/RegionFinder.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
+#include <limits>
 
 using namespace kforge::core;
 using kforge::core::test::cpuCapture;
@@ -29,6 +34,7 @@ Project capture(const ScratchDir& scratch, const std::string& model, std::vector
     EXPECT_TRUE(reopened.ok()) << reopened.error().toString();
     if (reopened.ok()) {
         EXPECT_EQ(reopened->graph, report->project.graph);
+        EXPECT_EQ(reopened->cards, report->project.cards); // region cards and their chains too
     }
     return report->project;
 }
@@ -148,4 +154,82 @@ TEST(RegionCapture, RegionIdsAreStableAcrossCaptures)
     EXPECT_EQ(first[0].id, second[0].id);
     EXPECT_EQ(first[0].key, second[0].key);
     EXPECT_EQ(first[0].occurrences, second[0].occurrences);
+}
+
+TEST(RegionCapture, RegionCardsCarryASampleTheChainReplaysToAndAnEagerTime)
+{
+    ScratchDir scratch;
+    CaptureOptions options = cpuCapture("bn_relu_add_stack.pt", {"2x8x8x8"}, scratch / "project");
+    options.samplesPerCard = 1;
+    auto report = runCapture(options);
+    ASSERT_TRUE(report.ok()) << report.error().toString();
+    std::vector<const OperatorCard*> regionCards;
+    for (const OperatorCard& card : report->project.cards)
+        if (card.isRegion())
+            regionCards.push_back(&card);
+    ASSERT_EQ(regionCards.size(), 1u);
+    const OperatorCard& card = *regionCards.front();
+    EXPECT_EQ(card.op, kRegionOp);
+    EXPECT_EQ(card.region->text(), "batch_norm -> relu_ -> add");
+    EXPECT_EQ(card.callCount, 2);
+    ASSERT_TRUE(card.eager.has_value()) << card.eagerNote;
+    EXPECT_GT(card.eager->medianUs, 0);
+    EXPECT_GT(card.timeShare, 0);
+    // Op cards only in the model's total: the region's calls are its members'.
+    double opShares = 0;
+    for (const OperatorCard& c : report->project.cards)
+        if (!c.isRegion())
+            opShares += c.timeShare;
+    EXPECT_NEAR(opShares, 1.0, 1e-9);
+
+    // The sample: the region's inputs at its first occurrence and what the forward computed there,
+    // which replaying the chain on those inputs gives again.
+    ASSERT_EQ(card.samples.size(), 1u);
+    EXPECT_EQ(card.samples[0].callPosition, card.region->occurrences[0][0]);
+    auto sample = loadSampleFile(scratch / "project" / card.samples[0].file);
+    ASSERT_TRUE(sample.ok()) << sample.error().toString();
+    ASSERT_EQ(sample->inputs.size(), card.args.size());
+    ASSERT_EQ(sample->outputs.size(), 1u);
+    std::vector<at::Tensor> inputs;
+    for (const c10::IValue& value : sample->inputs)
+        inputs.push_back(value.toTensor().clone());
+    auto replay = ChainReplay::prepare(*card.region);
+    ASSERT_TRUE(replay.ok()) << replay.error().toString();
+    auto outputs = replay->run(inputs);
+    ASSERT_TRUE(outputs.ok()) << outputs.error().toString();
+    ASSERT_EQ(outputs->size(), 1u);
+    EXPECT_TRUE(at::allclose(outputs->front(), sample->outputs[0].toTensor()));
+    // relu_ then add: not everything is zero or equal to the identity input.
+    EXPECT_GT(outputs->front().abs().sum().item<double>(), 0);
+}
+
+TEST(ChainReplay, UnknownMemberOpAndUnrebuildableValuesAreOneLineErrors)
+{
+    RegionChain chain;
+    ChainMember member;
+    member.op = "aten::no_such_op";
+    chain.members.push_back(member);
+    auto replay = ChainReplay::prepare(chain);
+    ASSERT_FALSE(replay.ok());
+    EXPECT_EQ(replay.error().toString().find('\n'), std::string::npos);
+    EXPECT_NE(replay.error().message.find("not found"), std::string::npos);
+
+    ArgSpec arg;
+    arg.name = "generator";
+    arg.type = "Generator?";
+    arg.kind = ArgKind::Value;
+    arg.value = "cpu-generator";
+    auto value = capturedArgumentValue(arg);
+    ASSERT_FALSE(value.ok());
+    EXPECT_NE(value.error().toString().find("generator"), std::string::npos);
+    arg.type = "float";
+    arg.value = "-inf";
+    auto negInf = capturedArgumentValue(arg);
+    ASSERT_TRUE(negInf.ok());
+    EXPECT_EQ(negInf->toDouble(), -std::numeric_limits<double>::infinity());
+    arg.type = "Scalar";
+    arg.value = 3;
+    auto integer = capturedArgumentValue(arg);
+    ASSERT_TRUE(integer.ok());
+    EXPECT_TRUE(integer->isInt()); // an integer Scalar stays one (type promotion depends on it)
 }

@@ -1,8 +1,8 @@
 // A found region as the card the search works on: inputs as arguments, the chain's sources, the
 // refusal of a chain whose in-place member overwrites a value it hands on.
 
-#include "GraphBuilder.h"
 #include "regions/RegionOperatorCard.h"
+#include "GraphBuilder.h"
 
 #include <gtest/gtest.h>
 
