@@ -216,7 +216,56 @@ private:
 
 TreeLayout TreeLayout::compute(const std::vector<int>& parents)
 {
-    return Walker(parents).run();
+    TreeLayout layout = Walker(parents).run();
+    layout.shown.assign(parents.size(), true);
+    layout.hiddenBelow.assign(parents.size(), 0);
+    return layout;
+}
+
+TreeLayout TreeLayout::compute(const std::vector<int>& parents, const std::vector<bool>& collapsed)
+{
+    const std::size_t n = parents.size();
+    // Every node's shown representative: itself when shown, else the collapsed node hiding it.
+    // Parents come before their children, so one ascending pass settles both.
+    std::vector<int> parent(n, -1);
+    std::vector<int> representative(n, 0);
+    std::vector<int> compact(n, -1); // shown node -> its index among the shown nodes
+    std::vector<int> shownParents;
+    shownParents.reserve(n);
+    for (std::size_t k = 0; k < n; ++k) {
+        const int p = parents[k];
+        parent[k] = (p >= 0 && static_cast<std::size_t>(p) < k) ? p : -1;
+        representative[k] = static_cast<int>(k);
+        if (parent[k] >= 0) {
+            const auto up = static_cast<std::size_t>(parent[k]);
+            const bool parentCollapsed = up < collapsed.size() && collapsed[up];
+            if (representative[up] != parent[k])
+                representative[k] = representative[up]; // inside a hidden subtree
+            else if (parentCollapsed)
+                representative[k] = parent[k];
+        }
+        if (representative[k] == static_cast<int>(k)) {
+            compact[k] = static_cast<int>(shownParents.size());
+            shownParents.push_back(parent[k] >= 0 ? compact[static_cast<std::size_t>(parent[k])] : -1);
+        }
+    }
+    const TreeLayout reduced = Walker(shownParents).run();
+    TreeLayout layout;
+    layout.x.resize(n);
+    layout.depth.resize(n);
+    layout.shown.assign(n, false);
+    layout.hiddenBelow.assign(n, 0);
+    for (std::size_t k = 0; k < n; ++k) {
+        const auto r = static_cast<std::size_t>(representative[k]);
+        const auto c = static_cast<std::size_t>(compact[r]);
+        layout.x[k] = reduced.x[c];
+        layout.depth[k] = reduced.depth[c];
+        if (r == k)
+            layout.shown[k] = true;
+        else
+            ++layout.hiddenBelow[r];
+    }
+    return layout;
 }
 
 } // namespace kforge::views

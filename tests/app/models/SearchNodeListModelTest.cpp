@@ -56,8 +56,7 @@ private Q_SLOTS:
         SearchNodeListModel list(&tree);
         QAbstractItemModelTester tester(&list, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(list.rowCount(), 0);
-        QCOMPARE(list.headerData(SearchTreeModel::SpeedupColumn, Qt::Horizontal).toString(),
-                 QStringLiteral("Speedup"));
+        QCOMPARE(list.headerData(SearchTreeModel::SpeedupColumn, Qt::Horizontal).toString(), QStringLiteral("Speedup"));
 
         core::SearchTree grown = test::randomTree("card-l", 40, 7);
         tree.setTree(grown);
