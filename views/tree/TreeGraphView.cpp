@@ -702,6 +702,8 @@ void TreeGraphView::updateMinimap()
         boxes.push_back(node.item->mapRectToScene(boxRect()));
         colours.push_back(node.item->fill());
     }
+    // A third of the viewport at most, so the overview never hides the tree it stands for.
+    m_minimap->setLimit(viewport()->size() / 3);
     m_minimap->setTree(m_nodes.empty() ? QRectF() : sceneRect(), boxes, colours);
     placeMinimap();
 }
@@ -1071,7 +1073,7 @@ void TreeGraphView::keyPressEvent(QKeyEvent* event)
 void TreeGraphView::resizeEvent(QResizeEvent* event)
 {
     QGraphicsView::resizeEvent(event);
-    placeMinimap();
+    updateMinimap(); // its size follows the viewport's
     if (m_autoFit)
         applyAutoFit();
     updateMinimapView();

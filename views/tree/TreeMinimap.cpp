@@ -40,7 +40,9 @@ void TreeMinimap::setTree(const QRectF& sceneRect, const std::vector<QRectF>& bo
         update();
         return;
     }
-    const double fit = std::min(kMaxWidth / m_scene.width(), kMaxHeight / m_scene.height());
+    const double maxWidth = std::clamp(m_limit.width(), 40, kMaxWidth);
+    const double maxHeight = std::clamp(m_limit.height(), 24, kMaxHeight);
+    const double fit = std::min(maxWidth / m_scene.width(), maxHeight / m_scene.height());
     resize(std::max(24, static_cast<int>(std::ceil(m_scene.width() * fit))) + 2 * kBorder,
            std::max(16, static_cast<int>(std::ceil(m_scene.height() * fit))) + 2 * kBorder);
     m_image = QImage(size(), QImage::Format_ARGB32_Premultiplied);

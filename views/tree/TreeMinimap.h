@@ -26,8 +26,11 @@ public:
 
     explicit TreeMinimap(QWidget* parent = nullptr);
 
+    /// The largest size to take (at most kMaxWidth x kMaxHeight): the graph keeps it to a part of
+    /// its viewport. Applies at the next setTree().
+    void setLimit(const QSize& limit) { m_limit = limit; }
     /// The tree to show: its scene rectangle and one box (scene coordinates) and colour per shown
-    /// node. Resizes the widget to the tree's aspect ratio.
+    /// node. Resizes the widget to the tree's aspect ratio within the limit.
     void setTree(const QRectF& sceneRect, const std::vector<QRectF>& boxes, const std::vector<QColor>& colours);
     /// The part of the scene the graph shows now.
     void setVisibleRect(const QRectF& visible);
@@ -55,6 +58,7 @@ private:
     QRectF m_scene;
     QRectF m_visible;
     QImage m_image;
+    QSize m_limit{kMaxWidth, kMaxHeight};
 };
 
 } // namespace kforge::views
