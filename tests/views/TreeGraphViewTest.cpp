@@ -306,6 +306,12 @@ private Q_SLOTS:
         QVERIFY(view.isCollapsed(QStringLiteral("n4")));
         press(Qt::Key_Space);
         QVERIFY(!view.isCollapsed(QStringLiteral("n4")));
+        view.setCollapsed(QStringLiteral("n1"), true);
+        view.setCollapsed(QStringLiteral("n4"), true);
+        press(Qt::Key_Asterisk);
+        QVERIFY(!view.isCollapsed(QStringLiteral("n1")));
+        QVERIFY(!view.isCollapsed(QStringLiteral("n4")));
+        QVERIFY(view.isNodeShown(QStringLiteral("n5")));
 
         // Collapsing the root hides the selection, which moves to the root; B opens the way to the best.
         QCOMPARE(press(Qt::Key_Down), QStringLiteral("n6"));

@@ -26,7 +26,8 @@ SpeedupLegend::SpeedupLegend(QWidget* parent) : QWidget(parent)
     policy.setHeightForWidth(true);
     setSizePolicy(policy);
     setToolTip(tr("Node colours: passed nodes by their speedup over eager; the others by outcome.\n"
-                  "Keys: arrows move, Enter selects, Space/+/- collapse, Home root, B best, F fit, Ctrl+/- zoom."));
+                  "Keys: arrows move, Enter selects, Space/+/- collapse, * expand all, Home root, B best, F fit, "
+                  "Ctrl+/- zoom."));
 }
 
 int SpeedupLegend::scaleWidth() const

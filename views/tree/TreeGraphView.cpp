@@ -1027,6 +1027,9 @@ void TreeGraphView::keyPressEvent(QKeyEvent* event)
         if (m_selected >= 0)
             toggleCollapsed(selectedId());
         break;
+    case Qt::Key_Asterisk:
+        expandAll();
+        break;
     case Qt::Key_F:
         fitToView();
         break;

@@ -10,8 +10,8 @@
 // nodeSelected), a double click collapses or expands it. Keys: the arrows move the selection to
 // the parent (Up), the first child (Down) and the siblings (Left/Right), Home to the root, B to
 // the best node; Enter emits nodeSelected for the selected node (as a click does); Space toggles
-// the selected node's subtree, + expands and - collapses it; Ctrl++ / Ctrl+- zoom, F fits the
-// tree. Hovering a node shows its details.
+// the selected node's subtree, + expands and - collapses it, * expands every node; Ctrl++ /
+// Ctrl+- zoom, F fits the tree. Hovering a node shows its details.
 //
 // Text: a box carries its full labels when they are readable at the zoom shown, a short label
 // (the speedup or the status) drawn at a fixed small size when only that fits the box on screen,

@@ -86,8 +86,8 @@ void TreeNodeList::selectNode(const QString& id)
     m_following = true;
     const QModelIndex index = m_proxy->mapFromSource(m_list->index(m_list->rowOfNode(id), 0));
     if (index.isValid()) {
-        m_table->selectionModel()->setCurrentIndex(
-            index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        m_table->selectionModel()->setCurrentIndex(index,
+                                                   QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
         m_table->scrollTo(index);
     } else {
         m_table->selectionModel()->clear();
