@@ -453,6 +453,20 @@ private Q_SLOTS:
         QCOMPARE(view.minimap()->visibleRect(), view.mapToScene(view.viewport()->rect()).boundingRect());
         view.fitToView();
         QVERIFY(!view.minimap()->isVisible());
+
+        // Changes made while the view is hidden (a dock tabbed away) count when it shows again.
+        view.zoomBy(4.0);
+        QVERIFY(view.minimap()->isVisible());
+        view.hide();
+        view.fitToView();
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(!view.minimap()->isVisible());
+        view.hide();
+        view.zoomBy(4.0);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(view.minimap()->isVisible());
     }
 
     void coloursAndLabelsPerStatus()

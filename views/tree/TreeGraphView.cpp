@@ -714,7 +714,9 @@ void TreeGraphView::updateMinimapView()
     m_minimap->setVisibleRect(visible);
     // Only while some of the tree is out of view.
     const bool needed = !m_nodes.empty() && !visible.contains(sceneRect().adjusted(2, 2, -2, -2));
-    if (needed != m_minimap->isVisible())
+    // isHidden, not isVisible: while the view itself is hidden (a tabbed dock) the overview must
+    // still be told, or it shows up when the view does.
+    if (needed == m_minimap->isHidden())
         m_minimap->setVisible(needed);
     if (needed)
         m_minimap->raise();
