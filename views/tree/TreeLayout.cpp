@@ -226,27 +226,29 @@ TreeLayout TreeLayout::compute(const std::vector<int>& parents, const std::vecto
 {
     const std::size_t n = parents.size();
     // Every node's shown representative: itself when shown, else the collapsed node hiding it.
-    // Parents come before their children, so one ascending pass settles both.
-    std::vector<int> parent(n, -1);
-    std::vector<int> representative(n, 0);
-    std::vector<int> compact(n, -1); // shown node -> its index among the shown nodes
+    // Parents come before their children, so one ascending pass settles it.
+    struct Place {
+        int representative = 0;
+        int compact = -1; // a shown node's index among the shown nodes
+    };
+    std::vector<Place> places(n);
     std::vector<int> shownParents;
     shownParents.reserve(n);
     for (std::size_t k = 0; k < n; ++k) {
         const int p = parents[k];
-        parent[k] = (p >= 0 && static_cast<std::size_t>(p) < k) ? p : -1;
-        representative[k] = static_cast<int>(k);
-        if (parent[k] >= 0) {
-            const auto up = static_cast<std::size_t>(parent[k]);
-            const bool parentCollapsed = up < collapsed.size() && collapsed[up];
-            if (representative[up] != parent[k])
-                representative[k] = representative[up]; // inside a hidden subtree
-            else if (parentCollapsed)
-                representative[k] = parent[k];
+        const bool hasParent = p >= 0 && static_cast<std::size_t>(p) < k;
+        Place& place = places[k];
+        place.representative = static_cast<int>(k);
+        if (hasParent) {
+            const Place& up = places[static_cast<std::size_t>(p)];
+            if (up.representative != p)
+                place.representative = up.representative; // inside a hidden subtree
+            else if (static_cast<std::size_t>(p) < collapsed.size() && collapsed[static_cast<std::size_t>(p)])
+                place.representative = p;
         }
-        if (representative[k] == static_cast<int>(k)) {
-            compact[k] = static_cast<int>(shownParents.size());
-            shownParents.push_back(parent[k] >= 0 ? compact[static_cast<std::size_t>(parent[k])] : -1);
+        if (place.representative == static_cast<int>(k)) {
+            place.compact = static_cast<int>(shownParents.size());
+            shownParents.push_back(hasParent ? places[static_cast<std::size_t>(p)].compact : -1);
         }
     }
     const TreeLayout reduced = Walker(shownParents).run();
@@ -256,8 +258,8 @@ TreeLayout TreeLayout::compute(const std::vector<int>& parents, const std::vecto
     layout.shown.assign(n, false);
     layout.hiddenBelow.assign(n, 0);
     for (std::size_t k = 0; k < n; ++k) {
-        const auto r = static_cast<std::size_t>(representative[k]);
-        const auto c = static_cast<std::size_t>(compact[r]);
+        const auto r = static_cast<std::size_t>(places[k].representative);
+        const auto c = static_cast<std::size_t>(places[r].compact);
         layout.x[k] = reduced.x[c];
         layout.depth[k] = reduced.depth[c];
         if (r == k)
