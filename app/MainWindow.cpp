@@ -32,6 +32,7 @@
 #include "views/settings/SettingsDialog.h"
 #include "views/status/JobStatusWidget.h"
 #include "views/tree/TreeGraphView.h"
+#include "views/tree/TreePane.h"
 
 #include <QAction>
 #include <QApplication>
@@ -92,7 +93,6 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     connect(m_captureRunner, &CaptureJobRunner::failed, this, &MainWindow::onCaptureFailed);
     connect(m_session, &Session::currentCardChanged, this, &MainWindow::loadTreeForCurrentCard);
     connect(m_session, &Session::currentNodeChanged, this, &MainWindow::showCurrentNode);
-    connect(m_treeView, &views::TreeGraphView::nodeSelected, m_session, &Session::setCurrentNodeId);
     updateProposerLabel();
     probeGpu();
     m_exportJob = new ExportJob(this);
@@ -223,11 +223,12 @@ void MainWindow::createDocks()
     m_detailsDock->setWidget(m_detailsPane);
 
     m_treeModel = new SearchTreeModel(this);
-    m_treeView = new views::TreeGraphView(this);
-    m_treeView->setModel(m_treeModel);
+    // The pane puts the node chosen in its graph or list into the session and follows it back.
+    m_treePane = new views::TreePane(m_treeModel, m_session, this);
+    m_treeView = m_treePane->graphView();
     m_treeDock = new QDockWidget(tr("MCTS Tree"), this);
     m_treeDock->setObjectName(QStringLiteral("treeDock"));
-    m_treeDock->setWidget(m_treeView);
+    m_treeDock->setWidget(m_treePane);
 
     m_editorPane = new views::KernelEditorPane(this);
     m_editorDock = new QDockWidget(tr("Kernel Editor"), this);
@@ -672,7 +673,6 @@ void MainWindow::showCurrentNode()
         m_editorPane->clear();
         return;
     }
-    m_treeView->selectNode(id);
     const QString source = fromStd(node->candidate.source);
     m_editorPane->showNode(id, source, fromStd(node->candidate.launchPlan.dump(2)));
     const core::SearchNode* parent = node->parentId ? m_treeModel->tree().find(*node->parentId) : nullptr;

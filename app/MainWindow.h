@@ -30,6 +30,7 @@ class CardDetailsPane;
 class CardsPane;
 class KernelEditorPane;
 class TreeGraphView;
+class TreePane;
 class ValidationLogPane;
 class LatencyChartsPane;
 class JobStatusWidget;
@@ -103,6 +104,7 @@ public:
     views::ValidationLogPane* validationLog() const { return m_logPane; }
     views::LatencyChartsPane* latencyCharts() const { return m_chartsPane; }
     views::TreeGraphView* treeView() const { return m_treeView; }
+    views::TreePane* treePane() const { return m_treePane; }
     views::KernelEditorPane* kernelEditor() const { return m_editorPane; }
     const RecentProjects& recentProjects() const { return m_recent; }
     QMenu* recentProjectsMenu() const { return m_recentMenu; }
@@ -176,7 +178,8 @@ private:
     QDockWidget* m_cardsDock = nullptr;
     QDockWidget* m_detailsDock = nullptr;
     SearchTreeModel* m_treeModel = nullptr;
-    views::TreeGraphView* m_treeView = nullptr;
+    views::TreeGraphView* m_treeView = nullptr; // inside m_treePane
+    views::TreePane* m_treePane = nullptr;
     views::KernelEditorPane* m_editorPane = nullptr;
     QDockWidget* m_treeDock = nullptr;
     QDockWidget* m_editorDock = nullptr;

@@ -254,6 +254,13 @@ QModelIndex SearchTreeModel::indexOfNode(const QString& id, int column) const
     return indexForNode(node, column);
 }
 
+QModelIndex SearchTreeModel::indexOfNodeAt(int node, int column) const
+{
+    if (node < 0 || static_cast<std::size_t>(node) >= m_row.size() || column < 0 || column >= ColumnCount)
+        return {};
+    return indexForNode(node, column);
+}
+
 QModelIndex SearchTreeModel::indexForNode(int node, int column) const
 {
     return createIndex(m_row[static_cast<std::size_t>(node)], column, static_cast<quintptr>(node));

@@ -64,6 +64,9 @@ public:
     const core::SearchNode* nodeAt(const QModelIndex& index) const;
     /// The index (in `column`) of the node with this id, or an invalid index.
     QModelIndex indexOfNode(const QString& id, int column = 0) const;
+    /// The index (in `column`) of the tree's node number `node` (its place in tree().nodes()), or
+    /// an invalid index.
+    QModelIndex indexOfNodeAt(int node, int column = 0) const;
 
     QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
     QModelIndex parent(const QModelIndex& child) const override;

@@ -2,26 +2,46 @@
 // machine's CPU), checks that what was rendered is the real window, and saves it: into the build
 // tree, or with KFORGE_UPDATE_SCREENSHOTS=1 into docs/screenshots/main-window.png of the source tree
 // (the picture the docs show). No numbers in it are made up.
+//
+// Then the MCTS tree pane at 1400x860 and 1920x1080 over search trees of 50 and 500 nodes (built
+// from core's SearchTree with plausible outcomes and speedups, saved where a search keeps them):
+// the node list holds every node, labels never overlap, the keys move the selection through the
+// Session, a collapsed subtree hides its nodes, the overview shows and pans. Those pictures go to
+// the build tree only.
 
+#include "FixtureProject.h"
+#include "SearchTreeTestSupport.h"
 #include "app/AppLauncher.h"
 #include "app/MainWindow.h"
 #include "app/OptimizeJob.h"
 #include "capture/CaptureJob.h"
+#include "model/NodeRanking.h"
 #include "models/SearchSettings.h"
+#include "models/SearchTreeModel.h"
 #include "models/Session.h"
+#include "search/TreeStore.h"
 #include "views/cards/CardDetailsPane.h"
 #include "views/cards/CardsPane.h"
 #include "views/editor/KernelEditorPane.h"
+#include "views/tree/SpeedupLegend.h"
 #include "views/tree/TreeGraphView.h"
+#include "views/tree/TreeMinimap.h"
+#include "views/tree/TreeNodeList.h"
+#include "views/tree/TreePane.h"
 
 #include <QDir>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QMenuBar>
 #include <QSet>
+#include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <cmath>
+#include <map>
+#include <random>
 
 using kforge::app::MainWindow;
 
@@ -35,6 +55,80 @@ int distinctColors(const QImage& image, const QRect& area)
             colors.insert(image.pixel(x, y));
     }
     return static_cast<int>(colors.size());
+}
+
+namespace core = kforge::core;
+namespace test = kforge::test;
+
+/// A search tree as a run of the built-in proposer leaves it: the root about as fast as eager,
+/// revisions that mostly pass with speedups drifting from their parent's (0.4x .. 3x), and the
+/// usual failures: compile errors, wrong results, crashes, timeouts, no samples, compile-only
+/// nodes and a few still pending.
+core::SearchTree plausibleTree(const std::string& cardId, int size, std::uint32_t seed)
+{
+    static const char* const kTransformations[] = {"vector-width 4->8", "unroll 2",        "threads-per-block 256",
+                                                   "smem-tile 32",      "warp-reduce",     "fast-math",
+                                                   "loop-interchange",  "register-block 4"};
+    constexpr double kEagerUs = 40.0;
+    core::SearchTree tree(cardId, seed);
+    test::addRoot(tree, test::passed(kEagerUs / 1.01, kEagerUs));
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> drift(0.03, 0.09);
+    std::vector<std::pair<std::string, double>> revisable{{"n0", 1.01}};
+    for (int i = 1; i < size; ++i) {
+        const std::size_t recent = std::min<std::size_t>(12, revisable.size());
+        const std::size_t pick = rng() % 3 != 0 ? revisable.size() - 1 - rng() % recent : rng() % revisable.size();
+        const auto [parent, parentSpeedup] = revisable[pick];
+        const std::string id = test::addChild(tree, parent, kTransformations[rng() % 8]);
+        const unsigned roll = rng() % 100;
+        if (roll < 62) {
+            const double speedup = std::clamp(parentSpeedup * std::exp(drift(rng)), 0.4, 3.0);
+            test::must(tree.recordEvaluation(id, test::passed(kEagerUs / speedup, kEagerUs)));
+            revisable.emplace_back(id, speedup);
+        } else if (roll < 74) {
+            test::must(tree.recordEvaluation(
+                id, test::failed(core::NodeStatus::FailedCompile, "error: identifier \"tile\" is undefined")));
+        } else if (roll < 82) {
+            test::must(
+                tree.recordEvaluation(id, test::failed(core::NodeStatus::FailedValidation, "max abs error 0.031")));
+        } else if (roll < 86) {
+            test::must(tree.recordEvaluation(id, test::failed(core::NodeStatus::Crashed, "worker exited, signal 11")));
+        } else if (roll < 89) {
+            test::must(tree.recordEvaluation(id, test::failed(core::NodeStatus::TimedOut, "watchdog: 2 s")));
+        } else if (roll < 93) {
+            test::must(tree.recordEvaluation(id, test::failed(core::NodeStatus::NoSample, "no captured sample")));
+        } else if (roll < 97) {
+            test::must(tree.recordEvaluation(id, test::compiledOnly()));
+            revisable.emplace_back(id, parentSpeedup);
+        } // else: still pending
+    }
+    return tree;
+}
+
+/// The scene rectangles of every label drawn at the view's zoom; false when two intersect or a
+/// node's label leaves its box.
+bool labelsApart(const kforge::views::TreeGraphView& view, const core::SearchTree& tree, int* drawn)
+{
+    std::vector<QRectF> rects;
+    *drawn = 0;
+    for (const core::SearchNode& node : tree.nodes()) {
+        const QString id = QString::fromStdString(node.id);
+        const QRectF label = view.labelRect(id);
+        if (!label.isEmpty()) {
+            ++*drawn;
+            if (!view.nodeRect(id).contains(label))
+                return false;
+            rects.push_back(label);
+        }
+        const QRectF edge = view.edgeLabelRect(id);
+        if (!edge.isEmpty())
+            rects.push_back(edge);
+    }
+    for (std::size_t i = 0; i < rects.size(); ++i)
+        for (std::size_t j = i + 1; j < rects.size(); ++j)
+            if (rects[i].intersects(rects[j]))
+                return false;
+    return true;
 }
 
 } // namespace
@@ -108,6 +202,137 @@ private Q_SLOTS:
         QImage reloaded(png);
         QCOMPARE(reloaded.size(), image.size());
         QCOMPARE(reloaded.convertToFormat(QImage::Format_RGB32), image.convertToFormat(QImage::Format_RGB32));
+    }
+
+    void treePane_data()
+    {
+        QTest::addColumn<QSize>("windowSize");
+        QTest::addColumn<int>("nodes");
+        for (const QSize size : {QSize(1400, 860), QSize(1920, 1080)})
+            for (const int nodes : {50, 500})
+                QTest::addRow("%dx%d, %d nodes", size.width(), size.height(), nodes) << size << nodes;
+    }
+
+    void treePane()
+    {
+        QFETCH(QSize, windowSize);
+        QFETCH(int, nodes);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const core::Project project = kforge::app::test::makeFixtureProject();
+        QVERIFY(kforge::app::test::writeProject(dir.path(), project));
+        const std::string cardId = project.cards.front().id;
+        const core::SearchTree tree = plausibleTree(cardId, nodes, static_cast<std::uint32_t>(nodes));
+        QVERIFY(core::TreeStore(core::TreeStore::defaultPath(dir.path().toStdString(), cardId)).save(tree).ok());
+
+        qputenv("KFORGE_WORKER", QByteArray(KFORGE_WORKER_PATH));
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        window.resize(windowSize);
+        window.resetLayout();
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QVERIFY(window.openProject(dir.path()));
+        window.session()->setCurrentCardId(QString::fromStdString(cardId));
+        kforge::views::TreeGraphView* graph = window.treeView();
+        QTRY_COMPARE(graph->nodeCount(), nodes);
+        kforge::views::TreePane* pane = window.treePane();
+        QVERIFY(pane->isVisible());
+        QVERIFY(pane->legend()->isVisible());
+        QVERIFY(graph->viewport()->width() > 200);
+        QVERIFY(graph->viewport()->height() > 150);
+
+        // The node list holds every node, the fastest first (core's best).
+        QTableView* list = pane->nodeList()->tableView();
+        QVERIFY(list->isVisible());
+        QCOMPARE(list->model()->rowCount(), nodes);
+        const core::SearchNode* best = core::bestNode(tree);
+        QVERIFY(best);
+        const QString bestId = QString::fromStdString(best->id);
+        QCOMPARE(list->model()->index(0, 0).data(kforge::app::SearchTreeModel::NodeIdRole).toString(), bestId);
+
+        // Fitted, the whole tree is in view and needs no overview; labels never overlap.
+        QVERIFY(graph->mapToScene(graph->viewport()->rect())
+                    .boundingRect()
+                    .contains(graph->sceneRect().adjusted(2, 2, -2, -2)));
+        QVERIFY(!graph->minimap()->isVisible());
+        int drawn = 0;
+        QVERIFY(labelsApart(*graph, tree, &drawn));
+        const QImage fitted = window.grab().toImage();
+
+        // The keys walk the tree and Enter chooses through the Session (the list follows).
+        const core::SearchNode* root = tree.find("n0");
+        QVERIFY(root->childIds.size() >= 2);
+        graph->setFocus();
+        QTest::keyClick(graph, Qt::Key_Home);
+        QCOMPARE(graph->selectedNodeId(), QStringLiteral("n0"));
+        QTest::keyClick(graph, Qt::Key_Down);
+        QTest::keyClick(graph, Qt::Key_Right);
+        const QString second = QString::fromStdString(root->childIds[1]);
+        QCOMPARE(graph->selectedNodeId(), second);
+        QTest::keyClick(graph, Qt::Key_Return);
+        QCOMPARE(window.session()->currentNodeId(), second);
+        QCOMPARE(pane->nodeList()->currentNodeId(), second);
+        QTest::keyClick(graph, Qt::Key_B);
+        QTest::keyClick(graph, Qt::Key_Enter);
+        QCOMPARE(window.session()->currentNodeId(), bestId);
+        QCOMPARE(pane->nodeList()->currentNodeId(), bestId);
+        QCOMPARE(window.kernelEditor()->nodeId(), bestId);
+
+        // Close up: readable labels, still apart; the overview shows and pans.
+        graph->zoomBy(1.0 / graph->zoom());
+        QVERIFY(labelsApart(*graph, tree, &drawn));
+        QVERIFY(drawn > 0);
+        const bool wholeTreeFits = graph->mapToScene(graph->viewport()->rect())
+                                       .boundingRect()
+                                       .contains(graph->sceneRect().adjusted(2, 2, -2, -2));
+        QCOMPARE(graph->minimap()->isVisible(), !wholeTreeFits);
+        if (!wholeTreeFits) {
+            const QPointF target = graph->nodeRect(QStringLiteral("n0")).center();
+            QTest::mouseClick(graph->minimap(), Qt::LeftButton, {}, graph->minimap()->fromScene(target).toPoint());
+            QVERIFY(graph->mapToScene(graph->viewport()->rect()).boundingRect().contains(target));
+        }
+        const QImage closeUp = window.grab().toImage();
+
+        // Collapsing the root child with the largest subtree hides all of it.
+        std::map<std::string, int> below;
+        for (auto it = tree.nodes().rbegin(); it != tree.nodes().rend(); ++it)
+            for (const std::string& child : it->childIds)
+                below[it->id] += 1 + below[child];
+        std::string largest = root->childIds.front();
+        for (const std::string& child : root->childIds)
+            if (below[child] > below[largest])
+                largest = child;
+        graph->fitToView();
+        graph->setCollapsed(QString::fromStdString(largest), true);
+        QCOMPARE(graph->hiddenCount(QString::fromStdString(largest)), below[largest]);
+        int shown = 0;
+        for (const core::SearchNode& node : tree.nodes())
+            shown += graph->isNodeShown(QString::fromStdString(node.id)) ? 1 : 0;
+        QCOMPARE(shown, nodes - below[largest]);
+        QVERIFY(labelsApart(*graph, tree, &drawn));
+        QCOMPARE(list->model()->rowCount(), nodes); // the list still lists every node
+        const QImage collapsed = window.grab().toImage();
+
+        // The pictures are real: colours in the graph, the list and the legend.
+        for (const QImage& image : {fitted, closeUp, collapsed}) {
+            QCOMPARE(image.size(), windowSize);
+            const QRect graphArea(graph->viewport()->mapTo(&window, QPoint(0, 0)), graph->viewport()->size());
+            QVERIFY2(distinctColors(image, graphArea) > 8, "the graph is blank");
+            const QRect listArea(list->viewport()->mapTo(&window, QPoint(0, 0)), list->viewport()->size());
+            QVERIFY2(distinctColors(image, listArea) > 8, "the node list is blank");
+            const QRect legendArea(pane->legend()->mapTo(&window, QPoint(0, 0)), pane->legend()->size());
+            QVERIFY2(distinctColors(image, legendArea) > 8, "the legend is blank");
+        }
+        // Into the build tree only: a test run never touches a tracked file.
+        const QString stem = QStringLiteral(KFORGE_BINARY_DIR "/screenshots/tree-pane-%1x%2-%3-nodes")
+                                 .arg(windowSize.width())
+                                 .arg(windowSize.height())
+                                 .arg(nodes);
+        QVERIFY(QDir().mkpath(QFileInfo(stem).absolutePath()));
+        QVERIFY(fitted.save(stem + QStringLiteral(".png"), "PNG"));
+        QVERIFY(closeUp.save(stem + QStringLiteral("-close-up.png"), "PNG"));
+        QVERIFY(collapsed.save(stem + QStringLiteral("-collapsed.png"), "PNG"));
+        QVERIFY(pane->grab().save(stem + QStringLiteral("-pane.png"), "PNG"));
     }
 };
 

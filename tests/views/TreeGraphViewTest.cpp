@@ -1,11 +1,16 @@
-// TreeGraphView: layout without overlaps, colours and labels per status, the best node, click and
-// programmatic selection, hover details, wheel zoom around the cursor, live growth that keeps the
-// user's zoom, following a SearchTreeModel, and the time to lay out and draw a 5,000-node tree.
+// TreeGraphView: layout without overlaps (also with collapsed subtrees), the graded speedup
+// colours and labels per status, the best node, click and programmatic selection, keyboard
+// navigation, collapse and expand, labels that never overlap at any zoom, the overview, hover
+// details, wheel zoom around the cursor, live growth that keeps the user's zoom, following a
+// SearchTreeModel, and the time to lay out and draw a 5,000-node tree.
 
 #include "views/tree/TreeGraphView.h"
 #include "SearchTreeTestSupport.h"
+#include "model/NodeRanking.h"
 #include "models/SearchTreeModel.h"
+#include "views/tree/SpeedupColours.h"
 #include "views/tree/TreeLayout.h"
+#include "views/tree/TreeMinimap.h"
 
 #include <QElapsedTimer>
 #include <QGraphicsScene>
@@ -20,6 +25,7 @@
 #include <map>
 
 using kforge::app::SearchTreeModel;
+using kforge::views::SpeedupColours;
 using kforge::views::TreeGraphView;
 using kforge::views::TreeLayout;
 namespace core = kforge::core;
@@ -144,6 +150,325 @@ private Q_SLOTS:
         }
     }
 
+    void collapsedLayoutHidesSubtrees()
+    {
+        // Pure: hidden nodes are exactly those below a collapsed node; a collapsed node counts them;
+        // the shown nodes are laid out as the forest without the hidden ones.
+        std::mt19937 rng(11);
+        for (int round = 0; round < 200; ++round) {
+            const int n = 1 + static_cast<int>(rng() % 150);
+            std::vector<int> parents(static_cast<std::size_t>(n), -1);
+            std::vector<bool> collapsed(static_cast<std::size_t>(n), false);
+            for (int k = 1; k < n; ++k)
+                parents[static_cast<std::size_t>(k)] = rng() % 9 == 0 ? -1 : static_cast<int>(rng() % k);
+            for (int k = 0; k < n; ++k)
+                collapsed[static_cast<std::size_t>(k)] = rng() % 6 == 0;
+            const TreeLayout layout = TreeLayout::compute(parents, collapsed);
+            std::vector<int> compact(static_cast<std::size_t>(n), -1);
+            std::vector<int> reducedParents;
+            std::vector<int> expectedHidden(static_cast<std::size_t>(n), 0);
+            for (int k = 0; k < n; ++k) {
+                int hiddenBy = -1; // the topmost collapsed strict ancestor
+                for (int up = parents[static_cast<std::size_t>(k)]; up >= 0; up = parents[static_cast<std::size_t>(up)])
+                    if (collapsed[static_cast<std::size_t>(up)])
+                        hiddenBy = up;
+                QCOMPARE(bool(layout.shown[static_cast<std::size_t>(k)]), hiddenBy < 0);
+                if (hiddenBy >= 0) {
+                    ++expectedHidden[static_cast<std::size_t>(hiddenBy)];
+                    QCOMPARE(layout.x[static_cast<std::size_t>(k)], layout.x[static_cast<std::size_t>(hiddenBy)]);
+                    QCOMPARE(layout.depth[static_cast<std::size_t>(k)],
+                             layout.depth[static_cast<std::size_t>(hiddenBy)]);
+                } else {
+                    compact[static_cast<std::size_t>(k)] = static_cast<int>(reducedParents.size());
+                    const int p = parents[static_cast<std::size_t>(k)];
+                    reducedParents.push_back(p >= 0 ? compact[static_cast<std::size_t>(p)] : -1);
+                }
+            }
+            QCOMPARE(layout.hiddenBelow, expectedHidden);
+            const TreeLayout reduced = TreeLayout::compute(reducedParents);
+            for (int k = 0; k < n; ++k) {
+                const int c = compact[static_cast<std::size_t>(k)];
+                if (c < 0)
+                    continue;
+                QCOMPARE(layout.x[static_cast<std::size_t>(k)], reduced.x[static_cast<std::size_t>(c)]);
+                QCOMPARE(layout.depth[static_cast<std::size_t>(k)], reduced.depth[static_cast<std::size_t>(c)]);
+            }
+        }
+        // Nothing collapsed: the plain layout, everything shown.
+        const std::vector<int> chain{-1, 0, 1, 1, 0};
+        const TreeLayout plain = TreeLayout::compute(chain);
+        const TreeLayout none = TreeLayout::compute(chain, {});
+        QCOMPARE(none.x, plain.x);
+        QCOMPARE(none.shown, std::vector<bool>(5, true));
+        QCOMPARE(none.hiddenBelow, std::vector<int>(5, 0));
+    }
+
+    void speedupScaleIsGraded()
+    {
+        const auto distance = [](const QColor& a, const QColor& b) {
+            return std::abs(a.red() - b.red()) + std::abs(a.green() - b.green()) + std::abs(a.blue() - b.blue());
+        };
+        // A few percent either side of 1.0x already shows: slower leans red, faster leans green.
+        const QColor slow = SpeedupColours::colourFor(0.94);
+        const QColor fast = SpeedupColours::colourFor(1.02);
+        const QColor even = SpeedupColours::colourFor(1.0);
+        QVERIFY2(distance(slow, fast) > 60, qPrintable(slow.name() + QLatin1Char(' ') + fast.name()));
+        QCOMPARE(even.red(), even.green());
+        QCOMPARE(even.green(), even.blue());
+        QVERIFY(slow.red() > slow.green());
+        QVERIFY(fast.green() > fast.red());
+        // Monotonic: greener as the speedup grows, redder as it falls; clamped beyond the ends.
+        QColor previous = SpeedupColours::colourFor(1.0);
+        for (double s = 1.05; s <= 2.0; s += 0.05) {
+            const QColor c = SpeedupColours::colourFor(s);
+            QVERIFY(c.green() - c.red() > previous.green() - previous.red());
+            previous = c;
+        }
+        previous = SpeedupColours::colourFor(1.0);
+        for (double s = 0.95; s >= 0.5; s -= 0.05) {
+            const QColor c = SpeedupColours::colourFor(s);
+            QVERIFY(c.red() - c.green() > previous.red() - previous.green());
+            previous = c;
+        }
+        QCOMPARE(SpeedupColours::colourFor(3.0), SpeedupColours::colourFor(2.0));
+        QCOMPARE(SpeedupColours::colourFor(0.2), SpeedupColours::colourFor(0.5));
+        // The flat categories differ from each other and from the scale's ends.
+        const auto swatches = SpeedupColours::flatSwatches();
+        for (std::size_t i = 0; i < swatches.size(); ++i) {
+            QVERIFY(distance(swatches[i].colour, SpeedupColours::colourFor(0.5)) > 40);
+            QVERIFY(distance(swatches[i].colour, SpeedupColours::colourFor(2.0)) > 40);
+            for (std::size_t j = i + 1; j < swatches.size(); ++j)
+                QVERIFY(distance(swatches[i].colour, swatches[j].colour) > 40);
+        }
+        // Statuses map to their categories; the speedup is core's.
+        core::SearchTree tree = statusTree();
+        test::addChild(tree, "n0", "bad", test::failed(NodeStatus::FailedValidation, "max abs error 1"));
+        test::addChild(tree, "n0", "nosample", test::failed(NodeStatus::NoSample, "no sample"));
+        QCOMPARE(SpeedupColours::categoryOf(*tree.find("n8")), SpeedupColours::Category::WrongResult);
+        QCOMPARE(SpeedupColours::categoryOf(*tree.find("n9")), SpeedupColours::Category::NoSample);
+        QCOMPARE(SpeedupColours::categoryOf(*tree.find("n6")), SpeedupColours::Category::Failed);
+        QCOMPARE(SpeedupColours::fillOf(*tree.find("n1")),
+                 SpeedupColours::colourFor(*core::nodeSpeedup(*tree.find("n1"))));
+        // Text stays readable: white on the darkest green, dark on the grey.
+        QCOMPARE(SpeedupColours::textOn(SpeedupColours::colourFor(2.0)), QColor(Qt::white));
+        QVERIFY(SpeedupColours::textOn(even) != QColor(Qt::white));
+    }
+
+    void keyboardMovesTheSelection()
+    {
+        // n0 +- n1 (+- n5), n2, n3, n4 (+- n6, n7); the best node is n1.
+        TreeGraphView view;
+        view.setTree(statusTree());
+        showView(view);
+        view.setFocus();
+        QSignalSpy selected(&view, &TreeGraphView::nodeSelected);
+        const auto press = [&view](int key, Qt::KeyboardModifiers modifiers = Qt::NoModifier) {
+            QTest::keyClick(&view, static_cast<Qt::Key>(key), modifiers);
+            return view.selectedNodeId();
+        };
+        QCOMPARE(press(Qt::Key_Home), QStringLiteral("n0"));
+        QCOMPARE(press(Qt::Key_Up), QStringLiteral("n0")); // no parent: stays
+        QCOMPARE(press(Qt::Key_Down), QStringLiteral("n1"));
+        QCOMPARE(press(Qt::Key_Left), QStringLiteral("n1")); // first sibling: stays
+        QCOMPARE(press(Qt::Key_Right), QStringLiteral("n2"));
+        QCOMPARE(press(Qt::Key_Right), QStringLiteral("n3"));
+        QCOMPARE(press(Qt::Key_Right), QStringLiteral("n4"));
+        QCOMPARE(press(Qt::Key_Right), QStringLiteral("n4"));
+        QCOMPARE(press(Qt::Key_Down), QStringLiteral("n6"));
+        QCOMPARE(press(Qt::Key_Right), QStringLiteral("n7"));
+        QCOMPARE(press(Qt::Key_Up), QStringLiteral("n4"));
+        QCOMPARE(press(Qt::Key_Left), QStringLiteral("n3"));
+        QCOMPARE(selected.count(), 0); // moving is not choosing
+        press(Qt::Key_Return);
+        QCOMPARE(selected.count(), 1);
+        QCOMPARE(selected[0][0].toString(), QStringLiteral("n3"));
+        QCOMPARE(press(Qt::Key_B), QStringLiteral("n1"));
+        press(Qt::Key_Enter);
+        QCOMPARE(selected.count(), 2);
+        QCOMPARE(selected[1][0].toString(), QStringLiteral("n1"));
+
+        // Space, - and + collapse and expand the selected node; Down does not enter a collapsed one.
+        press(Qt::Key_Home);
+        press(Qt::Key_Down);
+        press(Qt::Key_Right);
+        press(Qt::Key_Right);
+        QCOMPARE(press(Qt::Key_Right), QStringLiteral("n4"));
+        press(Qt::Key_Space);
+        QVERIFY(view.isCollapsed(QStringLiteral("n4")));
+        QCOMPARE(view.hiddenCount(QStringLiteral("n4")), 2);
+        QVERIFY(!view.isNodeShown(QStringLiteral("n6")));
+        QVERIFY(!view.isNodeShown(QStringLiteral("n7")));
+        QCOMPARE(press(Qt::Key_Down), QStringLiteral("n4"));
+        press(Qt::Key_Plus);
+        QVERIFY(!view.isCollapsed(QStringLiteral("n4")));
+        QVERIFY(view.isNodeShown(QStringLiteral("n7")));
+        press(Qt::Key_Minus);
+        QVERIFY(view.isCollapsed(QStringLiteral("n4")));
+        press(Qt::Key_Space);
+        QVERIFY(!view.isCollapsed(QStringLiteral("n4")));
+        view.setCollapsed(QStringLiteral("n1"), true);
+        view.setCollapsed(QStringLiteral("n4"), true);
+        press(Qt::Key_Asterisk);
+        QVERIFY(!view.isCollapsed(QStringLiteral("n1")));
+        QVERIFY(!view.isCollapsed(QStringLiteral("n4")));
+        QVERIFY(view.isNodeShown(QStringLiteral("n5")));
+
+        // Collapsing the root hides the selection, which moves to the root; B opens the way to the best.
+        QCOMPARE(press(Qt::Key_Down), QStringLiteral("n6"));
+        view.setCollapsed(QStringLiteral("n0"), true);
+        QCOMPARE(view.selectedNodeId(), QStringLiteral("n0"));
+        QCOMPARE(view.hiddenCount(QStringLiteral("n0")), 7);
+        QCOMPARE(press(Qt::Key_B), QStringLiteral("n1"));
+        QVERIFY(view.isNodeShown(QStringLiteral("n1")));
+        QVERIFY(!view.isCollapsed(QStringLiteral("n0")));
+
+        // Ctrl++ and Ctrl+- zoom, whatever is selected.
+        const double before = view.zoom();
+        press(Qt::Key_Equal, Qt::ControlModifier);
+        QVERIFY(view.zoom() > before);
+        press(Qt::Key_Minus, Qt::ControlModifier);
+        QVERIFY(std::abs(view.zoom() - before) < 1e-9);
+        QVERIFY(!view.isCollapsed(QStringLiteral("n1")));
+    }
+
+    void collapseHidesDescendantsAndCompactsTheLayout()
+    {
+        const core::SearchTree tree = test::randomTree("card-c", 200, 21);
+        TreeGraphView view;
+        view.setTree(tree);
+        showView(view, 1000, 700);
+        const double fullWidth = view.sceneRect().width();
+        // Collapse every child of the root that has a subtree.
+        std::map<std::string, int> descendants;
+        for (auto it = tree.nodes().rbegin(); it != tree.nodes().rend(); ++it) {
+            for (const std::string& child : it->childIds)
+                descendants[it->id] += 1 + descendants[child];
+        }
+        int hidden = 0;
+        for (const std::string& child : tree.find("n0")->childIds) {
+            view.setCollapsed(qs(child), true);
+            QCOMPARE(view.isCollapsed(qs(child)), !tree.find(child)->childIds.empty());
+            QCOMPARE(view.hiddenCount(qs(child)), descendants[child]);
+            hidden += descendants[child];
+        }
+        QVERIFY(hidden > 50);
+        int shown = 0;
+        std::vector<QRectF> rects;
+        for (const core::SearchNode& node : tree.nodes()) {
+            if (!view.isNodeShown(qs(node.id)))
+                continue;
+            ++shown;
+            rects.push_back(view.nodeRect(qs(node.id)));
+        }
+        QCOMPARE(shown, 200 - hidden);
+        for (std::size_t i = 0; i < rects.size(); ++i)
+            for (std::size_t j = i + 1; j < rects.size(); ++j)
+                QVERIFY(!rects[i].intersects(rects[j]));
+        QVERIFY(view.sceneRect().width() < fullWidth);
+
+        // Selecting a hidden node (from the list, say) opens the way to it.
+        const QString deep = QStringLiteral("n199");
+        QVERIFY(!view.isNodeShown(deep));
+        view.selectNode(deep);
+        QVERIFY(view.isNodeShown(deep));
+        QCOMPARE(view.selectedNodeId(), deep);
+
+        // A double click toggles a node; a node without children does not collapse.
+        TreeGraphView small;
+        small.setTree(statusTree());
+        showView(small);
+        QTest::mouseDClick(small.viewport(), Qt::LeftButton, {},
+                           small.mapFromScene(small.nodeRect(QStringLiteral("n4")).center()));
+        QVERIFY(small.isCollapsed(QStringLiteral("n4")));
+        QCOMPARE(small.hiddenCount(QStringLiteral("n4")), 2);
+        QTest::mouseDClick(small.viewport(), Qt::LeftButton, {},
+                           small.mapFromScene(small.nodeRect(QStringLiteral("n4")).center()));
+        QVERIFY(!small.isCollapsed(QStringLiteral("n4")));
+        small.setCollapsed(QStringLiteral("n2"), true);
+        QVERIFY(!small.isCollapsed(QStringLiteral("n2")));
+
+        // A collapsed subtree that grows counts its new nodes too.
+        core::SearchTree growing = statusTree();
+        small.setTree(growing);
+        small.setCollapsed(QStringLiteral("n4"), true);
+        test::addChild(growing, "n4", "block-256", test::passed(25.0));
+        small.setTree(growing);
+        QCOMPARE(small.hiddenCount(QStringLiteral("n4")), 3);
+        QVERIFY(!small.isNodeShown(QStringLiteral("n8")));
+    }
+
+    void labelsNeverOverlapAtAnyZoom()
+    {
+        const core::SearchTree tree = test::randomTree("card-z", 150, 13);
+        TreeGraphView view;
+        view.setTree(tree);
+        showView(view, 1000, 700);
+        for (double zoom : {2.0, 1.0, 0.8, 0.6, 0.45, 0.35, 0.25, 0.05}) {
+            view.zoomBy(zoom / view.zoom());
+            std::vector<QRectF> labels;
+            int nodeLabels = 0;
+            for (const core::SearchNode& node : tree.nodes()) {
+                const QRectF label = view.labelRect(qs(node.id));
+                if (!label.isEmpty()) {
+                    ++nodeLabels;
+                    QVERIFY(view.nodeRect(qs(node.id)).contains(label));
+                    labels.push_back(label);
+                }
+                const QRectF edge = view.edgeLabelRect(qs(node.id));
+                if (!edge.isEmpty())
+                    labels.push_back(edge);
+            }
+            // Text wherever a box can hold it: full labels at 0.8 and up, short ones down to 0.35.
+            QCOMPARE(nodeLabels, zoom >= 0.35 ? 150 : 0);
+            for (std::size_t i = 0; i < labels.size(); ++i)
+                for (std::size_t j = i + 1; j < labels.size(); ++j)
+                    QVERIFY2(!labels[i].intersects(labels[j]), qPrintable(QStringLiteral("zoom %1").arg(zoom)));
+            QVERIFY(!view.viewport()->grab().toImage().isNull()); // and painting at this zoom works
+        }
+    }
+
+    void overviewShowsAndPans()
+    {
+        TreeGraphView view;
+        view.setTree(test::randomTree("card-o", 300, 4));
+        showView(view, 800, 600);
+        QVERIFY(!view.minimap()->isVisible()); // fitted: the whole tree is in view
+        view.zoomBy(1.0 / view.zoom());
+        QVERIFY(view.minimap()->isVisible());
+        const QRectF visible = view.mapToScene(view.viewport()->rect()).boundingRect();
+        QCOMPARE(view.minimap()->visibleRect(), visible);
+        QCOMPARE(view.minimap()->sceneRect(), view.sceneRect());
+        // Inside the viewport, in the bottom right corner.
+        const QRect area = view.viewport()->geometry();
+        QVERIFY(area.contains(view.minimap()->geometry()));
+        QVERIFY(view.minimap()->geometry().right() > area.center().x());
+
+        // A click in the overview centres the view there.
+        const QPointF target = view.nodeRect(QStringLiteral("n250")).center();
+        QTest::mouseClick(view.minimap(), Qt::LeftButton, {}, view.minimap()->fromScene(target).toPoint());
+        const QPointF centre = view.mapToScene(view.viewport()->rect().center());
+        const double pixel = view.sceneRect().width() / view.minimap()->width();
+        QVERIFY2(QLineF(centre, target).length() < 2 * pixel + 2,
+                 qPrintable(QStringLiteral("%1 from the target").arg(QLineF(centre, target).length())));
+        QCOMPARE(view.minimap()->visibleRect(), view.mapToScene(view.viewport()->rect()).boundingRect());
+        view.fitToView();
+        QVERIFY(!view.minimap()->isVisible());
+
+        // Changes made while the view is hidden (a dock tabbed away) count when it shows again.
+        view.zoomBy(4.0);
+        QVERIFY(view.minimap()->isVisible());
+        view.hide();
+        view.fitToView();
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(!view.minimap()->isVisible());
+        view.hide();
+        view.zoomBy(4.0);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(view.minimap()->isVisible());
+    }
+
     void coloursAndLabelsPerStatus()
     {
         TreeGraphView view;
@@ -157,12 +482,18 @@ private Q_SLOTS:
         QCOMPARE(view.nodeKind(QStringLiteral("n5")), Kind::CompiledOnly);
         QCOMPARE(view.nodeKind(QStringLiteral("n6")), Kind::Failed);
         QCOMPARE(view.nodeKind(QStringLiteral("n7")), Kind::Failed);
-        const QList<Kind> kinds{Kind::InFlight, Kind::Failed, Kind::Passed, Kind::CompiledOnly, Kind::Best};
-        for (Kind a : kinds) {
-            for (Kind b : kinds)
-                QCOMPARE(TreeGraphView::kindColor(a) == TreeGraphView::kindColor(b), a == b);
-        }
-        QCOMPARE(view.nodeColor(QStringLiteral("n2")), TreeGraphView::kindColor(Kind::Failed));
+        // Fills: passed nodes by core's speedup on the graded scale, the rest by their category.
+        const core::SearchTree tree = statusTree();
+        for (const core::SearchNode& node : tree.nodes())
+            QCOMPARE(view.nodeColor(qs(node.id)), SpeedupColours::fillOf(node));
+        QCOMPARE(view.nodeColor(QStringLiteral("n1")), SpeedupColours::colourFor(37.0 / 20.0));
+        QCOMPARE(view.nodeColor(QStringLiteral("n0")), SpeedupColours::colourFor(1.25));
+        QCOMPARE(view.nodeColor(QStringLiteral("n2")),
+                 SpeedupColours::categoryColour(SpeedupColours::Category::Failed));
+        QCOMPARE(view.nodeColor(QStringLiteral("n3")),
+                 SpeedupColours::categoryColour(SpeedupColours::Category::InFlight));
+        QCOMPARE(view.nodeColor(QStringLiteral("n5")),
+                 SpeedupColours::categoryColour(SpeedupColours::Category::CompiledOnly));
         QVERIFY(!view.nodeColor(QStringLiteral("n99")).isValid());
 
         QCOMPARE(view.nodeLabel(QStringLiteral("n1")), QStringLiteral("20.0 \u00b5s \u00b7 1.85x"));

@@ -2,7 +2,9 @@
 
 #include "model/NodeRanking.h"
 #include "models/SearchTreeModel.h"
+#include "views/tree/SpeedupColours.h"
 #include "views/tree/TreeLayout.h"
+#include "views/tree/TreeMinimap.h"
 
 #include <QApplication>
 #include <QFontMetricsF>
@@ -13,6 +15,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollBar>
+#include <QStringList>
 #include <QStyleOptionGraphicsItem>
 #include <QTimer>
 #include <QToolTip>
@@ -42,11 +45,18 @@ constexpr qreal kCornerRadius = 6;
 
 constexpr double kMinZoom = 0.0005;
 constexpr double kMaxZoom = 4.0;
-// Below these levels of detail text is unreadable, so it is not drawn (the main cost of a frame).
-constexpr qreal kNodeTextMinLod = 0.4;
-constexpr qreal kEdgeTextMinLod = 0.55;
+// Text is drawn where it is readable (the main cost of a frame): the full labels of a box from
+// this level of detail on (its 12 px label is then 9 px on screen), edge labels likewise.
+constexpr qreal kNodeTextMinLod = 0.75;
+constexpr qreal kEdgeTextMinLod = 0.9;
+// Below that, a short label at a fixed screen size while the box on screen can hold it.
+constexpr int kShortTextPixels = 10;
+constexpr qreal kShortTextMinWidth = 30;  // screen pixels of box width
+constexpr qreal kShortTextMinHeight = 13; // screen pixels of box height
+constexpr int kMinimapMargin = 8;
 
 const QColor kSelectionColor(0x1e, 0x63, 0xd6);
+const QColor kStackColor(0x78, 0x90, 0x9c); // the cards behind a collapsed node
 const QColor kBestRingColor(0xff, 0xb3, 0x00);
 const QColor kEdgeColor(0x90, 0xa4, 0xae);
 const QColor kEdgeTextColor(0x37, 0x47, 0x4f);
@@ -80,6 +90,24 @@ const QFont& edgeFont()
 {
     static const QFont font = pixelFont(10, false);
     return font;
+}
+
+const QFont& shortFont()
+{
+    static const QFont font = pixelFont(kShortTextPixels, true);
+    return font;
+}
+
+/// Where the main label goes inside a box (item coordinates).
+QRectF labelArea()
+{
+    return boxRect().adjusted(6, kNodeHeight / 2 - 4, -6, -2);
+}
+
+/// Whether the box on screen (at level of detail `lod`) takes the short label.
+bool shortTextFits(qreal lod)
+{
+    return kNodeWidth * lod >= kShortTextMinWidth && kNodeHeight * lod >= kShortTextMinHeight;
 }
 
 QString elided(const QFont& font, const QString& text, qreal width)
@@ -164,19 +192,34 @@ public:
     int node() const { return m_node; }
     NodeKind kind() const { return m_kind; }
     const QString& label() const { return m_label; }
+    const QColor& fill() const { return m_fill; }
 
-    void setContent(const QString& id, const QString& label, NodeKind kind)
+    /// `shortLabel`: what the box says when only a few characters fit (the speedup or status).
+    void setContent(const QString& id, const QString& label, const QString& shortLabel, NodeKind kind,
+                    const QColor& fill)
     {
-        if (id == m_id && label == m_label && kind == m_kind)
+        if (id == m_id && label == m_label && shortLabel == m_shortLabel && kind == m_kind && fill == m_fill)
             return;
         m_id = id;
         m_label = label;
+        m_shortLabel = shortLabel;
         m_kind = kind;
-        const qreal width = kNodeWidth - 12;
-        m_shownId = elided(idFont(), m_id, width / 2);
-        m_shownLabel = elided(labelFont(), m_label, width);
+        m_fill = fill;
+        m_text = SpeedupColours::textOn(fill);
+        m_shownLabel = elided(labelFont(), m_label, labelArea().width());
+        updateTopLine();
         update();
     }
+
+    void setHiddenCount(int count)
+    {
+        if (count == m_hidden)
+            return;
+        m_hidden = count;
+        updateTopLine();
+        update();
+    }
+    int hiddenCount() const { return m_hidden; }
 
     void setHighlighted(bool on)
     {
@@ -187,6 +230,16 @@ public:
     }
     bool highlighted() const { return m_highlighted; }
 
+    /// The scene rectangle the main label is drawn into at level of detail `lod`; empty when none.
+    QRectF labelSceneRect(qreal lod) const
+    {
+        if (lod >= kNodeTextMinLod)
+            return mapRectToScene(labelArea());
+        if (shortTextFits(lod))
+            return mapRectToScene(boxRect().adjusted(2 / lod, 0, -2 / lod, 0));
+        return {};
+    }
+
     QRectF boundingRect() const override
     {
         return boxRect().adjusted(-kHighlightMargin - 2, -kHighlightMargin - 2, kHighlightMargin + 2,
@@ -195,18 +248,22 @@ public:
 
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) override
     {
-        const QColor fill = kindColor(m_kind);
         const QRectF box = boxRect();
         const qreal lod = option->levelOfDetailFromTransform(painter->worldTransform());
         if (lod < kNodeTextMinLod) {
-            // Too small to read: coloured blocks, the selection as a ring of solid colour.
+            // Too small for the full labels: coloured blocks, the selection as a ring of solid
+            // colour, a collapsed node's stack as a block behind it.
             if (m_highlighted)
                 painter->fillRect(
                     box.adjusted(-kHighlightMargin, -kHighlightMargin, kHighlightMargin, kHighlightMargin),
                     kSelectionColor);
             else if (m_kind == NodeKind::Best)
                 painter->fillRect(box.adjusted(-3, -3, 3, 3), kBestRingColor);
-            painter->fillRect(box, fill);
+            if (m_hidden > 0)
+                painter->fillRect(box.translated(4, 4), kStackColor);
+            painter->fillRect(box, m_fill);
+            if (shortTextFits(lod))
+                paintShortLabel(painter, box);
             return;
         }
         painter->setRenderHint(QPainter::Antialiasing, true);
@@ -217,31 +274,71 @@ public:
                                                   kHighlightMargin - 1.5, kHighlightMargin - 1.5),
                                      kCornerRadius + 3, kCornerRadius + 3);
         }
-        QPen border(m_kind == NodeKind::Best ? kBestRingColor : fill.darker(160), m_kind == NodeKind::Best ? 3 : 1.2);
+        if (m_hidden > 0) {
+            painter->setPen(QPen(kStackColor, 1));
+            painter->setBrush(m_fill.lighter(110));
+            painter->drawRoundedRect(box.translated(4, 4), kCornerRadius, kCornerRadius);
+        }
+        QPen border(m_kind == NodeKind::Best ? kBestRingColor : m_fill.darker(160), m_kind == NodeKind::Best ? 3 : 1.2);
         if (m_kind == NodeKind::InFlight)
             border.setStyle(Qt::DashLine);
         painter->setPen(border);
-        painter->setBrush(fill);
+        painter->setBrush(m_fill);
         painter->drawRoundedRect(box, kCornerRadius, kCornerRadius);
 
-        const QColor text = m_kind == NodeKind::Best ? QColor(Qt::white) : QColor(0x21, 0x21, 0x21);
-        painter->setPen(text);
+        painter->setPen(m_text);
         painter->setFont(idFont());
         const QRectF top = box.adjusted(6, 2, -6, -kNodeHeight / 2);
         painter->drawText(top, Qt::AlignLeft | Qt::AlignVCenter, m_shownId);
-        if (m_kind == NodeKind::Best)
-            painter->drawText(top, Qt::AlignRight | Qt::AlignVCenter, QObject::tr("best"));
+        if (!m_shownTag.isEmpty())
+            painter->drawText(top, Qt::AlignRight | Qt::AlignVCenter, m_shownTag);
         painter->setFont(labelFont());
-        painter->drawText(box.adjusted(6, kNodeHeight / 2 - 4, -6, -2), Qt::AlignCenter, m_shownLabel);
+        painter->drawText(labelArea(), Qt::AlignCenter, m_shownLabel);
     }
 
 private:
+    // The top line: the id on the left half, "best" and "+N" on the right half.
+    void updateTopLine()
+    {
+        const qreal half = (kNodeWidth - 12) / 2;
+        m_shownId = elided(idFont(), m_id, half);
+        QStringList tags;
+        if (m_kind == NodeKind::Best)
+            tags << QObject::tr("best");
+        if (m_hidden > 0)
+            tags << QStringLiteral("+%1").arg(m_hidden);
+        m_shownTag = elided(idFont(), tags.join(QLatin1Char(' ')), half - 4);
+    }
+
+    // At a fixed screen size, elided to the box's width on screen.
+    void paintShortLabel(QPainter* painter, const QRectF& box) const
+    {
+        QString text = m_shortLabel;
+        if (m_hidden > 0)
+            text = QStringLiteral("+%1 ").arg(m_hidden) + text;
+        const QRectF onScreen = painter->worldTransform().mapRect(box).adjusted(2, 0, -2, 0);
+        const QString shown = QFontMetricsF(shortFont()).elidedText(text, Qt::ElideRight, onScreen.width());
+        if (shown.isEmpty() || shown == QStringLiteral("\u2026"))
+            return;
+        painter->save();
+        painter->resetTransform();
+        painter->setPen(m_text);
+        painter->setFont(shortFont());
+        painter->drawText(onScreen, Qt::AlignCenter, shown);
+        painter->restore();
+    }
+
     int m_node;
     QString m_id;
     QString m_label;
+    QString m_shortLabel;
     QString m_shownId;
+    QString m_shownTag;
     QString m_shownLabel;
     NodeKind m_kind = NodeKind::InFlight;
+    QColor m_fill;
+    QColor m_text;
+    int m_hidden = 0;
     bool m_highlighted = false;
 };
 
@@ -279,6 +376,14 @@ public:
     }
 
     QRectF boundingRect() const override { return m_bounds; }
+
+    /// The scene rectangle of the label at level of detail `lod`; empty when it is not drawn.
+    QRectF labelSceneRect(qreal lod) const
+    {
+        if (m_shownLabel.isEmpty() || lod < kEdgeTextMinLod)
+            return {};
+        return labelRect();
+    }
 
     void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) override
     {
@@ -327,7 +432,8 @@ struct TreeGraphView::Node {
     EdgeItem* edge = nullptr; // the edge into this node; null for a root
 };
 
-TreeGraphView::TreeGraphView(QWidget* parent) : QGraphicsView(parent), m_scene(new QGraphicsScene(this))
+TreeGraphView::TreeGraphView(QWidget* parent)
+    : QGraphicsView(parent), m_scene(new QGraphicsScene(this)), m_minimap(new TreeMinimap(this))
 {
     setObjectName(QStringLiteral("treeGraphView"));
     setScene(m_scene);
@@ -342,6 +448,13 @@ TreeGraphView::TreeGraphView(QWidget* parent) : QGraphicsView(parent), m_scene(n
     // A scroll bar moved by hand is a pan.
     connect(horizontalScrollBar(), &QScrollBar::actionTriggered, this, [this] { userTookControl(); });
     connect(verticalScrollBar(), &QScrollBar::actionTriggered, this, [this] { userTookControl(); });
+    // The overview is a child of the view, not of the viewport, so scrolling does not move it.
+    m_minimap->hide();
+    connect(m_minimap, &TreeMinimap::panRequested, this, [this](const QPointF& scenePos) {
+        userTookControl();
+        centerOn(scenePos);
+        updateMinimapView();
+    });
 }
 
 TreeGraphView::~TreeGraphView() = default;
@@ -410,6 +523,8 @@ void TreeGraphView::rebuild(const core::SearchTree& tree)
     const QString keepSelected = m_cardId == QString::fromStdString(tree.cardId()) ? selectedNodeId() : QString();
     m_scene->clear(); // deletes the items
     m_nodes.clear();
+    m_children.clear();
+    m_collapsed.clear();
     m_index.clear();
     m_best = -1;
     m_selected = -1;
@@ -428,12 +543,15 @@ void TreeGraphView::grow(const core::SearchTree& tree)
     QPoint anchorOnScreen;
     if (!m_autoFit && !m_nodes.empty()) {
         const QRectF visible = mapToScene(viewport()->rect()).boundingRect();
-        if (m_selected >= 0 && visible.contains(m_nodes[static_cast<std::size_t>(m_selected)].item->pos())) {
+        if (m_selected >= 0 && m_nodes[static_cast<std::size_t>(m_selected)].item->isVisible() &&
+            visible.contains(m_nodes[static_cast<std::size_t>(m_selected)].item->pos())) {
             anchor = m_selected;
         } else {
             const QPointF middle = visible.center();
             qreal nearest = std::numeric_limits<qreal>::infinity();
             for (std::size_t k = 0; k < m_nodes.size(); ++k) {
+                if (!m_nodes[k].item->isVisible())
+                    continue;
                 const QPointF d = m_nodes[k].item->pos() - middle;
                 const qreal distance = d.x() * d.x() + d.y() * d.y();
                 if (distance < nearest) {
@@ -442,7 +560,8 @@ void TreeGraphView::grow(const core::SearchTree& tree)
                 }
             }
         }
-        anchorOnScreen = mapFromScene(m_nodes[static_cast<std::size_t>(anchor)].item->pos());
+        if (anchor >= 0)
+            anchorOnScreen = mapFromScene(m_nodes[static_cast<std::size_t>(anchor)].item->pos());
     }
 
     const std::size_t oldCount = m_nodes.size();
@@ -464,9 +583,12 @@ void TreeGraphView::grow(const core::SearchTree& tree)
         if (node.parent >= 0) {
             node.edge = new EdgeItem;
             m_scene->addItem(node.edge);
+            m_children[static_cast<std::size_t>(node.parent)].push_back(static_cast<int>(k));
         }
         m_index.insert(QString::fromStdString(node.data.id), static_cast<int>(k));
         m_nodes.push_back(std::move(node));
+        m_children.emplace_back();
+        m_collapsed.push_back(false);
         changed.push_back(static_cast<int>(k));
     }
 
@@ -483,6 +605,7 @@ void TreeGraphView::grow(const core::SearchTree& tree)
     for (int node : changed)
         refreshNode(node);
     updateSceneRect();
+    updateMinimap();
 
     if (m_autoFit) {
         applyAutoFit();
@@ -491,6 +614,7 @@ void TreeGraphView::grow(const core::SearchTree& tree)
         horizontalScrollBar()->setValue(horizontalScrollBar()->value() + drift.x());
         verticalScrollBar()->setValue(verticalScrollBar()->value() + drift.y());
     }
+    updateMinimapView();
 }
 
 void TreeGraphView::relayout()
@@ -498,46 +622,111 @@ void TreeGraphView::relayout()
     std::vector<int> parents(m_nodes.size());
     for (std::size_t k = 0; k < m_nodes.size(); ++k)
         parents[k] = m_nodes[k].parent;
-    const TreeLayout layout = TreeLayout::compute(parents);
+    const TreeLayout layout = TreeLayout::compute(parents, m_collapsed);
     for (std::size_t k = 0; k < m_nodes.size(); ++k) {
+        NodeItem* item = m_nodes[k].item;
         const QPointF pos(layout.x[k] * kSlot, layout.depth[k] * kLevelHeight);
-        if (m_nodes[k].item->pos() != pos)
-            m_nodes[k].item->setPos(pos);
+        if (item->pos() != pos)
+            item->setPos(pos);
+        item->setVisible(layout.shown[k]);
+        item->setHiddenCount(layout.hiddenBelow[k]);
+        if (m_nodes[k].edge)
+            m_nodes[k].edge->setVisible(layout.shown[k]);
     }
     for (const Node& node : m_nodes) {
-        if (node.edge) {
+        if (node.edge && node.item->isVisible()) {
             const QPointF parentPos = m_nodes[static_cast<std::size_t>(node.parent)].item->pos();
             node.edge->setEnds(parentPos + QPointF(0, kNodeHeight), node.item->pos());
         }
     }
 }
 
+void TreeGraphView::relayoutKeeping(int anchor)
+{
+    const QPoint before = mapFromScene(m_nodes[static_cast<std::size_t>(anchor)].item->pos());
+    relayout();
+    updateSceneRect();
+    updateMinimap();
+    if (m_autoFit) {
+        applyAutoFit();
+    } else {
+        const QPoint drift = mapFromScene(m_nodes[static_cast<std::size_t>(anchor)].item->pos()) - before;
+        horizontalScrollBar()->setValue(horizontalScrollBar()->value() + drift.x());
+        verticalScrollBar()->setValue(verticalScrollBar()->value() + drift.y());
+    }
+    updateMinimapView();
+}
+
 void TreeGraphView::refreshNode(int index)
 {
     Node& node = m_nodes[static_cast<std::size_t>(index)];
-    node.item->setContent(QString::fromStdString(node.data.id), SearchTreeModel::nodeLabel(node.data),
-                          kindOf(node.data, index == m_best));
+    const std::optional<double> speedup = core::nodeSpeedup(node.data);
+    const QString shortLabel =
+        speedup ? SearchTreeModel::speedupText(*speedup) : SearchTreeModel::statusText(node.data.status);
+    node.item->setContent(QString::fromStdString(node.data.id), SearchTreeModel::nodeLabel(node.data), shortLabel,
+                          kindOf(node.data, index == m_best), SpeedupColours::fillOf(node.data));
     if (node.edge)
         node.edge->setLabel(SearchTreeModel::transformationText(node.data));
 }
 
 void TreeGraphView::updateSceneRect()
 {
-    if (m_nodes.empty()) {
-        setSceneRect(QRectF(-kNodeWidth / 2, 0, kNodeWidth, kNodeHeight));
-        return;
-    }
     qreal left = std::numeric_limits<qreal>::infinity();
     qreal right = -left;
     qreal bottom = 0;
     for (const Node& node : m_nodes) {
+        if (!node.item->isVisible())
+            continue;
         const QPointF pos = node.item->pos();
         left = std::min(left, pos.x());
         right = std::max(right, pos.x());
         bottom = std::max(bottom, pos.y());
     }
+    if (left > right) {
+        setSceneRect(QRectF(-kNodeWidth / 2, 0, kNodeWidth, kNodeHeight));
+        return;
+    }
     setSceneRect(QRectF(QPointF(left - kNodeWidth / 2 - kSceneMargin, -kSceneMargin),
                         QPointF(right + kNodeWidth / 2 + kSceneMargin, bottom + kNodeHeight + kSceneMargin)));
+}
+
+void TreeGraphView::updateMinimap()
+{
+    std::vector<QRectF> boxes;
+    std::vector<QColor> colours;
+    boxes.reserve(m_nodes.size());
+    colours.reserve(m_nodes.size());
+    for (const Node& node : m_nodes) {
+        if (!node.item->isVisible())
+            continue;
+        boxes.push_back(node.item->mapRectToScene(boxRect()));
+        colours.push_back(node.item->fill());
+    }
+    // A third of the viewport at most, so the overview never hides the tree it stands for.
+    m_minimap->setLimit(viewport()->size() / 3);
+    m_minimap->setTree(m_nodes.empty() ? QRectF() : sceneRect(), boxes, colours);
+    placeMinimap();
+}
+
+void TreeGraphView::updateMinimapView()
+{
+    const QRectF visible = mapToScene(viewport()->rect()).boundingRect();
+    m_minimap->setVisibleRect(visible);
+    // Only while some of the tree is out of view.
+    const bool needed = !m_nodes.empty() && !visible.contains(sceneRect().adjusted(2, 2, -2, -2));
+    // isHidden, not isVisible: while the view itself is hidden (a tabbed dock) the overview must
+    // still be told, or it shows up when the view does.
+    if (needed == m_minimap->isHidden())
+        m_minimap->setVisible(needed);
+    if (needed)
+        m_minimap->raise();
+}
+
+void TreeGraphView::placeMinimap()
+{
+    const QRect area = viewport()->geometry();
+    m_minimap->move(area.right() - m_minimap->width() - kMinimapMargin + 1,
+                    area.bottom() - m_minimap->height() - kMinimapMargin + 1);
 }
 
 void TreeGraphView::applyAutoFit()
@@ -547,6 +736,7 @@ void TreeGraphView::applyAutoFit()
         resetTransform();
         centerOn(sceneRect().center());
     }
+    updateMinimapView();
 }
 
 void TreeGraphView::fitToView()
@@ -573,6 +763,7 @@ void TreeGraphView::zoomAround(double factor, const QPoint& viewportPos)
     const QPoint drift = mapFromScene(scenePos) - viewportPos;
     horizontalScrollBar()->setValue(horizontalScrollBar()->value() + drift.x());
     verticalScrollBar()->setValue(verticalScrollBar()->value() + drift.y());
+    updateMinimapView();
 }
 
 double TreeGraphView::zoom() const
@@ -583,8 +774,26 @@ double TreeGraphView::zoom() const
 void TreeGraphView::selectNode(const QString& id)
 {
     const int index = indexOf(id);
+    if (index >= 0) {
+        // A node inside a collapsed subtree: open the way to it.
+        bool opened = false;
+        for (int up = m_nodes[static_cast<std::size_t>(index)].parent; up >= 0;
+             up = m_nodes[static_cast<std::size_t>(up)].parent) {
+            if (m_collapsed[static_cast<std::size_t>(up)]) {
+                m_collapsed[static_cast<std::size_t>(up)] = false;
+                opened = true;
+            }
+        }
+        if (opened)
+            relayoutKeeping(index);
+    }
     if (index == m_selected)
         return;
+    moveSelection(index);
+}
+
+void TreeGraphView::moveSelection(int index)
+{
     if (m_selected >= 0)
         m_nodes[static_cast<std::size_t>(m_selected)].item->setHighlighted(false);
     m_selected = index;
@@ -592,7 +801,63 @@ void TreeGraphView::selectNode(const QString& id)
         NodeItem* item = m_nodes[static_cast<std::size_t>(index)].item;
         item->setHighlighted(true);
         ensureVisible(item->mapRectToScene(boxRect()), 40, 40);
+        updateMinimapView();
     }
+}
+
+void TreeGraphView::setCollapsed(const QString& id, bool collapsed)
+{
+    const int index = indexOf(id);
+    if (index < 0 || m_collapsed[static_cast<std::size_t>(index)] == collapsed)
+        return;
+    if (collapsed && m_children[static_cast<std::size_t>(index)].empty())
+        return;
+    m_collapsed[static_cast<std::size_t>(index)] = collapsed;
+    relayoutKeeping(index);
+    if (collapsed && m_selected >= 0 && !m_nodes[static_cast<std::size_t>(m_selected)].item->isVisible())
+        moveSelection(index);
+}
+
+void TreeGraphView::toggleCollapsed(const QString& id)
+{
+    const int index = indexOf(id);
+    if (index >= 0)
+        setCollapsed(id, !m_collapsed[static_cast<std::size_t>(index)]);
+}
+
+void TreeGraphView::expandAll()
+{
+    if (std::find(m_collapsed.begin(), m_collapsed.end(), true) == m_collapsed.end())
+        return;
+    std::fill(m_collapsed.begin(), m_collapsed.end(), false);
+    relayoutKeeping(m_selected >= 0 ? m_selected : rootIndex());
+}
+
+bool TreeGraphView::isNodeShown(const QString& id) const
+{
+    const int index = indexOf(id);
+    return index >= 0 && m_nodes[static_cast<std::size_t>(index)].item->isVisible();
+}
+
+bool TreeGraphView::isCollapsed(const QString& id) const
+{
+    const int index = indexOf(id);
+    return index >= 0 && m_collapsed[static_cast<std::size_t>(index)];
+}
+
+int TreeGraphView::hiddenCount(const QString& id) const
+{
+    const int index = indexOf(id);
+    return index < 0 ? 0 : m_nodes[static_cast<std::size_t>(index)].item->hiddenCount();
+}
+
+int TreeGraphView::rootIndex() const
+{
+    for (std::size_t k = 0; k < m_nodes.size(); ++k) {
+        if (m_nodes[k].parent < 0)
+            return static_cast<int>(k);
+    }
+    return -1;
 }
 
 QString TreeGraphView::selectedNodeId() const
@@ -616,6 +881,23 @@ QRectF TreeGraphView::nodeRect(const QString& id) const
     return index < 0 ? QRectF() : m_nodes[static_cast<std::size_t>(index)].item->mapRectToScene(boxRect());
 }
 
+QRectF TreeGraphView::labelRect(const QString& id) const
+{
+    const int index = indexOf(id);
+    if (index < 0 || !m_nodes[static_cast<std::size_t>(index)].item->isVisible())
+        return {};
+    return m_nodes[static_cast<std::size_t>(index)].item->labelSceneRect(zoom());
+}
+
+QRectF TreeGraphView::edgeLabelRect(const QString& id) const
+{
+    const int index = indexOf(id);
+    if (index < 0 || !m_nodes[static_cast<std::size_t>(index)].edge ||
+        !m_nodes[static_cast<std::size_t>(index)].item->isVisible())
+        return {};
+    return m_nodes[static_cast<std::size_t>(index)].edge->labelSceneRect(zoom());
+}
+
 TreeGraphView::NodeKind TreeGraphView::nodeKind(const QString& id) const
 {
     const int index = indexOf(id);
@@ -624,7 +906,8 @@ TreeGraphView::NodeKind TreeGraphView::nodeKind(const QString& id) const
 
 QColor TreeGraphView::nodeColor(const QString& id) const
 {
-    return indexOf(id) < 0 ? QColor() : kindColor(nodeKind(id));
+    const int index = indexOf(id);
+    return index < 0 ? QColor() : m_nodes[static_cast<std::size_t>(index)].item->fill();
 }
 
 QString TreeGraphView::nodeLabel(const QString& id) const
@@ -648,28 +931,11 @@ QString TreeGraphView::toolTipText(const QString& id) const
                      : SearchTreeModel::nodeDetails(m_nodes[static_cast<std::size_t>(index)].data, index == m_best);
 }
 
-QColor TreeGraphView::kindColor(NodeKind kind)
-{
-    switch (kind) {
-    case NodeKind::InFlight:
-        return QColor(0xff, 0xe0, 0x8a);
-    case NodeKind::Failed:
-        return QColor(0xf2, 0xa7, 0xa7);
-    case NodeKind::Passed:
-        return QColor(0xb7, 0xe1, 0xb0);
-    case NodeKind::CompiledOnly:
-        return QColor(0xcf, 0xd8, 0xdc);
-    case NodeKind::Best:
-        return QColor(0x1b, 0x7a, 0x36);
-    }
-    return {};
-}
-
 int TreeGraphView::nodeAt(const QPoint& viewportPos) const
 {
     const QPointF scenePos = mapToScene(viewportPos);
     for (QGraphicsItem* item : items(viewportPos)) {
-        if (item->type() == NodeItem::Type && boxRect().contains(item->mapFromScene(scenePos)))
+        if (item->type() == NodeItem::Type && item->isVisible() && boxRect().contains(item->mapFromScene(scenePos)))
             return static_cast<NodeItem*>(item)->node();
     }
     return -1;
@@ -711,23 +977,100 @@ void TreeGraphView::mouseReleaseEvent(QMouseEvent* event)
     Q_EMIT nodeSelected(selectedNodeId());
 }
 
+void TreeGraphView::mouseDoubleClickEvent(QMouseEvent* event)
+{
+    const int index = event->button() == Qt::LeftButton ? nodeAt(event->position().toPoint()) : -1;
+    if (index < 0) {
+        QGraphicsView::mouseDoubleClickEvent(event);
+        return;
+    }
+    userTookControl(); // the collapsed node stays where it was clicked
+    toggleCollapsed(QString::fromStdString(m_nodes[static_cast<std::size_t>(index)].data.id));
+    event->accept();
+}
+
 void TreeGraphView::keyPressEvent(QKeyEvent* event)
 {
+    const bool zoomModifier = event->modifiers() & Qt::ControlModifier;
+    const auto selectedId = [this] { return selectedNodeId(); };
+    const auto sibling = [this](int step) {
+        if (m_selected < 0)
+            return -1;
+        const int parent = m_nodes[static_cast<std::size_t>(m_selected)].parent;
+        std::vector<int> roots;
+        if (parent < 0) {
+            for (std::size_t k = 0; k < m_nodes.size(); ++k)
+                if (m_nodes[k].parent < 0)
+                    roots.push_back(static_cast<int>(k));
+        }
+        const std::vector<int>& siblings = parent < 0 ? roots : m_children[static_cast<std::size_t>(parent)];
+        const auto at = std::find(siblings.begin(), siblings.end(), m_selected) - siblings.begin();
+        const auto next = at + step;
+        return next >= 0 && next < static_cast<std::ptrdiff_t>(siblings.size())
+            ? siblings[static_cast<std::size_t>(next)]
+            : -1;
+    };
+    int target = -2; // -2: no selection move
     switch (event->key()) {
     case Qt::Key_Plus:
     case Qt::Key_Equal:
-        zoomBy(1.25);
+        if (zoomModifier || m_selected < 0)
+            zoomBy(1.25);
+        else
+            setCollapsed(selectedId(), false);
         break;
     case Qt::Key_Minus:
-        zoomBy(0.8);
+        if (zoomModifier || m_selected < 0)
+            zoomBy(0.8);
+        else
+            setCollapsed(selectedId(), true);
+        break;
+    case Qt::Key_Space:
+        if (m_selected >= 0)
+            toggleCollapsed(selectedId());
+        break;
+    case Qt::Key_Asterisk:
+        expandAll();
         break;
     case Qt::Key_F:
-    case Qt::Key_Home:
         fitToView();
+        break;
+    case Qt::Key_Home:
+        target = rootIndex();
+        break;
+    case Qt::Key_B:
+        target = m_best;
+        break;
+    case Qt::Key_Up:
+        target = m_selected < 0 ? rootIndex() : m_nodes[static_cast<std::size_t>(m_selected)].parent;
+        break;
+    case Qt::Key_Down:
+        if (m_selected < 0)
+            target = rootIndex();
+        else if (!m_collapsed[static_cast<std::size_t>(m_selected)] &&
+                 !m_children[static_cast<std::size_t>(m_selected)].empty())
+            target = m_children[static_cast<std::size_t>(m_selected)].front();
+        else
+            target = -1;
+        break;
+    case Qt::Key_Left:
+        target = m_selected < 0 ? rootIndex() : sibling(-1);
+        break;
+    case Qt::Key_Right:
+        target = m_selected < 0 ? rootIndex() : sibling(+1);
+        break;
+    case Qt::Key_Return:
+    case Qt::Key_Enter:
+        if (m_selected >= 0)
+            Q_EMIT nodeSelected(selectedNodeId());
         break;
     default:
         QGraphicsView::keyPressEvent(event);
         return;
+    }
+    if (target >= 0 && target != m_selected) {
+        userTookControl(); // following the selection is a pan
+        selectNode(QString::fromStdString(m_nodes[static_cast<std::size_t>(target)].data.id)); // opens a hidden best
     }
     event->accept();
 }
@@ -735,8 +1078,16 @@ void TreeGraphView::keyPressEvent(QKeyEvent* event)
 void TreeGraphView::resizeEvent(QResizeEvent* event)
 {
     QGraphicsView::resizeEvent(event);
+    updateMinimap(); // its size follows the viewport's
     if (m_autoFit)
         applyAutoFit();
+    updateMinimapView();
+}
+
+void TreeGraphView::scrollContentsBy(int dx, int dy)
+{
+    QGraphicsView::scrollContentsBy(dx, dy);
+    updateMinimapView();
 }
 
 bool TreeGraphView::viewportEvent(QEvent* event)

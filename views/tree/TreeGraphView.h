@@ -1,10 +1,21 @@
 #pragma once
 // The MCTS tree of one card as an interactive graph (docs/gui.md, "MCTS tree pane"): a tidy
-// top-down layout (TreeLayout), one box per node coloured by status and labelled with its latency
-// and speedup (or what went wrong), edges labelled with the transformation that made the child.
+// top-down layout (TreeLayout), one box per node filled by its speedup on a graded scale
+// (SpeedupColours) or by what went wrong, labelled with its latency and speedup (or its status),
+// edges labelled with the transformation that made the child. Subtrees collapse into their root,
+// which then shows "+N" for the nodes it hides. An overview (TreeMinimap) sits in the bottom
+// right corner while the tree does not fit.
 //
 // Controls: the wheel zooms around the cursor, dragging pans, a click selects a node (and emits
-// nodeSelected), +/- zoom, F or Home fits the tree. Hovering a node shows its details.
+// nodeSelected), a double click collapses or expands it. Keys: the arrows move the selection to
+// the parent (Up), the first child (Down) and the siblings (Left/Right), Home to the root, B to
+// the best node; Enter emits nodeSelected for the selected node (as a click does); Space toggles
+// the selected node's subtree, + expands and - collapses it, * expands every node; Ctrl++ /
+// Ctrl+- zoom, F fits the tree. Hovering a node shows its details.
+//
+// Text: a box carries its full labels when they are readable at the zoom shown, a short label
+// (the speedup or the status) drawn at a fixed small size when only that fits the box on screen,
+// and none below; text is elided to its box (or its edge's slot), so labels never overlap.
 //
 // Feeding it: setTree() with snapshots of a tree, or setModel() to follow a SearchTreeModel. A
 // snapshot of the tree already shown that only adds nodes or changes their values (a run growing
@@ -14,8 +25,8 @@
 // Until the user zooms or pans, the view keeps fitting the tree as it grows; fitToView() returns
 // to that mode.
 //
-// Cost: a snapshot is laid out once, in O(n); painting never lays out. Boxes are drawn without
-// text when they are too small to read, and are cached as device pixmaps.
+// Cost: a snapshot (or a collapse) is laid out once, in O(n); painting never lays out. Boxes are
+// drawn without text when they are too small to read.
 //
 // Thread: GUI thread only. Does not own the model given to setModel().
 
@@ -36,6 +47,8 @@ class SearchTreeModel;
 }
 
 namespace kforge::views {
+
+class TreeMinimap;
 
 class TreeGraphView : public QGraphicsView {
     Q_OBJECT
@@ -69,8 +82,14 @@ public:
     /// The node's box in scene coordinates.
     QRectF nodeRect(const QString& id) const;
     NodeKind nodeKind(const QString& id) const;
-    /// The fill colour of the node's box.
+    /// The fill colour of the node's box (SpeedupColours::fillOf).
     QColor nodeColor(const QString& id) const;
+    /// Where the node's main label is drawn at the current zoom, in scene coordinates: inside the
+    /// node's box; empty when no text is drawn at this zoom (or the node is hidden).
+    QRectF labelRect(const QString& id) const;
+    /// Where the label of the edge into the node is drawn at the current zoom, in scene
+    /// coordinates; empty when none is drawn.
+    QRectF edgeLabelRect(const QString& id) const;
     /// The main line of the node's box: "12.3 µs · 1.85x", or the status ("compile failed", ...).
     QString nodeLabel(const QString& id) const;
     /// The label of the edge into the node: its transformation (empty for a root).
@@ -78,8 +97,13 @@ public:
     /// The hover text of the node.
     QString toolTipText(const QString& id) const;
 
-    /// The fill colour of each kind of node.
-    static QColor kindColor(NodeKind kind);
+    /// Whether the node is drawn: false inside a collapsed subtree.
+    bool isNodeShown(const QString& id) const;
+    bool isCollapsed(const QString& id) const;
+    /// How many descendants the node hides ("+N" on its box); 0 unless it is collapsed.
+    int hiddenCount(const QString& id) const;
+    /// The overview in the corner (hidden while the whole tree is in view).
+    TreeMinimap* minimap() const { return m_minimap; }
 
 public Q_SLOTS:
     /// Highlights the node and scrolls it into view if needed; an unknown or empty id clears the
@@ -90,15 +114,23 @@ public Q_SLOTS:
     void fitToView();
     /// Zooms by `factor` around the middle of the view.
     void zoomBy(double factor);
+    /// Collapses (hides the subtree below) or expands the node; a node without children does not
+    /// collapse. When the selected node gets hidden the selection moves to the collapsed node.
+    void setCollapsed(const QString& id, bool collapsed);
+    void toggleCollapsed(const QString& id);
+    /// Expands every node.
+    void expandAll();
 
 Q_SIGNALS:
-    /// The user clicked a node.
+    /// The user clicked a node, or pressed Enter on the selected one.
     void nodeSelected(const QString& id);
 
 protected:
     void wheelEvent(QWheelEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void scrollContentsBy(int dx, int dy) override;
     void keyPressEvent(QKeyEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
     bool viewportEvent(QEvent* event) override;
@@ -111,8 +143,17 @@ private:
     void rebuild(const core::SearchTree& tree);
     bool isGrowthOf(const core::SearchTree& tree) const;
     void grow(const core::SearchTree& tree);
-    /// Lays out every node and moves the items (and edges) that moved.
+    /// Lays out every node and moves the items (and edges) that moved; hides the nodes inside
+    /// collapsed subtrees.
     void relayout();
+    /// relayout() after a collapse or expansion, keeping `anchor` still on screen.
+    void relayoutKeeping(int anchor);
+    /// Moves the selection (no signal) to `node` and brings it into view.
+    void moveSelection(int node);
+    int rootIndex() const;
+    void updateMinimap();
+    void updateMinimapView();
+    void placeMinimap();
     void refreshNode(int node);
     void updateSceneRect();
     int nodeAt(const QPoint& viewportPos) const;
@@ -125,7 +166,10 @@ private:
     QGraphicsScene* m_scene;
     QString m_cardId;
     std::vector<Node> m_nodes;
+    std::vector<std::vector<int>> m_children; // node -> its children in creation order
+    std::vector<bool> m_collapsed;
     QHash<QString, int> m_index;
+    TreeMinimap* m_minimap;
     int m_best = -1;
     int m_selected = -1;
     bool m_autoFit = true;

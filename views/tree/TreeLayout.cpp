@@ -216,7 +216,58 @@ private:
 
 TreeLayout TreeLayout::compute(const std::vector<int>& parents)
 {
-    return Walker(parents).run();
+    TreeLayout layout = Walker(parents).run();
+    layout.shown.assign(parents.size(), true);
+    layout.hiddenBelow.assign(parents.size(), 0);
+    return layout;
+}
+
+TreeLayout TreeLayout::compute(const std::vector<int>& parents, const std::vector<bool>& collapsed)
+{
+    const std::size_t n = parents.size();
+    // Every node's shown representative: itself when shown, else the collapsed node hiding it.
+    // Parents come before their children, so one ascending pass settles it.
+    struct Place {
+        int representative = 0;
+        int compact = -1; // a shown node's index among the shown nodes
+    };
+    std::vector<Place> places(n);
+    std::vector<int> shownParents;
+    shownParents.reserve(n);
+    for (std::size_t k = 0; k < n; ++k) {
+        const int p = parents[k];
+        const bool hasParent = p >= 0 && static_cast<std::size_t>(p) < k;
+        Place& place = places[k];
+        place.representative = static_cast<int>(k);
+        if (hasParent) {
+            const Place& up = places[static_cast<std::size_t>(p)];
+            if (up.representative != p)
+                place.representative = up.representative; // inside a hidden subtree
+            else if (static_cast<std::size_t>(p) < collapsed.size() && collapsed[static_cast<std::size_t>(p)])
+                place.representative = p;
+        }
+        if (place.representative == static_cast<int>(k)) {
+            place.compact = static_cast<int>(shownParents.size());
+            shownParents.push_back(hasParent ? places[static_cast<std::size_t>(p)].compact : -1);
+        }
+    }
+    const TreeLayout reduced = Walker(shownParents).run();
+    TreeLayout layout;
+    layout.x.resize(n);
+    layout.depth.resize(n);
+    layout.shown.assign(n, false);
+    layout.hiddenBelow.assign(n, 0);
+    for (std::size_t k = 0; k < n; ++k) {
+        const auto r = static_cast<std::size_t>(places[k].representative);
+        const auto c = static_cast<std::size_t>(places[r].compact);
+        layout.x[k] = reduced.x[c];
+        layout.depth[k] = reduced.depth[c];
+        if (r == k)
+            layout.shown[k] = true;
+        else
+            ++layout.hiddenBelow[r];
+    }
+    return layout;
 }
 
 } // namespace kforge::views

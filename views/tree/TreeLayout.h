@@ -9,8 +9,13 @@
 // children are ordered by index. Both walks are loops over the indices (no recursion), so any
 // depth is fine. Deterministic: the same input gives the same output.
 //
+// Collapsed nodes: the descendants of a collapsed node are hidden and take no room; the layout is
+// the one of the forest without them, and a hidden node reports the place of the collapsed node
+// that hides it.
+//
 // Thread: reentrant (a pure function).
 
+#include <cstddef>
 #include <vector>
 
 namespace kforge::views {
@@ -21,10 +26,18 @@ struct TreeLayout {
     std::vector<double> x;
     /// Depth of each node (a root is 0).
     std::vector<int> depth;
+    /// False for a node inside a collapsed subtree (its x and depth are those of the collapsed
+    /// node that hides it).
+    std::vector<bool> shown;
+    /// For a shown collapsed node, how many descendants it hides; 0 for every other node.
+    std::vector<int> hiddenBelow;
 
     /// Lays out the forest given by `parents` (see the file comment). A parent index that is not
     /// smaller than its child's makes that child a root.
     static TreeLayout compute(const std::vector<int>& parents);
+    /// As above, with the subtrees below the nodes k with collapsed[k] hidden (a `collapsed`
+    /// shorter than `parents` collapses none of the nodes past its end).
+    static TreeLayout compute(const std::vector<int>& parents, const std::vector<bool>& collapsed);
 };
 
 } // namespace kforge::views

@@ -150,6 +150,13 @@ private Q_SLOTS:
         QCOMPARE(text(n2.siblingAtColumn(SearchTreeModel::MedianColumn)), QStringLiteral("-"));
         QCOMPARE(n2.siblingAtColumn(SearchTreeModel::MedianColumn).data(SearchTreeModel::SortRole).toDouble(), -1.0);
 
+        // By node number: the same indexes as by id; out of range or a bad column is invalid.
+        QCOMPARE(model.indexOfNodeAt(2, SearchTreeModel::StatusColumn), n2);
+        QCOMPARE(model.indexOfNodeAt(1), n1.siblingAtColumn(0));
+        QVERIFY(!model.indexOfNodeAt(4).isValid());
+        QVERIFY(!model.indexOfNodeAt(-1).isValid());
+        QVERIFY(!model.indexOfNodeAt(0, SearchTreeModel::ColumnCount).isValid());
+
         const QModelIndex n3 = model.indexOfNode(QStringLiteral("n3"));
         QCOMPARE(n3.parent(), n1.siblingAtColumn(0));
         QCOMPARE(text(n3.siblingAtColumn(SearchTreeModel::StatusColumn)), QStringLiteral("pending"));
