@@ -35,10 +35,12 @@ public:
 private:
     struct Member {
         c10::OperatorHandle handle;
-        std::string name;                        // "aten::add.Tensor"
+        std::string name;                              // "aten::add.Tensor"
         std::vector<std::optional<c10::IValue>> fixed; // per argument: the rebuilt non-tensor value
     };
-    ChainReplay(const RegionChain& chain, std::vector<Member> members) : m_chain(chain), m_members(std::move(members)) {}
+    ChainReplay(const RegionChain& chain, std::vector<Member> members) : m_chain(chain), m_members(std::move(members))
+    {
+    }
 
     RegionChain m_chain;
     std::vector<Member> m_members;

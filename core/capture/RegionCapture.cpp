@@ -30,7 +30,8 @@ std::vector<FirstUse> firstUses(const RegionChain& chain, size_t inputs)
             for (size_t e = 0; e < chain.members[m].sources[a].size(); ++e) {
                 const ChainSource& s = chain.members[m].sources[a][e];
                 if (!s.fromMember && uses[static_cast<size_t>(s.index)].member < 0)
-                    uses[static_cast<size_t>(s.index)] = {static_cast<int>(m), static_cast<int>(a), static_cast<int>(e)};
+                    uses[static_cast<size_t>(s.index)] = {static_cast<int>(m), static_cast<int>(a),
+                                                          static_cast<int>(e)};
             }
     return uses;
 }
@@ -59,13 +60,13 @@ std::string replayMismatch(const std::vector<at::Tensor>& replayed, const std::v
 {
     if (replayed.size() != recorded.size())
         return "the replay returns " + std::to_string(replayed.size()) + " values, the forward " +
-               std::to_string(recorded.size());
+            std::to_string(recorded.size());
     for (size_t o = 0; o < replayed.size(); ++o) {
         const at::Tensor r = replayed[o].to(c10::Device(c10::kCPU));
         const at::Tensor f = recorded[o];
         if (r.scalar_type() != f.scalar_type() || r.sizes() != f.sizes() || r.strides() != f.strides())
-            return "output " + std::to_string(o) + " is " + torchinterop::tensorSpecOf(r).toShortString() + " in the replay, " +
-                   torchinterop::tensorSpecOf(f).toShortString() + " in the forward";
+            return "output " + std::to_string(o) + " is " + torchinterop::tensorSpecOf(r).toShortString() +
+                " in the replay, " + torchinterop::tensorSpecOf(f).toShortString() + " in the forward";
         if (r.is_floating_point()) {
             if (!at::allclose(r.to(at::kDouble), f.to(at::kDouble), 1e-3, 1e-5, /*equal_nan=*/true))
                 return "output " + std::to_string(o) + " differs from the forward's";
@@ -111,8 +112,8 @@ Result<RegionCaptureResult> captureRegionCards(const CallGraph& graph, const std
         }
     }
     if (refused)
-        result.notes.push_back(std::to_string(refused) + " fused region" + (refused == 1 ? "" : "s") +
-                               " left out (" + firstRefusal + (refused > 1 ? ", ..." : "") + ")");
+        result.notes.push_back(std::to_string(refused) + " fused region" + (refused == 1 ? "" : "s") + " left out (" +
+                               firstRefusal + (refused > 1 ? ", ..." : "") + ")");
 
     // Probes for the first occurrence of every card the budget has room for.
     RecorderOptions probing{options.device, 0, 0, false, false, {}};
@@ -238,8 +239,8 @@ Result<RegionCaptureResult> captureRegionCards(const CallGraph& graph, const std
     }
     if (unfaithful)
         result.notes.push_back(std::to_string(unfaithful) + " fused region" + (unfaithful == 1 ? "" : "s") +
-                               " left out: replaying the chain does not give the forward's values (" +
-                               firstUnfaithful + (unfaithful > 1 ? ", ..." : "") + ")");
+                               " left out: replaying the chain does not give the forward's values (" + firstUnfaithful +
+                               (unfaithful > 1 ? ", ..." : "") + ")");
     result.cards = std::move(kept);
     return result;
 }

@@ -210,3 +210,29 @@ TEST_F(EvaluateGpuTest, InPlaceAddIsValidatedThroughItsWrittenArgument)
     const json again = bench("add_inplace_correct.cu", 60, false, project, addInPlace);
     EXPECT_EQ(again.value("status", ""), "passed") << again.dump(2);
 }
+
+TEST_F(EvaluateGpuTest, RegionCandidateIsJudgedAgainstItsChainReplayed)
+{
+    const std::vector<OperatorCard> cards = captureProject("gelu_tanh_written_out.pt", "256x1024:float32", "gelu", 1);
+    const OperatorCard* region = nullptr;
+    for (const OperatorCard& card : cards)
+        if (card.isRegion())
+            region = &card;
+    ASSERT_NE(region, nullptr) << "no region card captured";
+    ASSERT_EQ(region->region->members.size(), 8u);
+    ASSERT_EQ(region->samples.size(), 1u) << region->samplesNote;
+    ASSERT_TRUE(region->eager.has_value()) << region->eagerNote;
+    const std::filesystem::path project = s_scratch->path() / "gelu";
+
+    const json good = bench("gelu_tanh_region_correct.cu", 60, false, project, region);
+    ASSERT_EQ(good.value("status", ""), "passed") << good.dump(2);
+    EXPECT_EQ(good["evaluation"]["validated_input_sets"].get<int>(), 1 + 3);
+    const json& timing = good["evaluation"]["timing"];
+    // Eager is the whole chain (8 kernels) run as eager runs it; one fused pass beats it clearly.
+    EXPECT_GT(timing["eager"]["median_us"].get<double>(), 0);
+    EXPECT_GT(timing["speedup"].get<double>(), 2.0) << timing.dump(2);
+
+    const json wrong = bench("gelu_tanh_region_erf.cu", 60, false, project, region);
+    EXPECT_EQ(wrong.value("status", ""), "failed") << wrong.dump(2);
+    EXPECT_NE(reason(wrong).find("output 0"), std::string::npos) << reason(wrong);
+}

@@ -27,8 +27,9 @@ ArgSpec tensorArg(const std::string& name)
 // in0 * in1 -> tanh: a two-member region card.
 OperatorCard regionCard()
 {
-    ChainMember mul{"aten::mul", "Tensor", "m", {tensorArg("self"), tensorArg("other")}, {{{false, 0, 0}}, {{false, 1, 0}}},
-                    {spec()}};
+    ChainMember mul{
+        "aten::mul", "Tensor", "m", {tensorArg("self"), tensorArg("other")}, {{{false, 0, 0}}, {{false, 1, 0}}},
+        {spec()}};
     ChainMember tanh{"aten::tanh", "", "t", {tensorArg("self")}, {{{true, 0, 0}}}, {spec()}};
     OperatorCard card;
     card.op = kRegionOp;
