@@ -56,8 +56,61 @@ def to_cuda(value, device="cuda"):
 
 
 def aten_op(card):
+    """The callable eager runs for a card: its ATen op, or for a fused-region card its chain."""
+    if card.get("region"):
+        return RegionChainOp(card)
     packet = getattr(torch.ops.aten, card["op"].split("::", 1)[1])
     return getattr(packet, card.get("overload") or "default")
+
+
+def _captured_value(arg):
+    """A non-tensor argument as the capture wrote it (floats that JSON cannot hold are strings)."""
+    value = arg.get("value")
+    if isinstance(value, str) and value in ("nan", "inf", "-inf") and "str" not in arg["type"]:
+        return float(value)
+    return _enum_arg(arg, value)
+
+
+class RegionChainOp:
+    """A region card's chain (docs/project-format.md, "Region cards") as one callable: the member ops
+    in order, each reading the region's inputs (in0..) or earlier members' outputs, with their
+    captured non-tensor arguments. `_schema.arguments` mimics an op's, so split_call and
+    one_op_function treat it as one."""
+
+    class _Argument:
+        def __init__(self, name):
+            self.name, self.kwarg_only = name, False
+
+    class _Schema:
+        def __init__(self, names):
+            self.arguments = [RegionChainOp._Argument(n) for n in names]
+
+    def __init__(self, card):
+        self.chain = card["region"]
+        self._schema = RegionChainOp._Schema([a["name"] for a in card["args"]])
+        self.members = [aten_op(m) for m in self.chain["members"]]
+
+    def __call__(self, *inputs):
+        produced = []
+
+        def source(s):
+            return inputs[s["input"]] if "input" in s else produced[s["member"]][s.get("output", 0)]
+
+        for member, op in zip(self.chain["members"], self.members):
+            values = []
+            for arg, sources in zip(member["args"], member["sources"]):
+                if arg["kind"] == "tensor":
+                    values.append(source(sources[0]))
+                elif arg["kind"] == "tensor-list":
+                    values.append([source(s) for s in sources])
+                elif arg["kind"] == "none":
+                    values.append(None)
+                else:
+                    values.append(_captured_value(arg))
+            positional, keywords = split_call(op, values)
+            produced.append(flatten(op(*positional, **keywords)))
+        outputs = [produced[s["member"]][s.get("output", 0)] for s in self.chain["outputs"]]
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
 def flatten(value):

@@ -26,6 +26,9 @@
 #   families [ARGS...]               tests/gpu/builtin_families_gpu.py --jobs 8 ARGS alone (e.g.
 #                                    `--ops aten::cat` re-checks one family's fix in a minute or two,
 #                                    `--lengths 7 1000`); needs build first
+#   regions [ARGS...]                bench/region_bench.py ARGS: fused-region chains captured, searched and
+#                                    timed against eager's chain and torch.compile (e.g. `--chains
+#                                    gelu_tanh --iterations 8`); needs build first
 #   dispatch                         bench/dispatch_overhead.py (the runtime's host cost per hooked call,
 #                                    hit and fallback; about a minute); needs build first
 #   full                             the whole test suite, the example and the older benchmarks (capture
@@ -163,6 +166,13 @@ dispatch() {
     cat "$out/dispatch_overhead.md"
 }
 
+regions() {
+    python3 "$root/bench/region_bench.py" --kforge "$root/build/cli/kforge" --out "$out/regions" "$@" \
+        > "$out/region_bench.log" 2>&1
+    echo "region_bench exit $?" >> "$out/region_bench.log"
+    tail -20 "$out/region_bench.log"
+}
+
 # The older benchmarks keep their trees, reports and kernels; the models, samples and cubins they
 # wrote (gigabytes) are deleted.
 full() {
@@ -189,7 +199,7 @@ full() {
     cat "$out/search_targets.md"; tail -n 3 "$out/search_targets.err"
 }
 
-usage="usage: gpu_session.sh [--out DIR] [--pack] build | check [ARGS...] | suite MODELS [ARGS...] | baselines MODELS ARGS... | families [ARGS...] | dispatch | full"
+usage="usage: gpu_session.sh [--out DIR] [--pack] build | check [ARGS...] | suite MODELS [ARGS...] | baselines MODELS ARGS... | families [ARGS...] | regions [ARGS...] | dispatch | full"
 case "${1:-}" in
     build) record_environment; build; finish build environment.txt build.log ;;
     check) shift; record_environment; check "$@"; finish check environment.txt ctest-gpu.log ;;
@@ -201,6 +211,7 @@ case "${1:-}" in
         if [ $# -lt 2 ]; then echo "usage: gpu_session.sh [--out DIR] [--pack] baselines MODELS --baselines-from RUN [suite.py args]" >&2; exit 2; fi
         shift; record_environment; baselines "$@"; finish baselines environment.txt baselines.log ;;
     families) shift; record_environment; families "$@"; finish families environment.txt families.log ;;
+    regions) shift; record_environment; regions "$@"; finish regions environment.txt region_bench.log ;;
     dispatch) record_environment; dispatch; finish dispatch environment.txt dispatch_overhead.md ;;
     full) record_environment; full; finish full environment.txt test.log ctest-gpu.log ;;
     -h | --help | help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Fused-region cards on the GPU: eager running the chain, the best kernel kforge found for the
+region, and torch.compile of the same chain, on the same inputs, timed by one timer.
+
+Each chain below is a small nn.Module traced to TorchScript, captured on the GPU (`kforge capture`:
+its fused regions become region cards with a real sample and the chain's eager time), searched with
+the built-in proposer (`kforge optimize --cards` the region cards) and measured with
+bench/card_bench.py's measure_card: do_bench of eager's chain (the member ops called one by one, as
+eager runs them), of the best node's cubin and of torch.compile(max-autotune-no-cudagraphs) of the
+chain, each also as GPU time alone (device_time_us), and the bandwidth each reaches for the bytes the
+region must read and write against a measured device copy.
+
+Usage: region_bench.py --kforge build/cli/kforge --out DIR [--iterations 12] [--chains gelu_tanh,...]
+Writes DIR/region-bench.json and DIR/region-bench.md. Exit 0 when every chain was measured, 1 when a
+chain failed (recorded), 2 without a GPU.
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import torch  # noqa: E402
+from card_bench import copy_bandwidth_gbps, measure_card, one_line, run  # noqa: E402
+from suite import environment  # noqa: E402
+
+
+class GeluTanhWrittenOut(torch.nn.Module):
+    """GELU with tanh written out as 8 elementwise ops (the issue's example)."""
+
+    def forward(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(0.7978845608028654 * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class SiluGate(torch.nn.Module):
+    """SwiGLU's gate between its projections: silu(gate) * up."""
+
+    def forward(self, gate, up):
+        return torch.nn.functional.silu(gate) * up
+
+
+class ScaleShiftRelu(torch.nn.Module):
+    """A per-channel affine after a convolution, plus the residual and the activation."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.randn(channels, 1, 1))
+        self.shift = torch.nn.Parameter(torch.randn(channels, 1, 1))
+
+    def forward(self, x, residual):
+        return torch.relu(x * self.scale + self.shift + residual)
+
+
+class ResidualAddCast(torch.nn.Module):
+    """A bf16 residual stream: the update added in float32 and rounded back."""
+
+    def forward(self, h, update):
+        return (h.float() + update.float() * 0.5).to(torch.bfloat16)
+
+
+# name -> (module factory, input specs for `kforge capture --inputs`, example tensors for the trace)
+CHAINS = {
+    "gelu_tanh": (GeluTanhWrittenOut, ["8192x8192:float32"]),
+    "silu_gate": (SiluGate, ["8192x8192:bfloat16", "8192x8192:bfloat16"]),
+    "scale_shift_relu": (lambda: ScaleShiftRelu(256), ["32x256x56x56:float16", "32x256x56x56:float16"]),
+    "residual_add_cast": (ResidualAddCast, ["16x4096x4096:bfloat16", "16x4096x4096:bfloat16"]),
+}
+
+
+def example(spec):
+    shape, dtype = spec.split(":")
+    return torch.randn([int(s) for s in shape.split("x")], device="cuda").to(getattr(torch, dtype))
+
+
+def bench_chain(name, args, env, workdir, copy_gbps):
+    factory, specs = CHAINS[name]
+    module = factory().cuda().eval()
+    dtypes = {getattr(torch, s.split(":")[1]) for s in specs}
+    if len(dtypes) == 1 and next(iter(dtypes)) != torch.float32:
+        module = module.to(next(iter(dtypes)))
+    model = os.path.join(workdir, name + ".pt")
+    with torch.no_grad():
+        torch.jit.trace(module, tuple(example(s) for s in specs)).save(model)
+    project = os.path.join(workdir, name)
+    capture = run([args.kforge, "capture", model, "--inputs", *specs, "-o", project, "--device", "cuda",
+                   "--samples", "1", "--sample-budget-mb", "16384", "--quiet", "--json"], 1200, env)
+    if capture.returncode != 0:
+        raise RuntimeError("kforge capture: " + one_line(capture.stderr))
+    cards = json.loads(capture.stdout)["cards"]
+    regions = [c for c in cards if c.get("region")]
+    if not regions:
+        raise RuntimeError("the capture found no fused region")
+    optimize = run([args.kforge, "optimize", project, "--proposer", "builtin", "--iterations", str(args.iterations),
+                    "--cards", *[c["id"] for c in regions]], 3600, env)
+    if optimize.returncode != 0:
+        raise RuntimeError("kforge optimize: " + one_line(optimize.stderr))
+    rows = []
+    for card in regions:
+        tree = run([args.kforge, "tree", project, "--card", card["id"], "--json"], 120, env)
+        nodes = json.loads(tree.stdout)["nodes"] if tree.returncode == 0 else []
+        row = measure_card(card, project, nodes, args.kforge, env, workdir, copy_gbps, with_compile=True)
+        row["chain"] = card["region"]["chain"]
+        row["bench"] = name
+        row["inputs_spec"] = specs
+        rows.append(row)
+    return rows
+
+
+def fmt(value, pattern="{:.1f}"):
+    return "-" if value is None else pattern.format(value)
+
+
+def markdown(environment_info, rows, errors):
+    lines = ["# Fused-region kernels: eager chain, kforge, torch.compile", "",
+             "Environment: " + ", ".join(f"{k} {v}" for k, v in environment_info.items()), "",
+             "GPU time alone per call (device_us: launch overhead hidden), do_bench with the L2 flushed, same inputs.",
+             "", "| bench | chain | inputs | eager chain us | kforge us | torch.compile us | kforge vs eager | "
+             "kforge vs compile | kforge % of copy bw |", "|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        db = row.get("do_bench", {})
+        cand, comp = db.get("candidate") or {}, db.get("compile") or {}
+        eager, ours, compiled = db.get("eager_device_us"), cand.get("device_us"), comp.get("device_us")
+        bw = (row.get("bandwidth") or {}).get("candidate") or {}
+        lines.append(f"| {row['bench']} | {row['chain']} | {' '.join(row['inputs_spec'])} | {fmt(eager)} | {fmt(ours)} | "
+                     f"{fmt(compiled)} | {fmt(eager / ours if eager and ours else None, '{:.2f}x')} | "
+                     f"{fmt(compiled / ours if compiled and ours else None, '{:.2f}x')} | "
+                     f"{fmt(bw.get('fraction_of_copy') * 100 if bw.get('fraction_of_copy') else None, '{:.0f}%')} |")
+        if cand.get("error"):
+            lines.append(f"|  | kforge: {cand['error']} |  |  |  |  |  |  |  |")
+        if row.get("no_best_reason"):
+            lines.append(f"|  | no kernel: {row['no_best_reason']} |  |  |  |  |  |  |  |")
+    for name, error in errors.items():
+        lines.append(f"| {name} | failed: {error} |  |  |  |  |  |  |  |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kforge", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--iterations", type=int, default=12)
+    parser.add_argument("--chains", default=",".join(CHAINS))
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("region_bench.py: no CUDA device", file=sys.stderr)
+        return 2
+    names = [n for n in args.chains.split(",") if n]
+    unknown = [n for n in names if n not in CHAINS]
+    if unknown:
+        print(f"region_bench.py: unknown chain(s) {', '.join(unknown)} (known: {', '.join(CHAINS)})", file=sys.stderr)
+        return 2
+    os.makedirs(args.out, exist_ok=True)
+    env = dict(os.environ)
+    info = environment(args.kforge)
+    copy_gbps = copy_bandwidth_gbps()
+    rows, errors = [], {}
+    with tempfile.TemporaryDirectory(prefix="kforge_region_bench_") as workdir:
+        for name in names:
+            print(f"region_bench: {name}", flush=True)
+            try:
+                rows.extend(bench_chain(name, args, env, workdir, copy_gbps))
+            except Exception as e:  # noqa: BLE001 - recorded; the other chains still run
+                traceback.print_exc()
+                errors[name] = one_line(f"{type(e).__name__}: {e}")
+    info["copy_gb_per_s"] = round(copy_gbps, 1)
+    with open(os.path.join(args.out, "region-bench.json"), "w") as f:
+        json.dump({"environment": info, "rows": rows, "errors": errors}, f, indent=1)
+    text = markdown(info, rows, errors)
+    with open(os.path.join(args.out, "region-bench.md"), "w") as f:
+        f.write(text)
+    print(text)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
