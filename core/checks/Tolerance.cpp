@@ -74,7 +74,19 @@ std::string Tolerance::describe() const
 
 OpClass opClassOf(const OperatorCard& card)
 {
-    return card.isRegion() ? OpClass::Other : opClassOf(card.op);
+    if (!card.region)
+        return opClassOf(card.op);
+    // A chain is held to its loosest member's class: one kernel computing it in fp32 and rounding as
+    // eager rounds stays within each member's tolerance.
+    OpClass loosest = OpClass::Elementwise;
+    for (const ChainMember& member : card.region->members) {
+        const OpClass memberClass = opClassOf(member.op);
+        if (memberClass == OpClass::Reduction)
+            return OpClass::Reduction;
+        if (memberClass == OpClass::Other)
+            loosest = OpClass::Other;
+    }
+    return loosest;
 }
 
 Tolerance toleranceFor(const std::string& dtype, OpClass opClass)

@@ -17,8 +17,8 @@ enum class OpClass {
 
 /// Classifies an ATen op name ("aten::softmax") for tolerance purposes.
 OpClass opClassOf(const std::string& op);
-/// The class a card's outputs are judged by: its op's, or for a region card (a chain that rounds at
-/// every member, where one kernel may round elsewhere) Other.
+/// The class a card's outputs are judged by: its op's, or for a region card its loosest member's
+/// (Reduction if any member reduces, else Other if any member is not elementwise).
 OpClass opClassOf(const OperatorCard& card);
 const char* opClassName(OpClass opClass);
 

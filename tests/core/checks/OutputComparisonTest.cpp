@@ -23,6 +23,28 @@ TEST(Tolerance, PerDtypeAndOpClass)
     EXPECT_EQ(opClassOf("aten::frobnicate"), OpClass::Other);
 }
 
+TEST(Tolerance, RegionCardsTakeTheirLoosestMembersClass)
+{
+    const auto regionOf = [](std::vector<std::string> ops) {
+        OperatorCard card;
+        card.op = kRegionOp;
+        RegionChain chain;
+        for (const std::string& op : ops) {
+            ChainMember member;
+            member.op = op;
+            chain.members.push_back(member);
+        }
+        card.region = chain;
+        return card;
+    };
+    EXPECT_EQ(opClassOf(regionOf({"aten::mul", "aten::tanh", "aten::add"})), OpClass::Elementwise);
+    EXPECT_EQ(opClassOf(regionOf({"aten::mul", "aten::to", "aten::add"})), OpClass::Other);
+    EXPECT_EQ(opClassOf(regionOf({"aten::to", "aten::softmax", "aten::relu"})), OpClass::Reduction);
+    OperatorCard op;
+    op.op = "aten::relu";
+    EXPECT_EQ(opClassOf(op), OpClass::Elementwise);
+}
+
 TEST(OutputComparison, PassesWithinToleranceAndReportsMaxError)
 {
     const double expected[4] = {1.0, -2.0, 0.0, 1000.0};
