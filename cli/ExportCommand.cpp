@@ -200,6 +200,9 @@ int runExportCommand(const std::vector<std::string>& args)
               << (header.modelIncluded ? "included" : "not included") << "; " << byteCount << " bytes\n";
     for (const std::string& note : verified->auditNotes)
         std::cout << note << "\n";
+    if (header.customCount == 0)
+        std::cerr << "kforge: warning: the package has no custom kernel: every call runs PyTorch's own (the "
+                     "fallback reasons above say why; `kforge optimize` on a GPU makes kernels to export)\n";
     std::snprintf(line, sizeof line, "took %.1f s (sanitizer gate %.1f s, in-model check %.1f s)\n",
                   outcome->totalSeconds, outcome->sanitizerSeconds, outcome->inModelCheckSeconds);
     std::cout << line;

@@ -1,5 +1,6 @@
 #include "Commands.h"
 #include "Interruptible.h"
+#include "OptimizeSummaryText.h"
 #include "util/ArgParser.h"
 
 #include "engine/CardSelection.h"
@@ -231,7 +232,7 @@ int runOptimizeCommand(const std::vector<std::string>& args)
         std::lock_guard lock(terminal);
         clearProgress();
         const core::OperatorCard* searched = project->findCard(card.cardId);
-        printOutcome(card, searched ? searched->qualifiedName() : card.label, gpus.value());
+        printOutcome(card, searched ? searched->displayName() : card.label, gpus.value());
         if (card.llmUsage)
             runUsage.add(*card.llmUsage);
     };
@@ -265,6 +266,7 @@ int runOptimizeCommand(const std::vector<std::string>& args)
     const core::OptimizeSummary& summary = outcome->value();
     if (!builtin && cardCount > 1)
         std::printf("total  %s\n", runUsage.summary().c_str());
+    std::fputs(formatOptimizeSummary(summary, selection->skipped).c_str(), stdout);
     std::fflush(stdout);
     // One line for every failed card, then the interruption, if any (docs/search.md, "kforge
     // optimize: outcome and exit status").

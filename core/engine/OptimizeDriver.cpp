@@ -14,7 +14,7 @@ namespace kforge::core {
 
 std::string cardLabel(const OperatorCard& card)
 {
-    return card.id.substr(0, 8) + " " + card.qualifiedName();
+    return card.id.substr(0, 8) + " " + card.displayName();
 }
 
 std::size_t OptimizeSummary::failedCount() const

@@ -227,6 +227,10 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
         first = kforge("optimize", project, "--iterations", "4", "--seed", "3")
         self.assertEqual(first.returncode, 0, first.stderr)
         self.assertIn(card[:8], first.stdout)
+        # The closing summary: one card, compiled only without a GPU (nothing timed, so no speedup).
+        self.assertRegex(first.stdout, r"\nsummary: 1 card searched in [0-9.]+ s: 0 faster than eager, 0 not faster, "
+                                       r"1 without a measured node, 0 failed\n")
+        self.assertIn("1 compiled only: no GPU was visible to the worker", first.stdout)
         tree = json.loads(kforge("tree", project, "--card", card, "--json").stdout)
         self.assertEqual(len(tree["nodes"]), 4)
         statuses = {node["status"] for node in tree["nodes"]}

@@ -215,6 +215,7 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("no passed node with a measured speedup (3 nodes: 3 compiled-only)", result.stdout)
         self.assertIn("0 custom, 4 fallback; no cubins", result.stdout)
+        self.assertIn("kforge: warning: the package has no custom kernel", result.stderr)
         self.assertEqual(kforge("verify", out).returncode, 0)
 
     def test_bad_inputs(self):
