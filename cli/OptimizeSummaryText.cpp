@@ -66,7 +66,8 @@ std::string formatOptimizeSummary(const core::OptimizeSummary& summary, const st
         std::vector<std::pair<std::size_t, std::string>> ordered;
         for (const auto& [reason, count] : byReason)
             ordered.emplace_back(count, reason);
-        std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::stable_sort(ordered.begin(), ordered.end(),
+                         [](const auto& a, const auto& b) { return a.first > b.first; });
         text += "  skipped " + std::to_string(skipped.size()) + ":";
         for (std::size_t i = 0; i < ordered.size(); ++i)
             text += (i ? "; " : " ") + ordered[i].second + " (" + std::to_string(ordered[i].first) + ")";

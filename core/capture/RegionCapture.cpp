@@ -138,7 +138,7 @@ Result<RegionCaptureResult> captureRegionCards(const CallGraph& graph, const std
     }
     if (overBudget)
         result.notes.push_back(std::to_string(overBudget) + " fused region" + (overBudget == 1 ? "" : "s") +
-                               " not sampled: the sample budget ran out (raise --sample-budget-mb)");
+                               " without a sample: the op cards' samples used the budget (raise --sample-budget-mb)");
     if (probing.probes.empty())
         return result;
 
