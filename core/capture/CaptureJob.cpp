@@ -331,6 +331,8 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
         card.timeShare = info.totalEagerUs > 0 && inGpuTime(card) ? card.totalEagerUs() / info.totalEagerUs : 0;
 
     // Fused regions: cards after the op cards (the graph's card indices stay the op cards').
+    if (stopRequested(stop))
+        return cancelled();
     if (!project.graph.empty()) {
         setPhase(progress, CapturePhase::Regions);
         phaseStart = Clock::now();
@@ -352,13 +354,15 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
             options.samplesPerCard > 0};
         auto regions = captureRegionCards(project.graph, project.cards, recordForward, regionOptions, stop);
         if (!regions)
-            return regions.error();
+            return regions.error().code == ErrorCode::Cancelled ? cancelled() : regions.error();
         report.times.regionsMs = msSince(phaseStart);
         for (std::string& note : regions->notes)
             report.notes.push_back(std::move(note));
         for (OperatorCard& card : regions->cards)
             project.cards.push_back(std::move(card));
     }
+    if (stopRequested(stop))
+        return cancelled();
     if (!device->is_cuda())
         report.notes.push_back("captured on CPU: latencies are CPU wall-clock times, not GPU times");
     else if (auto note = deviceWaitsNote(project.cards))

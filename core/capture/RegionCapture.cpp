@@ -142,6 +142,8 @@ Result<RegionCaptureResult> captureRegionCards(const CallGraph& graph, const std
     if (probing.probes.empty())
         return result;
 
+    if (stop && stop->load())
+        return makeError(ErrorCode::Cancelled, "cancelled", "capture");
     OpRecorder recorder(probing);
     if (auto ran = recordForward(recorder); !ran) {
         result.notes.push_back("fused regions not sampled: the second forward failed (" + ran.error().message + ")");
