@@ -26,6 +26,12 @@ void useProject(const Project& project)
     (void)toJson(project.capture).dump();
     for (const OperatorCard& card : project.cards) {
         (void)card.qualifiedName();
+        (void)card.displayName();
+        if (card.region) { // a region card the reader accepted: its chain prints
+            for (size_t m = 0; m < card.region->members.size(); ++m)
+                (void)card.region->memberText(m);
+            (void)card.region->outputsText();
+        }
         (void)card.totalEagerUs();
         (void)card.runsOnHost();
         (void)variantKey(card.op, card.overload, card.args);
