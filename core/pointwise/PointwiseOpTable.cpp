@@ -83,6 +83,16 @@ std::string tanhFormula(A a)
 {
     return call("tanhf", a[0].expr);
 }
+// The CUDA math library's full-range cosf / sinf, as eager's kernels (no fast-math form: rotary
+// tables take arguments of thousands of radians).
+std::string cosFormula(A a)
+{
+    return call("cosf", a[0].expr);
+}
+std::string sinFormula(A a)
+{
+    return call("sinf", a[0].expr);
+}
 std::string erfFormula(A a)
 {
     return call("erff", a[0].expr);
@@ -202,10 +212,8 @@ std::vector<PointwiseOpRow> makeTable()
         row("div", overload, {kSelf, kOther}, R::PromoteToFloat, divFormula,
             "self / other (by a Python scalar: self * (1 / other), as eager)");
     }
-    row("div", "Tensor_mode", {kSelf, kOther}, R::PromoteToFloat, divFormula, "self / other", "rounding_mode",
-        "null");
-    row("div", "Scalar_mode", {kSelf, kOther}, R::PromoteToFloat, divFormula, "self / other", "rounding_mode",
-        "null");
+    row("div", "Tensor_mode", {kSelf, kOther}, R::PromoteToFloat, divFormula, "self / other", "rounding_mode", "null");
+    row("div", "Scalar_mode", {kSelf, kOther}, R::PromoteToFloat, divFormula, "self / other", "rounding_mode", "null");
     row("neg", "", {kSelf}, R::Promote, negFormula, "-self");
     row("abs", "", {kSelf}, R::Promote, absFormula, "fabsf(self)");
     row("exp", "", {kSelf}, R::PromoteToFloat, expFormula, "expf(self)");
@@ -216,6 +224,8 @@ std::vector<PointwiseOpRow> makeTable()
     row("sigmoid", "", {kSelf}, R::PromoteToFloat, sigmoidFormula, "1 / (1 + expf(-self))");
     row("tanh", "", {kSelf}, R::PromoteToFloat, tanhFormula, "tanhf(self)");
     row("erf", "", {kSelf}, R::PromoteToFloat, erfFormula, "erff(self)");
+    row("cos", "", {kSelf}, R::PromoteToFloat, cosFormula, "cosf(self)");
+    row("sin", "", {kSelf}, R::PromoteToFloat, sinFormula, "sinf(self)");
     row("pow", "Tensor_Scalar", {kSelf, {"exponent"}}, R::Promote, powFormula,
         "powf(self, exponent); exponents 0, 1, 2, 3, 0.5, -0.5, -1, -2 as eager's special cases");
     row("relu", "", {kSelf}, R::Promote, reluFormula, "self < 0 ? 0 : self (NaN stays NaN)");
@@ -250,9 +260,8 @@ std::vector<PointwiseOpRow> makeTable()
 
 bool isReductionLike(std::string_view name)
 {
-    static constexpr std::array<std::string_view, 14> kNames = {
-        "sum", "mean", "amax", "amin", "max", "min", "prod", "var", "std", "var_mean", "std_mean", "logsumexp",
-        "glu", "cat"};
+    static constexpr std::array<std::string_view, 12> kNames = {
+        "sum", "mean", "amax", "amin", "max", "min", "prod", "var", "std", "var_mean", "std_mean", "logsumexp"};
     return name.find("norm") != std::string_view::npos || name.find("softmax") != std::string_view::npos ||
         std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }

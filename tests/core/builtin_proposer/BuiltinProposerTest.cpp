@@ -278,7 +278,7 @@ TEST(BuiltinProposer, PowOfExponentTwoSquaresAsEagerDoes)
         SCOPED_TRACE(dtype);
         auto root = BuiltinProposer(card).proposeRoot(SearchTree("c", 1), stop);
         ASSERT_TRUE(root.ok()) << root.error().toString();
-        EXPECT_NE(root->candidate.source.find("kfOp(float x) { return x * x; }"), std::string::npos);
+        EXPECT_NE(root->candidate.source.find("kfOp(float x) { return (x * x); }"), std::string::npos);
         EXPECT_GE(growChain(card, 3, true).size(), 2u);
         card.args.back().value = 2.0; // pow(2.0) is the same special case
         EXPECT_TRUE(BuiltinProposer::supports(card).ok());
