@@ -77,8 +77,8 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
     const TensorSpec& first = card.outputs[0];
     for (const TensorSpec& out : card.outputs) {
         if (out.sizes != first.sizes)
-            return unsupportedCard(card, "region outputs of different sizes (" + first.toShortString() + ", " +
-                                             out.toShortString() + ")");
+            return unsupportedCard(
+                card, "region outputs of different sizes (" + first.toShortString() + ", " + out.toShortString() + ")");
         if (!denseStorageOrder(out))
             return unsupportedCard(card, "output " + out.toShortString() + " is not dense");
     }
@@ -94,8 +94,9 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
         const TensorSpec& in = card.args[k].tensors[0];
         auto s = broadcastStrides(in, first.sizes);
         if (!s)
-            return unsupportedCard(card, "input " + card.args[k].name + " " + in.toShortString() +
-                                             " does not broadcast to the output's sizes " + first.toShortString());
+            return unsupportedCard(card,
+                                   "input " + card.args[k].name + " " + in.toShortString() +
+                                       " does not broadcast to the output's sizes " + first.toShortString());
         f->m_inputs.push_back(
             {card.args[k].name, in.dtype, false, f->m_expression.inputUsed(static_cast<int>(k)), Mode::Flat, {}});
         strides.push_back(*s);
@@ -309,7 +310,8 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
     for (std::size_t n = 0; n < nout; ++n) {
         const Operand& o = m_outputs[n];
         if (vectorMoves(o, v))
-            s << "            Vec_" << o.name << " r" << n << ";\n#pragma unroll\n            for (int e = 0; e < V; ++e)\n"
+            s << "            Vec_" << o.name << " r" << n
+              << ";\n#pragma unroll\n            for (int e = 0; e < V; ++e)\n"
               << "                r" << n << ".v[e] = r" << n << "_.v[e];\n";
         else
             s << "            const auto& r" << n << " = r" << n << "_;\n";

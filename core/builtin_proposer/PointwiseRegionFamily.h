@@ -38,10 +38,10 @@ public:
 private:
     enum class Mode { Flat, Scalar, Strided };
     struct Operand {
-        std::string name;  // "in0", "out1"
+        std::string name; // "in0", "out1"
         std::string dtype;
         bool output = false;
-        bool used = true;  // inputs: read by some output
+        bool used = true; // inputs: read by some output
         Mode mode = Mode::Flat;
         std::vector<std::int64_t> strides; // over m_dims (elements)
     };

@@ -10,8 +10,8 @@ namespace {
 
 // The dtypes promotion knows, in torch.promote_types' order; a pair promotes to the later one except
 // for the two pairs of equal width across kinds (handled in promoteTypes).
-constexpr std::array<std::string_view, 10> kOrder = {"bool",    "uint8",    "int8",     "int16",   "int32",
-                                                     "int64",   "float16",  "bfloat16", "float32", "float64"};
+constexpr std::array<std::string_view, 10> kOrder = {"bool",  "uint8",   "int8",     "int16",   "int32",
+                                                     "int64", "float16", "bfloat16", "float32", "float64"};
 
 int orderOf(const std::string& dtype)
 {

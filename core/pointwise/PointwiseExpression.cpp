@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 namespace kforge::core {
@@ -41,6 +43,21 @@ std::string scalarDtype(const nlohmann::json& v)
     return "float32";
 }
 
+// A Python scalar's value: a number, a bool, or a non-finite float as the capture spells it in JSON
+// ("inf", "-inf", "nan"); nullopt for anything else.
+std::optional<double> scalarValue(const nlohmann::json& v)
+{
+    if (v.is_number() || v.is_boolean())
+        return v.get<double>();
+    if (v == "inf")
+        return std::numeric_limits<double>::infinity();
+    if (v == "-inf")
+        return -std::numeric_limits<double>::infinity();
+    if (v == "nan")
+        return std::numeric_limits<double>::quiet_NaN();
+    return std::nullopt;
+}
+
 const ArgSpec* findArg(const ChainMember& member, std::string_view name, std::size_t& index)
 {
     for (index = 0; index < member.args.size(); ++index)
@@ -55,8 +72,9 @@ int PointwiseExpression::intern(PointwiseNode node)
 {
     for (std::size_t i = 0; i < m_nodes.size(); ++i) {
         const PointwiseNode& n = m_nodes[i];
-        if (n.kind == node.kind && n.input == node.input && std::memcmp(&n.constant, &node.constant, sizeof(double)) == 0 &&
-            n.op == node.op && n.operands == node.operands && n.dtype == node.dtype && n.round == node.round)
+        if (n.kind == node.kind && n.input == node.input &&
+            std::memcmp(&n.constant, &node.constant, sizeof(double)) == 0 && n.op == node.op &&
+            n.operands == node.operands && n.dtype == node.dtype && n.round == node.round)
             return static_cast<int>(i);
     }
     m_nodes.push_back(std::move(node));
@@ -78,6 +96,9 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
             return refuse("region input " + card.args[k].name + ": " + why);
     }
     std::vector<std::vector<int>> memberNodes(chain.members.size());
+    // Values an in-place member has overwritten (its self), and by which member: a later read of
+    // one would see eager's written value, not the one the source names.
+    std::vector<std::pair<ChainSource, std::size_t>> overwritten;
     for (std::size_t m = 0; m < chain.members.size(); ++m) {
         const ChainMember& member = chain.members[m];
         const std::string label = "member " + std::to_string(m) + " (" + member.op.substr(member.op.find(':') + 2) +
@@ -106,8 +127,13 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
             if (arg->kind == ArgKind::Tensor && arg->tensors.size() == 1 && a < member.sources.size() &&
                 member.sources[a].size() == 1) {
                 const ChainSource& source = member.sources[a][0];
+                for (const auto& [value, writer] : overwritten)
+                    if (value == source)
+                        return refuse(label + ": reads a value member " + std::to_string(writer) +
+                                      " overwrote in place");
                 if (source.fromMember) {
-                    node = memberNodes.at(static_cast<std::size_t>(source.index)).at(static_cast<std::size_t>(source.output));
+                    node = memberNodes.at(static_cast<std::size_t>(source.index))
+                               .at(static_cast<std::size_t>(source.output));
                 } else {
                     PointwiseNode input;
                     input.input = source.index;
@@ -116,10 +142,10 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
                 }
                 p = {e.m_nodes[static_cast<std::size_t>(node)].dtype,
                      arg->tensors[0].sizes.empty() ? OperandRank::ZeroDim : OperandRank::Dimensioned};
-            } else if (arg->kind == ArgKind::Value && (arg->value.is_number() || arg->value.is_boolean())) {
+            } else if (arg->kind == ArgKind::Value && scalarValue(arg->value)) {
                 PointwiseNode constant;
                 constant.kind = PointwiseNode::Kind::Constant;
-                constant.constant = arg->value.get<double>();
+                constant.constant = *scalarValue(arg->value);
                 constant.dtype = scalarDtype(arg->value);
                 p = {constant.dtype, OperandRank::PythonScalar};
                 node = e.intern(std::move(constant));
@@ -135,16 +161,18 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
         std::string dtype;
         if (op.result == PointwiseResult::Cast)
             dtype = produced;
-        else if (isInPlaceOpName(member.op.substr(member.op.find(':') + 2)))
+        else if (isInPlaceOpName(member.op.substr(member.op.find(':') + 2))) {
             dtype = e.m_nodes[static_cast<std::size_t>(apply.operands[0])].dtype; // written into self
-        else {
+            if (!member.sources.empty() && member.sources.front().size() == 1)
+                overwritten.emplace_back(member.sources.front().front(), m);
+        } else {
             dtype = resultType(promoted);
             if (op.result == PointwiseResult::PromoteToFloat && dtypeCategory(dtype) != DtypeCategory::Floating)
                 dtype = "float32";
         }
         if (dtype != produced)
-            return refuse(label + ": promotion gives " + (dtype.empty() ? "no dtype" : dtype) + " where eager produced " +
-                          produced);
+            return refuse(label + ": promotion gives " + (dtype.empty() ? "no dtype" : dtype) +
+                          " where eager produced " + produced);
         if (!isComputeDtype(dtype))
             return refuse(label + ": result dtype " + dtype + " not covered (float32, float16, bfloat16)");
         apply.dtype = dtype;
@@ -155,7 +183,8 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
         const ChainSource& source = chain.outputs[o];
         if (!source.fromMember)
             return refuse("region output " + std::to_string(o) + " is a region input (nothing to compute)");
-        const int node = memberNodes.at(static_cast<std::size_t>(source.index)).at(static_cast<std::size_t>(source.output));
+        const int node =
+            memberNodes.at(static_cast<std::size_t>(source.index)).at(static_cast<std::size_t>(source.output));
         if (o >= card.outputs.size() || card.outputs[o].dtype != e.m_nodes[static_cast<std::size_t>(node)].dtype)
             return refuse("region output " + std::to_string(o) + " does not have its member's dtype");
         e.m_outputs.push_back(node);

@@ -26,12 +26,12 @@ struct PointwiseOptions {
 struct PointwiseNode {
     enum class Kind { Input, Constant, Apply };
     Kind kind = Kind::Input;
-    int input = -1;                    // Input: the region input ("in<input>")
-    double constant = 0;               // Constant: a Python scalar's value
+    int input = -1;                     // Input: the region input ("in<input>")
+    double constant = 0;                // Constant: a Python scalar's value
     const PointwiseOpRow* op = nullptr; // Apply
-    std::vector<int> operands;         // Apply: node per row operand; -1 for an absent optional
-    std::string dtype;                 // the eager dtype of the value (Constant: the scalar's: float32, int64, bool)
-    bool round = false;                // Apply: the fp32 result is rounded to `dtype` (float16 / bfloat16)
+    std::vector<int> operands;          // Apply: node per row operand; -1 for an absent optional
+    std::string dtype;                  // the eager dtype of the value (Constant: the scalar's: float32, int64, bool)
+    bool round = false;                 // Apply: the fp32 result is rounded to `dtype` (float16 / bfloat16)
 };
 
 class PointwiseExpression {

@@ -22,7 +22,8 @@ inline std::vector<std::int64_t> contiguous(const std::vector<std::int64_t>& siz
     return strides;
 }
 
-inline TensorSpec spec(const std::string& dtype, std::vector<std::int64_t> sizes, std::vector<std::int64_t> strides = {})
+inline TensorSpec spec(const std::string& dtype, std::vector<std::int64_t> sizes,
+                       std::vector<std::int64_t> strides = {})
 {
     if (strides.empty())
         strides = contiguous(sizes);

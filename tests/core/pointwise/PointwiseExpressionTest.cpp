@@ -1,8 +1,8 @@
 // Expression DAGs of hand-made region chains: operands from inputs, members and Python scalars,
 // shared subexpressions, promotion checked against eager's dtypes, 16-bit rounding, refusals.
 
-#include "RegionChainBuilder.h"
 #include "pointwise/PointwiseExpression.h"
+#include "RegionChainBuilder.h"
 
 #include <gtest/gtest.h>
 
@@ -111,6 +111,23 @@ TEST(PointwiseExpression, InPlaceResultKeepsSelfDtype)
     EXPECT_EQ(e->nodes()[static_cast<std::size_t>(e->outputs()[0])].dtype, "bfloat16");
 }
 
+TEST(PointwiseExpression, NonFiniteScalarsAsTheCaptureSpellsThem)
+{
+    // clamp(x, min=-inf, max=6): the capture writes -inf as the JSON string "-inf".
+    RegionChainBuilder b;
+    const TensorSpec t = spec("float32", {8});
+    const Value x = b.input(t);
+    b.output(b.call("aten::clamp", "", {{"self", x}, {"min", nlohmann::json("-inf")}, {"max", nlohmann::json(6)}}, t));
+    auto e = PointwiseExpression::fromRegion(b.card());
+    ASSERT_TRUE(e) << e.error().message;
+    const std::string code = e->elementFunction("f");
+    EXPECT_NE(
+        code.find(
+            "kfClampMax(kfClampMin(v0, static_cast<float>((-__int_as_float(0x7f800000)))), static_cast<float>(6.0))"),
+        std::string::npos)
+        << code;
+}
+
 TEST(PointwiseExpression, RefusesWithOneLine)
 {
     {
@@ -132,6 +149,17 @@ TEST(PointwiseExpression, RefusesWithOneLine)
         auto e = PointwiseExpression::fromRegion(b.card());
         ASSERT_FALSE(e);
         EXPECT_EQ(e.error().message, "member 0 (mul.Scalar): promotion gives bfloat16 where eager produced float32");
+    }
+    {
+        // mul reads add's result after relu_ overwrote it: eager sees the written value.
+        RegionChainBuilder b;
+        const TensorSpec t = spec("float32", {4});
+        const Value a = b.binary("aten::add", b.input(t), b.input(t), t);
+        const Value r = b.unary("aten::relu_", a);
+        b.output(b.binary("aten::mul", a, r, t));
+        auto e = PointwiseExpression::fromRegion(b.card());
+        ASSERT_FALSE(e);
+        EXPECT_EQ(e.error().message, "member 2 (mul.Tensor): reads a value member 1 overwrote in place");
     }
     {
         RegionChainBuilder b;

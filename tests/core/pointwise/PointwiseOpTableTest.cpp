@@ -57,7 +57,8 @@ TEST(PointwiseOpTable, AttributesPickTheRow)
     EXPECT_TRUE(findPointwiseOp("aten::div", "Tensor_mode", {value("rounding_mode", nullptr)}));
     auto floor = findPointwiseOp("aten::div", "Tensor_mode", {value("rounding_mode", "floor")});
     ASSERT_FALSE(floor);
-    EXPECT_EQ(floor.error().message, "aten::div.Tensor_mode: rounding_mode \"floor\" not covered by the pointwise table");
+    EXPECT_EQ(floor.error().message,
+              "aten::div.Tensor_mode: rounding_mode \"floor\" not covered by the pointwise table");
 }
 
 TEST(PointwiseOpTable, RefusalsSayWhy)
