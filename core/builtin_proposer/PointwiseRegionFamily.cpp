@@ -92,6 +92,11 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
     }
     for (std::size_t k = 0; k < card.args.size(); ++k) {
         const TensorSpec& in = card.args[k].tensors[0];
+        // A 0-dim CPU tensor mixed into GPU math is a scalar to eager, but a pointer the kernel cannot read.
+        if (in.device.rfind("cpu", 0) == 0 && first.device.rfind("cpu", 0) != 0)
+            return unsupportedCard(card,
+                                   "input " + card.args[k].name + " " + in.toShortString() +
+                                       " is on the CPU (the kernel reads device memory)");
         auto s = broadcastStrides(in, first.sizes);
         if (!s)
             return unsupportedCard(card,

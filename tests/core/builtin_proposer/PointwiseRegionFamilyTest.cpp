@@ -129,4 +129,16 @@ TEST(PointwiseRegionFamily, RefusesRegionsItCannotCoverWithTheReason)
         EXPECT_NE(supported.error().message.find("region outputs of different sizes"), std::string::npos)
             << supported.error().message;
     }
+    {
+        RegionChainBuilder b;
+        const TensorSpec t = spec("float32", {4, 8});
+        TensorSpec host = spec("float32", {});
+        host.device = "cpu";
+        const Value x = b.input(t);
+        const Value s = b.input(host);
+        b.output(b.binary("aten::mul", x, s, t));
+        auto supported = BuiltinProposer::supports(b.card());
+        ASSERT_FALSE(supported);
+        EXPECT_EQ(supported.error().message, "input in1 float32[] is on the CPU (the kernel reads device memory)");
+    }
 }
