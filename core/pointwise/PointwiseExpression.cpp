@@ -113,6 +113,7 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
         apply.kind = PointwiseNode::Kind::Apply;
         apply.op = &op;
         std::vector<PromotionOperand> promoted;
+        std::vector<std::size_t> promotedTensors; // positions in apply.operands
         for (const PointwiseOperand& operand : op.operands) {
             std::size_t a = 0;
             const ArgSpec* arg = findArg(member, operand.name, a);
@@ -154,8 +155,11 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
                               " (a tensor or a number expected)");
             }
             apply.operands.push_back(node);
-            if (operand.promoted)
+            if (operand.promoted) {
                 promoted.push_back(p);
+                if (p.rank != OperandRank::PythonScalar)
+                    promotedTensors.push_back(apply.operands.size() - 1);
+            }
         }
         const std::string produced = member.outputs[0].dtype;
         std::string dtype;
@@ -175,6 +179,23 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
                           " where eager produced " + produced);
         if (!isComputeDtype(dtype))
             return refuse(label + ": result dtype " + dtype + " not covered (float32, float16, bfloat16)");
+        // Eager's kernel reads every tensor operand in the op's common dtype: a wider one (a float32
+        // or float64 0-dim tensor times bfloat16 activations) is rounded to it first. Python scalars
+        // go straight to opmath.
+        const std::string common = resultType(promoted);
+        if (op.result != PointwiseResult::Cast && options.roundIntermediates && isHalfWidth(common))
+            for (const std::size_t i : promotedTensors) {
+                const PointwiseNode& from = e.m_nodes[static_cast<std::size_t>(apply.operands[i])];
+                if (from.dtype == common || dtypeCategory(from.dtype) != DtypeCategory::Floating)
+                    continue;
+                PointwiseNode narrowed;
+                narrowed.kind = PointwiseNode::Kind::Apply;
+                narrowed.op = findPointwiseOp("aten::_to_copy", "", {}).value();
+                narrowed.operands = {apply.operands[i]};
+                narrowed.dtype = common;
+                narrowed.round = true;
+                apply.operands[i] = e.intern(std::move(narrowed));
+            }
         apply.dtype = dtype;
         apply.round = options.roundIntermediates && isHalfWidth(dtype);
         memberNodes[m] = {e.intern(std::move(apply))};

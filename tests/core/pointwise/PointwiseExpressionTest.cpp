@@ -93,7 +93,9 @@ TEST(PointwiseExpression, PromotionFollowsEagerAndCastsRound)
     int rounded = 0;
     for (const PointwiseNode& n : nodes)
         rounded += n.round;
-    EXPECT_EQ(rounded, 1); // the bf16 product
+    EXPECT_EQ(rounded, 2); // the float32 0-dim scale read as bf16 (eager's common dtype), the bf16 product
+    const std::string code = e->elementFunction("f");
+    EXPECT_NE(code.find("kfRoundBfloat16(v1); // _to_copy -> bfloat16"), std::string::npos) << code;
     auto unrounded = PointwiseExpression::fromRegion(b.card(), PointwiseOptions{false});
     ASSERT_TRUE(unrounded);
     EXPECT_EQ(unrounded->elementFunction("f").find("kfRoundBfloat16(("), std::string::npos);
