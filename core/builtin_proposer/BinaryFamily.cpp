@@ -1,5 +1,7 @@
 #include "builtin_proposer/BinaryFamily.h"
 
+#include "pointwise/PointwiseOpTable.h"
+
 #include <sstream>
 
 namespace kforge::core {
@@ -52,14 +54,21 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
         if (mode && mode->kind != ArgKind::None)
             return unsupportedCard(card, "div rounding_mode " + mode->value.dump() + ": only None is covered");
     }
+    FormulaOperand alphaOperand; // absent: 1
     if (f->m_op == "add" || f->m_op == "sub") {
         const ArgSpec* alpha = card.findArg("alpha");
         if (alpha && alpha->kind != ArgKind::None) {
             if (alpha->kind != ArgKind::Value || !alpha->value.is_number())
                 return unsupportedCard(card, "alpha " + alpha->value.dump() + " is not a number");
-            f->m_alpha = alpha->value.get<double>();
+            const double value = alpha->value.get<double>();
+            alphaOperand = {floatLiteral(value), value};
         }
     }
+    // The op's fp32 expression of the loaded operands a and b: the pointwise table's formula.
+    auto row = findPointwiseOp(card.op, card.overload, card.args);
+    if (!row)
+        return unsupportedCard(card, row.error().message);
+    f->m_expression = row.value()->formula({{"a", std::nullopt}, {"b", std::nullopt}, alphaOperand});
     const TensorSpec& a = *operands[0];
     const TensorSpec& b = *operands[1];
     if (card.outputs.size() != 1)
@@ -270,16 +279,7 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
     const int v = params["vector_width"].get<int>();
     const int items = params["items_per_thread"].get<int>();
     const std::string kernel = "kf_" + m_op + (m_inPlace ? "_" : "");
-    const std::string alpha = m_alpha == 1 ? std::string() : floatLiteral(m_alpha) + " * ";
-    std::string expr;
-    if (m_op == "add")
-        expr = "a + " + alpha + "b";
-    else if (m_op == "sub")
-        expr = "a - " + alpha + "b";
-    else if (m_op == "mul")
-        expr = "a * b";
-    else
-        expr = "a / b"; // IEEE division (no fast-math), as eager's true division
+    const std::string& expr = m_expression;
 
     if (m_tileDim >= 0 && params["transpose_tile"].get<bool>())
         return generateTiled(params, kernel,

@@ -55,7 +55,7 @@ private:
 
     std::string m_op; // "add", "sub", "mul", "div"
     std::string m_dtype;
-    double m_alpha = 1;
+    std::string m_expression; // fp32 expression of a and b (alpha baked in), from the pointwise table
     std::int64_t m_numel = 0;
     bool m_inPlace = false;                 // add_ & co.: output 0 is self
     bool m_flat = false;                    // fast path: both operands laid out as the (dense) output, same sizes

@@ -8,6 +8,7 @@
 #include "builtin_proposer/GroupNormFamily.h"
 #include "builtin_proposer/MaxPool2dFamily.h"
 #include "builtin_proposer/NormFamily.h"
+#include "builtin_proposer/PointwiseRegionFamily.h"
 #include "builtin_proposer/ReduceFamily.h"
 #include "builtin_proposer/SoftmaxFamily.h"
 #include "builtin_proposer/UnaryFamily.h"
@@ -90,6 +91,10 @@ std::vector<Transformation> BuiltinProposer::untriedNeighbours(const nlohmann::j
 
 Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const OperatorCard& card)
 {
+    // A region card: its chain as one pointwise kernel (reductions, norms and softmax in a region
+    // are refused with the member that is not pointwise).
+    if (card.isRegion())
+        return wrap(PointwiseRegionFamily::create(card));
     const std::string op = card.qualifiedName();
     if (SoftmaxFamily::coversOp(op)) {
         auto family = SoftmaxFamily::create(card);

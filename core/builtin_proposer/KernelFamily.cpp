@@ -1,7 +1,6 @@
 #include "builtin_proposer/KernelFamily.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace kforge::core {
 
@@ -12,6 +11,10 @@ bool isBuiltinFloatDtype(const std::string& dtype)
 
 int dtypeBytes(const std::string& dtype)
 {
+    if (dtype == "float64")
+        return 8;
+    if (dtype == "bool")
+        return 1;
     return dtype == "float32" ? 4 : 2;
 }
 
@@ -23,6 +26,8 @@ const char* dtypeCType(const std::string& dtype)
         return "__nv_bfloat16";
     if (dtype == "float64")
         return "double";
+    if (dtype == "bool")
+        return "bool";
     return "float";
 }
 
@@ -36,6 +41,8 @@ std::string loadExpr(const std::string& dtype)
         return "__bfloat162float(v)";
     if (dtype == "float64")
         return "static_cast<float>(v)"; // round to nearest, as c10's double -> float
+    if (dtype == "bool")
+        return "(v ? 1.0f : 0.0f)";
     return "v";
 }
 
@@ -189,17 +196,16 @@ std::string dtypeLoader(const std::string& fn, const std::string& dtype)
     return s;
 }
 
-std::string floatLiteral(double v)
+std::string dtypeStorer(const std::string& fn, const std::string& dtype)
 {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    std::string text = buf;
-    if (text == "inf" || text == "-inf" || text == "nan")
-        text = text == "nan" ? "__int_as_float(0x7fc00000)"
-                             : (text == "inf" ? "__int_as_float(0x7f800000)" : "(-__int_as_float(0x7f800000))");
-    else if (text.find_first_of(".e") == std::string::npos)
-        text += ".0";
-    return "static_cast<float>(" + text + ")";
+    std::string s;
+    if (dtype == "float16")
+        s += "#include <cuda_fp16.h>\n";
+    if (dtype == "bfloat16")
+        s += "#include <cuda_bf16.h>\n";
+    s += "__device__ __forceinline__ " + std::string(dtypeCType(dtype)) + " " + fn + "(float v) { return " +
+        storeExpr(dtype) + "; }\n";
+    return s;
 }
 
 std::string reductionHelpers()

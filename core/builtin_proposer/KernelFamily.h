@@ -8,6 +8,7 @@
 
 #include "model/OperatorCard.h"
 #include "model/SearchNode.h"
+#include "pointwise/CudaLiteral.h" // floatLiteral, used by most families
 #include "util/Result.h"
 
 #include <nlohmann/json.hpp>
@@ -41,9 +42,10 @@ public:
 };
 
 /// Dtype helpers shared by the families. Only "float32", "float16" and "bfloat16" are claimed as
-/// inputs and outputs; dtypeCType and dtypeLoader also read "float64" (a 0-dim operand's value).
+/// inputs and outputs; dtypeCType and dtypeLoader also read "float64" (a 0-dim operand's value) and
+/// "bool" (a condition, loaded as 0 / 1).
 bool isBuiltinFloatDtype(const std::string& dtype);
-int dtypeBytes(const std::string& dtype);         // 4 or 2
+int dtypeBytes(const std::string& dtype);         // 4 or 2 (float64 8, bool 1)
 const char* dtypeCType(const std::string& dtype); // "float", "__half", "__nv_bfloat16", "double"
 /// The #include lines and the load/store conversions (float <-> dtype) for one input and one output
 /// dtype: defines `in_t`, `out_t`, `kfLoad(in_t) -> float`, `kfStore(float) -> out_t`.
@@ -92,8 +94,8 @@ bool stridesAllowVectors(const std::vector<std::int64_t>& strides, int width);
 /// `#include` lines for a dtype plus `__device__ float NAME(T v)` converting one element to float;
 /// used for tensors whose dtype may differ from the main input's (weights, running stats, operands).
 std::string dtypeLoader(const std::string& fn, const std::string& dtype);
-/// A C++ float expression for `v`, exact to float rounding ("static_cast<float>(1e-05)").
-std::string floatLiteral(double v);
+/// The same for storing: `__device__ T NAME(float v)` rounding to nearest even into the dtype.
+std::string dtypeStorer(const std::string& fn, const std::string& dtype);
 /// Warp and block fp32 sum reductions and a Welford (count, mean, M2) merge, as device functions:
 /// kfWarpSum(v), kfBlockSum<THREADS>(v) (every thread of the block must call it; all get the sum),
 /// kfWelfordMerge(n, mean, m2, n2, mean2, m22), kfWarpWelford(n, mean, m2),

@@ -1,5 +1,7 @@
 #include "builtin_proposer/UnaryFamily.h"
 
+#include "pointwise/PointwiseOpTable.h"
+
 #include <algorithm>
 #include <numeric>
 #include <sstream>
@@ -285,6 +287,24 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
             return unsupportedCard(card, "gelu approximate='" + mode + "' (only 'none' and 'tanh')");
         family->m_tanhGelu = mode == "tanh";
     }
+    if (family->m_op != "to" && family->m_op != "copy") {
+        // The op's formula is the pointwise table's (pointwise/PointwiseOpTable.h), applied to x
+        // with the card's Python-scalar arguments (pow's exponent) as constants.
+        auto row = findPointwiseOp(card.op, card.overload, card.args);
+        if (!row)
+            return unsupportedCard(card, row.error().message);
+        std::vector<FormulaOperand> operands;
+        for (const PointwiseOperand& operand : row.value()->operands) {
+            const ArgSpec* arg = card.findArg(std::string(operand.name));
+            if (operand.name == "self")
+                operands.push_back({"x", std::nullopt});
+            else if (arg && arg->kind == ArgKind::Value && arg->value.is_number())
+                operands.push_back({floatLiteral(arg->value.get<double>()), arg->value.get<double>()});
+            else
+                operands.push_back({});
+        }
+        family->m_expression = row.value()->formula(operands);
+    }
     family->m_inDtype = in.dtype;
     family->m_outDtype = out.dtype;
     family->m_numel = in.numel();
@@ -416,33 +436,11 @@ std::string UnaryFamily::opExpression(bool fastMath) const
         if (m_op == "tanh")
             return "copysignf(1.0f - __fdividef(2.0f, __expf(2.0f * fabsf(x)) + 1.0f), x)";
     }
-    if (m_op == "relu")
-        return "x < 0.0f ? 0.0f : x"; // NaN stays NaN, as in PyTorch
     if (m_op == "to")
         return "x"; // widened exactly to fp32 by kfLoad, rounded to nearest even by kfStore, as c10 converts
     if (m_op == "copy")
         return "x"; // the same dtype in and out: widening and rounding back is exact
-    if (m_op == "neg")
-        return "-x";
-    if (m_op == "pow")
-        return "x * x"; // exponent 2, as eager's special case
-    if (m_op == "rsqrt")
-        return "rsqrtf(x)"; // the CUDA math library's rsqrtf, which eager's rsqrt kernel calls
-    // The CUDA math library's full-range cosf / sinf, as eager's kernels (in fp32 for 16-bit
-    // inputs). No fast-math form: __cosf / __sinf lose accuracy as |x| grows, and rotary tables
-    // take arguments of thousands of radians at long positions the card may not have seen.
-    if (m_op == "cos")
-        return "cosf(x)";
-    if (m_op == "sin")
-        return "sinf(x)";
-    if (m_op == "gelu")
-        return m_tanhGelu ? "0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x)))"
-                          : "0.5f * x * (1.0f + erff(x * 0.7071067811865476f))"; // exact form
-    if (m_op == "silu")
-        return "x / (1.0f + expf(-x))";
-    if (m_op == "sigmoid")
-        return "1.0f / (1.0f + expf(-x))";
-    return "tanhf(x)";
+    return m_expression;
 }
 
 Result<Candidate> UnaryFamily::generate(const nlohmann::json& params) const

@@ -77,6 +77,7 @@ private:
     std::vector<std::int64_t> m_dims; // gather: merged output dims, outermost first in storage
     std::vector<std::int64_t> m_inStrides; // gather: the input's strides over m_dims (elements)
     bool m_tanhGelu = false;               // gelu approximate="tanh"
+    std::string m_expression;              // the op's fp32 expression of x, from the pointwise table
     std::string m_inDtype, m_outDtype;     // differ only for "to"
     std::int64_t m_numel = 0;
 };

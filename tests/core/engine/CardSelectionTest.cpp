@@ -2,9 +2,12 @@
 
 #include "engine/CardSelection.h"
 
+#include "RegionChainBuilder.h"
 #include "TestProject.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 namespace kforge::core {
 namespace {
@@ -45,6 +48,35 @@ TEST(CardSelection, ByDefaultLargestShareFirstWithoutVendorCardsAndWhatThePropos
     EXPECT_EQ(builtin->cards.size() + builtin->skipped.size(), project.cards.size());
     for (const SkippedCard& skipped : builtin->skipped)
         EXPECT_FALSE(skipped.reason.empty()) << skipped.card->key;
+}
+
+TEST(CardSelection, RegionCardsTheBuiltinProposerCannotCoverAreSkippedWithTheReason)
+{
+    using namespace test_regions;
+    Project project = test::makeFixtureProject();
+    const TensorSpec t = spec("float32", {4, 8});
+    RegionChainBuilder pointwise; // mul -> relu: one pointwise kernel
+    pointwise.output(pointwise.unary("aten::relu", pointwise.binary("aten::mul", pointwise.input(t), 2.0, t)));
+    RegionChainBuilder withSoftmax; // mul -> _softmax: not pointwise
+    const Value m = withSoftmax.binary("aten::mul", withSoftmax.input(t), 0.125, t);
+    withSoftmax.output(withSoftmax.call("aten::_softmax", "", {{"self", m}, {"dim", -1}}, t));
+    for (RegionChainBuilder* b : {&pointwise, &withSoftmax}) {
+        OperatorCard card = b->card();
+        card.id = cardIdForKey(card.key);
+        project.cards.push_back(card);
+    }
+    const std::string covered = project.cards[project.cards.size() - 2].id;
+    const std::string refused = project.cards.back().id;
+    const auto builtin = selectCardsToSearch(project, {}, /*builtin=*/true);
+    ASSERT_TRUE(builtin.ok());
+    EXPECT_NE(std::find_if(builtin->cards.begin(), builtin->cards.end(),
+                           [&](const OperatorCard* c) { return c->id == covered; }),
+              builtin->cards.end());
+    const auto skipped = std::find_if(builtin->skipped.begin(), builtin->skipped.end(),
+                                      [&](const SkippedCard& s) { return s.card->id == refused; });
+    ASSERT_NE(skipped, builtin->skipped.end());
+    EXPECT_EQ(skipped->reason,
+              "member 1: aten::_softmax: a reduction, norm or softmax, not pointwise (not covered yet)");
 }
 
 } // namespace

@@ -167,7 +167,7 @@ def compare(got, expected):
             return f"output {i}: shape {list(g.shape)}, eager {list(e.shape)}"
         atol, rtol = TOLERANCE.get(e.dtype, (0.0, 0.0))
         g, e = g.double(), e.double()
-        bad = ~((g - e).abs() <= atol + rtol * e.abs()) & ~(torch.isnan(g) & torch.isnan(e))
+        bad = ~((g - e).abs() <= atol + rtol * e.abs()) & ~(torch.isnan(g) & torch.isnan(e)) & ~(g == e)  # inf == inf
         if bad.any():
             where = tuple(int(x) for x in bad.nonzero()[0])
             return (f"output {i}: {int(bad.sum())} of {e.numel()} elements out of tolerance; at {list(where)} got "
@@ -211,6 +211,22 @@ def emulate_card(card, label_prefix, case, project, args):
     return [f"  {label}: {count} candidate(s) emulated"], failures, count
 
 
+def clean_up(work, keep):
+    """Removes the work directory, or names it when it is kept."""
+    if keep:
+        print(f"kept: {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def summary(checked, failures):
+    """Prints the count and every failure; the exit status (1 on a failure or when nothing ran)."""
+    print(f"{checked} candidate(s) emulated, {len(failures)} failure(s)")
+    for failure in failures:
+        print("FAIL:", failure)
+    return 1 if failures or checked == 0 else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kforge", required=True)
@@ -252,14 +268,8 @@ def main():
                     failures += problems
                     checked += count
     finally:
-        if args.keep:
-            print(f"kept: {work}")
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print(f"{checked} candidate(s) emulated, {len(failures)} failure(s)")
-    for failure in failures:
-        print("FAIL:", failure)
-    return 1 if failures or checked == 0 else 0
+        clean_up(work, args.keep)
+    return summary(checked, failures)
 
 
 if __name__ == "__main__":

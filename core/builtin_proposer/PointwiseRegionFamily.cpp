@@ -1,0 +1,359 @@
+#include "builtin_proposer/PointwiseRegionFamily.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace kforge::core {
+
+namespace {
+
+const std::vector<Knob> kKnobs = {{"threads", "threads-per-block", "", ""},
+                                  {"vector_width", "vector-width", "", ""},
+                                  {"items_per_thread", "items-per-thread", "", ""}};
+
+const char* modeName(int mode)
+{
+    static const char* const kNames[] = {"flat", "scalar", "strided"};
+    return kNames[mode];
+}
+
+// Operand strides over the output's dims: right-aligned, 0 where the operand broadcasts (absent or
+// size 1). nullopt when its sizes do not broadcast to `sizes`.
+std::optional<std::vector<std::int64_t>> broadcastStrides(const TensorSpec& t, const std::vector<std::int64_t>& sizes)
+{
+    if (t.sizes.size() > sizes.size() || t.strides.size() != t.sizes.size())
+        return std::nullopt;
+    const std::size_t lead = sizes.size() - t.sizes.size();
+    std::vector<std::int64_t> strides(sizes.size(), 0);
+    for (std::size_t d = lead; d < sizes.size(); ++d) {
+        const std::int64_t size = t.sizes[d - lead];
+        if (size == sizes[d] && size != 1)
+            strides[d] = t.strides[d - lead];
+        else if (size != 1)
+            return std::nullopt;
+    }
+    return strides;
+}
+
+std::vector<std::int64_t> contiguousOver(const std::vector<std::int64_t>& dims)
+{
+    std::vector<std::int64_t> strides(dims.size(), 1);
+    for (std::size_t d = dims.size(); d-- > 1;)
+        strides[d - 1] = strides[d] * dims[d];
+    return strides;
+}
+
+// `long long NAME(long long i)`: the offset (elements) of walk index i for an operand with `strides`.
+std::string offsetFunction(const std::string& name, const std::vector<std::int64_t>& dims,
+                           const std::vector<std::int64_t>& strides)
+{
+    std::ostringstream s;
+    s << "__device__ __forceinline__ long long " << name << "(long long i)\n{\n    long long o = 0;\n";
+    for (std::size_t d = dims.size(); d-- > 0;) {
+        if (d == 0) {
+            if (strides[d] != 0)
+                s << "    o += i * " << strides[d] << "LL;\n";
+        } else {
+            if (strides[d] != 0)
+                s << "    o += (i % " << dims[d] << "LL) * " << strides[d] << "LL;\n";
+            s << "    i /= " << dims[d] << "LL;\n";
+        }
+    }
+    s << "    (void)i;\n    return o;\n}\n";
+    return s.str();
+}
+
+} // namespace
+
+Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(const OperatorCard& card)
+{
+    auto expression = PointwiseExpression::fromRegion(card);
+    if (!expression)
+        return unsupportedCard(card, expression.error().message);
+    std::unique_ptr<PointwiseRegionFamily> f(new PointwiseRegionFamily(std::move(expression.value())));
+    f->m_chain = card.region->text();
+    if (card.outputs.empty())
+        return unsupportedCard(card, "the region has no output");
+    const TensorSpec& first = card.outputs[0];
+    for (const TensorSpec& out : card.outputs) {
+        if (out.sizes != first.sizes)
+            return unsupportedCard(
+                card, "region outputs of different sizes (" + first.toShortString() + ", " + out.toShortString() + ")");
+        if (!denseStorageOrder(out))
+            return unsupportedCard(card, "output " + out.toShortString() + " is not dense");
+    }
+    f->m_numel = first.numel();
+    if (f->m_numel == 0)
+        return unsupportedCard(card, "empty output");
+    std::vector<std::vector<std::int64_t>> strides;
+    for (std::size_t o = 0; o < card.outputs.size(); ++o) {
+        f->m_outputs.push_back({"out" + std::to_string(o), card.outputs[o].dtype, true, true, Mode::Flat, {}});
+        strides.push_back(card.outputs[o].strides);
+    }
+    for (std::size_t k = 0; k < card.args.size(); ++k) {
+        const TensorSpec& in = card.args[k].tensors[0];
+        // A 0-dim CPU tensor mixed into GPU math is a scalar to eager, but a pointer the kernel cannot read.
+        if (in.device.rfind("cpu", 0) == 0 && first.device.rfind("cpu", 0) != 0)
+            return unsupportedCard(card,
+                                   "input " + card.args[k].name + " " + in.toShortString() +
+                                       " is on the CPU (the kernel reads device memory)");
+        auto s = broadcastStrides(in, first.sizes);
+        if (!s)
+            return unsupportedCard(card,
+                                   "input " + card.args[k].name + " " + in.toShortString() +
+                                       " does not broadcast to the output's sizes " + first.toShortString());
+        f->m_inputs.push_back(
+            {card.args[k].name, in.dtype, false, f->m_expression.inputUsed(static_cast<int>(k)), Mode::Flat, {}});
+        strides.push_back(*s);
+    }
+    const MergedDims merged = mergeDims(*denseStorageOrder(first), first.sizes, strides);
+    f->m_dims = merged.sizes;
+    const std::vector<std::int64_t> flat = contiguousOver(f->m_dims);
+    std::size_t k = 0;
+    for (Operand* op : [&] {
+             std::vector<Operand*> all;
+             for (Operand& o : f->m_outputs)
+                 all.push_back(&o);
+             for (Operand& i : f->m_inputs)
+                 all.push_back(&i);
+             return all;
+         }()) {
+        op->strides = merged.strides[k++];
+        const bool zero = std::all_of(op->strides.begin(), op->strides.end(), [](std::int64_t s) { return s == 0; });
+        if (!op->output && (zero || !op->used))
+            op->mode = Mode::Scalar;
+        else if (op->strides == flat)
+            op->mode = Mode::Flat;
+        else
+            op->mode = Mode::Strided;
+    }
+    return f;
+}
+
+bool PointwiseRegionFamily::hasStrided() const
+{
+    const auto strided = [](const Operand& o) { return o.mode == Mode::Strided; };
+    return std::any_of(m_inputs.begin(), m_inputs.end(), strided) ||
+        std::any_of(m_outputs.begin(), m_outputs.end(), strided);
+}
+
+bool PointwiseRegionFamily::vectorWidthAllowed(int width) const
+{
+    if (width != 1 && width != 2 && width != 4 && width != 8)
+        return false;
+    for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
+        for (const Operand& o : *list)
+            if (o.mode != Mode::Scalar && width * dtypeBytes(o.dtype) > 16)
+                return false;
+    // Strided operands take the V elements of a vector from one outer index: V divides the innermost dim.
+    return !hasStrided() || (!m_dims.empty() && m_dims.back() % width == 0);
+}
+
+bool PointwiseRegionFamily::vectorMoves(const Operand& op, int width) const
+{
+    return op.mode == Mode::Flat || (op.mode == Mode::Strided && stridesAllowVectors(op.strides, width));
+}
+
+std::vector<Knob> PointwiseRegionFamily::knobs() const
+{
+    return kKnobs;
+}
+
+Result<void> PointwiseRegionFamily::check(const nlohmann::json& p) const
+{
+    const std::string context = "pointwise_region template parameters";
+    if (auto r = checkKnobsAndThreads(p, knobs(), context); !r)
+        return r;
+    const int v = p["vector_width"].get<int>();
+    if (!vectorWidthAllowed(v))
+        return makeError(ErrorCode::InvalidArgument,
+                         "vector_width " + std::to_string(v) + " not allowed for the region's dtypes and layouts",
+                         context);
+    if (p["items_per_thread"].get<int>() > 8)
+        return makeError(ErrorCode::InvalidArgument, "items_per_thread must be 1, 2, 4 or 8", context);
+    return {};
+}
+
+nlohmann::json PointwiseRegionFamily::rootParams() const
+{
+    int v = 1;
+    for (int w : {8, 4, 2})
+        if (vectorWidthAllowed(w)) {
+            v = w;
+            break;
+        }
+    return {{"threads", 256}, {"vector_width", v}, {"items_per_thread", m_numel >= (1 << 22) ? 2 : 1}};
+}
+
+std::string PointwiseRegionFamily::operandDefinitions(int width) const
+{
+    std::ostringstream s;
+    for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
+        for (const Operand& o : *list) {
+            if (!o.used)
+                continue;
+            const std::string type = "t_" + o.name;
+            s << "typedef " << dtypeCType(o.dtype) << " " << type << ";\n"
+              << (o.output ? dtypeStorer("kfStore_" + o.name, o.dtype) : dtypeLoader("kfLoad_" + o.name, o.dtype));
+            if (o.mode != Mode::Scalar && vectorMoves(o, width))
+                s << "struct alignas(V * sizeof(" << type << ")) Vec_" << o.name << " { " << type << " v[V]; };\n";
+            if (o.mode == Mode::Strided)
+                s << offsetFunction("kfOffset_" + o.name, m_dims, o.strides);
+        }
+    return s.str();
+}
+
+std::string PointwiseRegionFamily::loadStatements(std::size_t n, int width) const
+{
+    const Operand& o = m_inputs[n];
+    const std::string at = "xs[k][" + std::to_string(n) + "]";
+    std::ostringstream s;
+    if (!o.used || o.mode == Mode::Scalar) {
+        s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                " << at
+          << "[e] = " << (o.used ? "s_" + o.name : std::string("0.0f")) << ";\n";
+        return s.str();
+    }
+    s << "            {\n";
+    if (o.mode == Mode::Flat)
+        s << "                const Vec_" << o.name << " t = reinterpret_cast<const Vec_" << o.name << "*>(" << o.name
+          << ")[j];\n";
+    else if (vectorMoves(o, width))
+        s << "                const Vec_" << o.name << " t = *reinterpret_cast<const Vec_" << o.name << "*>(" << o.name
+          << " + kfOffset_" << o.name << "(i));\n";
+    else
+        s << "                const long long o = kfOffset_" << o.name << "(i);\n";
+    s << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << at << "[e] = kfLoad_"
+      << o.name << "("
+      << (vectorMoves(o, width) ? std::string("t.v[e]")
+                                : o.name + "[o + e * " + std::to_string(o.strides.back()) + "LL]")
+      << ");\n            }\n";
+    return s.str();
+}
+
+std::string PointwiseRegionFamily::storeStatements(std::size_t n, int width) const
+{
+    const Operand& o = m_outputs[n];
+    const std::string r = "r" + std::to_string(n);
+    std::ostringstream s;
+    if (o.mode == Mode::Flat)
+        s << "            reinterpret_cast<Vec_" << o.name << "*>(" << o.name << ")[j] = " << r << ";\n";
+    else if (vectorMoves(o, width))
+        s << "            *reinterpret_cast<Vec_" << o.name << "*>(" << o.name << " + kfOffset_" << o.name
+          << "(i)) = " << r << ";\n";
+    else
+        s << "            {\n                const long long o = kfOffset_" << o.name
+          << "(i);\n#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << o.name
+          << "[o + e * " << o.strides.back() << "LL] = " << r << ".v[e];\n            }\n";
+    return s.str();
+}
+
+Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) const
+{
+    if (auto r = check(params); !r)
+        return r.error();
+    const int v = params["vector_width"].get<int>();
+    const int threads = params["threads"].get<int>();
+    const int items = params["items_per_thread"].get<int>();
+    const std::size_t nin = m_inputs.size(), nout = m_outputs.size();
+    const std::string kernel = "kf_pointwise_region";
+    std::ostringstream s;
+    s << "// Built-in pointwise region " << m_chain << " over " << m_numel << " elements, one pass, fp32 math ("
+      << m_expression.liveOps() << " ops).\n"
+      << "// Template parameters: " << params.dump() << "\n// Merged dims (outermost first in storage):";
+    for (std::int64_t d : m_dims)
+        s << " " << d;
+    s << "\n";
+    for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
+        for (const Operand& o : *list)
+            s << "//   " << o.name << " " << o.dtype << " " << (o.used ? modeName(static_cast<int>(o.mode)) : "unused")
+              << "\n";
+    if (m_expression.needsHalf())
+        s << "#include <cuda_fp16.h>\n";
+    if (m_expression.needsBfloat16())
+        s << "#include <cuda_bf16.h>\n";
+    s << "constexpr long long NUMEL = " << m_numel << "LL;\n"
+      << "constexpr int V = " << v << ";\n"
+      << "constexpr int THREADS = " << threads << ";\n"
+      << "constexpr int ITEMS = " << items << ";\n"
+      << "constexpr int NIN = " << std::max<std::size_t>(nin, 1) << ";\n"
+      << "constexpr int NOUT = " << nout << ";\n"
+      << "constexpr long long NVEC = NUMEL / V;\n"
+      << operandDefinitions(v) << m_expression.elementFunction("kfRegion") << "\nextern \"C\" __global__ void "
+      << "__launch_bounds__(THREADS) " << kernel << "(";
+    for (std::size_t n = 0; n < nin; ++n)
+        s << (m_inputs[n].used ? "const t_" + m_inputs[n].name + "*" : std::string("const void*")) << " __restrict__ "
+          << m_inputs[n].name << ", ";
+    for (std::size_t n = 0; n < nout; ++n)
+        s << "t_" << m_outputs[n].name << "* __restrict__ " << m_outputs[n].name << (n + 1 < nout ? ", " : ")\n{\n");
+    for (const Operand& o : m_inputs)
+        if (o.used && o.mode == Mode::Scalar)
+            s << "    const float s_" << o.name << " = kfLoad_" << o.name << "(" << o.name << "[0]);\n";
+    s << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
+      << "    for (long long base = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x; base < NVEC;\n"
+      << "         base += stride) {\n"
+      << "        float xs[ITEMS][NIN][V];\n"
+      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+      << "            if (j >= NVEC)\n                continue;\n"
+      << "            const long long i = j * V;\n            (void)i;\n";
+    for (std::size_t n = 0; n < nin; ++n)
+        s << loadStatements(n, v);
+    s << "        }\n"
+      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
+      << "            if (j >= NVEC)\n                continue;\n"
+      << "            const long long i = j * V;\n            (void)i;\n";
+    for (std::size_t n = 0; n < nout; ++n)
+        s << "            struct { t_" << m_outputs[n].name << " v[V]; } r" << n << "_;\n";
+    s << "#pragma unroll\n            for (int e = 0; e < V; ++e) {\n"
+      << "                float x[NIN];\n                float y[NOUT];\n"
+      << "#pragma unroll\n                for (int n = 0; n < NIN; ++n)\n                    x[n] = xs[k][n][e];\n"
+      << "                kfRegion(x, y);\n";
+    for (std::size_t n = 0; n < nout; ++n)
+        s << "                r" << n << "_.v[e] = kfStore_" << m_outputs[n].name << "(y[" << n << "]);\n";
+    s << "            }\n";
+    for (std::size_t n = 0; n < nout; ++n) {
+        const Operand& o = m_outputs[n];
+        if (vectorMoves(o, v))
+            s << "            Vec_" << o.name << " r" << n
+              << ";\n#pragma unroll\n            for (int e = 0; e < V; ++e)\n"
+              << "                r" << n << ".v[e] = r" << n << "_.v[e];\n";
+        else
+            s << "            const auto& r" << n << " = r" << n << "_;\n";
+        s << storeStatements(n, v);
+    }
+    s << "        }\n    }\n";
+    if (!hasStrided()) {
+        // Flat and scalar operands only: the elements after the last whole vector, one per thread.
+        s << "    constexpr long long TAIL = NUMEL - NVEC * V;\n"
+          << "    if constexpr (TAIL > 0) {\n"
+          << "        const long long g = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;\n"
+          << "        if (g < TAIL) {\n            const long long i = NVEC * V + g;\n"
+          << "            float x[NIN];\n            float y[NOUT];\n";
+        for (std::size_t n = 0; n < std::max<std::size_t>(nin, 1); ++n) {
+            s << "            x[" << n << "] = ";
+            if (n >= nin || !m_inputs[n].used)
+                s << "0.0f;\n";
+            else if (m_inputs[n].mode == Mode::Scalar)
+                s << "s_" << m_inputs[n].name << ";\n";
+            else
+                s << "kfLoad_" << m_inputs[n].name << "(" << m_inputs[n].name << "[i]);\n";
+        }
+        s << "            kfRegion(x, y);\n";
+        for (std::size_t n = 0; n < nout; ++n)
+            s << "            " << m_outputs[n].name << "[i] = kfStore_" << m_outputs[n].name << "(y[" << n << "]);\n";
+        s << "        }\n    }\n";
+    }
+    s << "}\n";
+
+    const std::int64_t perBlock = static_cast<std::int64_t>(threads) * items;
+    const std::int64_t grid = std::clamp<std::int64_t>((m_numel / v + perBlock - 1) / perBlock, 1, 2147483647LL);
+    std::vector<std::string> args;
+    for (const Operand& o : m_inputs)
+        args.push_back("ptr:" + o.name);
+    for (const Operand& o : m_outputs)
+        args.push_back("ptr:" + o.name);
+    return Candidate{s.str(), {{"launches", nlohmann::json::array({launchJson(kernel, grid, threads, args)})}}};
+}
+
+} // namespace kforge::core

@@ -1,0 +1,307 @@
+#include "pointwise/PointwiseExpression.h"
+
+#include "pointwise/CudaLiteral.h"
+#include "pointwise/DtypePromotion.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <sstream>
+
+namespace kforge::core {
+
+namespace {
+
+bool isComputeDtype(const std::string& dtype)
+{
+    return dtype == "float32" || dtype == "float16" || dtype == "bfloat16";
+}
+
+bool isHalfWidth(const std::string& dtype)
+{
+    return dtype == "float16" || dtype == "bfloat16";
+}
+
+// What an input may be: a float tensor, a bool (a where's condition, or 0 / 1 in arithmetic), or a
+// 0-dim float64 (a traced Python number kept as a tensor), read as float as eager casts it.
+std::string inputProblem(const TensorSpec& t)
+{
+    if (isComputeDtype(t.dtype) || t.dtype == "bool" || (t.dtype == "float64" && t.sizes.empty()))
+        return "";
+    return t.dtype + (t.sizes.empty() ? " 0-dim tensor" : " tensor") +
+        " not covered (float32, float16, bfloat16; bool; float64 0-dim)";
+}
+
+// The dtype a Python scalar stands for in promotion.
+std::string scalarDtype(const nlohmann::json& v)
+{
+    if (v.is_boolean())
+        return "bool";
+    if (v.is_number_integer())
+        return "int64";
+    return "float32";
+}
+
+// A Python scalar's value: a number, a bool, or a non-finite float as the capture spells it in JSON
+// ("inf", "-inf", "nan"); nullopt for anything else.
+std::optional<double> scalarValue(const nlohmann::json& v)
+{
+    if (v.is_number() || v.is_boolean())
+        return v.get<double>();
+    if (v == "inf")
+        return std::numeric_limits<double>::infinity();
+    if (v == "-inf")
+        return -std::numeric_limits<double>::infinity();
+    if (v == "nan")
+        return std::numeric_limits<double>::quiet_NaN();
+    return std::nullopt;
+}
+
+const ArgSpec* findArg(const ChainMember& member, std::string_view name, std::size_t& index)
+{
+    for (index = 0; index < member.args.size(); ++index)
+        if (member.args[index].name == name)
+            return &member.args[index];
+    return nullptr;
+}
+
+} // namespace
+
+int PointwiseExpression::intern(PointwiseNode node)
+{
+    for (std::size_t i = 0; i < m_nodes.size(); ++i) {
+        const PointwiseNode& n = m_nodes[i];
+        if (n.kind == node.kind && n.input == node.input &&
+            std::memcmp(&n.constant, &node.constant, sizeof(double)) == 0 && n.op == node.op &&
+            n.operands == node.operands && n.dtype == node.dtype && n.round == node.round)
+            return static_cast<int>(i);
+    }
+    m_nodes.push_back(std::move(node));
+    return static_cast<int>(m_nodes.size()) - 1;
+}
+
+Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& card, const PointwiseOptions& options)
+{
+    const auto refuse = [](const std::string& why) { return makeError(ErrorCode::Unsupported, why); };
+    if (!card.region)
+        return refuse("not a region card");
+    const RegionChain& chain = *card.region;
+    PointwiseExpression e;
+    e.m_inputCount = static_cast<int>(card.args.size());
+    for (std::size_t k = 0; k < card.args.size(); ++k) {
+        if (card.args[k].kind != ArgKind::Tensor || card.args[k].tensors.size() != 1)
+            return refuse("region argument " + card.args[k].name + " is not one tensor");
+        if (const std::string why = inputProblem(card.args[k].tensors[0]); !why.empty())
+            return refuse("region input " + card.args[k].name + ": " + why);
+    }
+    std::vector<std::vector<int>> memberNodes(chain.members.size());
+    // Values an in-place member has overwritten (its self), and by which member: a later read of
+    // one would see eager's written value, not the one the source names.
+    std::vector<std::pair<ChainSource, std::size_t>> overwritten;
+    for (std::size_t m = 0; m < chain.members.size(); ++m) {
+        const ChainMember& member = chain.members[m];
+        const std::string label = "member " + std::to_string(m) + " (" + member.op.substr(member.op.find(':') + 2) +
+            (member.overload.empty() ? "" : "." + member.overload) + ")";
+        auto row = findPointwiseOp(member.op, member.overload, member.args);
+        if (!row)
+            return refuse("member " + std::to_string(m) + ": " + row.error().message);
+        const PointwiseOpRow& op = *row.value();
+        if (member.outputs.size() != 1)
+            return refuse(label + ": expected one output");
+        PointwiseNode apply;
+        apply.kind = PointwiseNode::Kind::Apply;
+        apply.op = &op;
+        std::vector<PromotionOperand> promoted;
+        std::vector<std::size_t> promotedTensors; // positions in apply.operands
+        for (const PointwiseOperand& operand : op.operands) {
+            std::size_t a = 0;
+            const ArgSpec* arg = findArg(member, operand.name, a);
+            if (!arg || arg->kind == ArgKind::None) {
+                if (operand.promoted && !operand.optional)
+                    return refuse(label + ": no argument '" + std::string(operand.name) + "'");
+                apply.operands.push_back(-1); // alpha, negative_slope: the formula's default
+                continue;
+            }
+            int node = -1;
+            PromotionOperand p;
+            if (arg->kind == ArgKind::Tensor && arg->tensors.size() == 1 && a < member.sources.size() &&
+                member.sources[a].size() == 1) {
+                const ChainSource& source = member.sources[a][0];
+                for (const auto& [value, writer] : overwritten)
+                    if (value == source)
+                        return refuse(label + ": reads a value member " + std::to_string(writer) +
+                                      " overwrote in place");
+                if (source.fromMember) {
+                    node = memberNodes.at(static_cast<std::size_t>(source.index))
+                               .at(static_cast<std::size_t>(source.output));
+                } else {
+                    PointwiseNode input;
+                    input.input = source.index;
+                    input.dtype = card.args.at(static_cast<std::size_t>(source.index)).tensors[0].dtype;
+                    node = e.intern(std::move(input));
+                }
+                p = {e.m_nodes[static_cast<std::size_t>(node)].dtype,
+                     arg->tensors[0].sizes.empty() ? OperandRank::ZeroDim : OperandRank::Dimensioned};
+            } else if (arg->kind == ArgKind::Value && scalarValue(arg->value)) {
+                PointwiseNode constant;
+                constant.kind = PointwiseNode::Kind::Constant;
+                constant.constant = *scalarValue(arg->value);
+                constant.dtype = scalarDtype(arg->value);
+                p = {constant.dtype, OperandRank::PythonScalar};
+                node = e.intern(std::move(constant));
+            } else {
+                return refuse(label + ": argument '" + std::string(operand.name) + "' is " + arg->toShortString() +
+                              " (a tensor or a number expected)");
+            }
+            apply.operands.push_back(node);
+            if (operand.promoted) {
+                promoted.push_back(p);
+                if (p.rank != OperandRank::PythonScalar)
+                    promotedTensors.push_back(apply.operands.size() - 1);
+            }
+        }
+        const std::string produced = member.outputs[0].dtype;
+        std::string dtype;
+        if (op.result == PointwiseResult::Cast)
+            dtype = produced;
+        else if (isInPlaceOpName(member.op.substr(member.op.find(':') + 2))) {
+            dtype = e.m_nodes[static_cast<std::size_t>(apply.operands[0])].dtype; // written into self
+            if (!member.sources.empty() && member.sources.front().size() == 1)
+                overwritten.emplace_back(member.sources.front().front(), m);
+        } else {
+            dtype = resultType(promoted);
+            if (op.result == PointwiseResult::PromoteToFloat && dtypeCategory(dtype) != DtypeCategory::Floating)
+                dtype = "float32";
+        }
+        if (dtype != produced)
+            return refuse(label + ": promotion gives " + (dtype.empty() ? "no dtype" : dtype) +
+                          " where eager produced " + produced);
+        if (!isComputeDtype(dtype))
+            return refuse(label + ": result dtype " + dtype + " not covered (float32, float16, bfloat16)");
+        // Eager's kernel reads every tensor operand in the op's common dtype: a wider one (a float32
+        // or float64 0-dim tensor times bfloat16 activations) is rounded to it first. Python scalars
+        // go straight to opmath.
+        const std::string common = resultType(promoted);
+        if (op.result != PointwiseResult::Cast && options.roundIntermediates && isHalfWidth(common))
+            for (const std::size_t i : promotedTensors) {
+                const PointwiseNode& from = e.m_nodes[static_cast<std::size_t>(apply.operands[i])];
+                if (from.dtype == common || dtypeCategory(from.dtype) != DtypeCategory::Floating)
+                    continue;
+                PointwiseNode narrowed;
+                narrowed.kind = PointwiseNode::Kind::Apply;
+                narrowed.op = findPointwiseOp("aten::_to_copy", "", {}).value();
+                narrowed.operands = {apply.operands[i]};
+                narrowed.dtype = common;
+                narrowed.round = true;
+                apply.operands[i] = e.intern(std::move(narrowed));
+            }
+        apply.dtype = dtype;
+        apply.round = options.roundIntermediates && isHalfWidth(dtype);
+        memberNodes[m] = {e.intern(std::move(apply))};
+    }
+    for (std::size_t o = 0; o < chain.outputs.size(); ++o) {
+        const ChainSource& source = chain.outputs[o];
+        if (!source.fromMember)
+            return refuse("region output " + std::to_string(o) + " is a region input (nothing to compute)");
+        const int node =
+            memberNodes.at(static_cast<std::size_t>(source.index)).at(static_cast<std::size_t>(source.output));
+        if (o >= card.outputs.size() || card.outputs[o].dtype != e.m_nodes[static_cast<std::size_t>(node)].dtype)
+            return refuse("region output " + std::to_string(o) + " does not have its member's dtype");
+        e.m_outputs.push_back(node);
+    }
+    if (e.m_outputs.empty())
+        return refuse("the region has no output");
+    return e;
+}
+
+std::vector<bool> PointwiseExpression::live() const
+{
+    std::vector<bool> used(m_nodes.size(), false);
+    for (int o : m_outputs)
+        used[static_cast<std::size_t>(o)] = true;
+    // Operands precede their users (interned in chain order), so one backward pass is enough.
+    for (std::size_t i = m_nodes.size(); i-- > 0;)
+        if (used[i])
+            for (int operand : m_nodes[i].operands)
+                if (operand >= 0)
+                    used[static_cast<std::size_t>(operand)] = true;
+    return used;
+}
+
+bool PointwiseExpression::inputUsed(int k) const
+{
+    const std::vector<bool> used = live();
+    for (std::size_t i = 0; i < m_nodes.size(); ++i)
+        if (used[i] && m_nodes[i].kind == PointwiseNode::Kind::Input && m_nodes[i].input == k)
+            return true;
+    return false;
+}
+
+int PointwiseExpression::liveOps() const
+{
+    const std::vector<bool> used = live();
+    int count = 0;
+    for (std::size_t i = 0; i < m_nodes.size(); ++i)
+        count += used[i] && m_nodes[i].kind == PointwiseNode::Kind::Apply;
+    return count;
+}
+
+bool PointwiseExpression::needsHalf() const
+{
+    return std::any_of(m_nodes.begin(), m_nodes.end(), [](const PointwiseNode& n) { return n.dtype == "float16"; });
+}
+
+bool PointwiseExpression::needsBfloat16() const
+{
+    return std::any_of(m_nodes.begin(), m_nodes.end(), [](const PointwiseNode& n) { return n.dtype == "bfloat16"; });
+}
+
+std::string PointwiseExpression::elementFunction(const std::string& name) const
+{
+    const std::vector<bool> used = live();
+    std::ostringstream s;
+    s << pointwiseHelpers();
+    if (needsHalf())
+        s << "__device__ __forceinline__ float kfRoundHalf(float v) { return __half2float(__float2half_rn(v)); }\n";
+    if (needsBfloat16())
+        s << "__device__ __forceinline__ float kfRoundBfloat16(float v) { return "
+             "__bfloat162float(__float2bfloat16_rn(v)); }\n";
+    s << "// Every region output of one element from the inputs' values, in fp32; a 16-bit op result\n"
+      << "// is rounded to its dtype where eager materializes it.\n"
+      << "__device__ __forceinline__ void " << name << "(const float (&x)[" << std::max(m_inputCount, 1)
+      << "], float (&y)[" << m_outputs.size() << "])\n{\n";
+    const auto operandOf = [&](int id) {
+        if (id < 0)
+            return FormulaOperand{};
+        const PointwiseNode& n = m_nodes[static_cast<std::size_t>(id)];
+        if (n.kind == PointwiseNode::Kind::Constant)
+            return FormulaOperand{floatLiteral(n.constant), n.constant};
+        return FormulaOperand{"v" + std::to_string(id), std::nullopt};
+    };
+    for (std::size_t i = 0; i < m_nodes.size(); ++i) {
+        const PointwiseNode& n = m_nodes[i];
+        if (!used[i] || n.kind == PointwiseNode::Kind::Constant)
+            continue;
+        s << "    const float v" << i << " = ";
+        if (n.kind == PointwiseNode::Kind::Input) {
+            s << "x[" << n.input << "];\n";
+            continue;
+        }
+        std::vector<FormulaOperand> operands;
+        for (int operand : n.operands)
+            operands.push_back(operandOf(operand));
+        const std::string value = n.op->formula(operands);
+        if (n.round)
+            s << (n.dtype == "float16" ? "kfRoundHalf(" : "kfRoundBfloat16(") << value << "); // " << n.op->name
+              << " -> " << n.dtype << "\n";
+        else
+            s << value << "; // " << n.op->name << " -> " << n.dtype << "\n";
+    }
+    for (std::size_t o = 0; o < m_outputs.size(); ++o)
+        s << "    y[" << o << "] = " << operandOf(m_outputs[o]).expr << ";\n";
+    s << "}\n";
+    return s.str();
+}
+
+} // namespace kforge::core

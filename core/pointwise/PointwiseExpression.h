@@ -1,0 +1,71 @@
+#pragma once
+// The expression DAG of a region card's chain of pointwise ops (docs/builtin-proposer.md,
+// "Pointwise expressions"): region inputs, Python-scalar constants and op applications from the op
+// table, equal subexpressions shared, and the per-element fp32 code that computes every region
+// output from the inputs' values. Torch-free.
+//
+// Rounding: eager materializes each op's result in its dtype, so a bfloat16 chain rounds after
+// every op. By default (PointwiseOptions::roundIntermediates) the generated code does the same:
+// each op result whose eager dtype is float16 or bfloat16 is rounded to it before the next op reads
+// it, which keeps the kernel within a rounding of eager instead of drifting from it by the chain's
+// length. Without it the chain runs in fp32 throughout and only the stores round.
+
+#include "model/OperatorCard.h"
+#include "pointwise/PointwiseOpTable.h"
+#include "util/Result.h"
+
+#include <string>
+#include <vector>
+
+namespace kforge::core {
+
+struct PointwiseOptions {
+    bool roundIntermediates = true;
+};
+
+struct PointwiseNode {
+    enum class Kind { Input, Constant, Apply };
+    Kind kind = Kind::Input;
+    int input = -1;                     // Input: the region input ("in<input>")
+    double constant = 0;                // Constant: a Python scalar's value
+    const PointwiseOpRow* op = nullptr; // Apply
+    std::vector<int> operands;          // Apply: node per row operand; -1 for an absent optional
+    std::string dtype;                  // the eager dtype of the value (Constant: the scalar's: float32, int64, bool)
+    bool round = false;                 // Apply: the fp32 result is rounded to `dtype` (float16 / bfloat16)
+};
+
+class PointwiseExpression {
+public:
+    /// The DAG of region card `card` (card.region set, arguments in0..inN-1). Unsupported with one
+    /// line naming the member when a member is not in the op table, a tensor is not float32, float16
+    /// or bfloat16 (a where's condition may be bool; a 0-dim input float64), promotion disagrees
+    /// with the dtype eager produced, or an output is not a member's tensor.
+    static Result<PointwiseExpression> fromRegion(const OperatorCard& card, const PointwiseOptions& options = {});
+
+    const std::vector<PointwiseNode>& nodes() const { return m_nodes; }
+    /// The node of each region output.
+    const std::vector<int>& outputs() const { return m_outputs; }
+    /// Whether region input `k` is read by any output (an input may feed only dead code).
+    bool inputUsed(int k) const;
+    /// Apply nodes an output depends on (what the element code computes).
+    int liveOps() const;
+
+    /// `__device__ __forceinline__ void NAME(const float (&x)[NIN], float (&y)[NOUT])`: the outputs
+    /// from the inputs' values (bool as 0 / 1), each rounded as the options say, ready for the store's
+    /// conversion. Preceded by pointwiseHelpers() and a 16-bit rounding helper where needed; the
+    /// caller includes cuda_fp16.h / cuda_bf16.h (needsHalf / needsBfloat16).
+    std::string elementFunction(const std::string& name) const;
+    bool needsHalf() const;
+    bool needsBfloat16() const;
+    int inputCount() const { return m_inputCount; }
+
+private:
+    int intern(PointwiseNode node);
+    std::vector<bool> live() const;
+
+    std::vector<PointwiseNode> m_nodes;
+    std::vector<int> m_outputs;
+    int m_inputCount = 0;
+};
+
+} // namespace kforge::core

@@ -1,0 +1,345 @@
+#include "pointwise/PointwiseOpTable.h"
+
+#include "pointwise/CudaLiteral.h"
+
+#include <algorithm>
+#include <array>
+
+namespace kforge::core {
+
+namespace {
+
+using A = const std::vector<FormulaOperand>&;
+
+bool isConstant(const FormulaOperand& o, double v)
+{
+    return o.constant && *o.constant == v;
+}
+
+// `x + alpha * y` as eager's add / sub kernels compute it in opmath; alpha 1 drops out exactly.
+std::string plusScaled(const std::string& x, const char* sign, const FormulaOperand& y, const FormulaOperand& alpha)
+{
+    if (alpha.absent() || isConstant(alpha, 1))
+        return "(" + x + " " + sign + " " + y.expr + ")";
+    return "(" + x + " " + sign + " " + alpha.expr + " * " + y.expr + ")";
+}
+
+std::string addFormula(A a)
+{
+    return plusScaled(a[0].expr, "+", a[1], a[2]);
+}
+std::string subFormula(A a)
+{
+    return plusScaled(a[0].expr, "-", a[1], a[2]);
+}
+std::string rsubFormula(A a)
+{
+    return plusScaled(a[1].expr, "-", a[0], a[2]);
+}
+std::string mulFormula(A a)
+{
+    return "(" + a[0].expr + " * " + a[1].expr + ")";
+}
+std::string divFormula(A a)
+{
+    // Eager's CUDA true division by a CPU scalar multiplies by its reciprocal, taken in opmath.
+    if (a[1].constant)
+        return "(" + a[0].expr + " * " + floatLiteral(1.0f / static_cast<float>(*a[1].constant)) + ")";
+    return "(" + a[0].expr + " / " + a[1].expr + ")";
+}
+std::string negFormula(A a)
+{
+    return "(-" + a[0].expr + ")";
+}
+std::string call(const char* fn, const std::string& x)
+{
+    return std::string(fn) + "(" + x + ")";
+}
+std::string absFormula(A a)
+{
+    return call("fabsf", a[0].expr);
+}
+std::string expFormula(A a)
+{
+    return call("expf", a[0].expr);
+}
+std::string logFormula(A a)
+{
+    return call("logf", a[0].expr);
+}
+std::string sqrtFormula(A a)
+{
+    return call("sqrtf", a[0].expr);
+}
+std::string rsqrtFormula(A a)
+{
+    return call("rsqrtf", a[0].expr);
+}
+std::string reciprocalFormula(A a)
+{
+    return "(1.0f / " + a[0].expr + ")";
+}
+std::string tanhFormula(A a)
+{
+    return call("tanhf", a[0].expr);
+}
+// The CUDA math library's full-range cosf / sinf, as eager's kernels (no fast-math form: rotary
+// tables take arguments of thousands of radians).
+std::string cosFormula(A a)
+{
+    return call("cosf", a[0].expr);
+}
+std::string sinFormula(A a)
+{
+    return call("sinf", a[0].expr);
+}
+std::string erfFormula(A a)
+{
+    return call("erff", a[0].expr);
+}
+std::string sigmoidFormula(A a)
+{
+    return "(1.0f / (1.0f + expf(-" + a[0].expr + ")))";
+}
+std::string siluFormula(A a)
+{
+    return "(" + a[0].expr + " / (1.0f + expf(-" + a[0].expr + ")))";
+}
+std::string reluFormula(A a)
+{
+    return "(" + a[0].expr + " < 0.0f ? 0.0f : " + a[0].expr + ")"; // NaN stays NaN
+}
+std::string geluFormula(A a)
+{
+    const std::string& x = a[0].expr;
+    return "(" + x + " * 0.5f * (1.0f + erff(" + x + " * 0.70710678118654752f)))";
+}
+std::string geluTanhFormula(A a)
+{
+    const std::string& x = a[0].expr;
+    return "(0.5f * " + x + " * (1.0f + tanhf(0.79788456080286536f * (" + x + " + 0.044715f * (" + x + " * " + x +
+        " * " + x + ")))))";
+}
+std::string hardswishFormula(A a)
+{
+    const std::string& x = a[0].expr;
+    return "(" + x + " * kfStdMin(kfStdMax(" + x + " + 3.0f, 0.0f), 6.0f) / 6.0f)";
+}
+std::string hardsigmoidFormula(A a)
+{
+    return "(kfStdMin(kfStdMax(" + a[0].expr + " + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f))";
+}
+std::string leakyReluFormula(A a)
+{
+    const std::string slope = a[1].absent() ? floatLiteral(0.01) : a[1].expr;
+    return "(" + a[0].expr + " > 0.0f ? " + a[0].expr + " : " + a[0].expr + " * " + slope + ")";
+}
+std::string clampFormula(A a)
+{
+    std::string x = a[0].expr;
+    if (!a[1].absent())
+        x = "kfClampMin(" + x + ", " + a[1].expr + ")";
+    if (!a[2].absent())
+        x = "kfClampMax(" + x + ", " + a[2].expr + ")";
+    return x;
+}
+std::string clampMinFormula(A a)
+{
+    return "kfClampMin(" + a[0].expr + ", " + a[1].expr + ")";
+}
+std::string clampMaxFormula(A a)
+{
+    return "kfClampMax(" + a[0].expr + ", " + a[1].expr + ")";
+}
+std::string minimumFormula(A a)
+{
+    return "kfMinimum(" + a[0].expr + ", " + a[1].expr + ")";
+}
+std::string maximumFormula(A a)
+{
+    return "kfMaximum(" + a[0].expr + ", " + a[1].expr + ")";
+}
+std::string identityFormula(A a)
+{
+    return a[0].expr; // the value; its rounding to the new dtype is the store's
+}
+std::string whereFormula(A a)
+{
+    return "(" + a[0].expr + " != 0.0f ? " + a[1].expr + " : " + a[2].expr + ")";
+}
+std::string powFormula(A a)
+{
+    // Eager's pow(Tensor, Scalar) special-cases these exponents (exact products, sqrt, rsqrt, reciprocal).
+    const std::string& x = a[0].expr;
+    const FormulaOperand& e = a[1];
+    if (isConstant(e, 0))
+        return "1.0f";
+    if (isConstant(e, 1))
+        return x;
+    if (isConstant(e, 2))
+        return "(" + x + " * " + x + ")";
+    if (isConstant(e, 3))
+        return "(" + x + " * " + x + " * " + x + ")";
+    if (isConstant(e, 0.5))
+        return call("sqrtf", x);
+    if (isConstant(e, -0.5))
+        return call("rsqrtf", x);
+    if (isConstant(e, -1))
+        return "(1.0f / " + x + ")";
+    if (isConstant(e, -2))
+        return "(1.0f / (" + x + " * " + x + "))";
+    return "powf(" + x + ", " + e.expr + ")";
+}
+
+constexpr PointwiseOperand kSelf{"self"};
+constexpr PointwiseOperand kOther{"other"};
+constexpr PointwiseOperand kAlpha{"alpha", false};
+
+std::vector<PointwiseOpRow> makeTable()
+{
+    using R = PointwiseResult;
+    std::vector<PointwiseOpRow> t;
+    const auto row = [&](std::string_view name, std::string_view overload, std::vector<PointwiseOperand> operands,
+                         R result, PointwiseFormula formula, std::string_view text, std::string_view attribute = {},
+                         std::string_view attributeValue = {}) {
+        t.push_back({name, overload, std::move(operands), result, attribute, attributeValue, formula, text});
+    };
+    for (std::string_view overload : {"Tensor", "Scalar"}) {
+        row("add", overload, {kSelf, kOther, kAlpha}, R::Promote, addFormula, "self + alpha * other");
+        row("sub", overload, {kSelf, kOther, kAlpha}, R::Promote, subFormula, "self - alpha * other");
+        row("rsub", overload, {kSelf, kOther, kAlpha}, R::Promote, rsubFormula, "other - alpha * self");
+        row("mul", overload, {kSelf, kOther}, R::Promote, mulFormula, "self * other");
+        row("div", overload, {kSelf, kOther}, R::PromoteToFloat, divFormula,
+            "self / other (by a Python scalar: self * (1 / other), as eager)");
+    }
+    row("div", "Tensor_mode", {kSelf, kOther}, R::PromoteToFloat, divFormula, "self / other", "rounding_mode", "null");
+    row("div", "Scalar_mode", {kSelf, kOther}, R::PromoteToFloat, divFormula, "self / other", "rounding_mode", "null");
+    row("neg", "", {kSelf}, R::Promote, negFormula, "-self");
+    row("abs", "", {kSelf}, R::Promote, absFormula, "fabsf(self)");
+    row("exp", "", {kSelf}, R::PromoteToFloat, expFormula, "expf(self)");
+    row("log", "", {kSelf}, R::PromoteToFloat, logFormula, "logf(self)");
+    row("sqrt", "", {kSelf}, R::PromoteToFloat, sqrtFormula, "sqrtf(self)");
+    row("rsqrt", "", {kSelf}, R::PromoteToFloat, rsqrtFormula, "rsqrtf(self)");
+    row("reciprocal", "", {kSelf}, R::PromoteToFloat, reciprocalFormula, "1 / self");
+    row("sigmoid", "", {kSelf}, R::PromoteToFloat, sigmoidFormula, "1 / (1 + expf(-self))");
+    row("tanh", "", {kSelf}, R::PromoteToFloat, tanhFormula, "tanhf(self)");
+    row("erf", "", {kSelf}, R::PromoteToFloat, erfFormula, "erff(self)");
+    row("cos", "", {kSelf}, R::PromoteToFloat, cosFormula, "cosf(self)");
+    row("sin", "", {kSelf}, R::PromoteToFloat, sinFormula, "sinf(self)");
+    row("pow", "Tensor_Scalar", {kSelf, {"exponent"}}, R::Promote, powFormula,
+        "powf(self, exponent); exponents 0, 1, 2, 3, 0.5, -0.5, -1, -2 as eager's special cases");
+    row("relu", "", {kSelf}, R::Promote, reluFormula, "self < 0 ? 0 : self (NaN stays NaN)");
+    row("gelu", "", {kSelf}, R::Promote, geluFormula, "self * 0.5 * (1 + erff(self / sqrt(2)))", "approximate",
+        "\"none\"");
+    row("gelu", "", {kSelf}, R::Promote, geluTanhFormula,
+        "0.5 * self * (1 + tanhf(sqrt(2 / pi) * (self + 0.044715 * self^3)))", "approximate", "\"tanh\"");
+    row("silu", "", {kSelf}, R::Promote, siluFormula, "self / (1 + expf(-self))");
+    row("hardswish", "", {kSelf}, R::Promote, hardswishFormula,
+        "self * min(max(self + 3, 0), 6) / 6 (std::min / std::max: NaN stays NaN)");
+    row("hardsigmoid", "", {kSelf}, R::Promote, hardsigmoidFormula,
+        "min(max(self + 3, 0), 6) * (1 / 6) (std::min / std::max: NaN stays NaN)");
+    row("leaky_relu", "", {kSelf, {"negative_slope", false}}, R::Promote, leakyReluFormula,
+        "self > 0 ? self : self * negative_slope");
+    for (std::string_view overload : {"", "Tensor"}) {
+        row("clamp", overload, {kSelf, {"min", true, true}, {"max", true, true}}, R::Promote, clampFormula,
+            "min(max(self, min), max), a NaN self or bound propagates");
+        row("clamp_min", overload, {kSelf, {"min"}}, R::Promote, clampMinFormula, "max(self, min), NaN propagates");
+        row("clamp_max", overload, {kSelf, {"max"}}, R::Promote, clampMaxFormula, "min(self, max), NaN propagates");
+    }
+    row("minimum", "", {kSelf, kOther}, R::Promote, minimumFormula, "fminf with NaN propagating");
+    row("maximum", "", {kSelf, kOther}, R::Promote, maximumFormula, "fmaxf with NaN propagating");
+    for (std::string_view overload : {"dtype", "dtype_layout", "other"})
+        row("to", overload, {kSelf}, R::Cast, identityFormula, "self, rounded to the dtype asked for");
+    row("_to_copy", "", {kSelf}, R::Cast, identityFormula, "self, rounded to the dtype asked for");
+    row("type_as", "", {kSelf}, R::Cast, identityFormula, "self, rounded to other's dtype");
+    for (std::string_view overload : {"self", "ScalarSelf", "ScalarOther", "Scalar"})
+        row("where", overload, {{"condition", false}, kSelf, kOther}, R::Promote, whereFormula,
+            "condition ? self : other");
+    return t;
+}
+
+bool isReductionLike(std::string_view name)
+{
+    static constexpr std::array<std::string_view, 12> kNames = {
+        "sum", "mean", "amax", "amin", "max", "min", "prod", "var", "std", "var_mean", "std_mean", "logsumexp"};
+    return name.find("norm") != std::string_view::npos || name.find("softmax") != std::string_view::npos ||
+        std::find(kNames.begin(), kNames.end(), name) != kNames.end();
+}
+
+// The argument's value as compact JSON; "null" for None or an argument the call does not have.
+std::string attributeText(const std::vector<ArgSpec>& args, std::string_view name)
+{
+    for (const ArgSpec& arg : args)
+        if (arg.name == name)
+            return arg.kind == ArgKind::Value ? arg.value.dump() : "null";
+    return "null";
+}
+
+} // namespace
+
+const std::vector<PointwiseOpRow>& pointwiseOpTable()
+{
+    static const std::vector<PointwiseOpRow> table = makeTable();
+    return table;
+}
+
+bool isInPlaceOpName(std::string_view name)
+{
+    return name.size() > 1 && name.back() == '_' && name[name.size() - 2] != '_' && name.front() != '_';
+}
+
+Result<const PointwiseOpRow*> findPointwiseOp(const std::string& op, const std::string& overload,
+                                              const std::vector<ArgSpec>& args)
+{
+    const std::string qualified = overload.empty() ? op : op + "." + overload;
+    const auto refuse = [&](const std::string& why) {
+        return makeError(ErrorCode::Unsupported, qualified + ": " + why);
+    };
+    std::string_view name(op);
+    if (!name.starts_with("aten::"))
+        return refuse("not an aten op");
+    name.remove_prefix(6);
+    if (isInPlaceOpName(name))
+        name.remove_suffix(1);
+    if (isReductionLike(name))
+        return refuse("a reduction, norm or softmax, not pointwise (not covered yet)");
+    bool opKnown = false;
+    std::string attributeSeen;
+    for (const PointwiseOpRow& row : pointwiseOpTable()) {
+        if (row.name != name)
+            continue;
+        opKnown = true;
+        if (row.overload != overload)
+            continue;
+        if (!row.attribute.empty()) {
+            const std::string value = attributeText(args, row.attribute);
+            // gelu's approximate is "none" by default: a call without the argument is that row.
+            if (value != row.attributeValue && !(value == "null" && row.attributeValue == "\"none\"")) {
+                attributeSeen = std::string(row.attribute) + " " + value;
+                continue;
+            }
+        }
+        return &row;
+    }
+    if (!attributeSeen.empty())
+        return refuse(attributeSeen + " not covered by the pointwise table");
+    if (opKnown)
+        return refuse("overload not in the pointwise table");
+    return refuse("not in the pointwise table");
+}
+
+std::string pointwiseHelpers()
+{
+    return R"(// maximum / minimum: a NaN in either operand is the result (eager's NaN-propagating kernels).
+__device__ __forceinline__ float kfMaximum(float a, float b) { return a != a ? a : (b != b ? b : fmaxf(a, b)); }
+__device__ __forceinline__ float kfMinimum(float a, float b) { return a != a ? a : (b != b ? b : fminf(a, b)); }
+// clamp: a NaN value stays NaN, a NaN bound is the result (eager's clamp kernels).
+__device__ __forceinline__ float kfClampMin(float v, float lo) { return v != v ? v : (lo != lo ? lo : fmaxf(v, lo)); }
+__device__ __forceinline__ float kfClampMax(float v, float hi) { return v != v ? v : (hi != hi ? hi : fminf(v, hi)); }
+// std::max / std::min as eager's hardswish / hardsigmoid call them: the first operand when unordered.
+__device__ __forceinline__ float kfStdMax(float a, float b) { return a < b ? b : a; }
+__device__ __forceinline__ float kfStdMin(float a, float b) { return b < a ? b : a; }
+)";
+}
+
+} // namespace kforge::core

@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""CPU test: pointwise region kernels, run by the host emulation of CUDA, against eager PyTorch.
+
+Each case builds a chain of ATen calls in torch on the CPU (GELU written out with tanh, a SiLU gate,
+scale * scores + mask, residual add + relu_, a bfloat16 chain with casts, a per-channel broadcast
+operand, a 0-dim scalar tensor operand with NaNs, a transposed input, where over an exact GELU),
+runs it eagerly, and writes the region card the capture would write for it (docs/project-format.md,
+"Region cards": arguments in0..inN-1, outputs with eager's dtypes, sizes and strides, the chain with
+each member's arguments and sources). kforge_kernel_dump writes the built-in proposer's root
+candidate and a few neighbours (PointwiseRegionFamily); each is compiled with the host C++ compiler
+against cuda_host_shim.h, run on the chain's inputs with its launch plan (outputs poisoned with NaN)
+and compared with eager's outputs within emulate_builtin_families.py's tolerances (NaN where eager
+has NaN).
+
+Skipped (exit 77) without torch or a host C++ compiler.
+Usage: emulate_pointwise_regions.py --dump build/.../kforge_kernel_dump [--cuda-include DIR]
+                                    [--variants 3] [--only NAME] [--keep]
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True
+
+try:
+    import torch
+except ImportError:
+    print("skipped: torch is not installed")
+    sys.exit(77)
+
+sys.path.insert(0, HERE)
+from emulate_builtin_families import Runner, clean_up, compare, summary  # noqa: E402
+
+# c10::ScalarType codes, as a captured dtype argument holds them.
+SCALAR_TYPE = {torch.float16: 5, torch.float32: 6, torch.bool: 11, torch.bfloat16: 15}
+NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.bool: "bool",
+         torch.float64: "float64"}
+
+
+def fnv1a64_hex(text):
+    h = 0xcbf29ce484222325
+    for byte in text.encode():
+        h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def spec(t):
+    return {"dtype": NAMES[t.dtype], "sizes": list(t.shape), "strides": list(t.stride()), "device": "cuda:0"}
+
+
+class Value:
+    def __init__(self, source, tensor):
+        self.source, self.tensor = source, tensor
+
+
+class Chain:
+    """A region under construction: inputs, member calls (run eagerly as they are added), outputs."""
+
+    def __init__(self):
+        self.inputs, self.members, self.outputs = [], [], []
+
+    def input(self, t):
+        self.inputs.append(t)
+        return Value({"input": len(self.inputs) - 1}, t)
+
+    def call(chain, op, overload="default", **kwargs):  # noqa: N805 (an argument may be named self)
+        """aten::op.overload with its schema arguments by name: Values, Python numbers, dtypes or None."""
+        packet = getattr(torch.ops.aten, op)
+        schema = getattr(packet, overload)._schema
+        positional, keywords, args, sources = [], {}, [], []
+        for argument in schema.arguments:
+            if argument.name not in kwargs:
+                continue
+            v = kwargs[argument.name]
+            eager = v.tensor if isinstance(v, Value) else v
+            if argument.kwarg_only:
+                keywords[argument.name] = eager
+            else:
+                positional.append(eager)
+            entry = {"name": argument.name, "type": str(argument.type), "tensors": [], "value": None}
+            if isinstance(v, Value):
+                entry.update(kind="tensor", tensors=[spec(v.tensor)])
+                sources.append([v.source])
+            elif v is None:
+                entry["kind"] = "none"
+                sources.append([])
+            else:
+                entry.update(kind="value", value=SCALAR_TYPE[v] if isinstance(v, torch.dtype) else v)
+                sources.append([])
+            args.append(entry)
+        out = getattr(packet, overload)(*positional, **keywords)
+        chain.members.append({"op": "aten::" + op, "overload": "" if overload == "default" else overload,
+                             "card_id": fnv1a64_hex(f"member {len(chain.members)}"), "args": args,
+                             "sources": sources, "outputs": [spec(out)]})
+        return Value({"member": len(chain.members) - 1, "output": 0}, out)
+
+    def output(self, v):
+        self.outputs.append(v)
+
+    def card(self):
+        text = " -> ".join(m["op"][6:] for m in self.members)
+        key = "kforge::region(" + json.dumps([m["args"] for m in self.members]) + ")"
+        return {"id": fnv1a64_hex(key), "key": key, "op": "kforge::region", "overload": "",
+                "schema": "kforge::region(" + ", ".join(f"Tensor in{k}" for k in range(len(self.inputs))) + ")",
+                "args": [{"name": f"in{k}", "type": "Tensor", "kind": "tensor", "tensors": [spec(t)], "value": None}
+                         for k, t in enumerate(self.inputs)],
+                "outputs": [spec(v.tensor) for v in self.outputs], "call_count": 1, "call_positions": [0],
+                "vendor_backed": False, "samples": [], "samples_note": "", "eager": None, "eager_note": "",
+                "time_share": 0.0,
+                "region": {"chain": text, "members": self.members, "outputs": [v.source for v in self.outputs],
+                           "occurrences": [list(range(len(self.members)))]}}
+
+
+def randn(*sizes, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*sizes, generator=g).to(dtype)
+
+
+def gelu_tanh_written_out():
+    c = Chain()
+    x = c.input(randn(64, 197) * 3)
+    half = c.call("mul", "Scalar", self=x, other=0.5)
+    cube = c.call("pow", "Tensor_Scalar", self=x, exponent=3)
+    scaled = c.call("mul", "Scalar", self=cube, other=0.044715)
+    inner = c.call("add", "Tensor", self=x, other=scaled, alpha=1)
+    k = c.call("mul", "Scalar", self=inner, other=math.sqrt(2 / math.pi))
+    th = c.call("tanh", self=k)
+    one = c.call("add", "Scalar", self=th, other=1.0, alpha=1)
+    c.output(c.call("mul", "Tensor", self=half, other=one))
+    return c
+
+
+def silu_gate():
+    c = Chain()
+    x, y = c.input(randn(32, 200, dtype=torch.float16, seed=1)), c.input(randn(32, 200, dtype=torch.float16, seed=2))
+    s = c.call("sigmoid", self=x)
+    c.output(c.call("mul", "Tensor", self=c.call("mul", "Tensor", self=x, other=s), other=y))
+    return c
+
+
+def scale_scores_plus_mask():
+    c = Chain()
+    scores = c.input(randn(2, 4, 16, 33, seed=3))
+    mask = c.input(torch.where(randn(2, 1, 16, 33, seed=4) > 1, float("-inf"), 0.0))
+    scaled = c.call("mul", "Scalar", self=scores, other=0.125)
+    c.output(c.call("add", "Tensor", self=scaled, other=mask, alpha=1))
+    return c
+
+
+def residual_add_relu():
+    c = Chain()
+    shape = (8, 64, 7, 7)
+    x = c.input(randn(*shape, dtype=torch.bfloat16, seed=5).contiguous(memory_format=torch.channels_last))
+    r = c.input(randn(*shape, dtype=torch.bfloat16, seed=6).contiguous(memory_format=torch.channels_last))
+    c.output(c.call("relu_", self=c.call("add", "Tensor", self=x, other=r, alpha=1)))
+    return c
+
+
+def bf16_chain_with_casts():
+    c = Chain()
+    x = c.input(randn(16, 96, dtype=torch.bfloat16, seed=7))
+    w = c.input(randn(96, dtype=torch.bfloat16, seed=8))
+    xf = c.call("to", "dtype", self=x, dtype=torch.float32)
+    r = c.call("rsqrt", self=c.call("add", "Scalar", self=c.call("mul", "Tensor", self=xf, other=xf), other=1e-6,
+                                    alpha=1))
+    hb = c.call("_to_copy", self=c.call("mul", "Tensor", self=xf, other=r), dtype=torch.bfloat16)
+    c.output(c.call("mul", "Tensor", self=hb, other=w))
+    c.output(hb)
+    return c
+
+
+def per_channel_broadcast():
+    c = Chain()
+    x = c.input(randn(4, 32, 9, 9, seed=9) * 4)
+    scale, shift = c.input(randn(32, 1, 1, seed=10)), c.input(randn(32, 1, 1, seed=11))
+    y = c.call("add", "Tensor", self=c.call("mul", "Tensor", self=x, other=scale), other=shift, alpha=1)
+    c.output(c.call("hardswish", self=y))
+    c.output(c.call("hardsigmoid", self=y))
+    return c
+
+
+def zero_dim_scalar_with_nans():
+    c = Chain()
+    xs = randn(1001, dtype=torch.float16, seed=12)
+    xs[::97] = float("nan")
+    ws = randn(1001, dtype=torch.float16, seed=13)
+    ws[5::89] = float("nan")
+    x, s, w = c.input(xs), c.input(torch.tensor(1.7)), c.input(ws)
+    z = c.call("clamp", self=c.call("mul", "Tensor", self=x, other=s), min=-1.0, max=1.0)
+    c.output(c.call("maximum", self=z, other=w))
+    c.output(c.call("div", "Tensor", self=c.call("relu", self=x), other=s))
+    return c
+
+
+def transposed_input():
+    c = Chain()
+    a = c.input(randn(40, 48, seed=14).t())
+    y = c.input(randn(48, 40, seed=15))
+    m = c.call("sigmoid", self=c.call("mul", "Tensor", self=a, other=y))
+    d = c.call("sub", "Scalar", self=m, other=0.5, alpha=1)
+    c.output(c.call("leaky_relu", self=d, negative_slope=0.2))
+    return c
+
+
+def where_exact_gelu():
+    c = Chain()
+    xs = randn(3, 50, 7, seed=16) * 2
+    x, cond = c.input(xs), c.input(xs > -0.5)
+    g = c.call("gelu", self=x, approximate="none")
+    w = c.call("where", "ScalarOther", condition=cond, self=g, other=0.0)
+    c.output(c.call("exp", self=c.call("minimum", self=w, other=x)))
+    return c
+
+
+CASES = {f.__name__: f for f in [gelu_tanh_written_out, silu_gate, scale_scores_plus_mask, residual_add_relu,
+                                 bf16_chain_with_casts, per_channel_broadcast, zero_dim_scalar_with_nans,
+                                 transposed_input, where_exact_gelu]}
+
+
+def emulate(name, chain, work, args):
+    """Problems of one case (empty when every candidate matches eager), and the candidates run."""
+    case_dir = os.path.join(work, name)
+    os.makedirs(case_dir)
+    card = chain.card()
+    card_file = os.path.join(case_dir, "card.json")
+    with open(card_file, "w") as f:
+        json.dump(card, f)
+    dumped = subprocess.run([args.dump, card_file, case_dir, str(args.variants)], capture_output=True, text=True)
+    if dumped.returncode != 0:
+        return [f"{name}: {dumped.stdout.strip() or dumped.stderr.strip()}"], 0
+    tensors = {f"in{k}": t for k, t in enumerate(chain.inputs)}
+    runner = Runner(case_dir, card, tensors, {}, args.cuda_include)
+    expected = [v.tensor for v in chain.outputs]
+    problems, count = [], int(dumped.stdout.strip())
+    for k in range(count):
+        with open(os.path.join(case_dir, f"{k}.json")) as f:
+            plan = json.load(f)
+        try:
+            problem = compare(runner.run(f"{k}.cu", plan), expected)
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            problem = str(e)
+        if problem:
+            problems.append(f"{name} candidate {k}: {problem}")
+    return problems, count
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dump", required=True, help="the kforge_kernel_dump test helper")
+    parser.add_argument("--cuda-include", help="the CUDA toolkit include directory (cuda_fp16.h, cuda_bf16.h)")
+    parser.add_argument("--variants", type=int, default=3, help="candidates per region: the root and neighbours")
+    parser.add_argument("--only", nargs="+", choices=sorted(CASES), help="run these cases only")
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    if shutil.which(os.environ.get("CXX", "g++")) is None:
+        print("skipped: no host C++ compiler")
+        return 77
+    if not args.cuda_include or not os.path.exists(os.path.join(args.cuda_include, "cuda_bf16.h")):
+        print("skipped: no CUDA include directory with cuda_bf16.h (--cuda-include)")
+        return 77
+    work = tempfile.mkdtemp(prefix="kforge-regions-")
+    failures, checked = [], 0
+    try:
+        for name in args.only or CASES:
+            problems, count = emulate(name, CASES[name](), work, args)
+            print(f"  {name}: {count} candidate(s) emulated, {len(problems)} failure(s)", flush=True)
+            failures += problems
+            checked += count
+    finally:
+        clean_up(work, args.keep)
+    return summary(checked, failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+// Expression DAGs of hand-made region chains: operands from inputs, members and Python scalars,
+// shared subexpressions, promotion checked against eager's dtypes, 16-bit rounding, refusals.
+
+#include "pointwise/PointwiseExpression.h"
+#include "RegionChainBuilder.h"
+
+#include <gtest/gtest.h>
+
+using namespace kforge::core;
+using namespace kforge::core::test_regions;
+
+namespace {
+
+int countOf(const std::string& text, const std::string& what)
+{
+    int n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
+    return n;
+}
+
+} // namespace
+
+TEST(PointwiseExpression, GeluWrittenOutIsOneDagWithSharedInput)
+{
+    // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))): 8 ops over one input.
+    RegionChainBuilder b;
+    const TensorSpec t = spec("float32", {4, 8});
+    const Value x = b.input(t);
+    const Value half = b.binary("aten::mul", x, nlohmann::json(0.5), t);
+    const Value cube = b.call("aten::pow", "Tensor_Scalar", {{"self", x}, {"exponent", nlohmann::json(3)}}, t);
+    const Value scaled = b.binary("aten::mul", cube, nlohmann::json(0.044715), t);
+    const Value inner = b.binary("aten::add", x, scaled, t);
+    const Value k = b.binary("aten::mul", inner, nlohmann::json(0.7978845608028654), t);
+    const Value th = b.unary("aten::tanh", k);
+    const Value one = b.binary("aten::add", th, nlohmann::json(1.0), t);
+    b.output(b.binary("aten::mul", half, one, t));
+    const OperatorCard card = b.card();
+    ASSERT_EQ(card.region->problem({t}), "");
+    auto e = PointwiseExpression::fromRegion(card);
+    ASSERT_TRUE(e) << e.error().message;
+    EXPECT_EQ(e->liveOps(), 8);
+    EXPECT_EQ(e->outputs().size(), 1u);
+    EXPECT_TRUE(e->inputUsed(0));
+    // One node for x, read by three members.
+    int inputs = 0;
+    for (const PointwiseNode& n : e->nodes())
+        inputs += n.kind == PointwiseNode::Kind::Input;
+    EXPECT_EQ(inputs, 1);
+    const std::string code = e->elementFunction("kfRegion");
+    EXPECT_NE(code.find("void kfRegion(const float (&x)[1], float (&y)[1])"), std::string::npos) << code;
+    EXPECT_NE(code.find("tanhf("), std::string::npos);
+    EXPECT_EQ(countOf(code, "kfRoundBfloat16("), 0); // float32: nothing to round
+}
+
+TEST(PointwiseExpression, EqualCallsAreComputedOnce)
+{
+    // sigmoid(x) computed by two members (as a traced SiLU twice) is one node.
+    RegionChainBuilder b;
+    const TensorSpec t = spec("float16", {16});
+    const Value x = b.input(t);
+    const Value s1 = b.unary("aten::sigmoid", x);
+    const Value s2 = b.unary("aten::sigmoid", x);
+    b.output(b.binary("aten::mul", s1, s2, t));
+    auto e = PointwiseExpression::fromRegion(b.card());
+    ASSERT_TRUE(e) << e.error().message;
+    EXPECT_EQ(e->liveOps(), 2);
+    const std::string code = e->elementFunction("f");
+    EXPECT_EQ(countOf(code, "expf("), 1) << code;
+    // float16 results are rounded where eager materializes them.
+    EXPECT_EQ(countOf(code, "kfRoundHalf("), 3) << code;
+    EXPECT_TRUE(e->needsHalf());
+}
+
+TEST(PointwiseExpression, PromotionFollowsEagerAndCastsRound)
+{
+    // bf16 x * float32 0-dim scale stays bf16; .to(float32); + float32 mask gives float32.
+    RegionChainBuilder b;
+    const TensorSpec x16 = spec("bfloat16", {2, 3});
+    const TensorSpec x32 = spec("float32", {2, 3});
+    const Value x = b.input(x16);
+    const Value scale = b.input(spec("float32", {}));
+    const Value mask = b.input(x32);
+    const Value scaled = b.binary("aten::mul", x, scale, x16);
+    const Value wide = b.call("aten::to", "dtype", {{"self", scaled}, {"dtype", nlohmann::json(6)}}, x32);
+    b.output(b.binary("aten::add", wide, mask, x32));
+    auto e = PointwiseExpression::fromRegion(b.card());
+    ASSERT_TRUE(e) << e.error().message;
+    const std::vector<PointwiseNode>& nodes = e->nodes();
+    const PointwiseNode& out = nodes[static_cast<std::size_t>(e->outputs()[0])];
+    EXPECT_EQ(out.dtype, "float32");
+    EXPECT_FALSE(out.round);
+    int rounded = 0;
+    for (const PointwiseNode& n : nodes)
+        rounded += n.round;
+    EXPECT_EQ(rounded, 2); // the float32 0-dim scale read as bf16 (eager's common dtype), the bf16 product
+    const std::string code = e->elementFunction("f");
+    EXPECT_NE(code.find("kfRoundBfloat16(v1); // _to_copy -> bfloat16"), std::string::npos) << code;
+    auto unrounded = PointwiseExpression::fromRegion(b.card(), PointwiseOptions{false});
+    ASSERT_TRUE(unrounded);
+    EXPECT_EQ(unrounded->elementFunction("f").find("kfRoundBfloat16(("), std::string::npos);
+}
+
+TEST(PointwiseExpression, InPlaceResultKeepsSelfDtype)
+{
+    RegionChainBuilder b;
+    const TensorSpec t = spec("bfloat16", {8});
+    const Value x = b.input(t);
+    const Value y = b.input(spec("float32", {8}));
+    b.output(b.call("aten::add_", "Tensor", {{"self", x}, {"other", y}, {"alpha", nlohmann::json(1)}}, t));
+    auto e = PointwiseExpression::fromRegion(b.card());
+    ASSERT_TRUE(e) << e.error().message;
+    EXPECT_EQ(e->nodes()[static_cast<std::size_t>(e->outputs()[0])].dtype, "bfloat16");
+}
+
+TEST(PointwiseExpression, NonFiniteScalarsAsTheCaptureSpellsThem)
+{
+    // clamp(x, min=-inf, max=6): the capture writes -inf as the JSON string "-inf".
+    RegionChainBuilder b;
+    const TensorSpec t = spec("float32", {8});
+    const Value x = b.input(t);
+    b.output(b.call("aten::clamp", "", {{"self", x}, {"min", nlohmann::json("-inf")}, {"max", nlohmann::json(6)}}, t));
+    auto e = PointwiseExpression::fromRegion(b.card());
+    ASSERT_TRUE(e) << e.error().message;
+    const std::string code = e->elementFunction("f");
+    EXPECT_NE(
+        code.find(
+            "kfClampMax(kfClampMin(v0, static_cast<float>((-__int_as_float(0x7f800000)))), static_cast<float>(6.0))"),
+        std::string::npos)
+        << code;
+}
+
+TEST(PointwiseExpression, RefusesWithOneLine)
+{
+    {
+        RegionChainBuilder b;
+        const TensorSpec t = spec("float32", {4, 8});
+        const Value x = b.input(t);
+        const Value m = b.binary("aten::mul", x, nlohmann::json(2.0), t);
+        b.output(b.call("aten::_softmax", "", {{"self", m}, {"dim", nlohmann::json(-1)}}, t));
+        auto e = PointwiseExpression::fromRegion(b.card());
+        ASSERT_FALSE(e);
+        EXPECT_EQ(e.error().message,
+                  "member 1: aten::_softmax: a reduction, norm or softmax, not pointwise (not covered yet)");
+    }
+    {
+        // Eager says float32 where promotion gives bf16: not what the table models.
+        RegionChainBuilder b;
+        const Value x = b.input(spec("bfloat16", {4}));
+        b.output(b.binary("aten::mul", x, nlohmann::json(2.0), spec("float32", {4})));
+        auto e = PointwiseExpression::fromRegion(b.card());
+        ASSERT_FALSE(e);
+        EXPECT_EQ(e.error().message, "member 0 (mul.Scalar): promotion gives bfloat16 where eager produced float32");
+    }
+    {
+        // mul reads add's result after relu_ overwrote it: eager sees the written value.
+        RegionChainBuilder b;
+        const TensorSpec t = spec("float32", {4});
+        const Value a = b.binary("aten::add", b.input(t), b.input(t), t);
+        const Value r = b.unary("aten::relu_", a);
+        b.output(b.binary("aten::mul", a, r, t));
+        auto e = PointwiseExpression::fromRegion(b.card());
+        ASSERT_FALSE(e);
+        EXPECT_EQ(e.error().message, "member 2 (mul.Tensor): reads a value member 1 overwrote in place");
+    }
+    {
+        RegionChainBuilder b;
+        const Value x = b.input(spec("int64", {4}));
+        b.output(b.unary("aten::neg", x));
+        auto e = PointwiseExpression::fromRegion(b.card());
+        ASSERT_FALSE(e);
+        EXPECT_NE(e.error().message.find("region input in0: int64 tensor not covered"), std::string::npos)
+            << e.error().message;
+    }
+}
