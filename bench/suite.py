@@ -151,8 +151,8 @@ def environment(kforge):
 # `kforge optimize` prints one line per card:
 #   "9996df1b  aten::softmax.int   nodes  50  iteration-limit  best n12 18.00 us, 1.650x eager (iteration 20)  3.1 s"
 # and on stderr "kforge: skip ID8 OP: reason" for every card it does not search.
-_CARD_LINE = re.compile(r"^([0-9a-f]{8})\s+(\S+)\s+nodes\s+(\d+)\s+(\S+)\s+best\s.*?\s([0-9.]+) s\b")
-_SKIP_LINE = re.compile(r"^kforge: skip ([0-9a-f]{8}) (\S+): (.*)$")
+_CARD_LINE = re.compile(r"^([0-9a-f]{8})\s+(.+?)\s+nodes\s+(\d+)\s+(\S+)\s+best\s.*?\s([0-9.]+) s\b")
+_SKIP_LINE = re.compile(r"^kforge: skip ([0-9a-f]{8}) (region: .+?|\S+): (.*)$")
 _ERROR_LINE = re.compile(r"^kforge: error: ([0-9a-f]{8}) (\S+): (.*)$")
 _NOTHING_TO_SEARCH = "no card the built-in proposer can search"
 
