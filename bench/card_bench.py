@@ -89,6 +89,9 @@ class RegionChainOp:
         self.chain = card["region"]
         self._schema = RegionChainOp._Schema([a["name"] for a in card["args"]])
         self.members = [aten_op(m) for m in self.chain["members"]]
+        # Read from the schemas here, not in __call__: torch.compile traces __call__ and cannot
+        # handle a FunctionSchema inside the traced code.
+        self.keyword_names = [[a.name if a.kwarg_only else None for a in op._schema.arguments] for op in self.members]
 
     def __call__(self, *inputs):
         produced = []
@@ -96,18 +99,21 @@ class RegionChainOp:
         def source(s):
             return inputs[s["input"]] if "input" in s else produced[s["member"]][s.get("output", 0)]
 
-        for member, op in zip(self.chain["members"], self.members):
-            values = []
-            for arg, sources in zip(member["args"], member["sources"]):
+        for member, op, names in zip(self.chain["members"], self.members, self.keyword_names):
+            positional, keywords = [], {}
+            for arg, sources, name in zip(member["args"], member["sources"], names):
                 if arg["kind"] == "tensor":
-                    values.append(source(sources[0]))
+                    value = source(sources[0])
                 elif arg["kind"] == "tensor-list":
-                    values.append([source(s) for s in sources])
+                    value = [source(s) for s in sources]
                 elif arg["kind"] == "none":
-                    values.append(None)
+                    value = None
                 else:
-                    values.append(_captured_value(arg))
-            positional, keywords = split_call(op, values)
+                    value = _captured_value(arg)
+                if name is None:
+                    positional.append(value)
+                else:
+                    keywords[name] = value
             produced.append(flatten(op(*positional, **keywords)))
         outputs = [produced[s["member"]][s.get("output", 0)] for s in self.chain["outputs"]]
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
