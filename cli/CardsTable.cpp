@@ -75,6 +75,9 @@ std::string formatCardsTable(const core::Project& project)
                       truncate(tensorSummary(*card), 44).c_str(), static_cast<long long>(card->callCount), eager,
                       card->timeShare * 100.0, notesOf(*card).c_str());
         out << line;
+        // A region's chain rarely fits the op column: the whole chain follows on its own line.
+        if (card->region && card->displayName().size() > 32)
+            out << "          chain: " << card->region->text() << "\n";
     }
     const auto regions = std::count_if(project.cards.begin(), project.cards.end(),
                                        [](const core::OperatorCard& card) { return card.isRegion(); });
