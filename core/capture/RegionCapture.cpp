@@ -4,6 +4,7 @@
 #include "capture/EagerReplay.h"
 #include "capture/SampleIO.h"
 #include "capture/TorchInterop.h"
+#include "checks/MinimumTraffic.h"
 #include "project/ProjectStore.h"
 #include "regions/RegionFinder.h"
 #include "regions/RegionOperatorCard.h"
@@ -38,10 +39,7 @@ std::vector<FirstUse> firstUses(const RegionChain& chain, size_t inputs)
 
 std::int64_t specBytes(const TensorSpec& spec)
 {
-    c10::ScalarType type;
-    if (!torchinterop::scalarTypeFromName(spec.dtype, type))
-        return 0;
-    return spec.storageSpan() * static_cast<std::int64_t>(c10::elementSize(type));
+    return spec.storageSpan() * dtypeElementBytes(spec.dtype);
 }
 
 std::int64_t cardBytes(const OperatorCard& card)
@@ -118,6 +116,7 @@ Result<RegionCaptureResult> captureRegionCards(const CallGraph& graph, const std
     // Probes for the first occurrence of every card the budget has room for.
     RecorderOptions probing{options.device, 0, 0, false, false, {}};
     std::vector<char> sampled(result.cards.size(), 0);
+    std::vector<std::vector<FirstUse>> uses(result.cards.size());
     std::int64_t budget = options.sampleBytesLeft;
     int overBudget = 0;
     for (size_t c = 0; c < result.cards.size(); ++c) {
@@ -131,7 +130,8 @@ Result<RegionCaptureResult> captureRegionCards(const CallGraph& graph, const std
         sampled[c] = 1;
         const RegionChain& chain = *card.region;
         const std::vector<std::int64_t>& positions = chain.occurrences.front();
-        for (const FirstUse& use : firstUses(chain, card.args.size()))
+        uses[c] = firstUses(chain, card.args.size());
+        for (const FirstUse& use : uses[c])
             probing.probes[positions[static_cast<size_t>(use.member)]].inputs.emplace_back(use.arg, use.element);
         for (const ChainSource& output : chain.outputs)
             probing.probes[positions[static_cast<size_t>(output.index)]].outputs.push_back(output.output);
@@ -171,10 +171,10 @@ Result<RegionCaptureResult> captureRegionCards(const CallGraph& graph, const std
         std::vector<c10::IValue> inputs;
         std::vector<at::Tensor> deviceInputs;
         std::string why;
-        const auto uses = firstUses(chain, card.args.size());
-        for (size_t i = 0; i < uses.size() && why.empty(); ++i) {
+        for (size_t i = 0; i < uses[c].size() && why.empty(); ++i) {
+            const FirstUse& use = uses[c][i];
             const at::Tensor* input =
-                probedTensor(recorder, positions[static_cast<size_t>(uses[i].member)], uses[i].arg, uses[i].element);
+                probedTensor(recorder, positions[static_cast<size_t>(use.member)], use.arg, use.element);
             // The probe's copy is on the host: the layout must be the one the first forward saw.
             TensorSpec seen = input ? torchinterop::tensorSpecOf(*input) : TensorSpec{};
             seen.device = card.args[i].tensors[0].device;

@@ -414,11 +414,6 @@ private:
     std::shared_ptr<const ChainReplay> m_chain;
 };
 
-std::vector<at::Tensor> callEager(const EagerReference& eager, const std::vector<c10::IValue>& inputs)
-{
-    return eager(inputs);
-}
-
 json checkJson(const std::string& name, bool passed, const std::string& detail)
 {
     return json{{"name", name}, {"passed", passed}, {"detail", detail}};
@@ -553,7 +548,7 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
     for (int i = 0; i < options.warmup; ++i) {
         if (auto r = module.launch(plan, bindings, stream); !r)
             return r.error();
-        callEager(eager, eagerInputs);
+        eager(eagerInputs);
     }
     synchronizeOrDie("warm-up");
 
@@ -579,7 +574,7 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
                     if (auto launched = module.launch(plan, bindings, stream); !launched)
                         return launched.error();
                 } else {
-                    callEager(eager, eagerInputs);
+                    eager(eagerInputs);
                 }
                 if (cupti)
                     cupti->end();
@@ -705,7 +700,7 @@ Result<std::vector<InputSet>*> cardInputs(const fs::path& projectDir, const Oper
             std::vector<c10::IValue> copies;
             for (const c10::IValue& value : set.inputs)
                 copies.push_back(torchinterop::cloneValue(value, device));
-            set.expected = callEager(handle, copies);
+            set.expected = handle(copies);
             sets.push_back(std::move(set));
         }
     } catch (const std::exception& e) {

@@ -99,4 +99,11 @@ bool isVendorBackedOp(const std::string& op)
                        [&](std::string_view prefix) { return std::string_view(op).starts_with(prefix); });
 }
 
+bool isInPlaceOpName(std::string_view op)
+{
+    if (const std::size_t colons = op.find("::"); colons != std::string_view::npos)
+        op.remove_prefix(colons + 2);
+    return op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_' && op.front() != '_';
+}
+
 } // namespace kforge::core

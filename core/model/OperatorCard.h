@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kforge::core {
@@ -82,5 +83,9 @@ std::string cardIdForKey(const std::string& key);
 /// True for operators whose CUDA implementation is a vendor library call (cuBLAS, cuDNN, cuDNN/flash
 /// attention): convolutions, matrix products, linear, attention and cuDNN recurrent layers.
 bool isVendorBackedOp(const std::string& op);
+
+/// True for the in-place form of an op, qualified ("aten::relu_") or bare ("relu_"): the name after
+/// the namespace ends in exactly one '_' and does not start with one (not "__iand__", "_foreach_").
+bool isInPlaceOpName(std::string_view op);
 
 } // namespace kforge::core

@@ -165,7 +165,7 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
         std::string dtype;
         if (op.result == PointwiseResult::Cast)
             dtype = produced;
-        else if (isInPlaceOpName(member.op.substr(member.op.find(':') + 2))) {
+        else if (isInPlaceOpName(member.op)) {
             dtype = e.m_nodes[static_cast<std::size_t>(apply.operands[0])].dtype; // written into self
             if (!member.sources.empty() && member.sources.front().size() == 1)
                 overwritten.emplace_back(member.sources.front().front(), m);

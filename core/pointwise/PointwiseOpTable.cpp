@@ -283,11 +283,6 @@ const std::vector<PointwiseOpRow>& pointwiseOpTable()
     return table;
 }
 
-bool isInPlaceOpName(std::string_view name)
-{
-    return name.size() > 1 && name.back() == '_' && name[name.size() - 2] != '_' && name.front() != '_';
-}
-
 Result<const PointwiseOpRow*> findPointwiseOp(const std::string& op, const std::string& overload,
                                               const std::vector<ArgSpec>& args)
 {

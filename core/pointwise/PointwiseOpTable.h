@@ -7,6 +7,7 @@
 // Every in-place form ("add_") reads its out-of-place row; its result dtype is self's.
 
 #include "model/ArgSpec.h"
+#include "model/OperatorCard.h" // isInPlaceOpName
 #include "util/Result.h"
 
 #include <optional>
@@ -61,9 +62,6 @@ const std::vector<PointwiseOpRow>& pointwiseOpTable();
 /// pointwise: later work), an op the table does not hold, or an attribute value it does not cover.
 Result<const PointwiseOpRow*> findPointwiseOp(const std::string& op, const std::string& overload,
                                               const std::vector<ArgSpec>& args);
-
-/// "relu_" -> true: the in-place form of a table op (the name ends in one '_').
-bool isInPlaceOpName(std::string_view name);
 
 /// Device helpers the formulas call (kfMaximum, kfMinimum, kfClamp, ...), as CUDA source that the
 /// host emulation compiles too.

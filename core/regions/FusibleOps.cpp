@@ -134,8 +134,8 @@ bool isFusibleOpName(const std::string& op)
     if (!name.starts_with("aten::"))
         return false;
     name.remove_prefix(6);
-    if (name.size() > 1 && name.back() == '_' && name[name.size() - 2] != '_')
-        name.remove_suffix(1); // relu_ -> relu (but not _softmax's leading underscore)
+    if (isInPlaceOpName(name))
+        name.remove_suffix(1); // relu_ -> relu
     return fusibleOps().contains(name);
 }
 

@@ -5,11 +5,6 @@
 namespace kforge::core {
 namespace {
 
-bool isInPlaceOp(const std::string& op)
-{
-    return !op.empty() && op.back() == '_';
-}
-
 std::string regionSchema(size_t inputs, size_t outputs)
 {
     std::string schema = std::string(kRegionOp) + "(";
@@ -73,7 +68,7 @@ Result<OperatorCard> makeRegionCard(const RegionCard& region, const std::vector<
         // value where the region would hand on the earlier one.
         for (size_t later = static_cast<size_t>(output.member) + 1; later < chain.members.size(); ++later) {
             const ChainMember& m = chain.members[later];
-            if (isInPlaceOp(m.op) && !m.sources.empty() && !m.sources.front().empty() &&
+            if (isInPlaceOpName(m.op) && !m.sources.empty() && !m.sources.front().empty() &&
                 m.sources.front().front() == ChainSource{true, output.member, output.output})
                 return makeError(ErrorCode::Unsupported,
                                  "member " + m.op + " overwrites in place a value the region hands on", region.id);

@@ -38,6 +38,8 @@ TEST(PointwiseOpTable, FindsOverloadsAndInPlaceForms)
     EXPECT_TRUE(isInPlaceOpName("relu_"));
     EXPECT_FALSE(isInPlaceOpName("relu"));
     EXPECT_FALSE(isInPlaceOpName("_to_copy"));
+    EXPECT_TRUE(isInPlaceOpName("aten::relu_"));
+    EXPECT_FALSE(isInPlaceOpName("aten::__iand__"));
     for (const char* op : {"aten::relu_", "aten::sigmoid", "aten::hardswish_", "aten::erf", "aten::_to_copy",
                            "aten::type_as", "aten::minimum", "aten::clamp_min"})
         EXPECT_TRUE(findPointwiseOp(op, "", {}) || findPointwiseOp(op, "Tensor", {})) << op;
