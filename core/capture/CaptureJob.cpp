@@ -238,8 +238,12 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
 
     // The recorded run.
     setPhase(progress, CapturePhase::Recording);
-    OpRecorder recorder(
-        RecorderOptions{device.value(), options.samplesPerCard, options.sampleBudgetBytes, options.sampleVendorBacked});
+    RecorderOptions recorderOptions;
+    recorderOptions.device = device.value();
+    recorderOptions.samplesPerCard = options.samplesPerCard;
+    recorderOptions.sampleBudgetBytes = options.sampleBudgetBytes;
+    recorderOptions.sampleVendorBacked = options.sampleVendorBacked;
+    OpRecorder recorder(recorderOptions);
     phaseStart = Clock::now();
     recorder.start();
     auto recorded = runForward(module.value(), inputs.value(), device.value());
