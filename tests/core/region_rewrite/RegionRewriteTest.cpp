@@ -1,0 +1,334 @@
+// Region kernels in TorchScript graphs: each place a chain runs becomes a guarded call whose
+// fallback is the original ops, only where that cannot change what the model computes.
+
+#include "RegionChainBuilder.h"
+#include "region_rewrite/RegionRewrite.h"
+
+#include <gtest/gtest.h>
+#include <torch/csrc/jit/ir/irparser.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
+#include <torch/library.h>
+#include <torch/torch.h>
+
+namespace kforge::core {
+namespace {
+
+using namespace test_regions;
+
+// The test's stand-in for the runtime's call op: serves mul -> add -> relu and counts its calls.
+struct CallLog {
+    bool serve = true;
+    int served = 0;
+    int declined = 0;
+    std::vector<std::string> lastIds;
+};
+CallLog& callLog()
+{
+    static CallLog log;
+    return log;
+}
+
+std::tuple<bool, std::vector<at::Tensor>> testRegionCall(std::vector<std::string> ids, std::vector<at::Tensor> inputs)
+{
+    CallLog& log = callLog();
+    log.lastIds = ids;
+    if (!log.serve || inputs.size() != 2) {
+        ++log.declined;
+        return {false, {}};
+    }
+    ++log.served;
+    return {true, {at::relu(inputs[0] * inputs[1] + inputs[0])}};
+}
+
+TORCH_LIBRARY(kforge_test, m)
+{
+    m.def("region_call(str[] kernels, Tensor[] inputs) -> (bool, Tensor[])", &testRegionCall);
+}
+
+const std::string kCallOp = "kforge_test::region_call";
+
+TensorSpec f32() { return spec("float32", {4, 8}); }
+
+/// relu(x * y + x): in0 = x, in1 = y.
+RegionChain mulAddRelu(int alpha = 1)
+{
+    RegionChainBuilder b;
+    const auto x = b.input(f32());
+    const auto y = b.input(f32());
+    const auto product = b.binary("aten::mul", x, y, f32());
+    const auto sum = b.call("aten::add", "Tensor", {{"self", product}, {"other", x}, {"alpha", nlohmann::json(alpha)}}, f32());
+    b.output(b.unary("aten::relu", sum));
+    return *b.card().region;
+}
+
+std::shared_ptr<torch::jit::Graph> parse(const std::string& ir)
+{
+    auto graph = std::make_shared<torch::jit::Graph>();
+    torch::jit::parseIR(ir, graph.get());
+    return graph;
+}
+
+std::vector<at::Tensor> run(const std::shared_ptr<torch::jit::Graph>& graph, const std::vector<at::Tensor>& inputs)
+{
+    torch::jit::Code code(graph, "test");
+    torch::jit::Stack stack(inputs.begin(), inputs.end());
+    torch::jit::InterpreterState(code).run(stack);
+    std::vector<at::Tensor> outputs;
+    for (const c10::IValue& value : stack)
+        outputs.push_back(value.toTensor());
+    return outputs;
+}
+
+int countKind(const torch::jit::Block* block, const std::string& kind)
+{
+    int count = 0;
+    for (const torch::jit::Node* node : block->nodes()) {
+        if (node->kind().toQualString() == kind)
+            ++count;
+        for (const torch::jit::Block* inner : node->blocks())
+            count += countKind(inner, kind);
+    }
+    return count;
+}
+
+const char* kChainIr = R"IR(
+graph(%x : Tensor, %y : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::mul(%x, %y)
+  %b : Tensor = aten::add(%a, %x, %one)
+  %c : Tensor = aten::relu(%b)
+  return (%c)
+)IR";
+
+class RegionRewriteTest : public ::testing::Test {
+protected:
+    void SetUp() override { callLog() = CallLog{}; }
+    const at::Tensor x = torch::randn({4, 8});
+    const at::Tensor y = torch::randn({4, 8});
+};
+
+TEST_F(RegionRewriteTest, TheChainBecomesACallThatServesIt)
+{
+    auto graph = parse(kChainIr);
+    const at::Tensor expected = run(parse(kChainIr), {x, y})[0];
+    const auto groups = rewriteRegions(graph, {{"k0", mulAddRelu()}}, kCallOp);
+    graph->lint();
+    ASSERT_EQ(groups.size(), 1u);
+    EXPECT_EQ(groups[0].replaced, 1);
+    EXPECT_EQ(groups[0].note, "");
+    EXPECT_EQ(countKind(graph->block(), kCallOp), 1);
+    EXPECT_EQ(countKind(graph->block(), "prim::If"), 1);
+    // The original ops are kept, inside the fallback branch only.
+    EXPECT_EQ(countKind(graph->block(), "aten::relu"), 1);
+    for (const torch::jit::Node* node : graph->nodes())
+        EXPECT_NE(node->kind().toQualString(), std::string("aten::relu"));
+
+    const std::vector<at::Tensor> got = run(graph, {x, y});
+    EXPECT_EQ(callLog().served, 1);
+    EXPECT_EQ(callLog().lastIds, std::vector<std::string>{"k0"});
+    EXPECT_TRUE(torch::equal(got[0], expected));
+}
+
+TEST_F(RegionRewriteTest, ADeclinedCallRunsTheOriginalOps)
+{
+    auto graph = parse(kChainIr);
+    rewriteRegions(graph, {{"k0", mulAddRelu()}}, kCallOp);
+    callLog().serve = false;
+    const std::vector<at::Tensor> got = run(graph, {x, y});
+    EXPECT_EQ(callLog().declined, 1);
+    EXPECT_TRUE(torch::equal(got[0], at::relu(x * y + x)));
+}
+
+TEST_F(RegionRewriteTest, KernelsOfOneChainShareTheCall)
+{
+    auto graph = parse(kChainIr);
+    const auto groups = rewriteRegions(graph, {{"k0", mulAddRelu()}, {"k4", mulAddRelu()}}, kCallOp);
+    ASSERT_EQ(groups.size(), 1u);
+    EXPECT_EQ(groups[0].kernelIds, (std::vector<std::string>{"k0", "k4"}));
+    run(graph, {x, y});
+    EXPECT_EQ(callLog().lastIds, (std::vector<std::string>{"k0", "k4"}));
+}
+
+TEST_F(RegionRewriteTest, AnotherConstantIsAnotherChain)
+{
+    auto graph = parse(kChainIr);
+    const auto groups = rewriteRegions(graph, {{"k0", mulAddRelu(2)}}, kCallOp);
+    EXPECT_EQ(groups[0].replaced, 0);
+    EXPECT_EQ(groups[0].note, "its chain does not occur in the model's graph");
+    EXPECT_EQ(countKind(graph->block(), kCallOp), 0);
+}
+
+TEST_F(RegionRewriteTest, AValueReadOutsideTheRegionMustBeAnOutput)
+{
+    auto graph = parse(R"IR(
+graph(%x : Tensor, %y : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::mul(%x, %y)
+  %b : Tensor = aten::add(%a, %x, %one)
+  %c : Tensor = aten::relu(%b)
+  return (%c, %a)
+)IR");
+    const auto groups = rewriteRegions(graph, {{"k0", mulAddRelu()}}, kCallOp);
+    EXPECT_EQ(groups[0].replaced, 0);
+}
+
+TEST_F(RegionRewriteTest, ASecondOutputIsHandedOnFromTheCall)
+{
+    RegionChainBuilder b;
+    const auto in0 = b.input(f32());
+    const auto in1 = b.input(f32());
+    const auto product = b.binary("aten::mul", in0, in1, f32());
+    const auto sum = b.call("aten::add", "Tensor", {{"self", product}, {"other", in0}, {"alpha", nlohmann::json(1)}}, f32());
+    b.output(b.unary("aten::relu", sum));
+    b.output(sum);
+    const std::string ir = R"IR(
+graph(%x : Tensor, %y : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::mul(%x, %y)
+  %b : Tensor = aten::add(%a, %x, %one)
+  %c : Tensor = aten::relu(%b)
+  %d : Tensor = aten::neg(%b)
+  return (%c, %d)
+)IR";
+    auto graph = parse(ir);
+    const auto groups = rewriteRegions(graph, {{"k0", *b.card().region}}, kCallOp);
+    graph->lint();
+    ASSERT_EQ(groups[0].replaced, 1);
+    callLog().serve = false; // the stand-in serves one output only
+    const std::vector<at::Tensor> got = run(graph, {x, y});
+    const std::vector<at::Tensor> expected = run(parse(ir), {x, y});
+    EXPECT_TRUE(torch::equal(got[0], expected[0]));
+    EXPECT_TRUE(torch::equal(got[1], expected[1]));
+}
+
+TEST_F(RegionRewriteTest, EveryPlaceTheChainRunsIsReplaced)
+{
+    const std::string ir = R"IR(
+graph(%x : Tensor, %y : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::mul(%x, %y)
+  %b : Tensor = aten::add(%a, %x, %one)
+  %c : Tensor = aten::relu(%b)
+  %a2 : Tensor = aten::mul(%c, %y)
+  %b2 : Tensor = aten::add(%a2, %c, %one)
+  %c2 : Tensor = aten::relu(%b2)
+  return (%c2)
+)IR";
+    auto graph = parse(ir);
+    const auto groups = rewriteRegions(graph, {{"k0", mulAddRelu()}}, kCallOp);
+    graph->lint();
+    EXPECT_EQ(groups[0].replaced, 2);
+    const std::vector<at::Tensor> got = run(graph, {x, y});
+    EXPECT_EQ(callLog().served, 2);
+    EXPECT_TRUE(torch::allclose(got[0], run(parse(ir), {x, y})[0]));
+}
+
+TEST_F(RegionRewriteTest, AnUnrelatedOpInBetweenIsMovedOutOfTheWay)
+{
+    const std::string ir = R"IR(
+graph(%x : Tensor, %y : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %a : Tensor = aten::mul(%x, %y)
+  %s : Tensor = aten::sin(%y)
+  %b : Tensor = aten::add(%a, %x, %one)
+  %c : Tensor = aten::relu(%b)
+  %d : Tensor = aten::add(%c, %s, %one)
+  return (%d)
+)IR";
+    auto graph = parse(ir);
+    const auto groups = rewriteRegions(graph, {{"k0", mulAddRelu()}}, kCallOp);
+    graph->lint();
+    EXPECT_EQ(groups[0].replaced, 1);
+    EXPECT_TRUE(torch::equal(run(graph, {x, y})[0], run(parse(ir), {x, y})[0]));
+}
+
+TEST_F(RegionRewriteTest, AWriteInBetweenKeepsTheOriginalOps)
+{
+    // mul_ changes y after the chain's mul read it: running the chain as one call after it would
+    // read the new y.
+    auto graph = parse(R"IR(
+graph(%x : Tensor, %y : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %a : Tensor = aten::mul(%x, %y)
+  %w : Tensor = aten::mul_(%y, %two)
+  %b : Tensor = aten::add(%a, %x, %one)
+  %c : Tensor = aten::relu(%b)
+  return (%c, %w)
+)IR");
+    const auto groups = rewriteRegions(graph, {{"k0", mulAddRelu()}}, kCallOp);
+    EXPECT_EQ(groups[0].replaced, 0);
+    EXPECT_NE(groups[0].note.find("cannot be brought together"), std::string::npos) << groups[0].note;
+}
+
+/// relu_(in0) -> mul(., in1): the in-place member writes a region input.
+RegionChain reluInPlaceThenMul()
+{
+    RegionChainBuilder b;
+    const auto in0 = b.input(f32());
+    const auto in1 = b.input(f32());
+    const auto relu = b.unary("aten::relu_", in0);
+    b.output(b.binary("aten::mul", relu, in1, f32()));
+    return *b.card().region;
+}
+
+TEST_F(RegionRewriteTest, AnInPlaceWriteOfAnInputNobodyElseReadsIsFused)
+{
+    auto graph = parse(R"IR(
+graph(%x : Tensor, %y : Tensor):
+  %s : Tensor = aten::sin(%x)
+  %r : Tensor = aten::relu_(%s)
+  %m : Tensor = aten::mul(%r, %y)
+  return (%m)
+)IR");
+    const auto groups = rewriteRegions(graph, {{"k0", reluInPlaceThenMul()}}, kCallOp);
+    EXPECT_EQ(groups[0].replaced, 1) << groups[0].note;
+}
+
+TEST_F(RegionRewriteTest, AnInPlaceWriteOfAnInputReadLaterKeepsTheOriginalOps)
+{
+    for (const char* ir : {R"IR(
+graph(%x : Tensor, %y : Tensor):
+  %s : Tensor = aten::sin(%x)
+  %r : Tensor = aten::relu_(%s)
+  %m : Tensor = aten::mul(%r, %y)
+  return (%m, %s)
+)IR",
+                           R"IR(
+graph(%x : Tensor, %y : Tensor):
+  %r : Tensor = aten::relu_(%x)
+  %m : Tensor = aten::mul(%r, %y)
+  return (%m)
+)IR"}) {
+        auto graph = parse(ir);
+        const auto groups = rewriteRegions(graph, {{"k0", reluInPlaceThenMul()}}, kCallOp);
+        EXPECT_EQ(groups[0].replaced, 0) << ir;
+        EXPECT_NE(groups[0].note.find("writes in place a tensor that is read outside"), std::string::npos)
+            << groups[0].note;
+    }
+}
+
+TEST_F(RegionRewriteTest, AModuleIsInlinedSoAChainAcrossSubmodulesIsFound)
+{
+    torch::jit::Module inner("Inner");
+    inner.define(R"(
+def forward(self, b):
+    return torch.relu(b)
+)");
+    torch::jit::Module outer("Outer");
+    outer.register_module("act", inner);
+    outer.define(R"(
+def forward(self, x, y):
+    return self.act.forward(x * y + x)
+)");
+    // Not run before the rewrite: a method plans its executor once, on its first call.
+    const at::Tensor expected = at::relu(x * y + x);
+    const auto groups = rewriteModuleRegions(outer, {{"k0", mulAddRelu()}}, kCallOp);
+    ASSERT_TRUE(groups) << groups.error().message;
+    EXPECT_EQ(groups.value()[0].replaced, 1) << groups.value()[0].note;
+    EXPECT_TRUE(torch::equal(outer.forward({x, y}).toTensor(), expected));
+    EXPECT_EQ(callLog().served, 1);
+}
+
+} // namespace
+} // namespace kforge::core
