@@ -6,6 +6,7 @@
 #include "cast/CastReader.h"
 #include "cast_export/KernelStatsSum.h"
 #include "runtime/CastRuntime.h"
+#include "runtime/RegionMethod.h"
 #include "util/AtomicFile.h"
 
 #include <ATen/cuda/CUDAContext.h>
@@ -74,6 +75,11 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
     auto harness = openHarness(modelBytes, report.model, options.inputs, options.seed);
     if (!harness)
         return harness.error();
+    auto regions = prepareRegionMethod(harness->module, package.value());
+    if (!regions)
+        return regions.error();
+    harness->regionMethod = regions->method;
+    report.notes = regions->notes;
     report.device = harness->device.str() + " " + at::cuda::getDeviceProperties(harness->device.index())->name;
     report.runs = options.runs;
 
@@ -109,7 +115,7 @@ core::Result<CastRunReport> runCastModel(const CastRunOptions& options)
         if (block == 0)
             report.eagerGpuMs = gpuTime.medianMilliseconds(harness.value(), gpuPasses, "eager");
 
-        PackageLoad loaded(package.value(), options.castFile.string()); // unloaded at the block's end
+        PackageLoad loaded(package.value(), options.castFile.string(), harness.value()); // unloaded at the block's end
         if (auto ok = loaded.load(); !ok)
             return ok.error();
         if (!withKernels) {
@@ -151,6 +157,7 @@ json toJson(const CastRunReport& report)
         : json(nullptr);
     if (!report.gpuTimeNote.empty())
         j["gpu_time_note"] = report.gpuTimeNote;
+    j["notes"] = report.notes;
     if (report.output)
         j["output"] = {{"max_abs_diff", report.output->maxAbsDiff},
                        {"within_tolerance", report.output->withinTolerance},

@@ -43,6 +43,7 @@ struct CastRunReport {
     std::optional<double> eagerGpuMs, castGpuMs; // medians; unset when not isolated (gpuTimeNote says why)
     std::string gpuTimeNote;
     nlohmann::json kernels = nlohmann::json::array(); // runtime stats, with last_fallback_reason
+    std::vector<std::string> notes;                   // region kernels that never run in this model, and why
 };
 
 /// Errors: an unreadable or unverifiable package, no model (kernels-only package and no

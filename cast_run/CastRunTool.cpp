@@ -61,6 +61,8 @@ void printReport(const runtime::CastRunReport& report)
         if (!report.output->float64Error.empty())
             std::cout << "  element-wise, not against float64: " << report.output->float64Error << "\n";
     }
+    for (const std::string& note : report.notes)
+        std::cout << "note: " << note << "\n";
     if (report.kernels.empty())
         return;
     std::snprintf(line, sizeof line, "%-6s %-18s %-28s %10s %10s  %s\n", "kernel", "card", "op", "hits", "fallbacks",

@@ -5,6 +5,7 @@
 #include "PackageLoad.h"
 #include "cast/CastReader.h"
 #include "runtime/CastRuntime.h"
+#include "runtime/RegionMethod.h"
 
 #include <cstdio>
 #include <set>
@@ -74,7 +75,11 @@ core::InModelCheck checkPackageInModel(const std::filesystem::path& packagePath,
     auto judge = [&](const std::vector<at::Tensor>& outputs) {
         return judgeOutputs(outputs, reference->outputs, golden);
     };
-    PackageLoad runtimeLoad(package.value(), packagePath.string());
+    auto regions = prepareRegionMethod(harness->module, package.value());
+    if (!regions)
+        return notRun("cannot put the region kernels into the model: " + regions.error().toString());
+    harness->regionMethod = regions->method;
+    PackageLoad runtimeLoad(package.value(), packagePath.string(), harness.value());
     if (auto loaded = runtimeLoad.load(); !loaded) {
         check.run = true;
         check.passed = false;

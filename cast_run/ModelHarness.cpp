@@ -80,7 +80,7 @@ core::Result<ForwardResult> runTimedForward(ModelHarness& harness)
         c10::InferenceMode inferenceMode;
         core::synchronizeDevice(harness.device);
         const auto start = std::chrono::steady_clock::now();
-        const c10::IValue output = core::forwardOpByOp(harness.module, harness.inputs);
+        const c10::IValue output = core::forwardOpByOp(harness.module, harness.inputs, harness.method);
         core::synchronizeDevice(harness.device);
         result.milliseconds =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

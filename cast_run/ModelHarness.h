@@ -19,6 +19,8 @@ struct ModelHarness {
     torch::jit::Module module;
     std::vector<c10::IValue> inputs;
     c10::Device device{c10::kCUDA, 0};
+    std::string method = "forward";       // the method a forward pass runs now
+    std::string regionMethod = "forward"; // the one to run with a package loaded (RegionMethod.h)
 };
 
 /// The model (TorchScript bytes, `name` for errors) and its inputs (`inputSpec`: the --inputs

@@ -4,6 +4,8 @@
 #include "runtime/HookRegistry.h"
 #include "runtime/OpHooks.h"
 
+#include "model/RegionChain.h"
+
 #include <c10/util/Exception.h>
 
 namespace kforge::runtime {
@@ -11,7 +13,7 @@ namespace kforge::runtime {
 bool hookSupported(const core::RuntimeHook& hook)
 {
     const std::string key = hookKey(hook);
-    return plainHookKnown(key) || compositeHookKnown(key);
+    return key == core::kRegionOp || plainHookKnown(key) || compositeHookKnown(key);
 }
 
 namespace {
@@ -46,9 +48,12 @@ std::vector<std::unique_ptr<torch::Library>> registerHooks()
                                                     std::make_optional(c10::DispatchKey::CUDA), __FILE__, __LINE__);
     auto autograd = std::make_unique<torch::Library>(
         torch::Library::IMPL, "aten", std::make_optional(c10::DispatchKey::AutogradCUDA), __FILE__, __LINE__);
-    for (const std::string& key : pendingHookKeys())
+    for (const std::string& key : pendingHookKeys()) {
+        if (key == core::kRegionOp) // served through kforge::region_call (RegionCall.h), no override
+            continue;
         if (!registerPlainHook(*library, key))
             registerComposite(*library, *autograd, key);
+    }
     publishRegistry();
     std::vector<std::unique_ptr<torch::Library>> libraries;
     libraries.push_back(std::move(library));

@@ -12,7 +12,7 @@
 
 namespace kforge::runtime {
 
-/// Whether this build has a typed hook for `hook`.
+/// Whether this build has a typed hook for `hook` (region kernels: kforge::region_call).
 bool hookSupported(const core::RuntimeHook& hook);
 /// Registers the hooks of every operator that has kernels and publishes the registry; destroying
 /// the libraries restores the original kernels.

@@ -1,5 +1,7 @@
 #include "runtime/HookRegistry.h"
 
+#include "model/RegionChain.h"
+
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -108,15 +110,16 @@ std::string hookKey(const core::RuntimeHook& hook)
     return hook.op + (hook.overload.empty() ? "" : "." + hook.overload);
 }
 
-std::optional<std::vector<at::Tensor>> serveCall(const char* hook, const HookCall& call)
+namespace {
+
+// The first of `entries` whose guard and baked-in arguments match serves the call; otherwise every
+// one of them counts a fallback, with the reason.
+std::optional<std::vector<at::Tensor>> serveFrom(const std::vector<std::shared_ptr<Entry>>& entries,
+                                                 const HookCall& call)
 {
-    const std::shared_ptr<const Registry> registry = g_registry.load();
-    auto found = registry->byHook.find(std::string_view(hook));
-    if (found == registry->byHook.end())
-        return std::nullopt;
     const PackagedKernel* firstMismatch = nullptr;
     std::string refused;
-    for (const std::shared_ptr<Entry>& entry : found->second) {
+    for (const std::shared_ptr<Entry>& entry : entries) {
         if (!entry->kernel->enabled.load(std::memory_order_relaxed))
             continue;
         if (!entry->kernel->matches(call)) {
@@ -137,12 +140,55 @@ std::optional<std::vector<at::Tensor>> serveCall(const char* hook, const HookCal
         : firstMismatch                         ? reinterpret_cast<std::uintptr_t>(firstMismatch)
                                                 : 1;
     const std::uint64_t signature = fallbackSignature(&call, salt);
-    recordFallbacks(found->second, signature, [&]() -> std::string {
+    recordFallbacks(entries, signature, [&]() -> std::string {
         if (!refused.empty())
             return refused;
         return firstMismatch ? firstMismatch->mismatch(call) : std::string("disabled");
     });
     return std::nullopt;
+}
+
+// The region kernels named by `kernelIds`, in that order, from `registry`.
+std::vector<std::shared_ptr<Entry>> regionEntries(const Registry& registry, const std::vector<std::string>& kernelIds)
+{
+    std::vector<std::shared_ptr<Entry>> named;
+    const auto found = registry.byHook.find(std::string_view(core::kRegionOp));
+    if (found == registry.byHook.end())
+        return named;
+    for (const std::string& id : kernelIds)
+        for (const std::shared_ptr<Entry>& entry : found->second)
+            if (entry->kernel->id() == id)
+                named.push_back(entry);
+    return named;
+}
+
+} // namespace
+
+std::optional<std::vector<at::Tensor>> serveCall(const char* hook, const HookCall& call)
+{
+    const std::shared_ptr<const Registry> registry = g_registry.load();
+    auto found = registry->byHook.find(std::string_view(hook));
+    if (found == registry->byHook.end())
+        return std::nullopt;
+    return serveFrom(found->second, call);
+}
+
+std::optional<std::vector<at::Tensor>> serveRegionCall(const std::vector<std::string>& kernelIds, const HookCall& call)
+{
+    const std::shared_ptr<const Registry> registry = g_registry.load();
+    const std::vector<std::shared_ptr<Entry>> named = regionEntries(*registry, kernelIds);
+    if (named.empty())
+        return std::nullopt; // none of them loaded (no package, or another one): nothing to count
+    return serveFrom(named, call);
+}
+
+void countRegionFallback(const std::vector<std::string>& kernelIds, const std::string& reason)
+{
+    const std::shared_ptr<const Registry> registry = g_registry.load();
+    const std::vector<std::shared_ptr<Entry>> named = regionEntries(*registry, kernelIds);
+    if (!named.empty())
+        recordFallbacks(named, fallbackSignature(nullptr, std::hash<std::string>{}(reason)),
+                        [&reason] { return reason; });
 }
 
 void countFallback(const char* hook, const std::string& reason)

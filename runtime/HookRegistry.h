@@ -29,6 +29,12 @@ std::string hookKey(const core::RuntimeHook& hook);
 /// and baked-in arguments match serves it and its outputs come back; otherwise nullopt (counted as
 /// a fallback of every kernel of the hook, with the reason) and the caller runs the original.
 std::optional<std::vector<at::Tensor>> serveCall(const char* hook, const HookCall& call);
+/// Offers a fused region's call (its inputs as "in0", "in1", ...) to the region kernels named by
+/// `kernelIds`, in that order, as serveCall does; nullopt when none serves it (or none of them is
+/// loaded) and the caller runs the region's original ops.
+std::optional<std::vector<at::Tensor>> serveRegionCall(const std::vector<std::string>& kernelIds, const HookCall& call);
+/// Counts a region call that none of `kernelIds` may serve, for `reason`.
+void countRegionFallback(const std::vector<std::string>& kernelIds, const std::string& reason);
 /// Counts a call of `hook` that no packaged kernel may serve, for `reason` (e.g. autograd must
 /// record the original's graph).
 void countFallback(const char* hook, const std::string& reason);

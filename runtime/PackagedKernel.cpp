@@ -22,11 +22,7 @@ using core::ErrorCode;
 using core::makeError;
 using nlohmann::json;
 
-namespace {
-
-// The card as cards.json holds it, rebuilt from the manifest (which carries op, overload and args)
-// and the plan's outputs, so that the launch plan resolves its tokens exactly as at evaluation.
-core::Result<core::OperatorCard> cardOf(const core::CastKernel& kernel)
+core::Result<core::OperatorCard> manifestCard(const core::CastKernel& kernel)
 {
     if (!kernel.launchPlan.is_object() || !kernel.launchPlan.contains("outputs"))
         return makeError(ErrorCode::InvalidArgument, "the launch plan does not list its outputs",
@@ -55,6 +51,8 @@ core::Result<core::OperatorCard> cardOf(const core::CastKernel& kernel)
               {"outputs", outputs},
               {"samples", json::array()},
               {"eager", nullptr}};
+    if (!kernel.region.is_null())
+        card["region"] = kernel.region; // checked against the card by the reader of cards.json
     auto parsed = core::cardFromJson(card, "kernel " + kernel.id + " card");
     if (!parsed)
         return parsed.error();
@@ -63,8 +61,6 @@ core::Result<core::OperatorCard> cardOf(const core::CastKernel& kernel)
     return parsed;
 }
 
-} // namespace
-
 core::Result<std::unique_ptr<PackagedKernel>> PackagedKernel::load(const core::CastKernel& kernel,
                                                                    const std::string& arch, int device)
 {
@@ -72,7 +68,7 @@ core::Result<std::unique_ptr<PackagedKernel>> PackagedKernel::load(const core::C
     loaded->m_id = kernel.id;
     loaded->m_guard = kernel.guard;
     loaded->m_device = device;
-    auto card = cardOf(kernel);
+    auto card = manifestCard(kernel);
     if (!card)
         return card.error();
     loaded->m_card = std::move(card.value());
@@ -90,7 +86,9 @@ core::Result<std::unique_ptr<PackagedKernel>> PackagedKernel::load(const core::C
             return makeError(ErrorCode::Unsupported, "guard dtype " + g.dtype + " of " + g.arg, "kernel " + kernel.id);
         loaded->m_guardTypes.push_back(type);
     }
-    if (loaded->m_card.outputs.size() == 1) {
+    // Host numbers stand in for 0-dim device operands of single ops only: a chain's later members
+    // would see the value at another precision than eager's.
+    if (loaded->m_card.outputs.size() == 1 && !loaded->m_card.isRegion()) {
         std::vector<std::pair<std::string, bool>> guardDtypes;
         for (const core::TensorGuard& g : loaded->m_guard.tensors)
             guardDtypes.emplace_back(g.dtype, g.sizes.empty());

@@ -32,6 +32,11 @@ struct HookCall {
     c10::SmallVector<std::pair<const char*, c10::IValue>, 6> values;
 };
 
+/// The card as cards.json holds it, rebuilt from the manifest entry (op, overload, args, a region's
+/// chain) and the plan's outputs, so that the launch plan resolves its tokens exactly as at
+/// evaluation.
+core::Result<core::OperatorCard> manifestCard(const core::CastKernel& kernel);
+
 class PackagedKernel {
 public:
     /// Parses the manifest entry's card, plan and guard and loads the cubin for `arch` (or JIT

@@ -6,9 +6,12 @@
 //   torch.ops.kforge.set_kernel_enabled(id, False)      # one kernel ("" = all) off / on again
 //   torch.ops.kforge.unload_cast(handle)                # original kernels again
 //
+// and kforge::region_call (RegionCall.h), which rewritten TorchScript graphs call.
+//
 // Errors raise RuntimeError with the loader's one-line message; nothing is registered then.
 
 #include "runtime/CastRuntime.h"
+#include "runtime/RegionCall.h"
 
 #include <torch/library.h>
 
@@ -46,4 +49,5 @@ TORCH_LIBRARY(kforge, m)
     m.def("unload_cast(int handle) -> ()", &unloadCast);
     m.def("cast_stats() -> str", &castStats);
     m.def("set_kernel_enabled(str id, bool enabled) -> ()", &setKernelEnabled);
+    m.def(kforge::runtime::kRegionCallSchema, &kforge::runtime::regionCall);
 }

@@ -170,10 +170,12 @@ Result<std::vector<c10::IValue>> makeInputs(const InputSpec& spec, c10::Device d
     }
 }
 
-c10::IValue forwardOpByOp(torch::jit::Module& module, std::vector<c10::IValue> inputs)
+c10::IValue forwardOpByOp(torch::jit::Module& module, std::vector<c10::IValue> inputs, const std::string& method)
 {
     torch::jit::GraphOptimizerEnabledGuard opByOp(false);
-    return module.forward(std::move(inputs));
+    if (method == "forward")
+        return module.forward(std::move(inputs));
+    return module.get_method(method)(std::move(inputs));
 }
 
 Result<c10::IValue> runForward(torch::jit::Module& module, const std::vector<c10::IValue>& inputs, c10::Device device)

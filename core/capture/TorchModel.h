@@ -29,14 +29,15 @@ Result<torch::jit::Module> loadTorchScript(const std::filesystem::path& path, c1
 /// Synthesizes (seeded) or loads the model inputs described by `spec`, on `device`.
 Result<std::vector<c10::IValue>> makeInputs(const InputSpec& spec, c10::Device device, std::uint64_t seed);
 
-/// module.forward(inputs) with TorchScript's graph optimizations off for the call
+/// module.<method>(inputs) (forward by default) with TorchScript's graph optimizations off for the call
 /// (GraphOptimizerEnabledGuard: per thread, restored after). Every forward pass of a model that is
 /// measured or compared goes through here, as the capture's do (CaptureJob): from the second call
 /// on, the optimizing executor would specialize the graph and fuse elementwise chains into NNC
 /// kernels on CUDA, which eager PyTorch does not run and a .cast's hooks never see (the in-model
 /// check and `kforge run` would judge another model than the one captured). Op by op, every aten op
 /// goes through the dispatcher as in eager mode.
-c10::IValue forwardOpByOp(torch::jit::Module& module, std::vector<c10::IValue> inputs);
+c10::IValue forwardOpByOp(torch::jit::Module& module, std::vector<c10::IValue> inputs,
+                          const std::string& method = "forward");
 
 /// Runs forward once (forwardOpByOp) in InferenceMode and waits for the device. BadInputs when the model rejects
 /// the inputs (count, dtype, shape), with the model's own reason.

@@ -17,7 +17,7 @@ namespace kforge::core {
 /// add optional fields) and refuse a newer major version before checking
 /// anything else.
 inline constexpr int kCastFormatMajor = 1;
-inline constexpr int kCastFormatMinor = 0;
+inline constexpr int kCastFormatMinor = 1; // 1.1: fused-region kernels (a card's "region")
 
 /// Bounds the reader enforces (docs/cast-format.md, "Limits"). Every size and
 /// count is checked from the ZIP central directory or HEADER.json before the
@@ -87,11 +87,12 @@ const char* kernelKindName(KernelKind kind);
 /// One manifest entry. Byte blobs are held in memory; their entry paths are
 /// derived from `id`.
 struct CastKernel {
-    std::string id;       // [A-Za-z0-9_-]+, unique in the package; names kernels/<id>/
-    std::string cardId;   // the operator card's id in the project
-    std::string op;       // "aten::add"
-    std::string overload; // "Tensor"
-    nlohmann::json args;  // argument specs as in the project's cards.json
+    std::string id;        // [A-Za-z0-9_-]+, unique in the package; names kernels/<id>/
+    std::string cardId;    // the operator card's id in the project
+    std::string op;        // "aten::add"
+    std::string overload;  // "Tensor"
+    nlohmann::json args;   // argument specs as in the project's cards.json
+    nlohmann::json region; // a fused-region kernel's chain as cards.json holds it; null for an op
     KernelGuard guard;
     KernelKind kind = KernelKind::Custom;
     std::map<std::string, std::string> cubins; // "sm_90" -> cubin bytes

@@ -2,6 +2,7 @@
 
 #include "cast/CastWriter.h"
 #include "cast/ZipArchive.h"
+#include "model/RegionChain.h"
 #include "model/TensorLayout.h"
 #include "util/AtomicFile.h"
 #include "util/BoundedJson.h"
@@ -368,6 +369,15 @@ CastPackage verify(std::string_view archive, const std::vector<ZipEntryRef>& zip
         k.args = takeField(kj["card"], "args", where + ".card");
         if (!k.args.is_array())
             bad(where + ".card.args: expected an array");
+        // A region kernel's chain is checked against its card where the card is rebuilt (the
+        // runtime's load); here only that it is there exactly for region kernels.
+        if (card.contains("region")) {
+            k.region = takeField(kj["card"], "region", where + ".card");
+            if (!k.region.is_object())
+                bad(where + ".card.region: expected an object");
+        }
+        if ((k.op == kRegionOp) != k.region.is_object())
+            bad(where + ".card: a " + std::string(kRegionOp) + " card has a \"region\" chain, and only it");
         const std::string kind = stringField(kj, "kind", where);
         if (kind == "custom")
             k.kind = KernelKind::Custom;

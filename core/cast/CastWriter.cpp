@@ -83,8 +83,11 @@ nlohmann::json castManifestToJson(const CastPackage& package)
         nlohmann::json ptx = nullptr;
         if (k.ptx)
             ptx = {{"path", castPtxPath(k.id)}, {"arch", k.ptxArch}};
+        nlohmann::json card{{"id", k.cardId}, {"op", k.op}, {"overload", k.overload}, {"args", k.args}};
+        if (!k.region.is_null())
+            card["region"] = k.region;
         kernels.push_back({{"id", k.id},
-                           {"card", {{"id", k.cardId}, {"op", k.op}, {"overload", k.overload}, {"args", k.args}}},
+                           {"card", card},
                            {"kind", kernelKindName(k.kind)},
                            {"guard", guardToJson(k.guard)},
                            {"cubins", cubins},

@@ -10,6 +10,9 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
     // hooked as themselves, so a kernel that converts while it reads replaces both steps. Cards of
     // _softmax / _log_softmax (called directly) are hooked at those.
     static const std::map<std::string, RuntimeHook> hooks = {
+        // Fused-region kernels are no dispatcher override: a model's graph, rewritten where the
+        // chain runs (core/region_rewrite), offers those calls through kforge::region_call.
+        {"kforge::region", {"kforge::region", ""}},
         {"aten::softmax.int", {"aten::softmax", "int"}},
         {"aten::_softmax", {"aten::_softmax", ""}},
         {"aten::log_softmax.int", {"aten::log_softmax", "int"}},

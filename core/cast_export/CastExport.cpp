@@ -265,7 +265,6 @@ struct CardSlot {
     CastKernel kernel;
     ExportDecision decision;
     std::optional<PendingKernel> pending; // set when the card waits for its sanitizer verdict
-    bool region = false;                  // a fused-region card: not in the package (see below)
 };
 
 // Starts each kernel's sanitizer gate: at once, to its end, when options.sanitizeConcurrency is 1
@@ -381,7 +380,7 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
     std::set<std::string> headerArchs;
     std::map<std::string, std::vector<std::string>> uncheckedByReason; // sanitizer skip reason -> kernels
     std::vector<std::string> reusedVerdicts; // kernels whose passed sanitizer verdict was reused
-    std::vector<std::string> regionCards;    // fused-region cards left out of the package
+    std::vector<std::string> regionKernels;  // fused-region kernels that ship as custom
 
     // One slot per card, moved into the package in card order at the end: a kernel that reached
     // the sanitizer gate is completed there, once its verdict is in (SanitizerGates may run several
@@ -394,16 +393,9 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
                              "card " + std::to_string(index + 1) + " of " + std::to_string(project.cards.size()));
         const OperatorCard& card = project.cards[index];
         CardSlot& slot = slots[index];
-        // The runtime swaps kernels per op call; a region replaces a chain of calls, which it cannot
-        // do yet. Its member ops keep their own cards, so they ship as op kernels.
-        if (card.isRegion()) {
-            slot.region = true;
-            regionCards.push_back(card.id.substr(0, 8) + " (" + card.region->text() + ")");
-            continue;
-        }
         ExportDecision& decision = slot.decision;
         decision.cardId = card.id;
-        decision.op = card.qualifiedName();
+        decision.op = card.displayName(); // "region: batch_norm -> relu" for a region card
         decision.kernelId = "k" + std::to_string(index);
 
         CastKernel& kernel = slot.kernel;
@@ -414,6 +406,8 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
         kernel.args = json::array();
         for (const ArgSpec& arg : card.args)
             kernel.args.push_back(toJson(arg));
+        if (card.region)
+            kernel.region = toJson(*card.region);
         kernel.guard = guardForCard(card, fallbackArch, 1);
         kernel.validation = json::object();
 
@@ -498,8 +492,6 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
     }
 
     for (CardSlot& slot : slots) {
-        if (slot.region)
-            continue;
         if (slot.pending) {
             const Result<SanitizerVerdict>& gate = slot.pending->verdict.get();
             if (!gate)
@@ -523,13 +515,16 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
             why.resize(why.size() - suffix.size());
         package.auditNotes.push_back("not sanitizer-checked: " + list + " (" + why + ")");
     }
-    if (!regionCards.empty()) {
+    for (const CastKernel& kernel : package.kernels)
+        if (kernel.kind == KernelKind::Custom && !kernel.region.is_null())
+            regionKernels.push_back(kernel.id);
+    if (!regionKernels.empty()) {
         std::string list;
-        for (const std::string& card : regionCards)
-            list += (list.empty() ? "" : ", ") + card;
-        package.auditNotes.push_back("fused-region cards not exported (the runtime does not replace chains of ops "
-                                     "yet; their member ops ship as op kernels): " +
-                                     list);
+        for (const std::string& id : regionKernels)
+            list += (list.empty() ? "" : ", ") + id;
+        package.auditNotes.push_back("fused-region kernels " + list +
+                                     ": served where a TorchScript model runs their chain (kforge run, the C++ API, "
+                                     "the in-model check); elsewhere their ops run, with the op kernels");
     }
     if (!reusedVerdicts.empty()) {
         std::string list;

@@ -62,7 +62,8 @@ private:
         for (Node* candidate : candidatesFor(member)) {
             if (++m_steps > kMaxSteps)
                 return false;
-            if (candidate->owningBlock() != &m_block || m_used.contains(candidate) || !isMemberOperator(candidate, member))
+            if (candidate->owningBlock() != &m_block || m_used.contains(candidate) ||
+                !isMemberOperator(candidate, member))
                 continue;
             const std::vector<Value*> saved = m_match.inputs;
             if (bindArguments(candidate, member)) {

@@ -213,8 +213,8 @@ std::vector<RegionRewriteGroup> rewriteRegions(const std::shared_ptr<Graph>& gra
         for (Block* block : blocks)
             for (int turn = 0; turn < kMaxRewritesPerBlock; ++turn) {
                 MatchSafety safety(graph, *chains[g]);
-                const auto match = findRegionMatch(*block, *chains[g],
-                                                   [&](const RegionMatch& found) { return safety.accept(found); });
+                const auto match =
+                    findRegionMatch(*block, *chains[g], [&](const RegionMatch& found) { return safety.accept(found); });
                 if (!safety.lastRefusal().empty())
                     refusal = safety.lastRefusal();
                 if (!match)
@@ -229,18 +229,25 @@ std::vector<RegionRewriteGroup> rewriteRegions(const std::shared_ptr<Graph>& gra
     return groups;
 }
 
-Result<std::vector<RegionRewriteGroup>> rewriteModuleRegions(torch::jit::Module& module,
-                                                             const std::vector<RegionKernelChain>& kernels,
-                                                             const std::string& callOp)
+Result<std::vector<RegionRewriteGroup>> addRegionMethod(torch::jit::Module& module,
+                                                        const std::vector<RegionKernelChain>& kernels,
+                                                        const std::string& callOp, const std::string& methodName)
 {
     try {
+        const c10::ClassTypePtr type = module.type();
+        if (type->findMethod(methodName))
+            return makeError(ErrorCode::AlreadyExists, "the model already has a method " + methodName, "forward");
         torch::jit::Method forward = module.get_method("forward");
-        std::shared_ptr<Graph> graph = torch::jit::toGraphFunction(forward.function()).graph();
+        std::shared_ptr<Graph> graph = torch::jit::toGraphFunction(forward.function()).graph()->copy();
         torch::jit::Inline(*graph);
-        return rewriteRegions(graph, kernels, callOp);
+        std::vector<RegionRewriteGroup> groups = rewriteRegions(graph, kernels, callOp);
+        const c10::QualifiedName name(*type->name(), methodName);
+        torch::jit::Function* method = module._ivalue()->compilation_unit()->create_function(name, graph);
+        type->addMethod(method);
+        return groups;
     } catch (const std::exception& e) {
-        return makeError(ErrorCode::InvalidArgument, "cannot rewrite the model's regions: " + torchinterop::oneLineError(e),
-                         "forward");
+        return makeError(ErrorCode::InvalidArgument,
+                         "cannot rewrite the model's regions: " + torchinterop::oneLineError(e), "forward");
     }
 }
 

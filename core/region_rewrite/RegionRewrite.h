@@ -44,13 +44,16 @@ struct RegionRewriteGroup {
 /// its nodes can be brought together without reordering any read or write of memory (AliasDb), and
 /// an in-place member writes no tensor that anything outside the region could see.
 std::vector<RegionRewriteGroup> rewriteRegions(const std::shared_ptr<torch::jit::Graph>& graph,
-                                               const std::vector<RegionKernelChain>& kernels, const std::string& callOp);
+                                               const std::vector<RegionKernelChain>& kernels,
+                                               const std::string& callOp);
 
-/// Inlines the forward method of `module` (so a chain that crosses submodule calls is one graph)
-/// and rewrites it. Call before the first forward: the method's executor plans once.
-Result<std::vector<RegionRewriteGroup>> rewriteModuleRegions(torch::jit::Module& module,
-                                                             const std::vector<RegionKernelChain>& kernels,
-                                                             const std::string& callOp);
+/// Adds method `methodName` to `module`'s class: its forward, inlined (so a chain that crosses
+/// submodule calls is one graph) and rewritten. Forward itself stays as it is, so one module runs
+/// both ways on the same parameters, and the new method's executor plans on its own first call.
+/// AlreadyExists when the class has a method of that name.
+Result<std::vector<RegionRewriteGroup>> addRegionMethod(torch::jit::Module& module,
+                                                        const std::vector<RegionKernelChain>& kernels,
+                                                        const std::string& callOp, const std::string& methodName);
 
 /// One chain up to its shapes: members' operators, non-tensor arguments and sources, and the
 /// outputs. Kernels with equal keys are offered the same calls.

@@ -101,10 +101,13 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
         self.assertIn("custom    2.000x (n0), not sanitizer-checked", rows[self.batch_norm])
         self.assertIn("fallback  vendor-backed (cuBLAS/cuDNN): not searched", rows[self.cards["aten::_convolution"]["id"]])
         self.assertIn("fallback  no search tree", rows[self.cards["aten::add"]["id"]])
-        self.assertIn("wrote " + out + ": 4 cards, 2 custom, 2 fallback; architectures sm_90; model included", result.stdout)
-        self.assertIn("not sanitizer-checked: k", result.stdout)
         self.assertEqual(len(self.regions), 2)  # batch_norm -> relu, batch_norm -> add -> relu
-        self.assertIn("fused-region cards not exported (the runtime does not replace chains of ops yet", result.stdout)
+        # Region cards get manifest entries like op cards: these two were never optimized.
+        for region in self.regions:
+            self.assertRegex(result.stdout, region["id"] + r"\s+region: batch_norm.*fallback  no search tree")
+        self.assertIn("wrote " + out + ": 6 cards, 2 custom, 4 fallback; architectures sm_90; model included", result.stdout)
+        self.assertIn("not sanitizer-checked: k", result.stdout)
+        self.assertNotIn("fused-region kernels", result.stdout)
         self.assertIn("(--sanitize off)", result.stdout)
         self.assertRegex(result.stdout, r"\ntook \d+\.\d s \(sanitizer gate 0\.0 s, in-model check \d+\.\d s\)\n")
         # CI builds have no CUDA runtime; a CUDA build on a machine without a GPU cannot run the model.
@@ -115,11 +118,11 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
 
         verify = kforge("verify", out, "--arch", "sm_90")
         self.assertEqual(verify.returncode, 0, verify.stderr)
-        self.assertIn("4 kernels (2 custom, 2 fallback)", verify.stdout)
+        self.assertIn("6 kernels (2 custom, 4 fallback)", verify.stdout)
         self.assertIn("model included", verify.stdout)
         self.assertTrue(any(text in verify.stdout for text in not_run), verify.stdout)
         report = json.loads(kforge("verify", out, "--json").stdout)
-        self.assertEqual(len(report["audit"]), 4)
+        self.assertEqual(len(report["audit"]), 6)
         self.assertEqual(report["header"]["min_torch_version"].count("."), 1)
 
         with zipfile.ZipFile(out) as z:
@@ -130,6 +133,13 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
             with open(os.path.join(self.project, "cards.json")) as f:
                 card = next(c for c in json.load(f)["cards"] if c["id"] == self.relu)
             self.assertEqual(relu["card"]["args"], card["args"])
+            self.assertNotIn("region", relu["card"])
+            # A region card's manifest entry carries its chain, as cards.json does.
+            region = next(k for k in manifest["kernels"] if k["card"]["id"] == self.regions[0]["id"])
+            self.assertEqual(region["card"]["op"], "kforge::region")
+            self.assertEqual(region["card"]["region"], self.regions[0]["region"])
+            self.assertEqual([t["arg"] for t in region["guard"]["tensors"]],
+                             [a["name"] for a in self.regions[0]["args"]])
             self.assertEqual(z.read(relu["source"]).decode(), self.relu_tree["nodes"][1]["candidate"]["source"])
             self.assertTrue(z.read(relu["cubins"]["sm_90"]).startswith(b"\x7fELF"))
             self.assertIn(".entry", z.read(relu["ptx"]["path"]).decode())
@@ -166,7 +176,7 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         report = json.loads(result.stdout)
         decisions = {c["card"]: c for c in report["cards"]}
-        self.assertEqual(len(decisions), 4)
+        self.assertEqual(len(decisions), 6)  # 4 op cards, 2 region cards
         self.assertEqual(decisions[self.relu]["decision"], "fallback")
         self.assertEqual(decisions[self.relu]["reason"], "best 1.600x below --min-speedup 2 (n1)")
         self.assertEqual(decisions[self.batch_norm]["reason"], "not selected (--cards)")
@@ -214,7 +224,7 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
         result = kforge("export", self.project, "-o", out)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("no passed node with a measured speedup (3 nodes: 3 compiled-only)", result.stdout)
-        self.assertIn("0 custom, 4 fallback; no cubins", result.stdout)
+        self.assertIn("0 custom, 6 fallback; no cubins", result.stdout)
         self.assertIn("kforge: warning: the package has no custom kernel", result.stderr)
         self.assertEqual(kforge("verify", out).returncode, 0)
 

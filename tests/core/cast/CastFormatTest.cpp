@@ -5,6 +5,7 @@
 
 #include "cast/CastReader.h"
 #include "cast/CastWriter.h"
+#include "model/RegionChain.h"
 #include "util/AtomicFile.h"
 
 #include <gtest/gtest.h>
@@ -108,7 +109,7 @@ TEST(CastFormat, HeaderIsTheFirstEntryAndChecksumsTheLast)
     EXPECT_EQ(entries.front().name, "HEADER.json");
     EXPECT_EQ(entries.back().name, "checksums.sha256");
     const auto header = nlohmann::json::parse(entries.front().data);
-    EXPECT_EQ(header["format_version"], "1.0");
+    EXPECT_EQ(header["format_version"], "1.1");
     EXPECT_EQ(header["counts"]["entries"], entries.size());
 }
 
@@ -270,6 +271,37 @@ TEST(CastFormat, MalformedJsonNamesEntryAndByte)
     find(entries, "manifest.json")->data = manifest.dump();
     line = rejection(CastWriter::seal(parts.header, entries));
     EXPECT_NE(line.find("manifest.json kernel k1.speedup: expected a number"), std::string::npos) << line;
+}
+
+TEST(CastFormat, ARegionKernelKeepsItsChain)
+{
+    CastPackage written = samplePackage();
+    written.kernels[0].op = kRegionOp;
+    written.kernels[0].overload = "";
+    written.kernels[0].region = {{"members", nlohmann::json::array()}, {"outputs", nlohmann::json::array()}};
+    auto bytes = CastWriter::build(written);
+    ASSERT_TRUE(bytes.ok()) << bytes.error().toString();
+    auto read = readCast(bytes.value(), "region.cast");
+    ASSERT_TRUE(read.ok()) << read.error().toString();
+    EXPECT_EQ(read->kernels[0].region, written.kernels[0].region);
+    EXPECT_TRUE(read->kernels[1].region.is_null());
+
+    // A region card without its chain, and a chain on an op card, are refused.
+    const Parts parts = partsOf(bytes.value());
+    for (const bool dropChain : {true, false}) {
+        std::vector<ZipEntry> entries = parts.entries;
+        auto manifest = nlohmann::json::parse(find(entries, "manifest.json")->data);
+        if (dropChain)
+            manifest["kernels"][0]["card"].erase("region");
+        else
+            manifest["kernels"][1]["card"]["region"] = nlohmann::json::object();
+        find(entries, "manifest.json")->data = manifest.dump();
+        const std::string line = rejection(CastWriter::seal(parts.header, entries));
+        EXPECT_NE(line.find(std::string(dropChain ? "kernel k0" : "kernel k1") +
+                            ".card: a kforge::region card has a \"region\" chain, and only it"),
+                  std::string::npos)
+            << line;
+    }
 }
 
 TEST(CastFormat, ManifestInconsistenciesAreRefused)

@@ -3,6 +3,7 @@
 // covers every card. Compiling and the sanitizer are injected, so no NVRTC or GPU is needed.
 
 #include "cast_export/CastExport.h"
+#include "RegionChainBuilder.h"
 #include "cast/CastReader.h"
 #include "cast/CastWriter.h"
 #include "cast/RuntimeOps.h"
@@ -690,6 +691,54 @@ TEST_F(CastExportTest, SpeedupsOfDifferentGpuModelsAreNotCompared)
     EXPECT_EQ(bestExportableNode(single)->id, "n1");
     const ExportResult one = exportOk(project, {{card.id, single}});
     EXPECT_EQ(one.decisions[0].reason.find(" on "), std::string::npos) << one.decisions[0].reason;
+}
+
+TEST_F(CastExportTest, ARegionKernelShipsWithItsChainAndAGuardOnEveryInput)
+{
+    test_regions::RegionChainBuilder b;
+    const TensorSpec spec = test_regions::spec("float16", {8, 512});
+    const auto x = b.input(spec);
+    const auto y = b.input(test_regions::spec("float16", {1, 512}));
+    b.output(b.unary("aten::relu", b.binary("aten::mul", x, y, spec)));
+    OperatorCard region = b.card();
+    region.id = cardIdForKey(region.key);
+    Project project;
+    project.cards = {region};
+    SearchTree tree(region.id, 7);
+    Candidate c;
+    c.source = "extern \"C\" __global__ void kf(const void* a, const void* b, void* out) {}\n";
+    c.launchPlan = {
+        {"launches",
+         {{{"kernel", "kf"}, {"grid", {8}}, {"block", {128}}, {"args", {"ptr:in0", "ptr:in1", "ptr:out0"}}}}}};
+    const auto root = tree.addRoot(c, Provenance{}, 0);
+    ASSERT_TRUE(root.ok());
+    Evaluation evaluation;
+    evaluation.status = NodeStatus::Passed;
+    evaluation.latency = LatencyStats{5, 4.75, 5.25};
+    evaluation.eagerUs = 10;
+    evaluation.report = EvaluationReport::fromJson(passedDetails("sm_90", 2.0));
+    ASSERT_TRUE(tree.recordEvaluation(root.value(), evaluation).ok());
+
+    const ExportResult result = exportOk(project, {{region.id, tree}});
+    ASSERT_EQ(result.package.kernels.size(), 1u);
+    const CastKernel& k = result.package.kernels[0];
+    EXPECT_EQ(k.kind, KernelKind::Custom) << k.fallbackReason;
+    EXPECT_EQ(k.op, kRegionOp);
+    EXPECT_EQ(k.region, toJson(*region.region));
+    ASSERT_EQ(k.guard.tensors.size(), 2u);
+    EXPECT_EQ(k.guard.tensors[0], (TensorGuard{"in0", "float16", {8, 512}, {512, 1}, 16}));
+    EXPECT_EQ(k.guard.tensors[1], (TensorGuard{"in1", "float16", {1, 512}, {512, 1}, 16}));
+    ASSERT_EQ(result.package.auditNotes.size(), 2u); // not sanitizer-checked, and the region note
+    EXPECT_NE(result.package.auditNotes[1].find("fused-region kernels k0: served where a TorchScript model runs"),
+              std::string::npos)
+        << result.package.auditNotes[1];
+
+    // The package reads back with the chain.
+    auto bytes = CastWriter::build(result.package);
+    ASSERT_TRUE(bytes.ok()) << bytes.error().toString();
+    auto read = readCast(bytes.value(), "region.cast");
+    ASSERT_TRUE(read.ok()) << read.error().toString();
+    EXPECT_EQ(read->kernels[0].region, k.region);
 }
 
 TEST_F(CastExportTest, UnknownCardIdIsAnError)

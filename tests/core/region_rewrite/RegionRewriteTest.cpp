@@ -1,8 +1,8 @@
 // Region kernels in TorchScript graphs: each place a chain runs becomes a guarded call whose
 // fallback is the original ops, only where that cannot change what the model computes.
 
-#include "RegionChainBuilder.h"
 #include "region_rewrite/RegionRewrite.h"
+#include "RegionChainBuilder.h"
 
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/ir/irparser.h>
@@ -47,7 +47,10 @@ TORCH_LIBRARY(kforge_test, m)
 
 const std::string kCallOp = "kforge_test::region_call";
 
-TensorSpec f32() { return spec("float32", {4, 8}); }
+TensorSpec f32()
+{
+    return spec("float32", {4, 8});
+}
 
 /// relu(x * y + x): in0 = x, in1 = y.
 RegionChain mulAddRelu(int alpha = 1)
@@ -56,7 +59,8 @@ RegionChain mulAddRelu(int alpha = 1)
     const auto x = b.input(f32());
     const auto y = b.input(f32());
     const auto product = b.binary("aten::mul", x, y, f32());
-    const auto sum = b.call("aten::add", "Tensor", {{"self", product}, {"other", x}, {"alpha", nlohmann::json(alpha)}}, f32());
+    const auto sum =
+        b.call("aten::add", "Tensor", {{"self", product}, {"other", x}, {"alpha", nlohmann::json(alpha)}}, f32());
     b.output(b.unary("aten::relu", sum));
     return *b.card().region;
 }
@@ -178,7 +182,8 @@ TEST_F(RegionRewriteTest, ASecondOutputIsHandedOnFromTheCall)
     const auto in0 = b.input(f32());
     const auto in1 = b.input(f32());
     const auto product = b.binary("aten::mul", in0, in1, f32());
-    const auto sum = b.call("aten::add", "Tensor", {{"self", product}, {"other", in0}, {"alpha", nlohmann::json(1)}}, f32());
+    const auto sum =
+        b.call("aten::add", "Tensor", {{"self", product}, {"other", in0}, {"alpha", nlohmann::json(1)}}, f32());
     b.output(b.unary("aten::relu", sum));
     b.output(sum);
     const std::string ir = R"IR(
@@ -321,13 +326,19 @@ def forward(self, b):
 def forward(self, x, y):
     return self.act.forward(x * y + x)
 )");
-    // Not run before the rewrite: a method plans its executor once, on its first call.
-    const at::Tensor expected = at::relu(x * y + x);
-    const auto groups = rewriteModuleRegions(outer, {{"k0", mulAddRelu()}}, kCallOp);
+    const at::Tensor expected = outer.forward({x, y}).toTensor();
+    const auto groups = addRegionMethod(outer, {{"k0", mulAddRelu()}}, kCallOp, "regions_forward");
     ASSERT_TRUE(groups) << groups.error().message;
     EXPECT_EQ(groups.value()[0].replaced, 1) << groups.value()[0].note;
+    EXPECT_TRUE(torch::equal(outer.get_method("regions_forward")({x, y}).toTensor(), expected));
+    EXPECT_EQ(callLog().served, 1);
+    // Forward is as it was: no call of the region op.
     EXPECT_TRUE(torch::equal(outer.forward({x, y}).toTensor(), expected));
     EXPECT_EQ(callLog().served, 1);
+    // A second method of that name is refused.
+    const auto again = addRegionMethod(outer, {{"k0", mulAddRelu()}}, kCallOp, "regions_forward");
+    ASSERT_FALSE(again);
+    EXPECT_EQ(again.error().code, ErrorCode::AlreadyExists);
 }
 
 } // namespace
