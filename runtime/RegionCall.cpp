@@ -34,8 +34,9 @@ std::tuple<bool, std::vector<at::Tensor>> regionCall(std::vector<std::string> ke
         countRegionFallback(kernels, "more than " + std::to_string(kMostRegionInputs) + " region inputs");
         return {false, {}};
     }
-    if (c10::GradMode::is_enabled() &&
-        std::any_of(inputs.begin(), inputs.end(), [](const at::Tensor& t) { return t.defined() && t.requires_grad(); })) {
+    if (c10::GradMode::is_enabled() && std::any_of(inputs.begin(), inputs.end(), [](const at::Tensor& t) {
+            return t.defined() && t.requires_grad();
+        })) {
         countRegionFallback(kernels, "autograd: an input requires a gradient");
         return {false, {}};
     }

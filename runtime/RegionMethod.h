@@ -19,8 +19,8 @@ inline constexpr const char* kRegionMethod = "kforge_regions_forward";
 
 struct RegionMethod {
     std::string method = "forward"; // the method to run with the package loaded
-    int replaced = 0;                // places of the graph that call region kernels
-    std::vector<std::string> notes;  // one line per region kernel (group) that replaced nothing
+    int replaced = 0;               // places of the graph that call region kernels
+    std::vector<std::string> notes; // one line per region kernel (group) that replaced nothing
 };
 
 /// For a package with custom region kernels: adds kRegionMethod to `module` and returns it. For a

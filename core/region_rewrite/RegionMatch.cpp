@@ -24,11 +24,52 @@ bool isMemberOperator(const Node* node, const ChainMember& member)
     return schema && schema->name() == member.op && schema->overload_name() == member.overload;
 }
 
+/// The value of a graph value that is a constant, or a list built of constants (a trace writes
+/// `dim=[-1]` as prim::ListConstruct of a constant); nullopt for anything computed.
+std::optional<c10::IValue> constantValue(Value* value)
+{
+    if (std::optional<c10::IValue> constant = torch::jit::toIValue(value))
+        return constant;
+    const Node* list = value->node();
+    if (list->kind() != c10::prim::ListConstruct)
+        return std::nullopt;
+    const auto type = value->type()->cast<c10::ListType>();
+    if (!type)
+        return std::nullopt;
+    std::vector<c10::IValue> elements;
+    for (const Value* element : list->inputs()) {
+        std::optional<c10::IValue> constant = torch::jit::toIValue(element);
+        if (!constant)
+            return std::nullopt;
+        elements.push_back(std::move(*constant));
+    }
+    const c10::TypePtr elementType = type->getElementType();
+    if (elementType->kind() == c10::TypeKind::IntType) {
+        c10::List<std::int64_t> ints;
+        for (const c10::IValue& e : elements)
+            ints.push_back(e.toInt());
+        return c10::IValue(ints);
+    }
+    if (elementType->kind() == c10::TypeKind::FloatType) {
+        c10::List<double> doubles;
+        for (const c10::IValue& e : elements)
+            doubles.push_back(e.toDouble());
+        return c10::IValue(doubles);
+    }
+    if (elementType->kind() == c10::TypeKind::BoolType) {
+        c10::List<bool> bools;
+        for (const c10::IValue& e : elements)
+            bools.push_back(e.toBool());
+        return c10::IValue(bools);
+    }
+    return std::nullopt;
+}
+
 /// A non-tensor argument of the graph equals the captured one: a constant, described the way the
 /// capture described the call's value (so 1 and 1.0 differ, as they do for type promotion).
 bool constantMatches(Value* value, const ArgSpec& captured)
 {
-    const std::optional<c10::IValue> constant = torch::jit::toIValue(value);
+    const std::optional<c10::IValue> constant = constantValue(value);
     if (!constant)
         return false;
     const ArgSpec seen = torchinterop::argSpecOf(*constant, captured.name, captured.type);
