@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/ir/irparser.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
+#include <torch/csrc/jit/serialization/import.h>
 #include <torch/library.h>
 #include <torch/torch.h>
+
+#include <sstream>
 
 namespace kforge::core {
 namespace {
@@ -335,6 +338,12 @@ def forward(self, x, y):
     // Forward is as it was: no call of the region op.
     EXPECT_TRUE(torch::equal(outer.forward({x, y}).toTensor(), expected));
     EXPECT_EQ(callLog().served, 1);
+    // The method is part of the module: it survives saving and loading.
+    std::stringstream saved;
+    outer.save(saved);
+    torch::jit::Module loaded = torch::jit::load(saved);
+    EXPECT_TRUE(torch::equal(loaded.get_method("regions_forward")({x, y}).toTensor(), expected));
+    EXPECT_EQ(callLog().served, 2);
     // A second method of that name is refused.
     const auto again = addRegionMethod(outer, {{"k0", mulAddRelu()}}, kCallOp, "regions_forward");
     ASSERT_FALSE(again);
