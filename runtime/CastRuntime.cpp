@@ -5,6 +5,7 @@
 #include "runtime/HookRegistration.h"
 #include "runtime/HookRegistry.h"
 #include "runtime/PackagedKernel.h"
+#include "runtime/RegionMethod.h"
 
 #include <ATen/cuda/CUDAContext.h>
 #include <torch/library.h>
@@ -23,6 +24,7 @@ namespace {
 struct LoadedPackage {
     int handle = 0;
     std::string path;
+    std::vector<core::RegionKernelChain> regionKernels;     // for models prepared after the load
     std::vector<std::unique_ptr<torch::Library>> libraries; // destroying one restores the original
 };
 
@@ -74,9 +76,13 @@ core::Result<int> loadOpenedPackage(const core::CastPackage& package, const std:
             return makeError(loaded.error().code, loaded.error().toString(), path);
         kernels.emplace_back(*hook, std::move(loaded.value()));
     }
+    auto regionKernels = regionKernelChains(package);
+    if (!regionKernels)
+        return makeError(regionKernels.error().code, regionKernels.error().toString(), path);
     auto loadedPackage = std::make_unique<LoadedPackage>();
     loadedPackage->handle = g_nextHandle++;
     loadedPackage->path = path;
+    loadedPackage->regionKernels = std::move(regionKernels.value());
     try {
         for (auto& [hook, kernel] : kernels)
             addToRegistry(hook, std::move(kernel));
@@ -111,6 +117,14 @@ core::Result<void> setKernelEnabled(const std::string& id, bool enabled)
     if (!setRegistryKernelEnabled(id, enabled) && !id.empty())
         return makeError(ErrorCode::NotFound, "the loaded package has no custom kernel " + id, g_loaded->path);
     return {};
+}
+
+core::Result<std::vector<core::RegionKernelChain>> loadedRegionKernels()
+{
+    std::lock_guard lock(g_mutex);
+    if (!g_loaded)
+        return makeError(ErrorCode::NotFound, "no package is loaded", "region kernels");
+    return g_loaded->regionKernels;
 }
 
 nlohmann::json runtimeStats()

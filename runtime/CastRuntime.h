@@ -15,9 +15,11 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace kforge::core {
-struct CastPackage; // cast/CastPackage.h
+struct CastPackage;       // cast/CastPackage.h
+struct RegionKernelChain; // region_rewrite/RegionRewrite.h
 } // namespace kforge::core
 
 namespace kforge::runtime {
@@ -38,6 +40,10 @@ core::Result<void> unloadPackage(int handle);
 /// operator to the original (false); an empty id means every kernel. NotFound for an unknown id.
 /// Counters keep counting (a disabled kernel's calls are fallbacks with reason "disabled").
 core::Result<void> setKernelEnabled(const std::string& id, bool enabled);
+
+/// The loaded package's region kernels and their chains (RegionMethod.h prepares a model for
+/// them). NotFound when no package is loaded.
+core::Result<std::vector<core::RegionKernelChain>> loadedRegionKernels();
 
 /// {"package": path or null, "kernels": [{"id", "card", "op", "hook", "hits", "fallbacks", "enabled"}, ...],
 ///  "fallback_reasons": {"<kernel id>": "last mismatch", ...}}

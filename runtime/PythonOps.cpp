@@ -6,12 +6,14 @@
 //   torch.ops.kforge.set_kernel_enabled(id, False)      # one kernel ("" = all) off / on again
 //   torch.ops.kforge.unload_cast(handle)                # original kernels again
 //
-// and kforge::region_call (RegionCall.h), which rewritten TorchScript graphs call.
+// and kforge::region_call (RegionCall.h), which rewritten TorchScript graphs call, and
+// kforge::region_module (RegionModule.h), which kforge_runtime.py's torch.compile backend calls.
 //
 // Errors raise RuntimeError with the loader's one-line message; nothing is registered then.
 
 #include "runtime/CastRuntime.h"
 #include "runtime/RegionCall.h"
+#include "runtime/RegionModule.h"
 
 #include <torch/library.h>
 
@@ -50,4 +52,5 @@ TORCH_LIBRARY(kforge, m)
     m.def("cast_stats() -> str", &castStats);
     m.def("set_kernel_enabled(str id, bool enabled) -> ()", &setKernelEnabled);
     m.def(kforge::runtime::kRegionCallSchema, &kforge::runtime::regionCall);
+    m.def(kforge::runtime::kRegionModuleSchema, &kforge::runtime::regionModule);
 }

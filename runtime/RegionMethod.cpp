@@ -3,11 +3,14 @@
 #include "runtime/PackagedKernel.h"
 #include "runtime/RegionCall.h"
 
-#include "region_rewrite/RegionRewrite.h"
-
 namespace kforge::runtime {
 
-core::Result<RegionMethod> prepareRegionMethod(torch::jit::Module& module, const core::CastPackage& package)
+nlohmann::json RegionMethod::toJson() const
+{
+    return {{"method", method}, {"replaced", replaced}, {"notes", notes}};
+}
+
+core::Result<std::vector<core::RegionKernelChain>> regionKernelChains(const core::CastPackage& package)
 {
     std::vector<core::RegionKernelChain> kernels;
     for (const core::CastKernel& kernel : package.kernels) {
@@ -18,6 +21,12 @@ core::Result<RegionMethod> prepareRegionMethod(torch::jit::Module& module, const
             return card.error();
         kernels.push_back(core::RegionKernelChain{kernel.id, *card->region});
     }
+    return kernels;
+}
+
+core::Result<RegionMethod> prepareRegionMethod(torch::jit::Module& module,
+                                               const std::vector<core::RegionKernelChain>& kernels)
+{
     RegionMethod prepared;
     if (kernels.empty())
         return prepared;
@@ -35,6 +44,14 @@ core::Result<RegionMethod> prepareRegionMethod(torch::jit::Module& module, const
         }
     }
     return prepared;
+}
+
+core::Result<RegionMethod> prepareRegionMethod(torch::jit::Module& module, const core::CastPackage& package)
+{
+    auto kernels = regionKernelChains(package);
+    if (!kernels)
+        return kernels.error();
+    return prepareRegionMethod(module, kernels.value());
 }
 
 } // namespace kforge::runtime

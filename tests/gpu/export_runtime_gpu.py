@@ -19,7 +19,8 @@ whose calls all lie in a region a region kernel served excepted).
 
 Model 4 (fused regions): GELU written out as eight elementwise ops. Checks: its region card ships as
 a custom kernel; the in-model check passes with it; `kforge run --json` serves the chain with the
-region kernel (a hit, no "never runs" note) within tolerance.
+region kernel (a hit, no "never runs" note) within tolerance; so does the eager module compiled with
+torch.compile(backend=kforge_backend) in python3's torch.
 Exit 77 without a GPU.
 
 Usage: export_runtime_gpu.py --kforge build/cli/kforge --library build/runtime/libkforge_runtime.so
@@ -311,6 +312,26 @@ def check_region_kernels(args, export_for_kforge):
         if not hit:
             failures.append(f"kforge run: no region kernel served its chain: {result['kernels']}")
         failures += never_hit(result["kernels"], checked)
+
+        # Python: the eager module through torch.compile with the runtime's backend.
+        sys.path.insert(0, os.path.join(ROOT, "runtime"))
+        from kforge_runtime import kforge_backend
+        torch.ops.load_library(args.library)
+        handle = torch.ops.kforge.load_cast(checked)
+        try:
+            torch._dynamo.reset()
+            compiled = torch.compile(model, backend=kforge_backend, dynamic=False)
+            with torch.no_grad():
+                got = compiled(x)
+                expected = model(x)
+            stats = json.loads(torch.ops.kforge.cast_stats())
+        finally:
+            torch.ops.kforge.unload_cast(handle)
+        print("torch.compile(backend=kforge_backend):", json.dumps(stats))
+        if not any(k["id"] in members and k["hits"] > 0 for k in stats["kernels"]):
+            failures.append(f"torch.compile backend: no region kernel hit: {stats}")
+        if not torch.allclose(got, expected, atol=1e-5, rtol=1e-4):
+            failures.append(f"torch.compile backend: max abs error {(got - expected).abs().max().item()}")
     if failures:
         sys.exit("FAILED (regions): " + "; ".join(failures))
     print(f"ok: region kernels {[k['id'] for k in hit]} served the chain in kforge run, within tolerance; "
