@@ -25,8 +25,8 @@ std::tuple<at::Tensor, std::string> regionModule(const at::Tensor& model)
     try {
         module = torch::jit::load(in);
     } catch (const std::exception& e) {
-        TORCH_CHECK(false, "kforge: region_module: not a saved TorchScript module: ",
-                    core::torchinterop::oneLineError(e));
+        TORCH_CHECK(false,
+                    "kforge: region_module: not a saved TorchScript module: ", core::torchinterop::oneLineError(e));
     }
     auto prepared = prepareRegionMethod(module, kernels.value());
     TORCH_CHECK(prepared.ok(), "kforge: ", prepared.ok() ? std::string() : prepared.error().toString());
