@@ -27,6 +27,8 @@
 #include "views/cards/CardsPane.h"
 #include "views/charts/LatencyChartsPane.h"
 #include "views/editor/KernelEditorPane.h"
+#include "views/editor/QsciHeaders.h"
+#include "views/editor/SideBySideDiffView.h"
 #include "views/log/ValidationLogPane.h"
 #include "views/project/ProjectSummaryPane.h"
 #include "views/settings/SettingsDialog.h"
@@ -50,6 +52,7 @@
 #include <QPointer>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTableView>
 #include <QThreadPool>
 
 #include <filesystem>
@@ -392,6 +395,45 @@ void MainWindow::resetLayout()
     resizeDocks({m_treeDock, m_editorDock}, {width() * 3 / 8, width() * 3 / 8}, Qt::Horizontal);
 }
 
+void MainWindow::showPane(Pane pane)
+{
+    QDockWidget* dock = m_treeDock;
+    QWidget* focus = m_treeView;
+    switch (pane) {
+    case Pane::Tree:
+        break;
+    case Pane::Editor:
+    case Pane::Diff:
+        dock = m_editorDock;
+        m_editorPane->setCurrentTab(pane == Pane::Diff ? views::KernelEditorPane::Tab::Diff
+                                                       : views::KernelEditorPane::Tab::Editor);
+        focus = pane == Pane::Diff ? static_cast<QWidget*>(m_editorPane->diffView()) : m_editorPane->sourceEditor();
+        break;
+    case Pane::Charts:
+        dock = m_chartsDock;
+        focus = m_chartsPane;
+        break;
+    case Pane::Log:
+        dock = m_logDock;
+        focus = m_logPane->tableView();
+        break;
+    }
+    dock->show();
+    dock->raise();
+    focus->setFocus(Qt::OtherFocusReason);
+}
+
+bool MainWindow::isLoading() const
+{
+    return m_summariesPending || m_treeFileRequest != 0 || m_gpuProbePending;
+}
+
+void MainWindow::finishLoadingStep()
+{
+    if (!isLoading())
+        Q_EMIT loadingFinished();
+}
+
 void MainWindow::restoreSettings()
 {
     QSettings settings;
@@ -479,6 +521,7 @@ void MainWindow::refreshSearchSummaries()
     if (!project)
         return;
     const quint64 generation = ++m_summaryGeneration;
+    m_summariesPending = true;
     const std::filesystem::path dir = m_session->projectDir().toStdString();
     const bool builtinProposer = !m_searchSettings.usesLlm();
     QPointer<MainWindow> self(this);
@@ -498,20 +541,28 @@ void MainWindow::refreshSearchSummaries()
         QMetaObject::invokeMethod(
             qApp,
             [self, project, summaries, generation]() {
-                if (!self || generation != self->m_summaryGeneration || self->m_session->project() != project)
-                    return; // superseded, or another project opened meanwhile
-                self->m_cardsModel->setSearchSummaries(*summaries);
-                QList<QPair<QString, double>> speedups;
-                for (const core::OperatorCard& card : project->cards) {
-                    const CardSearchSummary s = summaries->value(fromStd(card.id));
-                    if (s.speedup)
-                        speedups.append({fromStd(card.displayName()) + QLatin1Char(' ') + fromStd(card.id.substr(0, 8)),
-                                         *s.speedup});
-                }
-                self->m_chartsPane->setCardSpeedups(speedups);
+                if (!self || generation != self->m_summaryGeneration)
+                    return; // superseded: the newer read ends the loading
+                self->m_summariesPending = false;
+                if (self->m_session->project() == project) // else another project opened meanwhile
+                    self->showSearchSummaries(*project, *summaries);
+                self->finishLoadingStep();
             },
             Qt::QueuedConnection);
     });
+}
+
+void MainWindow::showSearchSummaries(const core::Project& project, const QHash<QString, CardSearchSummary>& summaries)
+{
+    m_cardsModel->setSearchSummaries(summaries);
+    QList<QPair<QString, double>> speedups;
+    for (const core::OperatorCard& card : project.cards) {
+        const CardSearchSummary s = summaries.value(fromStd(card.id));
+        if (s.speedup)
+            speedups.append(
+                {fromStd(card.displayName()) + QLatin1Char(' ') + fromStd(card.id.substr(0, 8)), *s.speedup});
+    }
+    m_chartsPane->setCardSpeedups(speedups);
 }
 
 void MainWindow::updateProjectLabels()
@@ -636,11 +687,15 @@ void MainWindow::reportError(const QString& title, const QString& message)
 void MainWindow::loadTreeForCurrentCard()
 {
     ++m_treeGeneration; // a read or snapshot still in flight for the previous card is dropped
+    const bool dropsRead = m_treeFileRequest != 0;
+    m_treeFileRequest = 0;
     m_treeModel->clear();
     m_editorPane->clear();
     m_logModel->clear();
     m_chartsPane->clear();
     readTreeFile();
+    if (dropsRead)
+        finishLoadingStep();
 }
 
 void MainWindow::showTree(std::shared_ptr<const core::SearchTree> tree, const QList<LogEntry>& entries)
@@ -803,6 +858,7 @@ void MainWindow::readTreeFile()
         return;                                  // not searched yet: the tree pane stays empty
     const quint64 generation = m_treeGeneration; // a card change in between drops the result
     const quint64 request = ++m_treeRequest;     // a snapshot shown meanwhile is newer: drops it too
+    m_treeFileRequest = request;
     QPointer<MainWindow> self(this);
     QThreadPool::globalInstance()->start([self, file, generation, request]() {
         auto loaded = std::make_shared<core::Result<core::SearchTree>>(core::TreeStore(file).load());
@@ -812,13 +868,19 @@ void MainWindow::readTreeFile()
         QMetaObject::invokeMethod(
             qApp,
             [self, loaded, entries, generation, request]() {
-                if (!self || !self->isNewestTree(generation, request))
-                    return; // the window is gone, another card was selected, or a newer tree is shown
-                if (!loaded->ok()) {
-                    self->reportError(tr("Open Search Tree"), fromStd(loaded->error().toString()));
+                if (!self)
                     return;
+                // Unless another card was selected, or a newer tree is shown already.
+                if (self->isNewestTree(generation, request)) {
+                    if (loaded->ok())
+                        self->showTree(std::make_shared<const core::SearchTree>(std::move(loaded->value())), *entries);
+                    else
+                        self->reportError(tr("Open Search Tree"), fromStd(loaded->error().toString()));
                 }
-                self->showTree(std::make_shared<const core::SearchTree>(std::move(loaded->value())), *entries);
+                if (request == self->m_treeFileRequest) {
+                    self->m_treeFileRequest = 0;
+                    self->finishLoadingStep();
+                }
             },
             Qt::QueuedConnection);
     });
@@ -882,6 +944,7 @@ QString MainWindow::gpuStatusText() const
 
 void MainWindow::probeGpu()
 {
+    m_gpuProbePending = true;
     QPointer<MainWindow> self(this);
     QThreadPool::globalInstance()->start([self]() {
         core::WorkerCommand command;
@@ -904,8 +967,11 @@ void MainWindow::probeGpu()
         QMetaObject::invokeMethod(
             qApp,
             [self, text]() {
-                if (self)
-                    self->m_gpuLabel->setText(text);
+                if (!self)
+                    return;
+                self->m_gpuLabel->setText(text);
+                self->m_gpuProbePending = false;
+                self->finishLoadingStep();
             },
             Qt::QueuedConnection);
     });

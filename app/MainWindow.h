@@ -11,6 +11,7 @@
 #include "models/SearchSettings.h"
 #include "views/capture/CaptureRequest.h"
 
+#include <QHash>
 #include <QMainWindow>
 
 #include <functional>
@@ -48,12 +49,16 @@ class CardsTableModel;
 class SearchTreeModel;
 class ValidationLogModel;
 struct LogEntry;
+struct CardSearchSummary;
 class Session;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     enum class SettingsMode { Persistent, Ephemeral };
+    /// The panes below the cards table, each in front of the one it is tabbed with when shown
+    /// (Diff: the Kernel Editor's Diff tab).
+    enum class Pane { Tree, Editor, Diff, Charts, Log };
     /// Shows an error to the user: `title` names the action, `message` is the one-line error.
     using ErrorReporter = std::function<void(const QString& title, const QString& message)>;
 
@@ -70,12 +75,20 @@ public:
 
     /// Puts every pane back where a fresh install has it, visible.
     void resetLayout();
+    /// Brings `pane` to the front of its tab group and gives it the keyboard focus.
+    void showPane(Pane pane);
+    /// True while something the window shows is still being read on a pool thread: the cards'
+    /// search summaries (after opening a project, a search or a settings change), the current
+    /// card's tree file (after selecting a card) or this workstation's GPU (at start).
+    /// loadingFinished() is emitted when the last of them arrives (shown, or reported as an error).
+    bool isLoading() const;
     /// Writes geometry and dock layout to QSettings (Persistent windows only; also done on close).
     void saveSettings() const;
     /// The text of Help > About: versions of Kernel Forge, Qt and the open project's torch.
     QString aboutText() const;
 
     Session* session() const { return m_session; }
+    CardsTableModel* cardsModel() const { return m_cardsModel; }
     CaptureJobRunner* captureRunner() const { return m_captureRunner; }
     views::CardsPane* cardsPane() const { return m_cardsPane; }
     views::CardDetailsPane* cardDetailsPane() const { return m_detailsPane; }
@@ -110,6 +123,10 @@ public:
     QMenu* recentProjectsMenu() const { return m_recentMenu; }
 
     static core::CaptureOptions captureOptionsFor(const views::CaptureRequest& request);
+
+Q_SIGNALS:
+    /// isLoading() turned false.
+    void loadingFinished();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -158,11 +175,15 @@ private:
     /// Re-reads every card's tree on a pool thread for the cards table's search columns and the
     /// per-card speedup chart.
     void refreshSearchSummaries();
+    /// The cards table's search columns and the per-card speedup chart of `project`.
+    void showSearchSummaries(const core::Project& project, const QHash<QString, CardSearchSummary>& summaries);
     /// Starts a kforge-worker on a pool thread and shows what it says about the GPU ("GPU: NVIDIA
     /// H200 (sm_90)" or "no GPU: compile-only").
     void probeGpu();
     void updateProposerLabel();
     void showInCharts(const core::SearchTree& tree);
+    /// Emits loadingFinished() when nothing is being read any more.
+    void finishLoadingStep();
 
     const SettingsMode m_settingsMode;
     Session* m_session;
@@ -202,6 +223,9 @@ private:
     quint64 m_treeRequest = 0;       // bumped per tree read or snapshot started
     quint64 m_treeShown = 0;         // the request whose tree is shown; an older one arriving later is dropped
     quint64 m_summaryGeneration = 0; // bumped per tree read; an older read's result is dropped
+    bool m_summariesPending = false; // the read of generation m_summaryGeneration is in flight
+    quint64 m_treeFileRequest = 0;   // the current card's tree file read in flight, 0 when none
+    bool m_gpuProbePending = false;
     QMenu* m_recentMenu = nullptr;
     QAction* m_openModelAction = nullptr;
     QLabel* m_deviceLabel = nullptr;

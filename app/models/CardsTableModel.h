@@ -46,6 +46,9 @@ public:
     /// Marks the card a run is on ("searching"); empty clears the mark.
     void setSearchingCard(const QString& id);
     const core::OperatorCard* cardAt(int row) const;
+    /// What the card's row shows of its search: its summary (setSearchSummaries), "searching" for
+    /// the card a run is on, "skipped (vendor)" for a vendor-backed card without one.
+    CardSearchSummary summaryOf(const core::OperatorCard& card) const;
     /// The row of the card with this full id, or -1.
     int rowOfCard(const QString& id) const;
 
@@ -72,7 +75,6 @@ private:
     std::shared_ptr<const core::Project> m_project;
     QHash<QString, CardSearchSummary> m_summaries;
     QString m_searchingCard;
-    CardSearchSummary summaryOf(const core::OperatorCard& card) const;
 };
 
 } // namespace kforge::app

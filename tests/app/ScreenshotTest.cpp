@@ -1,7 +1,8 @@
 // Renders the main window over a real capture (the transformer test model, captured on this
-// machine's CPU), checks that what was rendered is the real window, and saves it: into the build
-// tree, or with KFORGE_UPDATE_SCREENSHOTS=1 into docs/screenshots/main-window.png of the source tree
-// (the picture the docs show). No numbers in it are made up.
+// machine's CPU) and a real search of its softmax card, as `kernelforge --screenshot` does
+// (prepareScreenshot), checks that what was rendered is the real window, and saves it into the
+// build tree. No numbers in it are made up. (docs/screenshots/*.png are refreshed on request only,
+// by tools/refresh_screenshots.sh; no test writes into the source tree.)
 //
 // Then the MCTS tree pane at 1400x860 and 1920x1080 over search trees of 50 and 500 nodes (built
 // from core's SearchTree with plausible outcomes and speedups, saved where a search keeps them):
@@ -11,9 +12,9 @@
 
 #include "FixtureProject.h"
 #include "SearchTreeTestSupport.h"
-#include "app/AppLauncher.h"
 #include "app/MainWindow.h"
 #include "app/OptimizeJob.h"
+#include "app/ScreenshotCommand.h"
 #include "capture/CaptureJob.h"
 #include "model/NodeRanking.h"
 #include "models/SearchSettings.h"
@@ -39,9 +40,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <cmath>
 #include <map>
-#include <random>
 
 using kforge::app::MainWindow;
 
@@ -59,51 +58,6 @@ int distinctColors(const QImage& image, const QRect& area)
 
 namespace core = kforge::core;
 namespace test = kforge::test;
-
-/// A search tree as a run of the built-in proposer leaves it: the root about as fast as eager,
-/// revisions that mostly pass with speedups drifting from their parent's (0.4x .. 3x), and the
-/// usual failures: compile errors, wrong results, crashes, timeouts, no samples, compile-only
-/// nodes and a few still pending.
-core::SearchTree plausibleTree(const std::string& cardId, int size, std::uint32_t seed)
-{
-    static const char* const kTransformations[] = {"vector-width 4->8", "unroll 2",        "threads-per-block 256",
-                                                   "smem-tile 32",      "warp-reduce",     "fast-math",
-                                                   "loop-interchange",  "register-block 4"};
-    constexpr double kEagerUs = 40.0;
-    core::SearchTree tree(cardId, seed);
-    test::addRoot(tree, test::passed(kEagerUs / 1.01, kEagerUs));
-    std::mt19937 rng(seed);
-    std::normal_distribution<double> drift(0.03, 0.09);
-    std::vector<std::pair<std::string, double>> revisable{{"n0", 1.01}};
-    for (int i = 1; i < size; ++i) {
-        const std::size_t recent = std::min<std::size_t>(12, revisable.size());
-        const std::size_t pick = rng() % 3 != 0 ? revisable.size() - 1 - rng() % recent : rng() % revisable.size();
-        const auto [parent, parentSpeedup] = revisable[pick];
-        const std::string id = test::addChild(tree, parent, kTransformations[rng() % 8]);
-        const unsigned roll = rng() % 100;
-        if (roll < 62) {
-            const double speedup = std::clamp(parentSpeedup * std::exp(drift(rng)), 0.4, 3.0);
-            test::must(tree.recordEvaluation(id, test::passed(kEagerUs / speedup, kEagerUs)));
-            revisable.emplace_back(id, speedup);
-        } else if (roll < 74) {
-            test::must(tree.recordEvaluation(
-                id, test::failed(core::NodeStatus::FailedCompile, "error: identifier \"tile\" is undefined")));
-        } else if (roll < 82) {
-            test::must(
-                tree.recordEvaluation(id, test::failed(core::NodeStatus::FailedValidation, "max abs error 0.031")));
-        } else if (roll < 86) {
-            test::must(tree.recordEvaluation(id, test::failed(core::NodeStatus::Crashed, "worker exited, signal 11")));
-        } else if (roll < 89) {
-            test::must(tree.recordEvaluation(id, test::failed(core::NodeStatus::TimedOut, "watchdog: 2 s")));
-        } else if (roll < 93) {
-            test::must(tree.recordEvaluation(id, test::failed(core::NodeStatus::NoSample, "no captured sample")));
-        } else if (roll < 97) {
-            test::must(tree.recordEvaluation(id, test::compiledOnly()));
-            revisable.emplace_back(id, parentSpeedup);
-        } // else: still pending
-    }
-    return tree;
-}
 
 /// The scene rectangles of every label drawn at the view's zoom; false when two intersect or a
 /// node's label leaves its box.
@@ -136,7 +90,7 @@ bool labelsApart(const kforge::views::TreeGraphView& view, const core::SearchTre
 class ScreenshotTest : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void rendersTheMainWindowIntoTheDocs()
+    void rendersTheMainWindowOverARealSearch()
     {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
@@ -151,8 +105,8 @@ private Q_SLOTS:
         const int cardCount = static_cast<int>(captured->project.cards.size());
 
         qputenv("KFORGE_WORKER", QByteArray(KFORGE_WORKER_PATH)); // before the window probes the GPU
-        MainWindow window(MainWindow::SettingsMode::Ephemeral);
-        QVERIFY(window.openProject(project));
+        MainWindow search(MainWindow::SettingsMode::Ephemeral);
+        QVERIFY(search.openProject(project));
         // A real search on the softmax card: the built-in proposer, NVRTC, and the worker, which
         // on a machine without a GPU makes every node compile-only.
         QString softmax;
@@ -162,14 +116,22 @@ private Q_SLOTS:
         QVERIFY(!softmax.isEmpty());
         kforge::app::SearchSettings settings;
         settings.iterations = 12;
-        window.setSearchSettings(settings);
-        window.session()->setCurrentCardId(softmax);
-        QVERIFY(window.startOptimize({softmax}));
-        QTRY_VERIFY_WITH_TIMEOUT(!window.optimizeJob()->isRunning(), 240000);
-        QTRY_COMPARE_WITH_TIMEOUT(window.treeView()->nodeCount(), 12, 30000);
-        window.session()->setCurrentNodeId(QStringLiteral("n3"));
+        search.setSearchSettings(settings);
+        search.session()->setCurrentCardId(softmax);
+        QVERIFY(search.startOptimize({softmax}));
+        QTRY_VERIFY_WITH_TIMEOUT(!search.optimizeJob()->isRunning(), 240000);
+
+        // What `kernelforge PROJECT --screenshot FILE --card <softmax prefix> --node n3` renders.
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        kforge::app::ScreenshotRequest request;
+        request.projectDir = project;
+        request.cardId = softmax.left(8);
+        request.nodeId = QStringLiteral("n3");
+        const kforge::app::ScreenshotOutcome outcome = kforge::app::prepareScreenshot(window, request);
+        QVERIFY2(outcome.status == kforge::app::ScreenshotOutcome::Status::Ready, qPrintable(outcome.error));
+        QCOMPARE(window.treeView()->nodeCount(), 12);
         QCOMPARE(window.kernelEditor()->nodeId(), QStringLiteral("n3"));
-        const QImage image = kforge::app::renderScreenshot(window);
+        const QImage image = kforge::app::grabScreenshot(window);
         QCOMPARE(image.size(), QSize(kforge::app::kScreenshotWidth, kforge::app::kScreenshotHeight));
 
         // What was grabbed: the menu bar, a filled cards table with the top card current, its details.
@@ -192,11 +154,8 @@ private Q_SLOTS:
         const QRect detailsArea(details->mapTo(&window, QPoint(0, 0)), details->size());
         QVERIFY2(distinctColors(image, detailsArea) > 20, "the details area is blank");
 
-        // The docs' picture is refreshed on request only (KFORGE_UPDATE_SCREENSHOTS=1); a plain
-        // test run writes into the build tree and never touches a tracked file.
-        const bool update = qEnvironmentVariable("KFORGE_UPDATE_SCREENSHOTS") == QStringLiteral("1");
-        const QString png = update ? QStringLiteral(KFORGE_SOURCE_DIR "/docs/screenshots/main-window.png")
-                                   : QStringLiteral(KFORGE_BINARY_DIR "/screenshots/main-window.png");
+        // Into the build tree only: a test run never touches a tracked file.
+        const QString png = QStringLiteral(KFORGE_BINARY_DIR "/screenshots/main-window.png");
         QVERIFY(QDir().mkpath(QFileInfo(png).absolutePath()));
         QVERIFY(image.save(png, "PNG"));
         QImage reloaded(png);
@@ -222,7 +181,7 @@ private Q_SLOTS:
         const core::Project project = kforge::app::test::makeFixtureProject();
         QVERIFY(kforge::app::test::writeProject(dir.path(), project));
         const std::string cardId = project.cards.front().id;
-        const core::SearchTree tree = plausibleTree(cardId, nodes, static_cast<std::uint32_t>(nodes));
+        const core::SearchTree tree = test::plausibleTree(cardId, nodes, static_cast<std::uint32_t>(nodes));
         QVERIFY(core::TreeStore(core::TreeStore::defaultPath(dir.path().toStdString(), cardId)).save(tree).ok());
 
         qputenv("KFORGE_WORKER", QByteArray(KFORGE_WORKER_PATH));

@@ -7,6 +7,7 @@
 #include <QtGlobal>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -134,6 +135,50 @@ inline core::SearchTree randomTree(const std::string& cardId, int size, std::uin
     addRoot(tree, passed(60.0));
     std::mt19937 rng(seed);
     growRandomly(tree, size - 1, rng);
+    return tree;
+}
+
+/// A search tree as a run of the built-in proposer leaves it: the root about as fast as eager,
+/// revisions that mostly pass with speedups drifting from their parent's (0.4x .. 3x), and the
+/// usual failures: compile errors, wrong results, crashes, timeouts, no samples, compile-only
+/// nodes and a few still pending.
+inline core::SearchTree plausibleTree(const std::string& cardId, int size, std::uint32_t seed)
+{
+    static const char* const kTransformations[] = {"vector-width 4->8", "unroll 2",        "threads-per-block 256",
+                                                   "smem-tile 32",      "warp-reduce",     "fast-math",
+                                                   "loop-interchange",  "register-block 4"};
+    constexpr double kEagerUs = 40.0;
+    core::SearchTree tree(cardId, seed);
+    addRoot(tree, passed(kEagerUs / 1.01, kEagerUs));
+    std::mt19937 rng(seed);
+    std::normal_distribution<double> drift(0.03, 0.09);
+    std::vector<std::pair<std::string, double>> revisable{{"n0", 1.01}};
+    for (int i = 1; i < size; ++i) {
+        const std::size_t recent = std::min<std::size_t>(12, revisable.size());
+        const std::size_t pick = rng() % 3 != 0 ? revisable.size() - 1 - rng() % recent : rng() % revisable.size();
+        const auto [parent, parentSpeedup] = revisable[pick];
+        const std::string id = addChild(tree, parent, kTransformations[rng() % 8]);
+        const unsigned roll = rng() % 100;
+        if (roll < 62) {
+            const double speedup = std::clamp(parentSpeedup * std::exp(drift(rng)), 0.4, 3.0);
+            must(tree.recordEvaluation(id, passed(kEagerUs / speedup, kEagerUs)));
+            revisable.emplace_back(id, speedup);
+        } else if (roll < 74) {
+            must(tree.recordEvaluation(
+                id, failed(core::NodeStatus::FailedCompile, "error: identifier \"tile\" is undefined")));
+        } else if (roll < 82) {
+            must(tree.recordEvaluation(id, failed(core::NodeStatus::FailedValidation, "max abs error 0.031")));
+        } else if (roll < 86) {
+            must(tree.recordEvaluation(id, failed(core::NodeStatus::Crashed, "worker exited, signal 11")));
+        } else if (roll < 89) {
+            must(tree.recordEvaluation(id, failed(core::NodeStatus::TimedOut, "watchdog: 2 s")));
+        } else if (roll < 93) {
+            must(tree.recordEvaluation(id, failed(core::NodeStatus::NoSample, "no captured sample")));
+        } else if (roll < 97) {
+            must(tree.recordEvaluation(id, compiledOnly()));
+            revisable.emplace_back(id, parentSpeedup);
+        } // else: still pending
+    }
     return tree;
 }
 
