@@ -12,6 +12,7 @@
 #include "builtin_proposer/ReduceFamily.h"
 #include "builtin_proposer/SoftmaxFamily.h"
 #include "builtin_proposer/UnaryFamily.h"
+#include "pointwise/PointwiseOpTable.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -32,6 +33,22 @@ bool isViewOp(const std::string& op)
         "aten::unflatten",  "aten::unbind",  "aten::split",        "aten::split_with_sizes", "aten::chunk",
         "aten::as_strided", "aten::alias",   "aten::detach",       "aten::diagonal"};
     return std::find(std::begin(kViews), std::end(kViews), op) != std::end(kViews);
+}
+
+// Cards of an op a tuned family covers in a form it refuses and the pointwise table holds: div with a
+// rounding mode (BinaryFamily: None only), pow with an exponent other than 2 (UnaryFamily: 2 only).
+bool pointwiseTakesOver(const OperatorCard& card)
+{
+    const std::string op = card.qualifiedName();
+    if (op == "aten::div.Tensor_mode") {
+        const ArgSpec* mode = card.findArg("rounding_mode");
+        return mode && mode->kind == ArgKind::Value;
+    }
+    if (op == "aten::pow.Tensor_Scalar") {
+        const ArgSpec* exponent = card.findArg("exponent");
+        return exponent && exponent->kind == ArgKind::Value && exponent->value != 2;
+    }
+    return false;
 }
 
 std::uint64_t fnv1a(const std::string& text)
@@ -114,6 +131,8 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
         return wrap(MaxPool2dFamily::create(card));
     if (BatchNormFamily::coversOp(op))
         return wrap(BatchNormFamily::create(card));
+    if (pointwiseTakesOver(card))
+        return wrap(PointwiseRegionFamily::createForOp(card));
     if (BinaryFamily::coversOp(op))
         return wrap(BinaryFamily::create(card));
     if (EmbeddingFamily::coversOp(op))
@@ -126,6 +145,9 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
             return family.error();
         return std::unique_ptr<KernelFamily>(std::move(family.value()));
     }
+    // Any other op of the pointwise table: its one-member chain's kernel.
+    if (findPointwiseOp(card.op, card.overload, card.args))
+        return wrap(PointwiseRegionFamily::createForOp(card));
     if (isViewOp(card.op))
         return makeError(ErrorCode::Unsupported, "returns a view of its input (no kernel to run)",
                          "built-in proposer, " + op);

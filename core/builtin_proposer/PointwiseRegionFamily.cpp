@@ -1,5 +1,7 @@
 #include "builtin_proposer/PointwiseRegionFamily.h"
 
+#include "regions/RegionOperatorCard.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -87,7 +89,8 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
         return unsupportedCard(card, "empty output");
     std::vector<std::vector<std::int64_t>> strides;
     for (std::size_t o = 0; o < card.outputs.size(); ++o) {
-        f->m_outputs.push_back({"out" + std::to_string(o), card.outputs[o].dtype, true, true, Mode::Flat, {}});
+        const std::string name = "out" + std::to_string(o);
+        f->m_outputs.push_back({name, "ptr:" + name, card.outputs[o].dtype, true, true, Mode::Flat, {}});
         strides.push_back(card.outputs[o].strides);
     }
     for (std::size_t k = 0; k < card.args.size(); ++k) {
@@ -102,8 +105,13 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
             return unsupportedCard(card,
                                    "input " + card.args[k].name + " " + in.toShortString() +
                                        " does not broadcast to the output's sizes " + first.toShortString());
-        f->m_inputs.push_back(
-            {card.args[k].name, in.dtype, false, f->m_expression.inputUsed(static_cast<int>(k)), Mode::Flat, {}});
+        f->m_inputs.push_back({card.args[k].name,
+                               "ptr:" + card.args[k].name,
+                               in.dtype,
+                               false,
+                               f->m_expression.inputUsed(static_cast<int>(k)),
+                               Mode::Flat,
+                               {}});
         strides.push_back(*s);
     }
     const MergedDims merged = mergeDims(*denseStorageOrder(first), first.sizes, strides);
@@ -127,6 +135,28 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
         else
             op->mode = Mode::Strided;
     }
+    return f;
+}
+
+Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::createForOp(const OperatorCard& card)
+{
+    // to() into self's own dtype returns self: there is no copy to run.
+    const ArgSpec* self = card.findArg("self");
+    if (card.op == "aten::to" && self && self->kind == ArgKind::Tensor && self->tensors.size() == 1 &&
+        card.outputs.size() == 1 && card.outputs[0].dtype == self->tensors[0].dtype)
+        return unsupportedCard(card, "to() of a tensor into its own dtype returns the tensor itself");
+    auto chainCard = makeOpChainCard(card);
+    if (!chainCard)
+        return unsupportedCard(card, chainCard.error().message);
+    auto f = create(chainCard.value());
+    if (!f)
+        return unsupportedCard(card, f.error().message);
+    // Region input k is the argument member 0 reads it as: the plan passes that argument.
+    const ChainMember& member = chainCard->region->members.front();
+    for (std::size_t a = 0; a < member.sources.size(); ++a)
+        for (const ChainSource& source : member.sources[a])
+            f.value()->m_inputs.at(static_cast<std::size_t>(source.index)).token = "ptr:" + member.args[a].name;
+    f.value()->m_inPlace = isInPlaceOpName(card.op);
     return f;
 }
 
@@ -257,8 +287,8 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
     const std::size_t nin = m_inputs.size(), nout = m_outputs.size();
     const std::string kernel = "kf_pointwise_region";
     std::ostringstream s;
-    s << "// Built-in pointwise region " << m_chain << " over " << m_numel << " elements, one pass, fp32 math ("
-      << m_expression.liveOps() << " ops).\n"
+    s << "// Built-in pointwise " << (m_inPlace ? "in-place op " : "region ") << m_chain << " over " << m_numel
+      << " elements, one pass, fp32 math (" << m_expression.liveOps() << " ops).\n"
       << "// Template parameters: " << params.dump() << "\n// Merged dims (outermost first in storage):";
     for (std::int64_t d : m_dims)
         s << " " << d;
@@ -280,11 +310,14 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
       << "constexpr long long NVEC = NUMEL / V;\n"
       << operandDefinitions(v) << m_expression.elementFunction("kfRegion") << "\nextern \"C\" __global__ void "
       << "__launch_bounds__(THREADS) " << kernel << "(";
+    // In place, self and out0 are one buffer: no __restrict__ promise on any pointer.
+    const char* restrictQualifier = m_inPlace ? " " : " __restrict__ ";
     for (std::size_t n = 0; n < nin; ++n)
-        s << (m_inputs[n].used ? "const t_" + m_inputs[n].name + "*" : std::string("const void*")) << " __restrict__ "
+        s << (m_inputs[n].used ? "const t_" + m_inputs[n].name + "*" : std::string("const void*")) << restrictQualifier
           << m_inputs[n].name << ", ";
     for (std::size_t n = 0; n < nout; ++n)
-        s << "t_" << m_outputs[n].name << "* __restrict__ " << m_outputs[n].name << (n + 1 < nout ? ", " : ")\n{\n");
+        s << "t_" << m_outputs[n].name << "*" << restrictQualifier << m_outputs[n].name
+          << (n + 1 < nout ? ", " : ")\n{\n");
     for (const Operand& o : m_inputs)
         if (o.used && o.mode == Mode::Scalar)
             s << "    const float s_" << o.name << " = kfLoad_" << o.name << "(" << o.name << "[0]);\n";
@@ -349,10 +382,9 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
     const std::int64_t perBlock = static_cast<std::int64_t>(threads) * items;
     const std::int64_t grid = std::clamp<std::int64_t>((m_numel / v + perBlock - 1) / perBlock, 1, 2147483647LL);
     std::vector<std::string> args;
-    for (const Operand& o : m_inputs)
-        args.push_back("ptr:" + o.name);
-    for (const Operand& o : m_outputs)
-        args.push_back("ptr:" + o.name);
+    for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
+        for (const Operand& o : *list)
+            args.push_back(o.token);
     return Candidate{s.str(), {{"launches", nlohmann::json::array({launchJson(kernel, grid, threads, args)})}}};
 }
 

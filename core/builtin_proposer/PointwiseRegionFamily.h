@@ -16,6 +16,10 @@
 // tail; otherwise vector_width must divide the innermost merged dim.
 // Parameters (docs/builtin-proposer.md): threads (64..1024), vector_width (1, 2, 4, 8; at most 16
 // bytes of any vector-moved operand), items_per_thread (1..8), as UnaryFamily's.
+// A single-op card of a table op no tuned family covers runs as its one-member chain (createForOp):
+// the launch plan names the card's own tensor arguments, and an in-place op writes through self
+// (self and out0 alias: no __restrict__ on any pointer; each element is read before the same
+// thread writes it).
 // Thread: see KernelFamily.
 
 #include "builtin_proposer/KernelFamily.h"
@@ -30,6 +34,8 @@ public:
     /// Unsupported with the reason when a member is not pointwise in the table or the layouts are
     /// not covered (outputs of different sizes, an output not dense, an input that does not broadcast).
     static Result<std::unique_ptr<PointwiseRegionFamily>> create(const OperatorCard& card);
+    /// Single-op card `card` (not a region) through its one-member chain (regions/RegionOperatorCard.h).
+    static Result<std::unique_ptr<PointwiseRegionFamily>> createForOp(const OperatorCard& card);
 
     std::string name() const override { return "pointwise_region"; }
     nlohmann::json rootParams() const override;
@@ -38,7 +44,8 @@ public:
 private:
     enum class Mode { Flat, Scalar, Strided };
     struct Operand {
-        std::string name; // "in0", "out1"
+        std::string name;  // "in0", "out1"
+        std::string token; // what the launch plan passes: "ptr:in0", "ptr:self", "ptr:out1"
         std::string dtype;
         bool output = false;
         bool used = true; // inputs: read by some output
@@ -63,7 +70,8 @@ private:
     std::vector<Operand> m_inputs, m_outputs;
     std::vector<std::int64_t> m_dims; // merged output dims, outermost first in storage
     std::int64_t m_numel = 0;
-    std::string m_chain; // the chain in one line, for the source's comment
+    std::string m_chain;    // the chain in one line, for the source's comment
+    bool m_inPlace = false; // a single in-place op: out0 is its self
 };
 
 } // namespace kforge::core

@@ -68,6 +68,21 @@ const ArgSpec* findArg(const ChainMember& member, std::string_view name, std::si
 
 } // namespace
 
+int PointwiseExpression::narrowed(int id, const std::string& dtype)
+{
+    const PointwiseNode& from = m_nodes[static_cast<std::size_t>(id)];
+    if (from.dtype == dtype ||
+        (from.kind != PointwiseNode::Kind::Constant && dtypeCategory(from.dtype) != DtypeCategory::Floating))
+        return id;
+    PointwiseNode n;
+    n.kind = PointwiseNode::Kind::Apply;
+    n.op = findPointwiseOp("aten::_to_copy", "", {}).value();
+    n.operands = {id};
+    n.dtype = dtype;
+    n.round = true;
+    return intern(std::move(n));
+}
+
 int PointwiseExpression::intern(PointwiseNode node)
 {
     for (std::size_t i = 0; i < m_nodes.size(); ++i) {
@@ -118,7 +133,8 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
             std::size_t a = 0;
             const ArgSpec* arg = findArg(member, operand.name, a);
             if (!arg || arg->kind == ArgKind::None) {
-                if (operand.promoted && !operand.optional)
+                // Only an operand whose formula has a default (alpha, negative_slope) may be absent.
+                if ((operand.promoted || operand.inCommonDtype) && !operand.optional)
                     return refuse(label + ": no argument '" + std::string(operand.name) + "'");
                 apply.operands.push_back(-1); // alpha, negative_slope: the formula's default
                 continue;
@@ -162,6 +178,8 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
             }
         }
         const std::string produced = member.outputs[0].dtype;
+        // Eager's kernel reads every operand in the op's common dtype.
+        const std::string common = resultType(promoted);
         std::string dtype;
         if (op.result == PointwiseResult::Cast)
             dtype = produced;
@@ -169,33 +187,30 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
             dtype = e.m_nodes[static_cast<std::size_t>(apply.operands[0])].dtype; // written into self
             if (!member.sources.empty() && member.sources.front().size() == 1)
                 overwritten.emplace_back(member.sources.front().front(), m);
+        } else if (op.result == PointwiseResult::Bool) {
+            dtype = "bool";
         } else {
-            dtype = resultType(promoted);
+            dtype = common;
             if (op.result == PointwiseResult::PromoteToFloat && dtypeCategory(dtype) != DtypeCategory::Floating)
                 dtype = "float32";
         }
         if (dtype != produced)
             return refuse(label + ": promotion gives " + (dtype.empty() ? "no dtype" : dtype) +
                           " where eager produced " + produced);
-        if (!isComputeDtype(dtype))
-            return refuse(label + ": result dtype " + dtype + " not covered (float32, float16, bfloat16)");
-        // Eager's kernel reads every tensor operand in the op's common dtype: a wider one (a float32
-        // or float64 0-dim tensor times bfloat16 activations) is rounded to it first. Python scalars
-        // go straight to opmath.
-        const std::string common = resultType(promoted);
-        if (op.result != PointwiseResult::Cast && options.roundIntermediates && isHalfWidth(common))
-            for (const std::size_t i : promotedTensors) {
-                const PointwiseNode& from = e.m_nodes[static_cast<std::size_t>(apply.operands[i])];
-                if (from.dtype == common || dtypeCategory(from.dtype) != DtypeCategory::Floating)
-                    continue;
-                PointwiseNode narrowed;
-                narrowed.kind = PointwiseNode::Kind::Apply;
-                narrowed.op = findPointwiseOp("aten::_to_copy", "", {}).value();
-                narrowed.operands = {apply.operands[i]};
-                narrowed.dtype = common;
-                narrowed.round = true;
-                apply.operands[i] = e.intern(std::move(narrowed));
-            }
+        if (!isComputeDtype(dtype) && dtype != "bool")
+            return refuse(label + ": result dtype " + dtype + " not covered (float32, float16, bfloat16, bool)");
+        // A wider tensor operand (a float32 or float64 0-dim tensor times bfloat16 activations) is
+        // rounded to the common dtype first. Python scalars go straight to opmath, except those the
+        // op converts to its scalar_t (inCommonDtype): part of the op's semantics, always rounded.
+        if (op.result != PointwiseResult::Cast && isHalfWidth(common)) {
+            for (const std::size_t i : promotedTensors)
+                if (options.roundIntermediates)
+                    apply.operands[i] = e.narrowed(apply.operands[i], common);
+            for (std::size_t i = 0; i < op.operands.size(); ++i)
+                if (op.operands[i].inCommonDtype && apply.operands[i] >= 0 &&
+                    e.m_nodes[static_cast<std::size_t>(apply.operands[i])].kind == PointwiseNode::Kind::Constant)
+                    apply.operands[i] = e.narrowed(apply.operands[i], common);
+        }
         apply.dtype = dtype;
         apply.round = options.roundIntermediates && isHalfWidth(dtype);
         memberNodes[m] = {e.intern(std::move(apply))};
@@ -291,7 +306,10 @@ std::string PointwiseExpression::elementFunction(const std::string& name) const
         std::vector<FormulaOperand> operands;
         for (int operand : n.operands)
             operands.push_back(operandOf(operand));
-        const std::string value = n.op->formula(operands);
+        std::string value = n.op->formula(operands);
+        // A bool is 0 / 1 to every later op (add of two bools is true, not 2); Bool rows give 0 / 1.
+        if (n.dtype == "bool" && n.op->result != PointwiseResult::Bool)
+            value = "(" + value + " != 0.0f ? 1.0f : 0.0f)";
         if (n.round)
             s << (n.dtype == "float16" ? "kfRoundHalf(" : "kfRoundBfloat16(") << value << "); // " << n.op->name
               << " -> " << n.dtype << "\n";

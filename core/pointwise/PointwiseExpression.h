@@ -37,9 +37,10 @@ struct PointwiseNode {
 class PointwiseExpression {
 public:
     /// The DAG of region card `card` (card.region set, arguments in0..inN-1). Unsupported with one
-    /// line naming the member when a member is not in the op table, a tensor is not float32, float16
-    /// or bfloat16 (a where's condition may be bool; a 0-dim input float64), promotion disagrees
-    /// with the dtype eager produced, or an output is not a member's tensor.
+    /// line naming the member when a member is not in the op table, a tensor is not float32, float16,
+    /// bfloat16 or bool (a 0-dim input may be float64), a result is not one of those (integer
+    /// tensors are not covered: fp32 holds neither every int32 / int64 nor their wrap-around),
+    /// promotion disagrees with the dtype eager produced, or an output is not a member's tensor.
     static Result<PointwiseExpression> fromRegion(const OperatorCard& card, const PointwiseOptions& options = {});
 
     const std::vector<PointwiseNode>& nodes() const { return m_nodes; }
@@ -61,6 +62,9 @@ public:
 
 private:
     int intern(PointwiseNode node);
+    /// Node `id` rounded to float16 / bfloat16 `dtype` (a Constant of any dtype; a floating value of
+    /// another dtype), as eager converts an operand to an op's common dtype; `id` itself otherwise.
+    int narrowed(int id, const std::string& dtype);
     std::vector<bool> live() const;
 
     std::vector<PointwiseNode> m_nodes;

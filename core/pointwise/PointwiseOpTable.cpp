@@ -1,6 +1,7 @@
 #include "pointwise/PointwiseOpTable.h"
 
 #include "pointwise/CudaLiteral.h"
+#include "pointwise/PointwiseFormulas.h"
 
 #include <algorithm>
 #include <array>
@@ -194,6 +195,87 @@ std::string powFormula(A a)
 constexpr PointwiseOperand kSelf{"self"};
 constexpr PointwiseOperand kOther{"other"};
 constexpr PointwiseOperand kAlpha{"alpha", false};
+// Python scalars eager converts to the tensor's dtype (scalar_t) before computing.
+constexpr PointwiseOperand kOtherInDtype{"other", true, false, true};
+constexpr PointwiseOperand kLambd{"lambd", false, false, true};
+
+// The rows of the activations and other unary math added with formulas/PointwiseFormulas.h.
+template <class Row>
+void addUnaryRows(const Row& row)
+{
+    namespace f = formulas;
+    using R = PointwiseResult;
+    row("elu", "", {kSelf, {"alpha", false}, {"scale", false}, {"input_scale", false}}, R::Promote, f::elu,
+        "self > 0 ? self * scale : expm1f(self * input_scale) * (alpha * scale)", {}, {});
+    row("selu", "", {kSelf}, R::Promote, f::selu, "elu with alpha 1.6732632, scale 1.0507010 (at::selu)", {}, {});
+    row("celu", "", {kSelf, {"alpha", false}}, R::Promote, f::celu,
+        "elu with scale 1, input_scale 1 / alpha (taken in double, as at::celu)", {}, {});
+    row("softplus", "", {kSelf, {"beta", false}, {"threshold", false}}, R::Promote, f::softplus,
+        "self * beta > threshold ? self : log1pf(expf(self * beta)) / beta", {}, {});
+    row("hardtanh", "", {kSelf, {"min_val", false}, {"max_val", false}}, R::Promote, f::hardtanh,
+        "clamp(self, min_val, max_val), NaN stays NaN", {}, {});
+    row("relu6", "", {kSelf}, R::Promote, f::relu6, "clamp(self, 0, 6), NaN stays NaN", {}, {});
+    row("mish", "", {kSelf}, R::Promote, f::mish, "self * tanhf(log1pf(expf(self)))", {}, {});
+    row("softshrink", "", {kSelf, kLambd}, R::Promote, f::softshrink,
+        "self > lambd ? self - lambd : self < -lambd ? self + lambd : 0 (NaN stays NaN; lambd in self's dtype)", {},
+        {});
+    row("hardshrink", "", {kSelf, kLambd}, R::Promote, f::hardshrink,
+        "-lambd <= self <= lambd ? 0 : self (lambd in self's dtype)", {}, {});
+    row("threshold", "", {kSelf, {"threshold", true, false, true}, {"value", true, false, true}}, R::Promote,
+        f::threshold, "self <= threshold ? value : self (both in self's dtype)", {}, {});
+    row("erfinv", "", {kSelf}, R::PromoteToFloat, f::erfinv, "erfinvf(self)", {}, {});
+    row("expm1", "", {kSelf}, R::PromoteToFloat, f::expm1, "expm1f(self)", {}, {});
+    row("log1p", "", {kSelf}, R::PromoteToFloat, f::log1p, "log1pf(self)", {}, {});
+    row("log2", "", {kSelf}, R::PromoteToFloat, f::log2, "log2f(self)", {}, {});
+    row("log10", "", {kSelf}, R::PromoteToFloat, f::log10, "log10f(self)", {}, {});
+    row("exp2", "", {kSelf}, R::PromoteToFloat, f::exp2, "exp2f(self)", {}, {});
+    row("square", "", {kSelf}, R::Promote, f::square, "self * self", {}, {});
+    row("sign", "", {kSelf}, R::Promote, f::sign, "(0 < self) - (self < 0): NaN and -0 give 0", {}, {});
+    row("floor", "", {kSelf}, R::Promote, f::floor, "floorf(self)", {}, {});
+    row("ceil", "", {kSelf}, R::Promote, f::ceil, "ceilf(self)", {}, {});
+    row("round", "", {kSelf}, R::Promote, f::round, "nearbyintf(self): half to even", {}, {});
+    row("round", "decimals", {kSelf}, R::Promote, f::round, "nearbyintf(self): half to even", "decimals", "0");
+    row("trunc", "", {kSelf}, R::Promote, f::trunc, "truncf(self)", {}, {});
+    row("frac", "", {kSelf}, R::Promote, f::frac, "self - truncf(self)", {}, {});
+}
+
+// Selection, interpolation, rounding division, comparisons and logical ops.
+template <class Row>
+void addMultiOperandRows(const Row& row)
+{
+    namespace f = formulas;
+    using R = PointwiseResult;
+    for (std::string_view overload : {"Scalar", "Tensor"}) {
+        row("masked_fill", overload, {kSelf, {"mask", false}, {"value", false, false, true}}, R::Promote, f::maskedFill,
+            "mask ? value : self (value in self's dtype)", {}, {});
+        row("lerp", overload, {kSelf, {"end"}, {"weight"}}, R::Promote, f::lerp,
+            "|weight| < 0.5 ? self + weight * (end - self) : end - (end - self) * (1 - weight)", {}, {});
+    }
+    row("addcmul", "", {kSelf, {"tensor1"}, {"tensor2"}, {"value", false}}, R::Promote, f::addcmul,
+        "self + value * (tensor1 * tensor2)", {}, {});
+    row("addcdiv", "", {kSelf, {"tensor1"}, {"tensor2"}, {"value", false}}, R::Promote, f::addcdiv,
+        "self + value * (tensor1 / tensor2)", {}, {});
+    for (std::string_view overload : {"Tensor_mode", "Scalar_mode"}) {
+        row("div", overload, {kSelf, kOther}, R::Promote, f::divTrunc,
+            "truncf(self / other) (by a Python scalar: truncf(self * (1 / other)))", "rounding_mode", "\"trunc\"");
+        row("div", overload, {kSelf, kOther}, R::Promote, f::divFloor,
+            "Python's floor division as eager's div_floor (by a Python scalar through 1 / other)", "rounding_mode",
+            "\"floor\"");
+    }
+    for (std::string_view overload : {"Tensor", "Scalar"}) {
+        row("eq", overload, {kSelf, kOtherInDtype}, R::Bool, f::eq, "self == other", {}, {});
+        row("ne", overload, {kSelf, kOtherInDtype}, R::Bool, f::ne, "self != other (true for NaN)", {}, {});
+        row("lt", overload, {kSelf, kOtherInDtype}, R::Bool, f::lt, "self < other", {}, {});
+        row("le", overload, {kSelf, kOtherInDtype}, R::Bool, f::le, "self <= other", {}, {});
+        row("gt", overload, {kSelf, kOtherInDtype}, R::Bool, f::gt, "self > other", {}, {});
+        row("ge", overload, {kSelf, kOtherInDtype}, R::Bool, f::ge, "self >= other", {}, {});
+    }
+    row("logical_and", "", {kSelf, kOther}, R::Bool, f::logicalAnd, "self != 0 && other != 0", {}, {});
+    row("logical_or", "", {kSelf, kOther}, R::Bool, f::logicalOr, "self != 0 || other != 0", {}, {});
+    row("logical_xor", "", {kSelf, kOther}, R::Bool, f::logicalXor, "(self != 0) != (other != 0)", {}, {});
+    row("logical_not", "", {kSelf}, R::Bool, f::logicalNot, "self == 0", {}, {});
+    row("bitwise_not", "", {kSelf}, R::Promote, f::logicalNot, "not self (bool; integer tensors are refused)", {}, {});
+}
 
 std::vector<PointwiseOpRow> makeTable()
 {
@@ -255,6 +337,8 @@ std::vector<PointwiseOpRow> makeTable()
     for (std::string_view overload : {"self", "ScalarSelf", "ScalarOther", "Scalar"})
         row("where", overload, {{"condition", false}, kSelf, kOther}, R::Promote, whereFormula,
             "condition ? self : other");
+    addUnaryRows(row);
+    addMultiOperandRows(row);
     return t;
 }
 
@@ -334,7 +418,7 @@ __device__ __forceinline__ float kfClampMax(float v, float hi) { return v != v ?
 // std::max / std::min as eager's hardswish / hardsigmoid call them: the first operand when unordered.
 __device__ __forceinline__ float kfStdMax(float a, float b) { return a < b ? b : a; }
 __device__ __forceinline__ float kfStdMin(float a, float b) { return b < a ? b : a; }
-)";
+)" + formulas::helpers();
 }
 
 } // namespace kforge::core

@@ -3,8 +3,12 @@
 // "Pointwise expressions"): for each op and overload, which schema arguments it reads as values
 // (tensors or Python scalars alike), how eager picks its result dtype, and its element formula in
 // fp32 (eager's opmath for float16 / bfloat16 too) with eager's CUDA semantics, NaN propagation
-// included. Region kernels use it today; single-op pointwise cards are meant to use the same rows.
+// included. Region kernels and single-op pointwise cards (as one-member chains) use the same rows.
 // Every in-place form ("add_") reads its out-of-place row; its result dtype is self's.
+//
+// Values are fp32 in the formulas: a bool is 0 / 1, and a bool result is any non-zero value (NaN
+// included, as C++ converts a float to bool). Integer tensors are not covered (refused where the
+// expression is built): fp32 cannot hold every int32 / int64 value, and eager wraps on overflow.
 
 #include "model/ArgSpec.h"
 #include "model/OperatorCard.h" // isInPlaceOpName
@@ -22,6 +26,7 @@ enum class PointwiseResult {
     Promote,        // torch.result_type of the promoted operands
     PromoteToFloat, // the same, then an integer or bool result becomes the default float32 (exp, div)
     Cast,           // the dtype the call asked for (to, _to_copy, type_as): the captured output's
+    Bool,           // bool (comparisons, logical ops), computed in the promoted operands' common dtype
 };
 
 /// One operand as a formula sees it: a C++ float expression, and the value when it is a constant.
@@ -39,6 +44,10 @@ struct PointwiseOperand {
     std::string_view name;
     bool promoted = true;  // takes part in type promotion (alpha, a where's condition do not)
     bool optional = false; // may be None (clamp's min / max)
+    // A Python scalar eager converts to the op's common dtype (its scalar_t) before computing, not to
+    // opmath: threshold's bounds, the shrink lambdas, a comparison's other. For float16 / bfloat16
+    // the expression rounds it so (a bfloat16 `x <= 0.1` compares with 0.10009765625).
+    bool inCommonDtype = false;
 };
 
 struct PointwiseOpRow {

@@ -91,4 +91,29 @@ Result<OperatorCard> makeRegionCard(const RegionCard& region, const std::vector<
     return card;
 }
 
+Result<OperatorCard> makeOpChainCard(const OperatorCard& card)
+{
+    if (card.isRegion())
+        return makeError(ErrorCode::InvalidArgument, "a region card is a chain already", card.id);
+    RegionCard region;
+    region.members.push_back(RegionMember{card.op, card.overload, card.id, 0});
+    for (size_t a = 0; a < card.args.size(); ++a) {
+        const ArgSpec& arg = card.args[a];
+        if (arg.kind == ArgKind::TensorList)
+            return makeError(ErrorCode::InvalidArgument, "argument " + arg.name + " is a tensor list", card.id);
+        if (arg.kind == ArgKind::Tensor)
+            for (size_t e = 0; e < arg.tensors.size(); ++e)
+                region.inputs.push_back(
+                    RegionInput{arg.tensors[e], {RegionUse{0, static_cast<int>(a), static_cast<int>(e)}}});
+    }
+    for (size_t o = 0; o < card.outputs.size(); ++o)
+        region.outputs.push_back(RegionOutput{0, static_cast<int>(o), card.outputs[o]});
+    auto chainCard = makeRegionCard(region, {card});
+    if (!chainCard)
+        return chainCard.error();
+    chainCard->id = card.id;
+    chainCard->key = card.key;
+    return chainCard;
+}
+
 } // namespace kforge::core

@@ -17,4 +17,11 @@ namespace kforge::core {
 /// region hands on (the region's outputs would not be the values eager leaves behind).
 Result<OperatorCard> makeRegionCard(const RegionCard& region, const std::vector<OperatorCard>& cards);
 
+/// Single-op card `card` as a one-member region card, so that what generates a chain's kernel
+/// generates its: one member with the card's op, overload and arguments; region input in<k> its
+/// k-th tensor argument (schema order; member 0's sources say which argument each is); outputs
+/// the card's. An in-place op's output 0 is still self's value, written into self. InvalidArgument
+/// when the card is a region card already or takes a tensor list.
+Result<OperatorCard> makeOpChainCard(const OperatorCard& card);
+
 } // namespace kforge::core

@@ -1682,14 +1682,16 @@ TEST(BuiltinProposer, LastFamiliesRefuseWithTheReason)
               std::string::npos);
     EXPECT_NE(refusal(binaryCard("aten::add", "float32", x, cudaTensor("float16", {4, 8}))).find("mixed dtypes"),
               std::string::npos);
-    OperatorCard floorDiv = binaryCard("aten::div", "float32", x, x, 1, "Tensor_mode");
-    floorDiv.args[2] = ArgSpec{"rounding_mode", "str?", ArgKind::Value, {}, "floor"};
-    EXPECT_NE(refusal(floorDiv).find("only None is covered"), std::string::npos);
+    // div with a rounding mode is the pointwise generator's (PointwiseRegionFamilyTest), an unknown mode
+    // is refused by both.
+    OperatorCard oddDiv = binaryCard("aten::div", "float32", x, x, 1, "Tensor_mode");
+    oddDiv.args[2] = ArgSpec{"rounding_mode", "str?", ArgKind::Value, {}, "ceil"};
+    EXPECT_NE(refusal(oddDiv).find("rounding_mode \"ceil\" not covered by the pointwise table"), std::string::npos);
     EXPECT_NE(refusal(binaryCard("aten::add", "int64", cudaTensor("int64", {4}), cudaTensor("int64", {4})))
                   .find("dtype int64 not covered"),
               std::string::npos);
-    OperatorCard scalarOverload = binaryCard("aten::mul", "float32", x, x, 1, "Scalar");
-    EXPECT_NE(refusal(scalarOverload).find("not covered by the built-in proposer yet"), std::string::npos);
+    OperatorCard noTable = binaryCard("aten::atan2", "float32", x, x, 1, "");
+    EXPECT_NE(refusal(noTable).find("not covered by the built-in proposer yet"), std::string::npos);
 
     EXPECT_NE(refusal(embeddingCard("float32", "float32", 10, 8, {4})).find("indices dtype float32"),
               std::string::npos);
@@ -1714,12 +1716,16 @@ TEST(BuiltinProposer, DtypeConversionsRefuseWhatIsNotACopyIntoAnotherFloatDtype)
     EXPECT_NE(refusal(gaps).find("(dense layouts only)"), std::string::npos);
 }
 
-TEST(BuiltinProposer, PowRefusesExponentsOtherThanTwo)
+TEST(BuiltinProposer, PowOfOtherExponentsIsThePointwiseGenerators)
 {
-    for (json exponent : {json(3), json(0.5), json(-1)}) {
+    // UnaryFamily squares; eager's other special exponents and powf are the pointwise table's.
+    for (json exponent : {json(3), json(0.5), json(-1), json(1.7)}) {
         OperatorCard card = unaryCard("aten::pow", "float32", 64);
         card.overload = "Tensor_Scalar";
         card.args.push_back(ArgSpec{"exponent", "Scalar", ArgKind::Value, {}, exponent});
-        EXPECT_NE(refusal(card).find("only 2 is covered"), std::string::npos) << exponent.dump();
+        std::atomic<bool> stop{false};
+        auto root = BuiltinProposer(card).proposeRoot(SearchTree(card.id, 1), stop);
+        ASSERT_TRUE(root) << exponent.dump() << ": " << root.error().toString();
+        EXPECT_EQ(root->provenance.details["family"], "pointwise_region") << exponent.dump();
     }
 }

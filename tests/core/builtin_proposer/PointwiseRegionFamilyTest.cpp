@@ -142,3 +142,168 @@ TEST(PointwiseRegionFamily, RefusesRegionsItCannotCoverWithTheReason)
         EXPECT_EQ(supported.error().message, "input in1 float32[] is on the CPU (the kernel reads device memory)");
     }
 }
+
+namespace {
+
+// Every activation, rounding, interpolation, rounding-division, comparison and logical row over
+// one input of `dtype`, with a bool mask and a per-column operand: outputs of the input's dtype and
+// bool.
+OperatorCard everyNewRow(const std::string& dtype)
+{
+    RegionChainBuilder b;
+    const TensorSpec t = spec(dtype, {16, 24});
+    const TensorSpec mask = spec("bool", {16, 24});
+    const Value x = b.input(t);
+    const Value y = b.input(spec(dtype, {24}));
+    const Value m = b.input(spec("bool", {1, 24}));
+    Value v = x;
+    const auto unary = [&](const char* op, std::vector<Arg> scalars = {}) {
+        std::vector<Arg> args{{"self", v}};
+        args.insert(args.end(), scalars.begin(), scalars.end());
+        v = b.call(op, "", args, t);
+    };
+    unary("aten::elu", {{"alpha", json(1.5)}, {"scale", json(1.0)}, {"input_scale", json(0.5)}});
+    unary("aten::selu");
+    unary("aten::celu", {{"alpha", json(0.7)}});
+    unary("aten::softplus", {{"beta", json(2)}, {"threshold", json(10)}});
+    unary("aten::hardtanh_", {{"min_val", json(-2.0)}, {"max_val", json(2.0)}});
+    unary("aten::relu6");
+    unary("aten::mish");
+    unary("aten::softshrink", {{"lambd", json(0.3)}});
+    unary("aten::hardshrink", {{"lambd", json(0.1)}});
+    unary("aten::threshold", {{"threshold", json(0.1)}, {"value", json(-1)}});
+    for (const char* op :
+         {"aten::erfinv", "aten::expm1", "aten::log1p", "aten::log2", "aten::log10", "aten::exp2", "aten::square",
+          "aten::sign", "aten::floor", "aten::ceil", "aten::round", "aten::trunc", "aten::frac"})
+        unary(op);
+    v = b.call("aten::lerp", "Scalar", {{"self", v}, {"end", y}, {"weight", json(0.25)}}, t);
+    v = b.call("aten::lerp", "Tensor", {{"self", v}, {"end", x}, {"weight", y}}, t);
+    v = b.call("aten::addcmul", "", {{"self", v}, {"tensor1", x}, {"tensor2", y}, {"value", json(0.5)}}, t);
+    v = b.call("aten::addcdiv", "", {{"self", v}, {"tensor1", x}, {"tensor2", y}, {"value", json(2)}}, t);
+    v = b.call("aten::masked_fill", "Scalar", {{"self", v}, {"mask", m}, {"value", json("-inf")}}, t);
+    v = b.call("aten::div", "Tensor_mode", {{"self", v}, {"other", y}, {"rounding_mode", json("floor")}}, t);
+    v = b.call("aten::div", "Scalar_mode", {{"self", v}, {"other", json(3)}, {"rounding_mode", json("trunc")}}, t);
+    v = b.call("aten::div", "Scalar_mode", {{"self", v}, {"other", json(-0.5)}, {"rounding_mode", json("floor")}}, t);
+    b.output(v);
+    const Value lt = b.call("aten::lt", "Tensor", {{"self", v}, {"other", y}}, mask);
+    const Value ge = b.call("aten::ge", "Scalar", {{"self", x}, {"other", json(0.1)}}, mask);
+    const Value both = b.call("aten::logical_and", "", {{"self", lt}, {"other", ge}}, mask);
+    b.output(b.call("aten::logical_xor", "", {{"self", both}, {"other", m}}, mask));
+    b.output(b.call("aten::bitwise_not", "", {{"self", b.call("aten::logical_not", "", {{"self", v}}, mask)}}, mask));
+    return b.card();
+}
+
+ArgSpec scalarArg(const std::string& name, json value)
+{
+    return ArgSpec{name, "Scalar", ArgKind::Value, {}, std::move(value)};
+}
+
+// A single-op card of `op` with tensor arguments `tensors` (schema order first) and then `values`.
+OperatorCard opCard(const std::string& op, const std::string& overload,
+                    const std::vector<std::pair<std::string, TensorSpec>>& tensors, std::vector<ArgSpec> values,
+                    const TensorSpec& out)
+{
+    OperatorCard card;
+    card.op = op;
+    card.overload = overload;
+    for (const auto& [name, t] : tensors)
+        card.args.push_back(ArgSpec{name, "Tensor", ArgKind::Tensor, {t}, nullptr});
+    for (ArgSpec& v : values)
+        card.args.push_back(std::move(v));
+    card.outputs = {out};
+    card.id = "card-" + op + "-" + overload;
+    return card;
+}
+
+std::string familyOf(const OperatorCard& card)
+{
+    BuiltinProposer proposer(card);
+    std::atomic<bool> stop{false};
+    auto root = proposer.proposeRoot(SearchTree(card.id, 1), stop);
+    EXPECT_TRUE(root) << root.error().toString();
+    return root ? root->provenance.details.value("family", std::string()) : std::string();
+}
+
+} // namespace
+
+TEST(PointwiseRegionFamily, EveryNewRowCompilesForEveryDtype)
+{
+    for (const std::string dtype : {"float32", "float16", "bfloat16"}) {
+        SCOPED_TRACE(dtype);
+        const OperatorCard card = everyNewRow(dtype);
+        const std::string source = rootSource(card);
+        EXPECT_NE(source.find("//   out1 bool flat"), std::string::npos) << source;
+        EXPECT_NE(source.find("kfDivFloorScalar("), std::string::npos);
+        EXPECT_NE(source.find("erfinvf("), std::string::npos);
+        growChain(card, 2, true);
+    }
+}
+
+TEST(PointwiseRegionFamily, SingleOpCardsRunAsOneMemberChains)
+{
+    const TensorSpec t = spec("float32", {8, 33});
+    std::atomic<bool> stop{false};
+    // Out of place: the plan names the card's own arguments.
+    const OperatorCard elu =
+        opCard("aten::elu", "", {{"self", t}},
+               {scalarArg("alpha", 1.0), scalarArg("scale", 1.0), scalarArg("input_scale", 1.0)}, t);
+    auto root = BuiltinProposer(elu).proposeRoot(SearchTree(elu.id, 1), stop);
+    ASSERT_TRUE(root) << root.error().toString();
+    EXPECT_EQ(root->provenance.details["family"], "pointwise_region");
+    EXPECT_EQ(root->candidate.launchPlan["launches"][0]["args"], json({"ptr:self", "ptr:out0"}));
+    EXPECT_NE(root->candidate.source.find("const t_in0* __restrict__ in0"), std::string::npos);
+    expectGoodCandidate(elu, root->candidate, "elu");
+    growChain(elu, 3, true);
+
+    const OperatorCard fill =
+        opCard("aten::masked_fill", "Scalar", {{"self", spec("bfloat16", {4, 33})}, {"mask", spec("bool", {33})}},
+               {scalarArg("value", -1e4)}, spec("bfloat16", {4, 33}));
+    root = BuiltinProposer(fill).proposeRoot(SearchTree(fill.id, 1), stop);
+    ASSERT_TRUE(root) << root.error().toString();
+    EXPECT_EQ(root->candidate.launchPlan["launches"][0]["args"], json({"ptr:self", "ptr:mask", "ptr:out0"}));
+    expectGoodCandidate(fill, root->candidate, "masked_fill");
+
+    // In place: out0 is self, so no pointer promises __restrict__.
+    const TensorSpec h = spec("float16", {2, 50});
+    const OperatorCard hardtanh =
+        opCard("aten::hardtanh_", "", {{"self", h}}, {scalarArg("min_val", 0.0), scalarArg("max_val", 6.0)}, h);
+    root = BuiltinProposer(hardtanh).proposeRoot(SearchTree(hardtanh.id, 1), stop);
+    ASSERT_TRUE(root) << root.error().toString();
+    EXPECT_EQ(root->candidate.launchPlan["launches"][0]["args"], json({"ptr:self", "ptr:out0"}));
+    EXPECT_EQ(root->candidate.source.find("__restrict__"), std::string::npos) << root->candidate.source;
+    EXPECT_NE(root->candidate.source.find("in-place op hardtanh_"), std::string::npos);
+    expectGoodCandidate(hardtanh, root->candidate, "hardtanh_");
+
+    // The tuned families keep their ops; what they refuse and the table holds comes here.
+    EXPECT_EQ(familyOf(opCard("aten::relu", "", {{"self", t}}, {}, t)), "unary");
+    EXPECT_EQ(familyOf(opCard("aten::div", "Tensor_mode", {{"self", t}, {"other", t}},
+                              {ArgSpec{"rounding_mode", "str?", ArgKind::Value, {}, "floor"}}, t)),
+              "pointwise_region");
+    EXPECT_EQ(familyOf(opCard("aten::pow", "Tensor_Scalar", {{"self", t}}, {scalarArg("exponent", 3)}, t)),
+              "pointwise_region");
+    EXPECT_EQ(familyOf(opCard("aten::pow", "Tensor_Scalar", {{"self", t}}, {scalarArg("exponent", 2)}, t)), "unary");
+    EXPECT_EQ(familyOf(opCard("aten::lt", "Scalar", {{"self", t}}, {scalarArg("other", 0)}, spec("bool", {8, 33}))),
+              "pointwise_region");
+}
+
+TEST(PointwiseRegionFamily, SingleOpCardsRefuseWithTheReason)
+{
+    const TensorSpec ints = spec("int64", {12});
+    EXPECT_EQ(BuiltinProposer::supports(
+                  opCard("aten::add", "Scalar", {{"self", ints}}, {scalarArg("other", 3), scalarArg("alpha", 1)}, ints))
+                  .error()
+                  .toString(),
+              "built-in proposer, aten::add.Scalar: region input in0: int64 tensor not covered (float32, float16, "
+              "bfloat16; bool; float64 0-dim)");
+    const TensorSpec t = spec("float16", {12});
+    const OperatorCard toItself = opCard("aten::to", "dtype_layout", {{"self", t}}, {scalarArg("dtype", 5)}, t);
+    EXPECT_NE(BuiltinProposer::supports(toItself).error().message.find("returns the tensor itself"), std::string::npos);
+    EXPECT_NE(BuiltinProposer::supports(opCard("aten::atan2", "", {{"self", t}, {"other", t}}, {}, t))
+                  .error()
+                  .message.find("not covered by the built-in proposer yet"),
+              std::string::npos);
+    EXPECT_NE(BuiltinProposer::supports(opCard("aten::round", "decimals", {{"self", t}}, {scalarArg("decimals", 1)}, t))
+                  .error()
+                  .message.find("not covered by the built-in proposer yet"),
+              std::string::npos);
+}

@@ -130,6 +130,59 @@ TEST(PointwiseExpression, NonFiniteScalarsAsTheCaptureSpellsThem)
         << code;
 }
 
+TEST(PointwiseExpression, BoolResultsAreZeroOrOne)
+{
+    // (x > 0) + m (bool + bool is true in eager, 2 in fp32) times x: every bool node is 0 / 1.
+    RegionChainBuilder b;
+    const TensorSpec t = spec("float32", {8});
+    const TensorSpec mask = spec("bool", {8});
+    const Value x = b.input(t);
+    const Value m = b.input(mask);
+    const Value positive = b.binary("aten::gt", x, nlohmann::json(0), mask);
+    const Value either = b.binary("aten::add", positive, m, mask);
+    b.output(either);
+    b.output(b.binary("aten::mul", x, either, t));
+    auto e = PointwiseExpression::fromRegion(b.card());
+    ASSERT_TRUE(e) << e.error().message;
+    EXPECT_EQ(e->nodes()[static_cast<std::size_t>(e->outputs()[0])].dtype, "bool");
+    const std::string code = e->elementFunction("f");
+    EXPECT_NE(code.find("= (v0 > static_cast<float>(0.0) ? 1.0f : 0.0f); // gt -> bool"), std::string::npos) << code;
+    EXPECT_NE(code.find("= ((v2 + v3) != 0.0f ? 1.0f : 0.0f); // add -> bool"), std::string::npos) << code;
+}
+
+TEST(PointwiseExpression, ScalarsInTheTensorsDtypeAreRounded)
+{
+    // bfloat16 x <= 0.1 compares with bfloat16(0.1), as eager's CUDA kernel (scalar_t); a float32
+    // tensor with the same scalar needs no rounding, and mul's scalar stays in opmath.
+    const auto code = [](const std::string& dtype, const std::string& op, const std::string& overload,
+                         const std::vector<Arg>& scalars, const std::string& outDtype) {
+        RegionChainBuilder b;
+        const Value x = b.input(spec(dtype, {8}));
+        std::vector<Arg> args{{"self", x}};
+        args.insert(args.end(), scalars.begin(), scalars.end());
+        b.output(b.call(op, overload, args, spec(outDtype, {8})));
+        auto e = PointwiseExpression::fromRegion(b.card());
+        EXPECT_TRUE(e) << e.error().message;
+        return e ? e->elementFunction("f") : std::string();
+    };
+    const std::string le = code("bfloat16", "aten::le", "Scalar", {{"other", nlohmann::json(0.1)}}, "bool");
+    EXPECT_NE(le.find("kfRoundBfloat16(static_cast<float>(0.10000000000000001)); // _to_copy -> bfloat16"),
+              std::string::npos)
+        << le;
+    EXPECT_EQ(code("float32", "aten::le", "Scalar", {{"other", nlohmann::json(0.1)}}, "bool").find("kfRound"),
+              std::string::npos);
+    const std::string shrink = code("float16", "aten::softshrink", "", {{"lambd", nlohmann::json(0.3)}}, "float16");
+    EXPECT_NE(shrink.find("kfRoundHalf(static_cast<float>(0.29999999999999999)); // _to_copy -> float16"),
+              std::string::npos)
+        << shrink;
+    const std::string threshold = code("bfloat16", "aten::threshold", "",
+                                       {{"threshold", nlohmann::json(0.1)}, {"value", nlohmann::json(20)}}, "bfloat16");
+    EXPECT_EQ(countOf(threshold, "// _to_copy -> bfloat16"), 2) << threshold;
+    EXPECT_EQ(code("bfloat16", "aten::mul", "Scalar", {{"other", nlohmann::json(0.1)}}, "bfloat16")
+                  .find("kfRoundBfloat16(static_cast"),
+              std::string::npos);
+}
+
 TEST(PointwiseExpression, RefusesWithOneLine)
 {
     {
@@ -171,5 +224,24 @@ TEST(PointwiseExpression, RefusesWithOneLine)
         ASSERT_FALSE(e);
         EXPECT_NE(e.error().message.find("region input in0: int64 tensor not covered"), std::string::npos)
             << e.error().message;
+    }
+    {
+        // bool * 2 is an int64 result in eager: integers are not covered.
+        RegionChainBuilder b;
+        const Value m = b.input(spec("bool", {4}));
+        b.output(b.binary("aten::mul", m, nlohmann::json(2), spec("int64", {4})));
+        auto e = PointwiseExpression::fromRegion(b.card());
+        ASSERT_FALSE(e);
+        EXPECT_EQ(e.error().message,
+                  "member 0 (mul.Scalar): result dtype int64 not covered (float32, float16, bfloat16, bool)");
+    }
+    {
+        // threshold without its threshold: no default to fall back on.
+        RegionChainBuilder b;
+        const TensorSpec t = spec("float32", {4});
+        b.output(b.call("aten::threshold", "", {{"self", b.input(t)}, {"value", nlohmann::json(1)}}, t));
+        auto e = PointwiseExpression::fromRegion(b.card());
+        ASSERT_FALSE(e);
+        EXPECT_EQ(e.error().message, "member 0 (threshold): no argument 'threshold'");
     }
 }

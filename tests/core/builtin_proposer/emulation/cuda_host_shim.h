@@ -78,6 +78,24 @@ inline float rsqrtf(float x)
 {
     return 1.0f / std::sqrt(x);
 }
+// The CUDA math library's erfinvf (the host C library has none): Newton steps on erf in double from
+// a rough start, accurate far below float's rounding.
+inline float erfinvf(float y)
+{
+    if (!(y > -1.0f && y < 1.0f))
+        return y == 1.0f ? INFINITY : (y == -1.0f ? -INFINITY : NAN);
+    const double w = -std::log((1.0 - y) * (1.0 + y));
+    double x = std::copysign(std::sqrt(std::max(w - std::log(w > 0 ? w : 1.0), 0.0)), static_cast<double>(y));
+    if (std::fabs(y) < 0.7)
+        x = 0.886226925452758 * y; // sqrt(pi) / 2 * y
+    for (int i = 0; i < 60; ++i) {
+        const double step = (std::erf(x) - y) / (1.1283791670955126 * std::exp(-x * x));
+        x -= step;
+        if (std::fabs(step) <= 1e-15 * std::fabs(x))
+            break;
+    }
+    return static_cast<float>(x);
+}
 using std::max;
 using std::min;
 

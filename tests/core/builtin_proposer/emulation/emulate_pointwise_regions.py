@@ -237,33 +237,47 @@ def emulate(name, chain, work, args):
     tensors = {f"in{k}": t for k, t in enumerate(chain.inputs)}
     runner = Runner(case_dir, card, tensors, {}, args.cuda_include)
     expected = [v.tensor for v in chain.outputs]
-    problems, count = [], int(dumped.stdout.strip())
+    count = int(dumped.stdout.strip())
+    return run_candidates(name, case_dir, count, runner, lambda got: compare(got, expected)), count
+
+
+def run_candidates(name, case_dir, count, runner, check):
+    """Runs candidates 0..count-1 of case_dir; the problems `check` (outputs -> problem or None) finds."""
+    problems = []
     for k in range(count):
         with open(os.path.join(case_dir, f"{k}.json")) as f:
             plan = json.load(f)
         try:
-            problem = compare(runner.run(f"{k}.cu", plan), expected)
+            problem = check(runner.run(f"{k}.cu", plan))
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             problem = str(e)
         if problem:
             problems.append(f"{name} candidate {k}: {problem}")
-    return problems, count
+    return problems
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_arguments(description, cases, variants):
+    """The command line these scripts share; (args, None), or (None, 77) when the host cannot emulate."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--dump", required=True, help="the kforge_kernel_dump test helper")
     parser.add_argument("--cuda-include", help="the CUDA toolkit include directory (cuda_fp16.h, cuda_bf16.h)")
-    parser.add_argument("--variants", type=int, default=3, help="candidates per region: the root and neighbours")
-    parser.add_argument("--only", nargs="+", choices=sorted(CASES), help="run these cases only")
+    parser.add_argument("--variants", type=int, default=variants, help="candidates per card: the root and neighbours")
+    parser.add_argument("--only", nargs="+", choices=sorted(cases), help="run these cases only")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
     if shutil.which(os.environ.get("CXX", "g++")) is None:
         print("skipped: no host C++ compiler")
-        return 77
+        return None, 77
     if not args.cuda_include or not os.path.exists(os.path.join(args.cuda_include, "cuda_bf16.h")):
         print("skipped: no CUDA include directory with cuda_bf16.h (--cuda-include)")
-        return 77
+        return None, 77
+    return args, None
+
+
+def main():
+    args, skipped = parse_arguments(__doc__.split("\n\n")[0], CASES, 3)
+    if skipped:
+        return skipped
     work = tempfile.mkdtemp(prefix="kforge-regions-")
     failures, checked = [], 0
     try:

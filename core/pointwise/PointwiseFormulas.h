@@ -1,0 +1,64 @@
+#pragma once
+// The fp32 formulas of the pointwise table's activation, rounding, comparison and logical rows
+// (pointwise/PointwiseOpTable.cpp holds the rows), each with eager's CUDA semantics as its comment
+// says, and the device helpers they call. Internal to kforge_pointwise.
+
+#include "pointwise/PointwiseOpTable.h"
+
+#include <string>
+
+namespace kforge::core::formulas {
+
+using A = const std::vector<FormulaOperand>&;
+
+// Activations.
+std::string elu(A a);
+std::string selu(A a);
+std::string celu(A a);
+std::string softplus(A a);
+std::string hardtanh(A a);
+std::string relu6(A a);
+std::string mish(A a);
+std::string softshrink(A a);
+std::string hardshrink(A a);
+std::string threshold(A a);
+
+// Other unary math.
+std::string erfinv(A a);
+std::string expm1(A a);
+std::string log1p(A a);
+std::string log2(A a);
+std::string log10(A a);
+std::string exp2(A a);
+std::string square(A a);
+std::string sign(A a);
+std::string floor(A a);
+std::string ceil(A a);
+std::string round(A a);
+std::string trunc(A a);
+std::string frac(A a);
+
+// Selection and interpolation.
+std::string maskedFill(A a);
+std::string lerp(A a);
+std::string addcmul(A a);
+std::string addcdiv(A a);
+std::string divTrunc(A a);
+std::string divFloor(A a);
+
+// Bool results (1.0f / 0.0f).
+std::string eq(A a);
+std::string ne(A a);
+std::string lt(A a);
+std::string le(A a);
+std::string gt(A a);
+std::string ge(A a);
+std::string logicalAnd(A a);
+std::string logicalOr(A a);
+std::string logicalXor(A a);
+std::string logicalNot(A a);
+
+/// The device helpers of these formulas (kfDivFloor, kfLerp, kfSign, ...), CUDA source.
+std::string helpers();
+
+} // namespace kforge::core::formulas
