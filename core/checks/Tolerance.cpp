@@ -1,6 +1,7 @@
 #include "checks/Tolerance.h"
 
 #include "model/InputSpec.h"
+#include "pointwise/PointwiseOpTable.h"
 
 #include <array>
 #include <cstdio>
@@ -47,6 +48,9 @@ OpClass opClassOf(const std::string& op)
         if (op == name)
             return OpClass::Elementwise;
     }
+    // Every op of the pointwise table computes one value per element from its operands' values.
+    if (isPointwiseOpName(op))
+        return OpClass::Elementwise;
     return OpClass::Other;
 }
 

@@ -367,6 +367,17 @@ const std::vector<PointwiseOpRow>& pointwiseOpTable()
     return table;
 }
 
+bool isPointwiseOpName(std::string_view op)
+{
+    if (!op.starts_with("aten::"))
+        return false;
+    op.remove_prefix(6);
+    if (isInPlaceOpName(op))
+        op.remove_suffix(1);
+    const auto& table = pointwiseOpTable();
+    return std::any_of(table.begin(), table.end(), [op](const PointwiseOpRow& row) { return row.name == op; });
+}
+
 Result<const PointwiseOpRow*> findPointwiseOp(const std::string& op, const std::string& overload,
                                               const std::vector<ArgSpec>& args)
 {

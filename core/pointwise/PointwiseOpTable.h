@@ -66,6 +66,10 @@ struct PointwiseOpRow {
 /// Every row, in table order.
 const std::vector<PointwiseOpRow>& pointwiseOpTable();
 
+/// Whether the table has a row for op `op` ("aten::relu_", "aten::softshrink"; in-place forms
+/// read their out-of-place rows), whatever its overload and arguments.
+bool isPointwiseOpName(std::string_view op);
+
 /// The row for a call of `op` ("aten::relu_") with `overload` and its captured arguments (schema
 /// order). Unsupported with one line when there is none: a reduction, norm or softmax (not
 /// pointwise: later work), an op the table does not hold, or an attribute value it does not cover.
