@@ -3,6 +3,8 @@
 #include "regions/RegionOperatorCard.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <sstream>
 
 namespace kforge::core {
@@ -65,6 +67,48 @@ std::string offsetFunction(const std::string& name, const std::vector<std::int64
     return s.str();
 }
 
+// The region inputs a batch_norm member reads per channel (weight, bias, running statistics):
+// input index -> "" when that is all it is read as, else why the region is refused.
+std::map<int, std::string> perChannelInputs(const RegionChain& chain)
+{
+    std::map<int, std::string> channel;
+    for (const ChainMember& member : chain.members) {
+        if (member.op != "aten::batch_norm")
+            continue;
+        for (std::size_t a = 0; a < member.args.size() && a < member.sources.size(); ++a) {
+            const std::string& name = member.args[a].name;
+            if (name != "weight" && name != "bias" && name != "running_mean" && name != "running_var")
+                continue;
+            for (const ChainSource& source : member.sources[a]) {
+                if (source.fromMember)
+                    return {{-1, "batch_norm's " + name + " is computed in the region"}};
+                channel.emplace(source.index, "");
+            }
+        }
+    }
+    // Read per channel by batch_norm and element by element by another member: one operand
+    // cannot have both layouts.
+    for (const ChainMember& member : chain.members)
+        for (std::size_t a = 0; a < member.args.size() && a < member.sources.size(); ++a) {
+            const bool statistic = member.op == "aten::batch_norm" && member.args[a].name != "input";
+            for (const ChainSource& source : member.sources[a])
+                if (!statistic && !source.fromMember && channel.contains(source.index))
+                    channel[source.index] = "input in" + std::to_string(source.index) +
+                        " is read per channel by batch_norm and element by element by " + member.op;
+        }
+    return channel;
+}
+
+// Strides over the output's dims of a per-channel operand [C]: its stride on dim 1, 0 elsewhere.
+std::optional<std::vector<std::int64_t>> channelStrides(const TensorSpec& t, const std::vector<std::int64_t>& sizes)
+{
+    if (sizes.size() < 2 || t.sizes.size() != 1 || t.strides.size() != 1 || t.sizes[0] != sizes[1])
+        return std::nullopt;
+    std::vector<std::int64_t> strides(sizes.size(), 0);
+    strides[1] = t.strides[0];
+    return strides;
+}
+
 } // namespace
 
 Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(const OperatorCard& card)
@@ -87,6 +131,10 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
     f->m_numel = first.numel();
     if (f->m_numel == 0)
         return unsupportedCard(card, "empty output");
+    const std::map<int, std::string> channel = perChannelInputs(*card.region);
+    for (const auto& [input, why] : channel)
+        if (!why.empty())
+            return unsupportedCard(card, why);
     std::vector<std::vector<std::int64_t>> strides;
     for (std::size_t o = 0; o < card.outputs.size(); ++o) {
         const std::string name = "out" + std::to_string(o);
@@ -100,11 +148,14 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
             return unsupportedCard(card,
                                    "input " + card.args[k].name + " " + in.toShortString() +
                                        " is on the CPU (the kernel reads device memory)");
-        auto s = broadcastStrides(in, first.sizes);
+        const bool perChannel = channel.contains(static_cast<int>(k));
+        auto s = perChannel ? channelStrides(in, first.sizes) : broadcastStrides(in, first.sizes);
         if (!s)
             return unsupportedCard(card,
                                    "input " + card.args[k].name + " " + in.toShortString() +
-                                       " does not broadcast to the output's sizes " + first.toShortString());
+                                       (perChannel ? " is not one value per channel (dim 1) of the output's sizes "
+                                                   : " does not broadcast to the output's sizes ") +
+                                       first.toShortString());
         f->m_inputs.push_back({card.args[k].name,
                                "ptr:" + card.args[k].name,
                                in.dtype,

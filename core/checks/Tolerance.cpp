@@ -48,7 +48,10 @@ OpClass opClassOf(const std::string& op)
         if (op == name)
             return OpClass::Elementwise;
     }
-    // Every op of the pointwise table computes one value per element from its operands' values.
+    // Every op of the pointwise table computes one value per element from its operands' values,
+    // with one rounding; batch_norm's several (a normalization) keep the class it had.
+    if (op == "aten::batch_norm")
+        return OpClass::Other;
     if (isPointwiseOpName(op))
         return OpClass::Elementwise;
     return OpClass::Other;

@@ -205,6 +205,18 @@ std::string divFloor(A a)
     return "kfDivFloor(" + a[0].expr + ", " + a[1].expr + ")";
 }
 
+std::string batchNormInference(A a)
+{
+    // Operands: input, weight, bias, running_mean, running_var, eps. As BatchNormFamily (proven on
+    // the GPU against eager): (x - mean) * scale + shift with scale = rsqrt(var + eps) * weight, the
+    // weight folded into the scale so nothing cancels against the bias.
+    std::string scale = "rsqrtf(" + a[4].expr + " + " + a[5].expr + ")";
+    if (!a[1].absent())
+        scale = "(" + scale + " * " + a[1].expr + ")";
+    const std::string normalized = "(" + a[0].expr + " - " + a[3].expr + ") * " + scale;
+    return a[2].absent() ? "(" + normalized + ")" : "(" + normalized + " + " + a[2].expr + ")";
+}
+
 std::string eq(A a)
 {
     return compare(a, "==");

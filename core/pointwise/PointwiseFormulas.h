@@ -46,6 +46,9 @@ std::string addcdiv(A a);
 std::string divTrunc(A a);
 std::string divFloor(A a);
 
+// Normalization with fixed statistics: batch_norm in inference (per-channel operands).
+std::string batchNormInference(A a);
+
 // Bool results (1.0f / 0.0f).
 std::string eq(A a);
 std::string ne(A a);

@@ -251,6 +251,13 @@ void addMultiOperandRows(const Row& row)
         row("lerp", overload, {kSelf, {"end"}, {"weight"}}, R::Promote, f::lerp,
             "|weight| < 0.5 ? self + weight * (end - self) : end - (end - self) * (1 - weight)", {}, {});
     }
+    // Inference only (training false): the running statistics are per-channel operands (dim 1 of
+    // the input), read through strides PointwiseRegionFamily gives them. The result has the
+    // input's dtype whatever the statistics' (Cast: the dtype eager produced).
+    row("batch_norm", "",
+        {{"input"}, {"weight", false, true}, {"bias", false, true}, {"running_mean"}, {"running_var"}, {"eps", false}},
+        R::Cast, f::batchNormInference,
+        "(input - running_mean) * (rsqrt(running_var + eps) * weight) + bias, per channel", "training", "false");
     row("addcmul", "", {kSelf, {"tensor1"}, {"tensor2"}, {"value", false}}, R::Promote, f::addcmul,
         "self + value * (tensor1 * tensor2)", {}, {});
     row("addcdiv", "", {kSelf, {"tensor1"}, {"tensor2"}, {"value", false}}, R::Promote, f::addcdiv,
@@ -346,6 +353,8 @@ bool isReductionLike(std::string_view name)
 {
     static constexpr std::array<std::string_view, 12> kNames = {
         "sum", "mean", "amax", "amin", "max", "min", "prod", "var", "std", "var_mean", "std_mean", "logsumexp"};
+    if (name == "batch_norm")
+        return false; // its inference form is a row (training is the row's attribute)
     return name.find("norm") != std::string_view::npos || name.find("softmax") != std::string_view::npos ||
         std::find(kNames.begin(), kNames.end(), name) != kNames.end();
 }

@@ -218,7 +218,31 @@ def where_exact_gelu():
     return c
 
 
-CASES = {f.__name__: f for f in [gelu_tanh_written_out, silu_gate, scale_scores_plus_mask, residual_add_relu,
+def batch_norm_relu_add():
+    """ResNet's batch_norm (inference) -> relu_ -> residual add: per-channel statistics."""
+    c = Chain()
+    x = c.input(randn(4, 16, 7, 7, seed=17) * 3)
+    w, b = c.input(randn(16, seed=18)), c.input(randn(16, seed=19))
+    mean, var = c.input(randn(16, seed=20)), c.input(randn(16, seed=21).abs() + 0.5)
+    r = c.input(randn(4, 16, 7, 7, seed=22))
+    y = c.call("batch_norm", input=x, weight=w, bias=b, running_mean=mean, running_var=var,
+               training=False, momentum=0.1, eps=1e-5, cudnn_enabled=True)
+    c.output(c.call("add", "Tensor", self=c.call("relu_", self=y), other=r, alpha=1))
+    return c
+
+
+def batch_norm_hardswish_half_channels_last():
+    """MobileNetV3's batch_norm -> hardswish in float16, channels-last, float32 statistics, no affine."""
+    c = Chain()
+    x = c.input(randn(8, 24, 5, 5, dtype=torch.float16, seed=23).contiguous(memory_format=torch.channels_last))
+    mean, var = c.input(randn(24, seed=24)), c.input(randn(24, seed=25).abs() + 0.5)
+    y = c.call("batch_norm", input=x, weight=None, bias=None, running_mean=mean, running_var=var,
+               training=False, momentum=0.1, eps=1e-3, cudnn_enabled=True)
+    c.output(c.call("hardswish", self=y))
+    return c
+
+
+CASES = {f.__name__: f for f in [batch_norm_relu_add, batch_norm_hardswish_half_channels_last, gelu_tanh_written_out, silu_gate, scale_scores_plus_mask, residual_add_relu,
                                  bf16_chain_with_casts, per_channel_broadcast, zero_dim_scalar_with_nans,
                                  transposed_input, where_exact_gelu]}
 
