@@ -523,8 +523,9 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
         for (const std::string& id : regionKernels)
             list += (list.empty() ? "" : ", ") + id;
         package.auditNotes.push_back("fused-region kernels " + list +
-                                     ": served where a TorchScript model runs their chain (kforge run, the C++ API, "
-                                     "the in-model check); elsewhere their ops run, with the op kernels");
+                                     ": served where a model's graph runs their chain (kforge run, the C++ API, "
+                                     "torch.compile with kforge_backend); elsewhere their ops run, with the op "
+                                     "kernels");
     }
     if (!reusedVerdicts.empty()) {
         std::string list;

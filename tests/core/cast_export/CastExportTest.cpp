@@ -729,8 +729,9 @@ TEST_F(CastExportTest, ARegionKernelShipsWithItsChainAndAGuardOnEveryInput)
     EXPECT_EQ(k.guard.tensors[0], (TensorGuard{"in0", "float16", {8, 512}, {512, 1}, 16}));
     EXPECT_EQ(k.guard.tensors[1], (TensorGuard{"in1", "float16", {1, 512}, {512, 1}, 16}));
     ASSERT_EQ(result.package.auditNotes.size(), 2u); // not sanitizer-checked, and the region note
-    EXPECT_NE(result.package.auditNotes[1].find("fused-region kernels k0: served where a TorchScript model runs"),
-              std::string::npos)
+    EXPECT_NE(
+        result.package.auditNotes[1].find("fused-region kernels k0: served where a model's graph runs their chain"),
+        std::string::npos)
         << result.package.auditNotes[1];
 
     // The package reads back with the chain.
