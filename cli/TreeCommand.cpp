@@ -166,7 +166,7 @@ int runTreeCommand(const std::vector<std::string>& args)
         std::cout << core::dumpSearchTreeJson(out, 2) << "\n";
         return 0;
     }
-    std::cout << "card " << card->id << " " << card->qualifiedName() << ": " << tree->nodes().size() << " nodes\n";
+    std::cout << "card " << card->id << " " << card->displayName() << ": " << tree->nodes().size() << " nodes\n";
     for (const core::SearchNode& attempt : tree->rootAttempts())
         std::cout << "earlier root attempt: " << core::nodeStatusName(attempt.status) << " | "
                   << printable(attempt.failureReason) << "\n";
