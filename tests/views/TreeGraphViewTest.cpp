@@ -88,6 +88,27 @@ void showView(TreeGraphView& view, int width = 1200, int height = 700)
 class TreeGraphViewTest : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void collapseStateIsKeptPerCard()
+    {
+        TreeGraphView view;
+        view.setTree(statusTree());
+        view.setCollapsed(QStringLiteral("n4"), true);
+        QVERIFY(view.isCollapsed(QStringLiteral("n4")));
+        // Another card: its tree opens as it was (nothing collapsed), whatever this one's state.
+        const core::SearchTree other = test::randomTree("card-other", 20, 3);
+        view.setTree(other);
+        for (const core::SearchNode& node : other.nodes())
+            QVERIFY(!view.isCollapsed(qs(node.id)));
+        view.setCollapsed(QStringLiteral("n0"), true);
+        // Back to the first card: n4 is still collapsed, the rest is not.
+        view.setTree(statusTree());
+        QVERIFY(view.isCollapsed(QStringLiteral("n4")));
+        QVERIFY(!view.isCollapsed(QStringLiteral("n0")));
+        QVERIFY(!view.isNodeShown(QStringLiteral("n6")));
+        view.setTree(other);
+        QVERIFY(view.isCollapsed(QStringLiteral("n0")));
+    }
+
     void layoutHasNoOverlaps()
     {
         const core::SearchTree tree = test::randomTree("card-r", 300, 5);

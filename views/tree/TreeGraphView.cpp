@@ -521,6 +521,13 @@ bool TreeGraphView::isGrowthOf(const core::SearchTree& tree) const
 void TreeGraphView::rebuild(const core::SearchTree& tree)
 {
     const QString keepSelected = m_cardId == QString::fromStdString(tree.cardId()) ? selectedNodeId() : QString();
+    if (!m_cardId.isEmpty()) {
+        QSet<QString>& collapsed = m_collapsedByCard[m_cardId];
+        collapsed.clear();
+        for (std::size_t k = 0; k < m_nodes.size(); ++k)
+            if (m_collapsed[k])
+                collapsed.insert(QString::fromStdString(m_nodes[k].data.id));
+    }
     m_scene->clear(); // deletes the items
     m_nodes.clear();
     m_children.clear();
@@ -534,6 +541,8 @@ void TreeGraphView::rebuild(const core::SearchTree& tree)
     grow(tree);
     if (!keepSelected.isEmpty())
         selectNode(keepSelected);
+    for (const QString& id : m_collapsedByCard.value(m_cardId))
+        setCollapsed(id, true); // a node the tree no longer has is ignored
 }
 
 void TreeGraphView::grow(const core::SearchTree& tree)

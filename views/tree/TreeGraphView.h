@@ -36,6 +36,7 @@
 #include <QGraphicsView>
 #include <QHash>
 #include <QPointer>
+#include <QSet>
 #include <QString>
 
 #include <vector>
@@ -168,6 +169,9 @@ private:
     std::vector<Node> m_nodes;
     std::vector<std::vector<int>> m_children; // node -> its children in creation order
     std::vector<bool> m_collapsed;
+    // The collapsed node ids of each card shown before, so that going back to a card shows its tree
+    // as it was left (node ids are stable within a card's tree).
+    QHash<QString, QSet<QString>> m_collapsedByCard;
     QHash<QString, int> m_index;
     TreeMinimap* m_minimap;
     int m_best = -1;
