@@ -69,6 +69,18 @@ private Q_SLOTS:
         QCOMPARE(changed.count(), 1);
         QCOMPARE(pane.graphView()->selectedNodeId(), chosen);
 
+        // The list's keys: the arrows move, Enter chooses, as in the graph.
+        table->setFocus();
+        QTest::keyClick(table, Qt::Key_Down);
+        const QString fourth = table->model()->index(3, 0).data(SearchTreeModel::NodeIdRole).toString();
+        QCOMPARE(pane.nodeList()->currentNodeId(), fourth);
+        QCOMPARE(session.currentNodeId(), chosen); // moving is not choosing
+        QTest::keyClick(table, Qt::Key_Return);
+        QCOMPARE(session.currentNodeId(), fourth);
+        QCOMPARE(changed.count(), 2);
+        session.setCurrentNodeId(chosen);
+        QCOMPARE(changed.count(), 3);
+
         // The graph's keys: Home then Enter chooses the root; the list follows.
         pane.graphView()->setFocus();
         QTest::keyClick(pane.graphView(), Qt::Key_Home);
@@ -76,7 +88,7 @@ private Q_SLOTS:
         QTest::keyClick(pane.graphView(), Qt::Key_Return);
         QCOMPARE(session.currentNodeId(), QStringLiteral("n0"));
         QCOMPARE(pane.nodeList()->currentNodeId(), QStringLiteral("n0"));
-        QCOMPARE(changed.count(), 2); // the list followed without echoing
+        QCOMPARE(changed.count(), 4); // the list followed without echoing
 
         // A click in the graph; then the session alone (another pane) moves both.
         const QString clicked = QStringLiteral("n5");

@@ -58,11 +58,13 @@ TreeNodeList::TreeNodeList(const SearchTreeModel* model, QWidget* parent)
     layout->addWidget(m_table, 1);
 
     connect(m_filter, &QLineEdit::textChanged, m_proxy, &QSortFilterProxyModel::setFilterFixedString);
-    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex& current, const QModelIndex&) {
-                if (!m_following && current.isValid())
-                    Q_EMIT nodeSelected(current.data(SearchTreeModel::NodeIdRole).toString());
-            });
+    // As in the graph: a click chooses a row; the arrow keys only move, and Enter chooses (activated).
+    const auto choose = [this](const QModelIndex& index) {
+        if (!m_following && index.isValid())
+            Q_EMIT nodeSelected(index.data(SearchTreeModel::NodeIdRole).toString());
+    };
+    connect(m_table, &QAbstractItemView::clicked, this, choose);
+    connect(m_table, &QAbstractItemView::activated, this, choose);
     connect(m_proxy, &QAbstractItemModel::modelReset, this, [this] {
         m_table->resizeColumnsToContents();
         updateCount();

@@ -3,7 +3,8 @@
 // QSortFilterProxyModel (SearchTreeModel::SortRole) over SearchNodeListModel, so the columns and
 // words are the tree model's. Sorted by speedup, fastest first, until the user picks a column.
 //
-// Choosing a row (click or keyboard) emits nodeSelected; selectNode() follows a selection made
+// Choosing a row (a click, or Enter on the current row: the arrow keys only move, as in the graph)
+// emits nodeSelected; selectNode() follows a selection made
 // elsewhere without emitting, so the pane can mirror Session both ways without echoes.
 //
 // Thread: GUI thread only. Does not own the tree model.
