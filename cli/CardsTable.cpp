@@ -59,7 +59,9 @@ std::string formatCardsTable(const core::Project& project)
     const core::CaptureInfo& info = project.capture;
     out << "model " << info.modelPath << "\n"
         << "device " << info.device
-        << (info.device == "cpu" ? " (CPU: latencies are CPU times, not GPU times)" : " (" + info.deviceName + ")")
+        << (info.device == "cpu"
+                ? " (CPU: latencies are CPU wall-clock times, indicative only: a busy host moves them; not GPU times)"
+                : " (" + info.deviceName + ")")
         << ", torch " << info.torchVersion << ", " << info.totalCalls << " top-level ATen calls, "
         << project.cards.size() << " cards\n";
     char line[512];

@@ -79,6 +79,7 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
         self.assertEqual(len(region_lines), 1, result.stdout)
         self.assertRegex(region_lines[0], r"^[0-9a-f]{8}  region: batch_norm -> relu_ -\.\.\.  float32")
         self.assertIn("1 fused-region card (", result.stdout)
+        self.assertIn("device cpu (CPU: latencies are CPU wall-clock times, indicative only", result.stdout)
         # The chain is cut in the op column, so it follows whole on the next line.
         self.assertEqual(lines[lines.index(region_lines[0]) + 1], "          chain: batch_norm -> relu_ -> add")
         data = json.loads(kforge("cards", out, "--json").stdout)

@@ -128,7 +128,10 @@ QString eagerSection(const core::OperatorCard& card)
     rows += row({tr("median"), QStringLiteral("%1 \u00b5s").arg(e.medianUs, 0, 'f', 2)});
     rows += row({tr("quartiles"), QStringLiteral("%1 .. %2 \u00b5s").arg(e.q1Us, 0, 'f', 2).arg(e.q3Us, 0, 'f', 2)});
     rows += row({tr("repetitions"), QString::number(e.repetitions)});
-    rows += row({tr("method"), esc(e.method)});
+    // A CPU wall clock follows whatever else the host runs: the ranking it gives is indicative only.
+    rows +=
+        row({tr("method"),
+             esc(e.method) + (e.device.rfind("cpu", 0) == 0 ? tr(" (indicative: a busy host moves it)") : QString())});
     rows += row({tr("device"), esc(e.device)});
     rows += row({tr("all calls"),
                  QStringLiteral("%1 \u00b5s, %2 % of model time")

@@ -68,8 +68,11 @@ void ProjectSummaryPane::refresh()
     QString html =
         QStringLiteral("<h2>%1</h2><table cellpadding=\"2\">%2</table>").arg(tr("Project").toHtmlEscaped(), rows);
     if (c.device == "cpu")
-        html += QStringLiteral("<p><i>%1</i></p>")
-                    .arg(tr("Captured on the CPU: latencies are CPU times, not GPU times.").toHtmlEscaped());
+        html +=
+            QStringLiteral("<p><i>%1</i></p>")
+                .arg(tr("Captured on the CPU: latencies are CPU wall-clock times, indicative only (a busy host moves "
+                        "them), not GPU times.")
+                         .toHtmlEscaped());
     m_text->setHtml(html);
 }
 
