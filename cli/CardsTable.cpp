@@ -87,8 +87,8 @@ std::string formatCardsTable(const core::Project& project)
         out << "no call graph (captured before graph.json): no fused regions\n";
     else
         out << regions << " fused-region card" << (regions == 1 ? "" : "s")
-            << " (a chain of native ops one kernel may replace; eager us is the chain replayed alone; its member ops "
-               "keep their own cards)\n";
+            << " (a chain of native ops one kernel may replace; eager us is the chain replayed alone, share its "
+               "members' calls; its member ops keep their own cards)\n";
     return out.str();
 }
 

@@ -12,6 +12,9 @@
 #include <ATen/ATen.h>
 #include <torch/cuda.h>
 
+#include <algorithm>
+#include <optional>
+
 namespace kforge::core {
 namespace fs = std::filesystem;
 namespace {
@@ -87,6 +90,26 @@ const at::Tensor* probedTensor(const OpRecorder& recorder, std::int64_t position
     }
     auto found = call->second.inputs.find({arg, elementOrOutput});
     return found == call->second.inputs.end() ? nullptr : &found->second;
+}
+
+/// A region's share of model time: what its members' calls take (their op cards' medians, once
+/// per occurrence) over the model's total. That is the part of the model a region kernel replaces,
+/// measured like every other share, so it is never more than the whole (the chain timed alone is
+/// another measurement, with its own noise: it stays the region's eager time). nullopt when a
+/// member has no timing.
+std::optional<double> memberShare(const RegionChain& chain, const std::vector<OperatorCard>& cards, double modelUs)
+{
+    if (modelUs <= 0)
+        return std::nullopt;
+    double us = 0;
+    for (const ChainMember& member : chain.members) {
+        const auto card =
+            std::find_if(cards.begin(), cards.end(), [&](const OperatorCard& c) { return c.id == member.cardId; });
+        if (card == cards.end() || !card->eager)
+            return std::nullopt;
+        us += card->eager->medianUs;
+    }
+    return us * static_cast<double>(chain.occurrences.size()) / modelUs;
 }
 
 } // namespace
@@ -233,7 +256,8 @@ Result<RegionCaptureResult> captureRegionCards(const CallGraph& graph, const std
         auto timing = timeEagerWork(run, chain.text(), options.device, options.deviceLabel, ReplayTimingOptions{});
         if (timing) {
             card.eager = timing.value();
-            card.timeShare = options.modelEagerUs > 0 ? card.totalEagerUs() / options.modelEagerUs : 0;
+            card.timeShare = memberShare(*card.region, cards, options.modelEagerUs)
+                                 .value_or(options.modelEagerUs > 0 ? card.totalEagerUs() / options.modelEagerUs : 0);
         } else {
             card.eagerNote = timing.error().message;
         }

@@ -181,6 +181,18 @@ TEST(RegionCapture, RegionCardsCarryASampleTheChainReplaysToAndAnEagerTime)
         if (!c.isRegion())
             opShares += c.timeShare;
     EXPECT_NEAR(opShares, 1.0, 1e-9);
+    // The region's share is its members' calls' (once per occurrence), so never above the whole.
+    double memberUs = 0;
+    for (const ChainMember& member : card.region->members)
+        for (const OperatorCard& c : report->project.cards)
+            if (c.id == member.cardId)
+                memberUs += c.eager->medianUs;
+    double modelUs = 0;
+    for (const OperatorCard& c : report->project.cards)
+        if (!c.isRegion())
+            modelUs += c.totalEagerUs();
+    EXPECT_NEAR(card.timeShare, memberUs * 2 / modelUs, 1e-9);
+    EXPECT_LE(card.timeShare, 1.0);
 
     // The sample: the region's inputs at its first occurrence and what the forward computed there,
     // which replaying the chain on those inputs gives again.
