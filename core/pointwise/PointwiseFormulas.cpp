@@ -186,6 +186,25 @@ std::string addcdiv(A a)
     return "(" + a[0].expr + " + " + orDefault(a[3], 1) + " * (" + a[1].expr + " / " + a[2].expr + "))";
 }
 
+std::string fmod(A a)
+{
+    // eager: ::fmod(a, b), exact, with the result's sign; the scalar is in self's dtype (kOtherInDtype).
+    return "fmodf(" + a[0].expr + ", " + a[1].expr + ")";
+}
+
+std::string remainder(A a)
+{
+    // eager (floating): mod = fmod(a, b), then mod + b where mod is non-zero and its sign is not b's:
+    // Python's %, the result takes the divisor's sign.
+    const std::string mod = "fmodf(" + a[0].expr + ", " + a[1].expr + ")";
+    return "kfRemainder(" + mod + ", " + a[1].expr + ")";
+}
+
+std::string erfc(A a)
+{
+    return "erfcf(" + a[0].expr + ")";
+}
+
 std::string divTrunc(A a)
 {
     // By a Python scalar eager multiplies by its opmath reciprocal, as for true division.
@@ -262,7 +281,12 @@ std::string logicalNot(A a)
 
 std::string helpers()
 {
-    return R"(// sign as eager computes it, (0 < a) - (a < 0): NaN and -0 give +0.
+    return R"(// remainder from fmod's result: plus the divisor where it is non-zero with the other sign.
+__device__ __forceinline__ float kfRemainder(float mod, float b)
+{
+    return (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) ? mod + b : mod;
+}
+// sign as eager computes it, (0 < a) - (a < 0): NaN and -0 give +0.
 __device__ __forceinline__ float kfSign(float a) { return (a > 0.0f ? 1.0f : 0.0f) - (a < 0.0f ? 1.0f : 0.0f); }
 // lerp: from self below a weight of magnitude 0.5, from end above it (eager's two forms).
 __device__ __forceinline__ float kfLerp(float s, float e, float w)

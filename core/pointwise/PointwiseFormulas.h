@@ -44,6 +44,9 @@ std::string lerp(A a);
 std::string addcmul(A a);
 std::string addcdiv(A a);
 std::string divTrunc(A a);
+std::string fmod(A a);
+std::string remainder(A a);
+std::string erfc(A a);
 std::string divFloor(A a);
 
 // Normalization with fixed statistics: batch_norm in inference (per-channel operands).

@@ -224,6 +224,7 @@ void addUnaryRows(const Row& row)
     row("threshold", "", {kSelf, {"threshold", true, false, true}, {"value", true, false, true}}, R::Promote,
         f::threshold, "self <= threshold ? value : self (both in self's dtype)", {}, {});
     row("erfinv", "", {kSelf}, R::PromoteToFloat, f::erfinv, "erfinvf(self)", {}, {});
+    row("erfc", "", {kSelf}, R::PromoteToFloat, f::erfc, "erfcf(self)", {}, {});
     row("expm1", "", {kSelf}, R::PromoteToFloat, f::expm1, "expm1f(self)", {}, {});
     row("log1p", "", {kSelf}, R::PromoteToFloat, f::log1p, "log1pf(self)", {}, {});
     row("log2", "", {kSelf}, R::PromoteToFloat, f::log2, "log2f(self)", {}, {});
@@ -258,6 +259,12 @@ void addMultiOperandRows(const Row& row)
         {{"input"}, {"weight", false, true}, {"bias", false, true}, {"running_mean"}, {"running_var"}, {"eps", false}},
         R::Cast, f::batchNormInference,
         "(input - running_mean) * (rsqrt(running_var + eps) * weight) + bias, per channel", "training", "false");
+    for (std::string_view overload : {"Tensor", "Scalar"}) {
+        row("fmod", overload, {kSelf, kOtherInDtype}, R::Promote, f::fmod, "fmodf(self, other): the sign of self", {},
+            {});
+        row("remainder", overload, {kSelf, kOtherInDtype}, R::Promote, f::remainder,
+            "fmodf(self, other), plus other where non-zero with the other's sign opposite: the sign of other", {}, {});
+    }
     row("addcmul", "", {kSelf, {"tensor1"}, {"tensor2"}, {"value", false}}, R::Promote, f::addcmul,
         "self + value * (tensor1 * tensor2)", {}, {});
     row("addcdiv", "", {kSelf, {"tensor1"}, {"tensor2"}, {"value", false}}, R::Promote, f::addcdiv,
@@ -332,6 +339,8 @@ std::vector<PointwiseOpRow> makeTable()
     for (std::string_view overload : {"", "Tensor"}) {
         row("clamp", overload, {kSelf, {"min", true, true}, {"max", true, true}}, R::Promote, clampFormula,
             "min(max(self, min), max), a NaN self or bound propagates");
+        row("clip", overload, {kSelf, {"min", true, true}, {"max", true, true}}, R::Promote, clampFormula,
+            "clamp's: min(max(self, min), max), a NaN self or bound propagates");
         row("clamp_min", overload, {kSelf, {"min"}}, R::Promote, clampMinFormula, "max(self, min), NaN propagates");
         row("clamp_max", overload, {kSelf, {"max"}}, R::Promote, clampMaxFormula, "min(self, max), NaN propagates");
     }

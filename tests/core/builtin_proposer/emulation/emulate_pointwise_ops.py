@@ -270,6 +270,19 @@ def div_modes_f32():
     return chain_case(c)
 
 
+def fmod_remainder_f32():
+    c = Chain()
+    a = specials(randn(4, 50, seed=44) * 10)
+    b = randn(4, 50, seed=45) * 3
+    b.view(-1)[5:9] = torch.tensor([0.0, -0.0, NAN, -INF])
+    x, y = c.input(a), c.input(b)
+    c.output(c.call("fmod", "Tensor", self=x, other=y))
+    c.output(c.call("remainder", "Tensor", self=x, other=y))
+    c.output(c.call("fmod", "Scalar", self=x, other=-0.7))
+    c.output(c.call("remainder", "Scalar", self=x, other=2.5))
+    return chain_case(c)
+
+
 def single(op, overload="default", **kwargs):
     return Single(op, overload, **kwargs)
 
@@ -323,6 +336,10 @@ CASES = {
     "single_exp_transposed_f32": (lambda: single("exp", self=randn(24, 40, seed=42).t()), False),
     "single_erfinv_f32": (lambda: single("erfinv", self=torch.rand(64, generator=torch.Generator().manual_seed(43))
                                          * 2 - 1), False),
+    "fmod_remainder_f32": (fmod_remainder_f32, True),
+    "single_erfc_f32": (lambda: single("erfc", self=specials(randn(64, seed=46) * 3)), False),
+    "single_clip_bf16": (lambda: single("clip", self=specials(randn(60, dtype=torch.bfloat16, seed=47) * 3),
+                                        min=-1.0, max=2.0), True),
     "refused_int64_add": (lambda: single("add", "Scalar", self=torch.arange(12), other=3, alpha=1), None),
     "refused_int_comparison": (lambda: single("lt", "Scalar", self=torch.arange(12, dtype=torch.int32),
                                               other=5), None),
