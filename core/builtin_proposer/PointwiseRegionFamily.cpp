@@ -3,8 +3,8 @@
 #include "regions/RegionOperatorCard.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace kforge::core {
@@ -67,35 +67,34 @@ std::string offsetFunction(const std::string& name, const std::vector<std::int64
     return s.str();
 }
 
-// The region inputs a batch_norm member reads per channel (weight, bias, running statistics):
-// input index -> "" when that is all it is read as, else why the region is refused.
-std::map<int, std::string> perChannelInputs(const RegionChain& chain)
+// The region inputs a batch_norm member reads per channel (weight, bias, running statistics).
+// Unsupported when a statistic is computed in the region, or an input is read both per channel and
+// element by element (one operand cannot have both layouts).
+Result<std::set<int>> perChannelInputs(const RegionChain& chain)
 {
-    std::map<int, std::string> channel;
-    for (const ChainMember& member : chain.members) {
-        if (member.op != "aten::batch_norm")
-            continue;
-        for (std::size_t a = 0; a < member.args.size() && a < member.sources.size(); ++a) {
-            const std::string& name = member.args[a].name;
-            if (name != "weight" && name != "bias" && name != "running_mean" && name != "running_var")
-                continue;
-            for (const ChainSource& source : member.sources[a]) {
-                if (source.fromMember)
-                    return {{-1, "batch_norm's " + name + " is computed in the region"}};
-                channel.emplace(source.index, "");
-            }
-        }
-    }
-    // Read per channel by batch_norm and element by element by another member: one operand
-    // cannot have both layouts.
+    const auto isStatistic = [](const ChainMember& member, const std::string& arg) {
+        return member.op == "aten::batch_norm" &&
+            (arg == "weight" || arg == "bias" || arg == "running_mean" || arg == "running_var");
+    };
+    std::set<int> channel;
     for (const ChainMember& member : chain.members)
-        for (std::size_t a = 0; a < member.args.size() && a < member.sources.size(); ++a) {
-            const bool statistic = member.op == "aten::batch_norm" && member.args[a].name != "input";
-            for (const ChainSource& source : member.sources[a])
-                if (!statistic && !source.fromMember && channel.contains(source.index))
-                    channel[source.index] = "input in" + std::to_string(source.index) +
-                        " is read per channel by batch_norm and element by element by " + member.op;
-        }
+        for (std::size_t a = 0; a < member.args.size() && a < member.sources.size(); ++a)
+            if (isStatistic(member, member.args[a].name))
+                for (const ChainSource& source : member.sources[a]) {
+                    if (source.fromMember)
+                        return makeError(ErrorCode::Unsupported,
+                                         "batch_norm's " + member.args[a].name + " is computed in the region");
+                    channel.insert(source.index);
+                }
+    for (const ChainMember& member : chain.members)
+        for (std::size_t a = 0; a < member.args.size() && a < member.sources.size(); ++a)
+            if (!isStatistic(member, member.args[a].name))
+                for (const ChainSource& source : member.sources[a])
+                    if (!source.fromMember && channel.contains(source.index))
+                        return makeError(ErrorCode::Unsupported,
+                                         "input in" + std::to_string(source.index) +
+                                             " is read per channel by batch_norm and element by element by " +
+                                             member.op);
     return channel;
 }
 
@@ -131,10 +130,9 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
     f->m_numel = first.numel();
     if (f->m_numel == 0)
         return unsupportedCard(card, "empty output");
-    const std::map<int, std::string> channel = perChannelInputs(*card.region);
-    for (const auto& [input, why] : channel)
-        if (!why.empty())
-            return unsupportedCard(card, why);
+    const auto channel = perChannelInputs(*card.region);
+    if (!channel)
+        return unsupportedCard(card, channel.error().message);
     std::vector<std::vector<std::int64_t>> strides;
     for (std::size_t o = 0; o < card.outputs.size(); ++o) {
         const std::string name = "out" + std::to_string(o);
@@ -148,7 +146,7 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
             return unsupportedCard(card,
                                    "input " + card.args[k].name + " " + in.toShortString() +
                                        " is on the CPU (the kernel reads device memory)");
-        const bool perChannel = channel.contains(static_cast<int>(k));
+        const bool perChannel = channel->contains(static_cast<int>(k));
         auto s = perChannel ? channelStrides(in, first.sizes) : broadcastStrides(in, first.sizes);
         if (!s)
             return unsupportedCard(card,

@@ -196,13 +196,12 @@ std::string remainder(A a)
 {
     // eager (floating): mod = fmod(a, b), then mod + b where mod is non-zero and its sign is not b's:
     // Python's %, the result takes the divisor's sign.
-    const std::string mod = "fmodf(" + a[0].expr + ", " + a[1].expr + ")";
-    return "kfRemainder(" + mod + ", " + a[1].expr + ")";
+    return "kfRemainder(" + fmod(a) + ", " + a[1].expr + ")";
 }
 
 std::string erfc(A a)
 {
-    return "erfcf(" + a[0].expr + ")";
+    return call("erfcf", a[0].expr);
 }
 
 std::string divTrunc(A a)

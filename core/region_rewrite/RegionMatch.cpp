@@ -43,24 +43,21 @@ std::optional<c10::IValue> constantValue(Value* value)
             return std::nullopt;
         elements.push_back(std::move(*constant));
     }
-    const c10::TypePtr elementType = type->getElementType();
-    if (elementType->kind() == c10::TypeKind::IntType) {
-        c10::List<std::int64_t> ints;
+    const auto listOf = [&elements](auto convert) {
+        c10::List<decltype(convert(c10::IValue()))> list;
         for (const c10::IValue& e : elements)
-            ints.push_back(e.toInt());
-        return c10::IValue(ints);
-    }
-    if (elementType->kind() == c10::TypeKind::FloatType) {
-        c10::List<double> doubles;
-        for (const c10::IValue& e : elements)
-            doubles.push_back(e.toDouble());
-        return c10::IValue(doubles);
-    }
-    if (elementType->kind() == c10::TypeKind::BoolType) {
-        c10::List<bool> bools;
-        for (const c10::IValue& e : elements)
-            bools.push_back(e.toBool());
-        return c10::IValue(bools);
+            list.push_back(convert(e));
+        return c10::IValue(list);
+    };
+    switch (type->getElementType()->kind()) {
+    case c10::TypeKind::IntType:
+        return listOf([](const c10::IValue& e) { return e.toInt(); });
+    case c10::TypeKind::FloatType:
+        return listOf([](const c10::IValue& e) { return e.toDouble(); });
+    case c10::TypeKind::BoolType:
+        return listOf([](const c10::IValue& e) { return e.toBool(); });
+    default:
+        break;
     }
     return std::nullopt;
 }

@@ -51,6 +51,14 @@ std::vector<Value*> allValues(Block* block)
     return values;
 }
 
+/// A match's member nodes in the graph's order.
+std::vector<Node*> inGraphOrder(const RegionMatch& match)
+{
+    std::vector<Node*> order = match.members;
+    std::sort(order.begin(), order.end(), [](const Node* a, const Node* b) { return a->isBefore(b); });
+    return order;
+}
+
 /// Decides whether a match can become one call, bringing its nodes together on the way.
 class MatchSafety {
 public:
@@ -64,8 +72,7 @@ public:
         const std::unordered_set<const Node*> members(match.members.begin(), match.members.end());
         if (!inPlaceWritesStayInside(match, members))
             return false;
-        std::vector<Node*> order = match.members;
-        std::sort(order.begin(), order.end(), [](const Node* a, const Node* b) { return a->isBefore(b); });
+        const std::vector<Node*> order = inGraphOrder(match);
         for (size_t i = order.size() - 1; i-- > 0;)
             if (order[i]->next() != order[i + 1] && !m_aliasDb.moveBeforeTopologicallyValid(order[i], order[i + 1])) {
                 m_lastRefusal = "its ops cannot be brought together without reordering a read or write of memory";
@@ -123,8 +130,7 @@ private:
 void replaceMatch(Graph& graph, const RegionMatch& match, const std::vector<std::string>& kernelIds,
                   const std::string& callOp)
 {
-    std::vector<Node*> order = match.members;
-    std::sort(order.begin(), order.end(), [](const Node* a, const Node* b) { return a->isBefore(b); });
+    const std::vector<Node*> order = inGraphOrder(match);
     const std::unordered_set<const Node*> members(order.begin(), order.end());
     const size_t outputCount = match.outputs.size();
 

@@ -101,6 +101,29 @@ def package_pipeline(args, export_for_kforge, model, inputs, work, cast, iterati
     return report, project, inputs_path
 
 
+def export_with_check(args, project, work, failures):
+    """Export with the in-model check (--min-speedup 0.01), which must run and pass. Returns the
+    package's path and the export report."""
+    checked = os.path.join(work, "checked.cast")
+    report = json.loads(run([args.kforge, "export", project, "-o", checked, "--min-speedup", "0.01", "--json"],
+                            "export with the in-model check"))
+    check = report["in_model_check"]
+    print("in-model check:", json.dumps(check))
+    if not check["run"] or not check["passed"]:
+        failures.append(f"in-model check did not run and pass: {check}")
+    return checked, report
+
+
+def run_package(args, cast, inputs_path, failures):
+    """`kforge run --json` of the package, whose outputs must be within tolerance. Returns the report."""
+    result = json.loads(run([args.kforge, "run", cast, "--inputs", inputs_path, "--runs", "5", "--json"],
+                            "kforge run"))
+    print("kforge run:", json.dumps(result)[:2000])
+    if not result["output"] or not result["output"]["within_tolerance"]:
+        failures.append(f"kforge run: outputs not within tolerance: {result['output']}")
+    return result
+
+
 def check_tanh_softmax(args, export_for_kforge):
     torch.manual_seed(0)
     model = TanhSoftmax().cuda().eval()
@@ -207,11 +230,8 @@ def check_composites(args, export_for_kforge):
         if not torch.allclose(x_grad.grad, expected_grad, atol=1e-4, rtol=1e-3):
             failures.append(f"gradients differ: max {(x_grad.grad - expected_grad).abs().max().item()}")
 
-        checked = os.path.join(work, "checked.cast")
-        report = json.loads(run([args.kforge, "export", project, "-o", checked, "--min-speedup", "0.01", "--json"],
-                                "export with the in-model check"))
+        checked, report = export_with_check(args, project, work, failures)
         check = report["in_model_check"]
-        print("in-model check:", json.dumps(check))
         # The same kernels on the same samples: the first export ran the sanitizer (a new capture's
         # samples are new files), the second reuses its passes.
         first = {c["card"]: c["sanitizer"] for c in first_report["cards"] if (c["sanitizer"] or {}).get("passed")}
@@ -226,8 +246,6 @@ def check_composites(args, export_for_kforge):
         notes = report.get("notes") or []
         if first and not any(n.startswith("sanitizer verdicts reused") for n in notes):
             failures.append(f"no audit note lists the reused verdicts: {notes}")
-        if not check["run"] or not check["passed"]:
-            failures.append(f"in-model check did not run and pass: {check}")
         for dropped in check["dropped"]:
             if not dropped["reason"].startswith("in-model check: "):
                 failures.append(f"dropped kernel without a reason: {dropped}")
@@ -235,11 +253,7 @@ def check_composites(args, export_for_kforge):
         # wherever the speed steps ran, and the audit line says what it was.
         if "kernels off" in check["reason"] and "(GPU time " not in check["reason"]:
             failures.append(f"in-model check timed no GPU time: {check['reason']}")
-        result = json.loads(run([args.kforge, "run", checked, "--inputs", inputs_path, "--runs", "5", "--json"],
-                                "kforge run"))
-        print("kforge run:", json.dumps(result)[:1500])
-        if not result["output"] or not result["output"]["within_tolerance"]:
-            failures.append(f"kforge run: outputs not within tolerance: {result['output']}")
+        result = run_package(args, checked, inputs_path, failures)
         if result["cast_ms"] is None or result["eager_ms"]["median"] <= 0:
             failures.append("kforge run: no latencies")
         if not (result.get("eager_gpu_ms") or 0) > 0 or not (result.get("cast_gpu_ms") or 0) > 0:
@@ -293,18 +307,8 @@ def check_region_kernels(args, export_for_kforge):
         print("region cards:", json.dumps(regions))
         if not any(c["decision"] == "custom" for c in regions):
             sys.exit(f"FAILED (regions): no region kernel exported: {regions}")
-        checked = os.path.join(work, "checked.cast")
-        report = json.loads(run([args.kforge, "export", project, "-o", checked, "--min-speedup", "0.01", "--json"],
-                                "export with the in-model check"))
-        check = report["in_model_check"]
-        print("in-model check:", json.dumps(check))
-        if not check["run"] or not check["passed"]:
-            failures.append(f"in-model check did not run and pass: {check}")
-        result = json.loads(run([args.kforge, "run", checked, "--inputs", inputs_path, "--runs", "5", "--json"],
-                                "kforge run"))
-        print("kforge run:", json.dumps(result)[:2000])
-        if not result["output"] or not result["output"]["within_tolerance"]:
-            failures.append(f"kforge run: outputs not within tolerance: {result['output']}")
+        checked, _ = export_with_check(args, project, work, failures)
+        result = run_package(args, checked, inputs_path, failures)
         if result.get("notes"):
             failures.append(f"kforge run: region kernels that never run: {result['notes']}")
         members = region_members(checked)
