@@ -175,6 +175,9 @@ def model_numbers(result):
         "cast_eager_rounds_ms": cast_rounds(result).get("eager_ms"),
         "cast_host_rounds_ms": cast_rounds(result).get("cast_host_ms"),
         "cast_device_rounds_ms": cast_rounds(result).get("cast_device_ms"),
+        "backend_ms": e2e.get("cast_backend_ms"), "backend_speedup": e2e.get("cast_backend_speedup_vs_eager"),
+        "backend_eager_ms": e2e.get("cast_backend_eager_ms"), "backend_device_ms": e2e.get("cast_backend_device_ms"),
+        "backend_device_speedup": e2e.get("cast_backend_device_speedup_vs_eager"),
         "compile_ms": e2e.get("compile_ms"),
         "compile_speedup": e2e.get("compile_speedup_vs_eager"), "compile_source": e2e.get("compile_source") or "",
         "kforge_run_eager_ms": e2e.get("kforge_run_eager_ms"), "kforge_run_cast_ms": e2e.get("kforge_run_cast_ms"),
@@ -297,6 +300,17 @@ def device_cell(n):
                             BASELINE_MARK if n["compile_source"] or n["compile_device_source"] else "")])
 
 
+def backend_cell(n):
+    """The .cast through torch.compile(backend=kforge_backend) (region kernels too): eager -> .cast
+    wall ms of the same rounds (speedup), and its GPU time (speedup)."""
+    if n["backend_ms"] is None:
+        return "-"
+    cell = f"{fmt(n['backend_eager_ms'])} -> {fmt(n['backend_ms'])} ({fmt(n['backend_speedup'], '{:.2f}x')})"
+    if n["backend_device_ms"] is not None:
+        cell += f", GPU time {fmt(n['backend_device_ms'])} ({fmt(n['backend_device_speedup'], '{:.2f}x')})"
+    return cell
+
+
 def kforge_run_cell(n):
     """`kforge run`'s wall times (eager -> .cast) and, where it isolated them, its GPU times."""
     cell = f"{fmt(n['kforge_run_eager_ms'])} -> {fmt(n['kforge_run_cast_ms'])}"
@@ -308,10 +322,10 @@ def kforge_run_cell(n):
 def model_table(results):
     lines = ["| model | cards (searched / vendor / all) | faster than eager: evaluator / do_bench | exported kernels | "
              "model time searched / exported | eager ms (alone) | .cast in Python: eager -> .cast ms (speedup) | "
-             "kforge run eager -> .cast ms | "
+             ".cast via torch.compile(backend=kforge_backend) | kforge run eager -> .cast ms | "
              "torch.compile ms (speedup) | GPU time ms: eager / .cast / torch.compile | optimize wall s | "
              "flagged cards |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     totals = [0, 0, 0]
     for result in results.values():
         n = model_numbers(result)
@@ -319,12 +333,12 @@ def model_table(results):
         lines.append(
             f"| {n['model']} | {n['searched']} / {n['vendor_backed']} / {n['cards']} | {n['faster_evaluator']} / "
             f"{n['faster_do_bench']} | {n['exported']} | {pct(n['share_searched'])} / {pct(n['share_exported'])} | "
-            f"{fmt(n['eager_ms'])} | {cast_cell(n)} | "
+            f"{fmt(n['eager_ms'])} | {cast_cell(n)} | {backend_cell(n)} | "
             f"{kforge_run_cell(n)} | {fmt(n['compile_ms'])} "
             f"({fmt(n['compile_speedup'], '{:.2f}x')}){BASELINE_MARK if n['compile_source'] else ''} | "
             f"{device_cell(n)} | {fmt(n['optimization_wall_s'], '{:.0f}')} | "
             f"{n['flagged_cards']} |")
-    lines.append(f"| **all** | | **{totals[0]} / {totals[1]}** | **{totals[2]}** | | | | | | | | |")
+    lines.append(f"| **all** | | **{totals[0]} / {totals[1]}** | **{totals[2]}** | | | | | | | | | |")
     return lines
 
 
@@ -420,6 +434,7 @@ def end_to_end_lines(result):
         lines.append(f"- optimize: {note}")
     e2e = result.get("end_to_end") or {}
     for name, label in (("eager", "eager"), ("cast_runtime", ".cast in Python (libkforge_runtime)"),
+                        ("cast_backend", ".cast via torch.compile(backend=kforge_backend)"),
                         ("kforge_run", "kforge run"), ("compile", "torch.compile")):
         piece = e2e.get(name)
         if not piece:

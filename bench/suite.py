@@ -67,7 +67,7 @@ from suite_results import assemble, assemble_baselines, load_cards, read_json, s
 
 STAGES = ("capture", "optimize", "export", "measure")
 BASELINES = "baselines"  # OUT/MODEL/ folder of --baselines-from
-CAST_PIECES = ("cast_runtime", "kforge_run")  # end-to-end measurements that need the .cast
+CAST_PIECES = ("cast_runtime", "cast_backend", "kforge_run")  # end-to-end measurements that need the .cast
 SEED = 1
 CAST_ROUNDS = 9  # eager / .cast alternations of the in-process end-to-end measurement
 DEVICE_METHOD = ("GPU time of one forward with the host's launch overhead hidden (bench/card_bench.py "
@@ -379,7 +379,7 @@ class ModelRun:
         # End to end first: the numbers a user compares, which a call cut short by its budget
         # should have before the per-card detail (each card about 7 s, a decoder's 30 about 4 min).
         pieces = [("eager", self.e2e_eager), ("cast_runtime", self.e2e_cast_runtime),
-                  ("kforge_run", self.e2e_kforge_run)]
+                  ("cast_backend", self.e2e_cast_backend), ("kforge_run", self.e2e_kforge_run)]
         if not self.args.no_compile:
             pieces.append(("compile", self.e2e_compile))
         self.measure_end_to_end(pieces, "measure")
@@ -493,6 +493,15 @@ class ModelRun:
         return os.path.join(os.path.dirname(os.path.dirname(self.args.kforge)), "runtime", "libkforge_runtime.so")
 
     def e2e_cast_runtime(self):
+        return self.cast_rounds(backend=False)
+
+    def e2e_cast_backend(self):
+        return self.cast_rounds(backend=True)
+
+    def cast_rounds(self, backend):
+        """Eager and the loaded .cast alternating in this process. backend=False: the eager
+        nn.Module (op kernels only: the dispatcher sends matching calls to them); True: the module
+        through torch.compile(backend=kforge_backend), which adds the region kernels."""
         if not self.exported():
             return {"error": "no .cast (export failed or has not run)"}
         library = self.runtime_library()
@@ -502,12 +511,18 @@ class ModelRun:
         module, inputs = self.built()
         if not hasattr(torch.ops, "kforge") or not hasattr(torch.ops.kforge, "load_cast"):
             torch.ops.load_library(library)
+        forward = {"eager": module, "cast": module}
+        if backend:
+            sys.path.insert(0, os.path.join(ROOT, "runtime"))
+            from kforge_runtime import kforge_backend
+            torch._dynamo.reset()
+            forward["cast"] = torch.compile(module, backend=kforge_backend, dynamic=False)
 
         def bench_module(rounds, side):
             with torch.no_grad():
-                rounds[side + "_ms"].append(do_bench_us(lambda: module(*inputs), warmup=50, rep=300) / 1000)
+                rounds[side + "_ms"].append(do_bench_us(lambda: forward[side](*inputs), warmup=50, rep=300) / 1000)
                 timed = {}
-                model_device_time_into(timed, "ms", lambda: module(*inputs))
+                model_device_time_into(timed, "ms", lambda: forward[side](*inputs))
             rounds[side + "_device_ms"].append(timed.get("ms"))
             rounds[side + "_host_ms"].append(timed.get("host_ms"))
             if timed.get("ms_error"):
@@ -524,8 +539,8 @@ class ModelRun:
             handle = torch.ops.kforge.load_cast(self.cast)
             try:
                 if got is None:
-                    with torch.no_grad():
-                        got = flatten(module(*inputs))
+                    with torch.no_grad():  # the backend traces (and compiles) on this first call
+                        got = flatten(forward["cast"](*inputs))
                 bench_module(rounds, "cast")
                 stats = json.loads(torch.ops.kforge.cast_stats())
             finally:
@@ -534,7 +549,9 @@ class ModelRun:
                   "speedup": statistics.median(e / c for e, c in zip(rounds["eager_ms"], rounds["cast_ms"])),
                   "rounds": rounds, "output": self.difference(got, expected), "stats": stats,
                   "method": f"{CAST_ROUNDS} rounds, each a do_bench (L2 flushed, median) of the eager nn.Module "
-                            "and then of the same module with the .cast loaded (torch.ops.kforge.load_cast), "
+                            "and then of the same module with the .cast loaded (torch.ops.kforge.load_cast"
+                            + (", run through torch.compile(backend=kforge_backend, dynamic=False)" if backend else "")
+                            + "), "
                             "no_grad; ms and eager_ms: medians over the rounds, speedup: median of the "
                             "per-round ratios; device_ms, eager_device_ms and device_speedup: the same of "
                             "each side's GPU time in the round, " + DEVICE_METHOD}

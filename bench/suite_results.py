@@ -10,7 +10,7 @@ suite.py):
     export.json             `kforge export --json` report, or {"error"}
     measure/copy.json       device copy bandwidth by do_bench
     measure/cards/ID.json   bench/card_bench.measure_card of one searched card
-    measure/e2e_*.json      end to end: eager, cast_runtime, kforge_run, compile
+    measure/e2e_*.json      end to end: eager, cast_runtime, cast_backend, kforge_run, compile
     baselines/cards/ID.json, baselines/e2e_{eager,compile}.json
                             suite.py --baselines-from: eager and torch.compile alone
 
@@ -117,7 +117,7 @@ def summarize(cards, end_to_end, optimize, all_cards):
     e2e = {}
     eager = (end_to_end.get("eager") or {}).get("ms")
     eager_device = (end_to_end.get("eager") or {}).get("device_ms")
-    for name in ("eager", "cast_runtime", "compile"):
+    for name in ("eager", "cast_runtime", "cast_backend", "compile"):
         piece = end_to_end.get(name) or {}
         ms = piece.get("ms")
         if ms:

@@ -112,6 +112,20 @@ std::string hookKey(const core::RuntimeHook& hook)
 
 namespace {
 
+// A tensor with no data of its own: torch.compile traces a model with fake and functional tensors,
+// which reach a composite operator's hook (its CompositeImplicitAutograd kernel runs before the
+// Python dispatch key). Such a call is a trace, not a run: the original traces it and no fallback
+// is counted. A tensor subclass with its own dispatch (the Python key) keeps its semantics too.
+bool tracedOrSubclassTensor(const HookCall& call)
+{
+    for (const auto& [name, tensor] : call.tensors)
+        if (tensor && tensor->defined() &&
+            (tensor->unsafeGetTensorImpl()->is_python_dispatch() ||
+             tensor->key_set().has(c10::DispatchKey::Functionalize)))
+            return true;
+    return false;
+}
+
 // The first of `entries` whose guard and baked-in arguments match serves the call; otherwise every
 // one of them counts a fallback, with the reason.
 std::optional<std::vector<at::Tensor>> serveFrom(const std::vector<std::shared_ptr<Entry>>& entries,
@@ -168,7 +182,7 @@ std::optional<std::vector<at::Tensor>> serveCall(const char* hook, const HookCal
 {
     const std::shared_ptr<const Registry> registry = g_registry.load();
     auto found = registry->byHook.find(std::string_view(hook));
-    if (found == registry->byHook.end())
+    if (found == registry->byHook.end() || tracedOrSubclassTensor(call))
         return std::nullopt;
     return serveFrom(found->second, call);
 }
@@ -177,7 +191,7 @@ std::optional<std::vector<at::Tensor>> serveRegionCall(const std::vector<std::st
 {
     const std::shared_ptr<const Registry> registry = g_registry.load();
     const std::vector<std::shared_ptr<Entry>> named = regionEntries(*registry, kernelIds);
-    if (named.empty())
+    if (named.empty() || tracedOrSubclassTensor(call))
         return std::nullopt; // none of them loaded (no package, or another one): nothing to count
     return serveFrom(named, call);
 }

@@ -13,6 +13,7 @@
 #include <c10/core/ScalarType.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace kforge::runtime {
@@ -21,6 +22,29 @@ using core::ArgKind;
 using core::ErrorCode;
 using core::makeError;
 using nlohmann::json;
+
+namespace {
+
+// The 16- and 32-bit float dtypes a chain's members read or write: those eager computes them in.
+std::vector<std::string> floatingDtypesOf(const core::RegionChain& chain)
+{
+    std::vector<std::string> dtypes;
+    const auto note = [&](const core::TensorSpec& spec) {
+        const bool floating = spec.dtype == "float32" || spec.dtype == "float16" || spec.dtype == "bfloat16";
+        if (floating && std::find(dtypes.begin(), dtypes.end(), spec.dtype) == dtypes.end())
+            dtypes.push_back(spec.dtype);
+    };
+    for (const core::ChainMember& member : chain.members) {
+        for (const core::ArgSpec& arg : member.args)
+            for (const core::TensorSpec& spec : arg.tensors)
+                note(spec);
+        for (const core::TensorSpec& spec : member.outputs)
+            note(spec);
+    }
+    return dtypes;
+}
+
+} // namespace
 
 core::Result<core::OperatorCard> manifestCard(const core::CastKernel& kernel)
 {
@@ -86,6 +110,8 @@ core::Result<std::unique_ptr<PackagedKernel>> PackagedKernel::load(const core::C
             return makeError(ErrorCode::Unsupported, "guard dtype " + g.dtype + " of " + g.arg, "kernel " + kernel.id);
         loaded->m_guardTypes.push_back(type);
     }
+    if (loaded->m_card.isRegion())
+        loaded->m_regionDtypes = floatingDtypesOf(*loaded->m_card.region);
     // Host numbers stand in for 0-dim device operands of single ops only: a chain's later members
     // would see the value at another precision than eager's.
     if (loaded->m_card.outputs.size() == 1 && !loaded->m_card.isRegion()) {
@@ -214,8 +240,20 @@ std::string planName(const char* name)
 
 bool PackagedKernel::servesHostScalar(std::size_t i, const at::Tensor& t) const
 {
-    return m_guard.tensors[i].sizes.empty() && !m_hostScalarOutput.empty() && isHostScalarOf(t, m_guardTypes[i]) &&
-        hostScalarComputesAlike(t, m_hostScalarOutput);
+    if (!m_guard.tensors[i].sizes.empty() || !isHostScalarOf(t, m_guardTypes[i]))
+        return false;
+    // A region's input is a value of the graph (a traced constant that stayed on the host): a 0-dim
+    // CPU tensor of the proven dtype computes in every member op as its device copy does. A wrapped
+    // Python number does not (it promotes as a number), so it runs the chain.
+    // Eager rounds a 0-dim device operand to each member's compute dtype but reads a host one
+    // unrounded, so the value must survive rounding to every 16-bit dtype the chain computes in.
+    if (m_card.isRegion()) {
+        if (t.unsafeGetTensorImpl()->is_wrapped_number())
+            return false;
+        return std::all_of(m_regionDtypes.begin(), m_regionDtypes.end(),
+                           [&](const std::string& dtype) { return hostScalarComputesAlike(t, dtype); });
+    }
+    return !m_hostScalarOutput.empty() && hostScalarComputesAlike(t, m_hostScalarOutput);
 }
 
 bool PackagedKernel::matches(const HookCall& call) const
@@ -269,7 +307,7 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
         const bool hostScalar = g.sizes.empty() && t->is_cpu() && t->dim() == 0;
         if (hostScalar && t->scalar_type() == m_guardTypes[i] && !servesHostScalar(i, *t))
             return g.arg + ": a host number where the kernel was proven on a 0-dim device tensor, and eager " +
-                (m_hostScalarOutput.empty() ? std::string("promotes the two differently here")
+                (m_hostScalarOutput.empty() || m_card.isRegion() ? std::string("promotes the two differently here")
                                             : "rounds this value differently (" + std::to_string(t->item<double>()) +
                          " in " + m_hostScalarOutput + ")");
         if (!hostScalar && (!t->is_cuda() || t->get_device() != m_device))

@@ -66,7 +66,8 @@ private:
     bool valueMatches(const core::ArgSpec& expected, const c10::IValue& actual, std::int64_t rank) const;
     const core::ArgSpec* findArg(const char* name) const;
     bool valuesMatch(const HookCall& call, std::int64_t rank, std::string* why) const;
-    /// Whether guard tensor i, a 0-dim device operand, may be served from the host scalar `t`.
+    /// Whether guard tensor i, a 0-dim device operand, may be served from the host scalar `t` (a
+    /// region kernel: any 0-dim CPU tensor of its dtype but a wrapped number).
     bool servesHostScalar(std::size_t i, const at::Tensor& t) const;
 
     std::string m_id;
@@ -77,6 +78,7 @@ private:
     int m_device = 0;
     std::string m_writtenArg;                  // in-place cards: the argument output 0 is ("self" of add_)
     std::vector<c10::ScalarType> m_guardTypes; // per guard tensor, parsed once at load
+    std::vector<std::string> m_regionDtypes; // region kernels: the float dtypes its members compute in
     std::string m_hostScalarOutput;   // the output dtype host numbers may serve (core/cast/HostNumbers.h); "": never
     std::string m_capabilityMismatch; // why this device can never match; empty when it can
 };
