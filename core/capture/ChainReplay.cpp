@@ -102,6 +102,16 @@ std::optional<c10::IValue> valueOfType(std::string type, const nlohmann::json& j
     return std::nullopt;
 }
 
+// A captured dtype argument ("ScalarType", "ScalarType?") naming a floating dtype, made float64.
+void widenFloatingDtype(const ArgSpec& arg, c10::IValue& value)
+{
+    if (arg.type.rfind("ScalarType", 0) != 0 || !value.isInt())
+        return;
+    const auto type = static_cast<c10::ScalarType>(value.toInt());
+    if (c10::isFloatingType(type))
+        value = c10::IValue(static_cast<std::int64_t>(c10::ScalarType::Double));
+}
+
 } // namespace
 
 Result<c10::IValue> capturedArgumentValue(const ArgSpec& arg)
@@ -116,7 +126,7 @@ Result<c10::IValue> capturedArgumentValue(const ArgSpec& arg)
                      "argument " + arg.name);
 }
 
-Result<ChainReplay> ChainReplay::prepare(const RegionChain& chain)
+Result<ChainReplay> ChainReplay::prepare(const RegionChain& chain, ReplayPrecision precision)
 {
     std::vector<Member> members;
     for (const ChainMember& m : chain.members) {
@@ -138,15 +148,31 @@ Result<ChainReplay> ChainReplay::prepare(const RegionChain& chain)
                 error.context = name + ", " + error.context;
                 return error;
             }
+            if (precision == ReplayPrecision::Float64)
+                widenFloatingDtype(arg, value.value());
             member.fixed.emplace_back(std::move(value.value()));
         }
         members.push_back(std::move(member));
     }
-    return ChainReplay(chain, std::move(members));
+    return ChainReplay(chain, std::move(members), precision);
 }
 
-Result<std::vector<at::Tensor>> ChainReplay::run(const std::vector<at::Tensor>& inputs) const
+Result<std::vector<at::Tensor>> ChainReplay::run(const std::vector<at::Tensor>& given) const
 {
+    std::vector<at::Tensor> widened;
+    if (m_precision == ReplayPrecision::Float64) {
+        try {
+            c10::InferenceMode inferenceMode;
+            for (const at::Tensor& t : given)
+                widened.push_back(!t.defined()                              ? t
+                                      : at::isFloatingType(t.scalar_type()) ? t.to(at::kDouble, false, true)
+                                                                            : t.clone());
+        } catch (const std::exception& e) {
+            return makeError(ErrorCode::Internal, "float64 copies of the inputs: " + torchinterop::oneLineError(e),
+                             "region chain");
+        }
+    }
+    const std::vector<at::Tensor>& inputs = m_precision == ReplayPrecision::Float64 ? widened : given;
     std::vector<std::vector<at::Tensor>> produced(m_members.size());
     const auto tensorOf = [&](const ChainSource& source) -> const at::Tensor& {
         return source.fromMember ? produced[static_cast<size_t>(source.index)][static_cast<size_t>(source.output)]

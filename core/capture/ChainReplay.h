@@ -22,14 +22,21 @@ namespace kforge::core {
 /// Unsupported with the argument's name and type when the type cannot be rebuilt.
 Result<c10::IValue> capturedArgumentValue(const ArgSpec& arg);
 
+/// AsCaptured: the chain as eager ran it. Float64: the same chain with every floating input, and
+/// every floating dtype argument (`to(x, torch.bfloat16)`, softmax's `dtype`), in float64: the
+/// exact result eager's chain approximates, rounding each member's output to its own dtype.
+enum class ReplayPrecision { AsCaptured, Float64 };
+
 class ChainReplay {
 public:
     /// Resolves every member's operator and rebuilds its non-tensor arguments once.
-    static Result<ChainReplay> prepare(const RegionChain& chain);
+    static Result<ChainReplay> prepare(const RegionChain& chain,
+                                       ReplayPrecision precision = ReplayPrecision::AsCaptured);
 
     /// Runs the chain on `inputs` (the region card's arguments, in order) and returns its outputs in
     /// the card's order. In-place members write into the tensors they are given, as in the model:
-    /// pass copies when the inputs must stay. Errors name the member that failed.
+    /// pass copies when the inputs must stay (a Float64 replay works on float64 copies of every
+    /// input and leaves the inputs as they were). Errors name the member that failed.
     Result<std::vector<at::Tensor>> run(const std::vector<at::Tensor>& inputs) const;
 
 private:
@@ -38,12 +45,14 @@ private:
         std::string name;                              // "aten::add.Tensor"
         std::vector<std::optional<c10::IValue>> fixed; // per argument: the rebuilt non-tensor value
     };
-    ChainReplay(const RegionChain& chain, std::vector<Member> members) : m_chain(chain), m_members(std::move(members))
+    ChainReplay(const RegionChain& chain, std::vector<Member> members, ReplayPrecision precision)
+        : m_chain(chain), m_members(std::move(members)), m_precision(precision)
     {
     }
 
     RegionChain m_chain;
     std::vector<Member> m_members;
+    ReplayPrecision m_precision = ReplayPrecision::AsCaptured;
 };
 
 } // namespace kforge::core

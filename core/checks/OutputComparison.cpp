@@ -1,5 +1,6 @@
 #include "checks/OutputComparison.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -53,6 +54,26 @@ bool acceptable(double got, double expected, const Tolerance& tolerance, std::st
     return false;
 }
 
+std::string multiplierText(double multiplier)
+{
+    return formatValue(multiplier) + "x eager's error vs float64";
+}
+
+// compareWithGolden's rule for one element.
+bool acceptableAgainstGolden(double got, double eager, double golden, const Tolerance& tolerance, double multiplier,
+                             std::string& why)
+{
+    if (!std::isfinite(got) || !std::isfinite(eager) || !std::isfinite(golden))
+        return acceptable(got, eager, tolerance, why); // NaN/Inf where eager has them, or no exact value
+    const double error = std::fabs(got - golden);
+    const double eagerError = std::fabs(eager - golden);
+    if (error <= multiplier * eagerError + tolerance.atol + tolerance.rtol * std::fabs(golden))
+        return true;
+    why = "|got - float64| " + formatValue(error) + " > " + multiplierText(multiplier) + " (eager " +
+        formatValue(eager) + ", error " + formatValue(eagerError) + ") + " + tolerance.describe() + " * |float64|";
+    return false;
+}
+
 } // namespace
 
 std::string ComparisonResult::describe(const Tolerance& tolerance) const
@@ -99,6 +120,54 @@ ComparisonResult compareOutputs(const double* got, const double* expected, const
     }
     result.passed = result.mismatches == 0;
     return result;
+}
+
+ComparisonResult compareWithGolden(const double* got, const double* eager, const double* golden,
+                                   const std::vector<std::int64_t>& sizes, const Tolerance& tolerance,
+                                   double multiplier)
+{
+    if (tolerance.exact)
+        return compareOutputs(got, eager, sizes, tolerance);
+    ComparisonResult result;
+    std::int64_t count = 1;
+    for (std::int64_t s : sizes)
+        count *= s;
+    result.elements = count;
+    for (std::int64_t i = 0; i < count; ++i) {
+        std::string why;
+        const bool ok = acceptableAgainstGolden(got[i], eager[i], golden[i], tolerance, multiplier, why);
+        if (std::isfinite(got[i]) && std::isfinite(golden[i])) {
+            const double diff = std::fabs(got[i] - golden[i]);
+            result.maxAbsError = std::max(result.maxAbsError, diff);
+            if (golden[i] != 0)
+                result.maxRelError = std::max(result.maxRelError, diff / std::fabs(golden[i]));
+        }
+        if (ok)
+            continue;
+        ++result.mismatches;
+        if (result.firstBadIndex < 0) {
+            result.firstBadIndex = i;
+            result.firstBadCoordinates = coordinatesOf(i, sizes);
+            result.firstBadGot = got[i];
+            result.firstBadExpected = golden[i];
+            result.reason = why;
+        }
+    }
+    result.passed = result.mismatches == 0;
+    return result;
+}
+
+std::string describeGoldenComparison(const ComparisonResult& result, const Tolerance& tolerance, double multiplier)
+{
+    if (tolerance.exact)
+        return result.describe(tolerance);
+    if (result.passed)
+        return "all " + std::to_string(result.elements) + " elements within " + multiplierText(multiplier) + " + " +
+            tolerance.describe() +
+            " * |float64| of the chain run in float64 (eager rounds every member's output; max "
+            "abs error vs float64 " +
+            formatValue(result.maxAbsError) + ")";
+    return "against the chain run in float64: " + result.describe(tolerance);
 }
 
 } // namespace kforge::core

@@ -32,4 +32,21 @@ struct ComparisonResult {
 ComparisonResult compareOutputs(const double* got, const double* expected, const std::vector<std::int64_t>& sizes,
                                 const Tolerance& tolerance);
 
+/// A fused chain's output (a region card) against the chain run in float64 (`golden`), for where
+/// compareOutputs against eager fails. Eager rounds every member's output to its dtype and a fused
+/// kernel may round once, so where eager's intermediates cancel (batch_norm's fp16 output plus a
+/// residual) eager itself is many ulps from the exact value and a more accurate kernel is "wrong"
+/// by an element-wise rule. An element passes when |got - golden| <= multiplier * |eager - golden|
+/// + atol + rtol * |golden|: never farther from the exact value than eager is (times multiplier)
+/// beyond the usual tolerance. NaN and Inf must sit where eager has them, as in compareOutputs;
+/// where golden is not finite but eager is, the element is judged against eager. Exact tolerances
+/// (integer and bool outputs) are compareOutputs's alone. The result's "expected" is golden.
+ComparisonResult compareWithGolden(const double* got, const double* eager, const double* golden,
+                                   const std::vector<std::int64_t>& sizes, const Tolerance& tolerance,
+                                   double multiplier);
+
+/// "all 4096 elements within 2x eager's error vs float64 + atol ... (max abs error vs float64 ...)" or
+/// the first failure, for compareWithGolden's result.
+std::string describeGoldenComparison(const ComparisonResult& result, const Tolerance& tolerance, double multiplier);
+
 } // namespace kforge::core

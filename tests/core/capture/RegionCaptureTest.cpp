@@ -245,3 +245,81 @@ TEST(ChainReplay, UnknownMemberOpAndUnrebuildableValuesAreOneLineErrors)
     ASSERT_TRUE(integer.ok());
     EXPECT_TRUE(integer->isInt()); // an integer Scalar stays one (type promotion depends on it)
 }
+
+namespace {
+
+ArgSpec tensorArg(const std::string& name, const TensorSpec& spec)
+{
+    ArgSpec arg;
+    arg.name = name;
+    arg.type = "Tensor";
+    arg.kind = ArgKind::Tensor;
+    arg.tensors = {spec};
+    return arg;
+}
+
+ArgSpec valueArg(const std::string& name, const std::string& type, nlohmann::json value)
+{
+    ArgSpec arg;
+    arg.name = name;
+    arg.type = type;
+    arg.kind = value.is_null() ? ArgKind::None : ArgKind::Value;
+    arg.value = std::move(value);
+    return arg;
+}
+
+// in0.add_(in1).to(torch.bfloat16) on float16[4]: an in-place member and a dtype argument.
+RegionChain addInPlaceThenToBfloat16()
+{
+    const TensorSpec half{"float16", {4}, {1}, "cpu"};
+    const TensorSpec bf16{"bfloat16", {4}, {1}, "cpu"};
+    RegionChain chain;
+    ChainMember add;
+    add.op = "aten::add_";
+    add.overload = "Tensor";
+    add.args = {tensorArg("self", half), tensorArg("other", half), valueArg("alpha", "Scalar", 1)};
+    add.sources = {{ChainSource{false, 0, 0}}, {ChainSource{false, 1, 0}}, {}};
+    add.outputs = {half};
+    ChainMember to;
+    to.op = "aten::to";
+    to.overload = "dtype";
+    to.args = {tensorArg("self", half), valueArg("dtype", "ScalarType", static_cast<int>(c10::ScalarType::BFloat16)),
+               valueArg("non_blocking", "bool", false), valueArg("copy", "bool", false),
+               valueArg("memory_format", "MemoryFormat?", nullptr)};
+    to.sources = {{ChainSource{true, 0, 0}}, {}, {}, {}, {}};
+    to.outputs = {bf16};
+    chain.members = {add, to};
+    chain.outputs = {ChainSource{true, 1, 0}};
+    return chain;
+}
+
+} // namespace
+
+TEST(ChainReplay, Float64ReplayWidensInputsAndDtypeArgumentsAndLeavesTheInputsAlone)
+{
+    const RegionChain chain = addInPlaceThenToBfloat16();
+    // Sums that float16 and then bfloat16 must round.
+    const at::Tensor a = at::tensor({1000.0, 3.0, -2.5, 0.125}, at::kDouble).to(at::kHalf);
+    const at::Tensor b = at::tensor({0.375, 0.001, 2.5, 1e-4}, at::kDouble).to(at::kHalf);
+    const at::Tensor exact = a.to(at::kDouble) + b.to(at::kDouble);
+
+    auto widened = ChainReplay::prepare(chain, ReplayPrecision::Float64);
+    ASSERT_TRUE(widened.ok()) << widened.error().toString();
+    const at::Tensor aBefore = a.clone();
+    auto golden = widened->run({a, b});
+    ASSERT_TRUE(golden.ok()) << golden.error().toString();
+    ASSERT_EQ(golden->size(), 1u);
+    EXPECT_EQ(golden->front().scalar_type(), at::kDouble); // to(bfloat16) became to(float64)
+    EXPECT_TRUE(at::equal(golden->front(), exact));
+    EXPECT_TRUE(at::equal(a, aBefore)); // the in-place member wrote into a float64 copy
+
+    auto asCaptured = ChainReplay::prepare(chain);
+    ASSERT_TRUE(asCaptured.ok()) << asCaptured.error().toString();
+    const at::Tensor written = a.clone();
+    auto eager = asCaptured->run({written, b});
+    ASSERT_TRUE(eager.ok()) << eager.error().toString();
+    EXPECT_EQ(eager->front().scalar_type(), at::kBFloat16);
+    EXPECT_FALSE(at::equal(written, a)); // as eager: add_ wrote into its input
+    // Eager rounds twice (float16, then bfloat16): not the exact sum, which the float64 run is.
+    EXPECT_FALSE(at::equal(eager->front().to(at::kDouble), exact));
+}

@@ -101,3 +101,66 @@ TEST(OutputComparison, ExactForIntegers)
     EXPECT_FALSE(compareOutputs(got, expected, {2}, exact).passed);
     EXPECT_TRUE(compareOutputs(expected, expected, {2}, exact).passed);
 }
+
+// The ResNet case seen on the H200: float16 batch_norm output near 100 (spacing 0.0625) plus a
+// residual near -99.5. Eager rounds the intermediate, the fused kernel does not.
+TEST(OutputComparison, AChainKernelMoreAccurateThanEagerPassesAgainstFloat64)
+{
+    const Tolerance f16 = toleranceFor("float16", OpClass::Other);
+    const std::vector<std::int64_t> sizes{3};
+    const double golden[] = {0.5078125, 1.25, -3.0};
+    const double eager[] = {0.5, 1.25, -3.0};                    // off by 0.0078 where the intermediate rounded
+    const double got[] = {0.5078125, 1.25, -3.0};                // rounded once
+    EXPECT_FALSE(compareOutputs(got, eager, sizes, f16).passed); // element-wise against eager: "wrong"
+    const ComparisonResult result = compareWithGolden(got, eager, golden, sizes, f16, 2.0);
+    EXPECT_TRUE(result.passed) << result.describe(f16);
+    EXPECT_EQ(result.elements, 3);
+    EXPECT_NE(describeGoldenComparison(result, f16, 2.0).find("float64"), std::string::npos);
+}
+
+TEST(OutputComparison, AChainKernelFartherFromFloat64ThanEagerFails)
+{
+    const Tolerance f16 = toleranceFor("float16", OpClass::Other);
+    const std::vector<std::int64_t> sizes{2, 2};
+    const double golden[] = {0.5078125, 1.25, -3.0, 7.0};
+    const double eager[] = {0.5, 1.25, -3.0, 7.0};
+    // Element 0: beyond twice eager's error plus the tolerance; element 3: eager is exact there,
+    // so the kernel gets only the tolerance.
+    const double got[] = {0.54, 1.25, -3.0, 7.25};
+    const ComparisonResult result = compareWithGolden(got, eager, golden, sizes, f16, 2.0);
+    EXPECT_FALSE(result.passed);
+    EXPECT_EQ(result.mismatches, 2);
+    EXPECT_EQ(result.firstBadIndex, 0);
+    EXPECT_EQ(result.firstBadCoordinates, (std::vector<std::int64_t>{0, 0}));
+    EXPECT_EQ(result.firstBadExpected, golden[0]); // "expected" is the float64 value
+    const std::string text = describeGoldenComparison(result, f16, 2.0);
+    EXPECT_NE(text.find("float64"), std::string::npos) << text;
+    EXPECT_NE(text.find("2 of 4"), std::string::npos) << text;
+    // A kernel as far from float64 as eager is passes (twice eager's error is the most it may add).
+    const double close[] = {0.5, 1.25, -3.0, 7.0};
+    EXPECT_TRUE(compareWithGolden(close, eager, golden, sizes, f16, 2.0).passed);
+}
+
+TEST(OutputComparison, GoldenComparisonKeepsEagersNanAndInfinityAndExactDtypes)
+{
+    const Tolerance f32 = toleranceFor("float32", OpClass::Elementwise);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::vector<std::int64_t> sizes{4};
+    const double golden[] = {nan, 1e39, 2.0, nan};
+    const double eager[] = {nan, inf, 2.0, 5.0}; // float64 did not overflow; a golden NaN eager lacks
+    const double same[] = {nan, inf, 2.0, 5.0};
+    EXPECT_TRUE(compareWithGolden(same, eager, golden, sizes, f32, 2.0).passed);
+    const double nanWhereEagerHasANumber[] = {nan, inf, nan, 5.0};
+    EXPECT_FALSE(compareWithGolden(nanWhereEagerHasANumber, eager, golden, sizes, f32, 2.0).passed);
+    const double finiteWhereEagerOverflows[] = {nan, 3e38, 2.0, 5.0};
+    EXPECT_FALSE(compareWithGolden(finiteWhereEagerOverflows, eager, golden, sizes, f32, 2.0).passed);
+    const double offWhereGoldenIsNan[] = {nan, inf, 2.0, 6.0}; // judged against eager there
+    EXPECT_FALSE(compareWithGolden(offWhereGoldenIsNan, eager, golden, sizes, f32, 2.0).passed);
+
+    const Tolerance exact = toleranceFor("int32", OpClass::Elementwise);
+    const double ints[] = {1, 2, 3, 4};
+    const double intsGolden[] = {1, 2, 3, 5};
+    const double intsGot[] = {1, 2, 3, 5}; // equal to "golden", not to eager: integers are exact
+    EXPECT_FALSE(compareWithGolden(intsGot, ints, intsGolden, sizes, exact, 2.0).passed);
+}
