@@ -103,9 +103,35 @@ def sanitizer_timing(record):
     return {"sanitizer_seconds": seconds} if seconds else {}
 
 
+def covered_share(rows, all_cards):
+    """The model time the cards of `rows` cover, each call counted once. A region card's share is
+    its members' calls, which their op cards hold too: summing shares would count those calls twice
+    (a run read 134% of model time searched). So the calls are gathered (an op card's
+    `call_positions`, a region card's `occurrences`) and each adds its op card's share per call.
+    Cards without positions (results older than region cards): their shares summed."""
+    per_call = {}
+    for card in all_cards:
+        positions = card.get("call_positions") or []
+        if not card.get("region") and positions:
+            for position in positions:
+                per_call[position] = (card.get("time_share") or 0) / len(positions)
+    if not per_call:
+        return sum(r.get("time_share") or 0 for r in rows)
+    ids = {r["id"] for r in rows}
+    covered = set()
+    for card in all_cards:
+        if card["id"] not in ids:
+            continue
+        if card.get("region"):
+            covered.update(p for occurrence in card["region"].get("occurrences") or [] for p in occurrence)
+        else:
+            covered.update(card.get("call_positions") or [])
+    return sum(per_call.get(p, 0) for p in covered)
+
+
 def summarize(cards, end_to_end, optimize, all_cards):
     def share(rows):
-        return sum(r.get("time_share") or 0 for r in rows)
+        return covered_share(rows, all_cards)
 
     evaluator_faster = [c for c in cards if ((c.get("evaluator") or {}).get("speedup") or 0) > 1.0]
     do_bench_faster = [c for c in cards if ((c.get("speedups") or {}).get("candidate_vs_eager") or 0) > 1.0]

@@ -87,7 +87,7 @@ class ReportOfRoundsTest(ReportOf, unittest.TestCase):
     def test_cast_time_stands_after_the_eager_time_of_its_rounds(self):
         self.assertEqual(self.result.returncode, 0, self.result.stderr)
         # sd_block_fp16: eager rounds 1.2466-1.2495 ms, steady; the .cast median 0.993 ms.
-        self.assertIn("| 1.25 | 1.25 -> 0.99 (1.26x) | 1.28 -> 1.01 |", self.markdown)
+        self.assertIn("| 1.25 | 1.25 -> 0.99 (1.26x) | - | 1.28 -> 1.01 |", self.markdown)
 
     def test_rounds_whose_eager_times_spread_are_marked_noisy(self):
         # resnet50_fp16_cl: eager alone 3.95 ms, its rounds 3.68 to 5.40 ms.
@@ -152,6 +152,23 @@ class EndToEndGpuTimeTest(unittest.TestCase):
         self.assertIn("host enqueue of one forward, eager / .cast ms: 0.70 / 0.50", markdown)
         self.assertNotIn("host-bound:", markdown)
 
+    def test_the_backend_route_has_its_own_column(self):
+        import json
+        sys.path.insert(0, os.path.join(SOURCE, "bench"))
+        from suite_results import summarize
+        result = self.run4_sd_with_gpu_times([0.5, 0.6, 0.5])
+        e2e = result["end_to_end"]
+        e2e["cast_backend"] = {"ms": 0.7, "eager_ms": 1.05, "speedup": 1.5, "device_ms": 0.6, "eager_device_ms": 1.0,
+                               "device_speedup": 1.0 / 0.6, "output": {"max_abs_diff": 0.0, "reference_max_abs": 2.0},
+                               "stats": {"kernels": [{"id": "k0", "hits": 4}]}}
+        result["summary"]["end_to_end"] = summarize(result["cards"], e2e, result.get("optimize"),
+                                                    result["cards"])["end_to_end"]
+        with tempfile.TemporaryDirectory(prefix="kforge-report-backend-") as tmp:
+            run, markdown = run_report_of(json.loads(json.dumps(result)), tmp, "backend")
+            self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("| 1.05 -> 0.70 (1.50x), GPU time 0.60 (1.67x) |", markdown)
+        self.assertIn("- .cast via torch.compile(backend=kforge_backend): max abs diff vs eager 0", markdown)
+
     def test_runs_without_gpu_times_show_a_dash(self):
         with tempfile.TemporaryDirectory(prefix="kforge-report-nodevice-") as tmp:
             _, _, markdown = run_report([RESULTS_RUN4], tmp, "nodevice")
@@ -188,6 +205,29 @@ class ExportPhasesTest(unittest.TestCase):
         self.assertEqual(sanitizer_timing({"checked": True, "reused": {"checked_utc": "x"}}), {"sanitizer_reused": True})
         self.assertEqual(sanitizer_timing({"checked": False, "reason": "off"}), {})
         self.assertEqual(sanitizer_timing(None), {})
+
+
+class CoveredShareTest(unittest.TestCase):
+    """suite_results.covered_share: a region card's calls are its members' and count once."""
+
+    def test_regions_and_their_members_count_each_call_once(self):
+        sys.path.insert(0, os.path.join(SOURCE, "bench"))
+        from suite_results import covered_share
+        cards = [{"id": "a", "time_share": 0.4, "call_positions": [0, 2]},
+                 {"id": "b", "time_share": 0.6, "call_positions": [1, 3]},
+                 {"id": "r", "time_share": 1.0, "call_positions": [0, 2],
+                  "region": {"occurrences": [[0, 1], [2, 3]]}},
+                 {"id": "first", "time_share": 0.5, "call_positions": [0],
+                  "region": {"occurrences": [[0, 1]]}}]
+        rows = lambda *ids: [{"id": i, "time_share": next(c["time_share"] for c in cards if c["id"] == i)} for i in ids]
+        self.assertAlmostEqual(covered_share(rows("a", "b", "r"), cards), 1.0)  # not 2.0
+        self.assertAlmostEqual(covered_share(rows("r"), cards), 1.0)
+        self.assertAlmostEqual(covered_share(rows("a"), cards), 0.4)
+        self.assertAlmostEqual(covered_share(rows("first"), cards), 0.5)  # one call of each: 0.2 + 0.3
+        self.assertAlmostEqual(covered_share(rows("a", "first"), cards), 0.7)
+        # Results without call positions (older runs): the rows' shares summed, as before.
+        self.assertAlmostEqual(covered_share([{"id": "x", "time_share": 0.25}, {"id": "y", "time_share": 0.5}],
+                                             [{"id": "x"}, {"id": "y"}]), 0.75)
 
 
 if __name__ == "__main__":
