@@ -4,6 +4,8 @@
 #include "app/ExportJob.h"
 #include "app/ManualEditJob.h"
 #include "app/OptimizeJob.h"
+#include "cast/CastPackage.h"
+#include "cast_export/CastExport.h"
 #include "engine/CardSelection.h"
 #include "engine/InModelCheckTool.h"
 #include "kernel/NvrtcCompiler.h"
@@ -29,6 +31,7 @@
 #include "views/editor/KernelEditorPane.h"
 #include "views/editor/QsciHeaders.h"
 #include "views/editor/SideBySideDiffView.h"
+#include "views/export/ExportDialog.h"
 #include "views/log/ValidationLogPane.h"
 #include "views/project/ProjectSummaryPane.h"
 #include "views/settings/SettingsDialog.h"
@@ -44,11 +47,13 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QPointer>
 #include <QSettings>
 #include <QStatusBar>
@@ -111,12 +116,15 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
         updateRunActions();
     });
     connect(m_exportJob, &ExportJob::finished, this,
-            [this](const QString&, const QString& summary, const QString& audit) {
+            [this](const QString& file, const QString& summary, const QString& audit) {
                 m_jobStatus->endJob(tr("Export finished"));
                 statusBar()->showMessage(summary, kStatusMessageMs);
                 m_logModel->appendEntries(
-                    {LogEntry{QDateTime::currentDateTime(), LogLevel::Info, m_session->currentCardId(), QString(),
-                              LogPhase::Search, summary + QLatin1Char('\n') + audit}});
+                    {LogEntry{QDateTime::currentDateTime(), LogLevel::Info, QString(), QString(), LogPhase::Search,
+                              summary + tr(" (the audit: View > Export Audit)")}});
+                m_auditView->setPlainText(file + QLatin1Char('\n') + summary + QStringLiteral("\n\n") + audit);
+                m_auditDock->show();
+                m_auditDock->raise();
                 updateRunActions();
             });
     connect(m_exportJob, &ExportJob::failed, this, [this](const QString& error) {
@@ -250,6 +258,17 @@ void MainWindow::createDocks()
     m_chartsDock->setObjectName(QStringLiteral("chartsDock"));
     m_chartsDock->setWidget(m_chartsPane);
 
+    m_auditView = new QPlainTextEdit(this);
+    m_auditView->setObjectName(QStringLiteral("exportAudit"));
+    m_auditView->setReadOnly(true);
+    m_auditView->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_auditView->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_auditView->setPlaceholderText(
+        tr("No export in this session yet. File > Export .cast writes a package; its audit stays here."));
+    m_auditDock = new QDockWidget(tr("Export Audit"), this);
+    m_auditDock->setObjectName(QStringLiteral("exportAuditDock"));
+    m_auditDock->setWidget(m_auditView);
+
     setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
     setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
 }
@@ -269,11 +288,9 @@ void MainWindow::createMenus()
     rebuildRecentMenu();
     file->addSeparator();
     m_exportAction = file->addAction(tr("&Export .cast..."), this, [this]() {
-        const QString suggested = m_session->projectDir() + QStringLiteral(".cast");
-        const QString chosen =
-            QFileDialog::getSaveFileName(this, tr("Export .cast"), suggested, tr(".cast packages (*.cast)"));
-        if (!chosen.isEmpty())
-            startExport(chosen);
+        std::unique_ptr<views::ExportDialog> dialog = makeExportDialog();
+        if (dialog && dialog->exec() == QDialog::Accepted)
+            startExport(dialog->choices());
     });
     m_exportAction->setObjectName(QStringLiteral("actionExportCast"));
     m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
@@ -323,7 +340,7 @@ void MainWindow::createMenus()
     m_rebenchmarkAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock, m_logDock, m_chartsDock}) {
+    for (QDockWidget* dock : docks()) {
         QAction* toggle = dock->toggleViewAction();
         toggle->setObjectName(QStringLiteral("toggle_") + dock->objectName());
         view->addAction(toggle);
@@ -373,9 +390,14 @@ void MainWindow::createStatusBar()
     statusBar()->addPermanentWidget(m_proposerLabel);
 }
 
+QList<QDockWidget*> MainWindow::docks() const
+{
+    return {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock, m_logDock, m_chartsDock, m_auditDock};
+}
+
 void MainWindow::resetLayout()
 {
-    for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock, m_logDock, m_chartsDock}) {
+    for (QDockWidget* dock : docks()) {
         dock->setFloating(false);
         removeDockWidget(dock);
     }
@@ -385,8 +407,9 @@ void MainWindow::resetLayout()
     addDockWidget(Qt::BottomDockWidgetArea, m_editorDock);
     splitDockWidget(m_treeDock, m_editorDock, Qt::Horizontal);
     tabifyDockWidget(m_treeDock, m_logDock);
+    tabifyDockWidget(m_logDock, m_auditDock);
     tabifyDockWidget(m_editorDock, m_chartsDock);
-    for (QDockWidget* dock : {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock, m_logDock, m_chartsDock})
+    for (QDockWidget* dock : docks())
         dock->show();
     m_treeDock->raise(); // the tree in front of the log it is tabbed with
     m_editorDock->raise();
@@ -909,7 +932,48 @@ void MainWindow::setSearchSettings(const SearchSettings& settings)
     }
 }
 
+std::unique_ptr<views::ExportDialog> MainWindow::makeExportDialog()
+{
+    if (!m_session->hasProject())
+        return nullptr;
+    // The project and its trees as they are on disk now (a search may have run since it opened),
+    // read once: the preview recomputes in memory as the options change.
+    const std::filesystem::path dir = m_session->projectDir().toStdString();
+    auto project = core::openProject(dir);
+    if (!project) {
+        reportError(tr("Export .cast"), fromStd(project.error().toString()));
+        return nullptr;
+    }
+    auto trees = core::loadProjectTrees(dir, project.value());
+    if (!trees) {
+        reportError(tr("Export .cast"), fromStd(trees.error().toString()));
+        return nullptr;
+    }
+    auto loaded = std::make_shared<std::pair<core::Project, std::map<std::string, core::SearchTree>>>(
+        std::move(project.value()), std::move(trees.value()));
+    const auto preview = [loaded](double minSpeedup) {
+        QList<views::ExportPreviewLine> lines;
+        for (const core::ExportPreviewRow& row : core::previewCastExport(loaded->first, loaded->second, {}, minSpeedup))
+            lines.append({fromStd(row.cardId), fromStd(row.op), row.ships, fromStd(row.reason)});
+        return lines;
+    };
+    const auto architectureProblem = [](const QString& arch) {
+        return core::isArchName(arch.toStdString()) ? QString()
+                                                    : tr("Architecture '%1': expected sm_NN (e.g. sm_90).").arg(arch);
+    };
+    return std::make_unique<views::ExportDialog>(m_session->projectDir() + QStringLiteral(".cast"),
+                                                 core::kDefaultMinSpeedup, preview, architectureProblem, this);
+}
+
 bool MainWindow::startExport(const QString& file)
+{
+    views::ExportChoices choices;
+    choices.file = file;
+    choices.minSpeedup = core::kDefaultMinSpeedup;
+    return startExport(choices);
+}
+
+bool MainWindow::startExport(const views::ExportChoices& choices)
 {
     if (!m_session->hasProject() || m_exportJob->isRunning() || m_optimizeJob->isRunning())
         return false;
@@ -919,8 +983,14 @@ bool MainWindow::startExport(const QString& file)
     // --no-model: a model file that is gone or changed since the capture makes a kernels-only
     // package (the audit says why) instead of an error. Reading and hashing the model is the
     // export's work, on its thread.
-    core::ExportRequest request = core::defaultExportRequest(m_session->projectDir().toStdString(), file.toStdString());
+    core::ExportRequest request =
+        core::defaultExportRequest(m_session->projectDir().toStdString(), choices.file.toStdString());
     request.model = core::ModelInclusion::IfUnchanged;
+    request.minSpeedup = choices.minSpeedup;
+    for (const QString& id : choices.cardIds)
+        request.cardIds.push_back(id.toStdString());
+    for (const QString& arch : choices.architectures)
+        request.architectures.push_back(arch.toStdString());
     if (!m_exportJob->start(std::move(request)))
         return false;
     m_jobStatus->beginJob(tr("Export .cast"));

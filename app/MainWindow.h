@@ -21,6 +21,7 @@ class QAction;
 class QDockWidget;
 class QLabel;
 class QMenu;
+class QPlainTextEdit;
 
 namespace kforge::core {
 class SearchTree;
@@ -36,6 +37,8 @@ class ValidationLogPane;
 class LatencyChartsPane;
 class JobStatusWidget;
 class ProjectSummaryPane;
+class ExportDialog;
+struct ExportChoices;
 } // namespace kforge::views
 
 namespace kforge::app {
@@ -98,9 +101,18 @@ public:
     ManualEditJob* manualEditJob() const { return m_manualEditJob; }
     OptimizeJob* optimizeJob() const { return m_optimizeJob; }
     ExportJob* exportJob() const { return m_exportJob; }
-    /// File > Export .cast to `file` (the menu asks for it): the open project's best kernels, the
-    /// model when its file is still the captured one. False when nothing can start.
+    /// File > Export .cast to `file` with `kforge export`'s defaults: the open project's best
+    /// kernels, the model when its file is still the captured one. False when nothing can start.
     bool startExport(const QString& file);
+    /// The same with the export dialog's choices (file, minimum speedup, cards, architectures).
+    bool startExport(const views::ExportChoices& choices);
+    /// File > Export's dialog for the open project, its preview computed from the project's search
+    /// trees (read here, once); nullptr (the error reported) when no project is open or a tree
+    /// cannot be read. The menu runs it and starts the export it accepts.
+    std::unique_ptr<views::ExportDialog> makeExportDialog();
+    /// The Export Audit pane: the last export of this session, its summary and the audit (every
+    /// card's decision and the notes), kept until the next export.
+    QPlainTextEdit* exportAudit() const { return m_auditView; }
     /// Test seam: how Run > Optimize builds each card's proposer and evaluator (default: built-in
     /// proposer, GPU worker). Called with the request before it starts.
     void setOptimizeCustomizer(std::function<void(OptimizeJobRequest&)> customizer);
@@ -133,6 +145,8 @@ protected:
 
 private:
     void createDocks();
+    /// Every dock pane, in View menu order.
+    QList<QDockWidget*> docks() const;
     void createMenus();
     void createStatusBar();
     void restoreSettings();
@@ -209,6 +223,8 @@ private:
     QDockWidget* m_logDock = nullptr;
     views::LatencyChartsPane* m_chartsPane = nullptr;
     QDockWidget* m_chartsDock = nullptr;
+    QPlainTextEdit* m_auditView = nullptr;
+    QDockWidget* m_auditDock = nullptr;
     ManualEditJob* m_manualEditJob = nullptr;
     OptimizeJob* m_optimizeJob = nullptr;
     ExportJob* m_exportJob = nullptr;

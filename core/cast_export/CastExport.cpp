@@ -350,6 +350,62 @@ void completeKernel(CardSlot& slot, SanitizerVerdict verdict,
 
 } // namespace
 
+ExportSelection selectExportNode(const OperatorCard& card, const std::map<std::string, SearchTree>& trees,
+                                 const std::set<std::string>& selected, double minSpeedup)
+{
+    ExportSelection selection;
+    const auto refuse = [&](std::string reason) {
+        selection.reason = std::move(reason);
+        return selection;
+    };
+    if (!selected.empty() && !selected.count(card.id))
+        return refuse("not selected (--cards)");
+    const auto treeIt = trees.find(card.id);
+    if (treeIt == trees.end() || treeIt->second.empty())
+        return refuse(card.vendorBacked ? "vendor-backed (cuBLAS/cuDNN): not searched"
+                                        : "no search tree (not optimized)");
+    const SearchTree& tree = treeIt->second;
+    selection.node = bestExportableNode(tree);
+    if (!selection.node)
+        return refuse("no passed node with a measured speedup (" + statusSummary(tree) + ")");
+    const SearchNode& node = *selection.node;
+    selection.speedup = *nodeSpeedup(node);
+    selection.gpu = exportableByGpu(tree).size() > 1 ? " on " + node.evaluation.gpuModel : std::string();
+    selection.best = "best " + formatSpeedup(selection.speedup) + " (" + node.id + ")" + selection.gpu;
+    if (!(selection.speedup >= minSpeedup))
+        return refuse("best " + formatSpeedup(selection.speedup) + " below --min-speedup " + formatNumber(minSpeedup) +
+                      " (" + node.id + ")");
+    std::string why;
+    if (!runtimeHookFor(card.qualifiedName(), why))
+        return refuse(selection.best + "; " + why);
+    auto plan = effectivePlan(node, card);
+    if (!plan)
+        return refuse(selection.best + "; " + plan.error().toString());
+    selection.plan = std::move(plan.value());
+    return selection;
+}
+
+std::vector<ExportPreviewRow> previewCastExport(const Project& project, const std::map<std::string, SearchTree>& trees,
+                                                const std::vector<std::string>& cardIds, double minSpeedup)
+{
+    const std::set<std::string> selected(cardIds.begin(), cardIds.end());
+    std::vector<ExportPreviewRow> rows;
+    for (const OperatorCard& card : project.cards) {
+        const ExportSelection selection = selectExportNode(card, trees, selected, minSpeedup);
+        ExportPreviewRow row;
+        row.cardId = card.id;
+        row.op = card.displayName();
+        row.ships = selection.proceeds();
+        if (selection.node) {
+            row.nodeId = selection.node->id;
+            row.speedup = selection.speedup;
+        }
+        row.reason = row.ships ? selection.best : selection.reason;
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
 Result<ExportResult> buildCastExport(const Project& project, const std::map<std::string, SearchTree>& trees,
                                      const ExportOptions& options)
 {
@@ -413,43 +469,23 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
 
         auto finish = [&](std::string reason) { makeFallback(kernel, decision, std::move(reason)); };
 
-        if (!selected.empty() && !selected.count(card.id)) {
-            finish("not selected (--cards)");
+        ExportSelection selection = selectExportNode(card, trees, selected, options.minSpeedup);
+        if (selection.node) {
+            decision.nodeId = selection.node->id;
+            decision.speedup = selection.speedup;
+            decision.medianUs = selection.node->latency->medianUs;
+            decision.spreadPercent = (selection.node->latency->q3Us - selection.node->latency->q1Us) /
+                selection.node->latency->medianUs * 100.0;
+        }
+        if (!selection.proceeds()) {
+            finish(selection.reason);
             continue;
         }
-        const auto treeIt = trees.find(card.id);
-        if (treeIt == trees.end() || treeIt->second.empty()) {
-            finish(card.vendorBacked ? "vendor-backed (cuBLAS/cuDNN): not searched" : "no search tree (not optimized)");
-            continue;
-        }
-        const SearchTree& tree = treeIt->second;
-        const SearchNode* node = bestExportableNode(tree);
-        if (!node) {
-            finish("no passed node with a measured speedup (" + statusSummary(tree) + ")");
-            continue;
-        }
-        const double speedup = *nodeSpeedup(*node);
-        decision.nodeId = node->id;
-        decision.speedup = speedup;
-        decision.medianUs = node->latency->medianUs;
-        decision.spreadPercent = (node->latency->q3Us - node->latency->q1Us) / node->latency->medianUs * 100.0;
-        const std::string gpu = exportableByGpu(tree).size() > 1 ? " on " + node->evaluation.gpuModel : std::string();
-        const std::string best = "best " + formatSpeedup(speedup) + " (" + node->id + ")" + gpu;
-        if (!(speedup >= options.minSpeedup)) {
-            finish("best " + formatSpeedup(speedup) + " below --min-speedup " + formatNumber(options.minSpeedup) +
-                   " (" + node->id + ")");
-            continue;
-        }
-        std::string why;
-        if (!runtimeHookFor(card.qualifiedName(), why)) {
-            finish(best + "; " + why);
-            continue;
-        }
-        auto plan = effectivePlan(*node, card);
-        if (!plan) {
-            finish(best + "; " + plan.error().toString());
-            continue;
-        }
+        const SearchNode* node = selection.node;
+        const double speedup = selection.speedup;
+        const std::string& best = selection.best;
+        const std::string& gpu = selection.gpu;
+        const json plan = selection.plan;
 
         // Architectures: as asked, else the one the node was measured on. The guard names the
         // measured one when it is exported (that is where the speedup was proven), else the first.
@@ -482,8 +518,7 @@ Result<ExportResult> buildCastExport(const Project& project, const std::map<std:
             continue;
         }
 
-        slot.pending =
-            PendingKernel{&card, node, speedup, best, gpu, guardArch, archs, plan.value(), gates.start(card, *node)};
+        slot.pending = PendingKernel{&card, node, speedup, best, gpu, guardArch, archs, plan, gates.start(card, *node)};
         // A gate that cannot run at all (--sanitize on without compute-sanitizer) stops the export
         // at once when gates run one at a time; run concurrently, its error is met at the end.
         if (auto& verdict = slot.pending->verdict;

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,41 @@ Result<std::map<std::string, SearchTree>> loadProjectTrees(const std::filesystem
 /// nodeSpeedup, ties to the lower median latency, then to the earlier node, within the GPU model
 /// with the most passed nodes that have a speedup) when it has a speedup. Null when there is none.
 const SearchNode* bestExportableNode(const SearchTree& tree);
+
+/// The first stage of a card's export decision, before anything is compiled: the node that would
+/// become its kernel, or the audit's reason why there is none. `node` is also set when a node was
+/// found but refused (below --min-speedup, no runtime hook, a bad plan).
+struct ExportSelection {
+    const SearchNode* node = nullptr;
+    double speedup = 0;  // node's paired speedup (model/NodeRanking.h nodeSpeedup)
+    std::string best;    // "best 1.623x (n3)", plus gpu
+    std::string gpu;     // " on NVIDIA H200" when the tree holds passed nodes of several GPU models
+    nlohmann::json plan; // the node's effective launch plan (when it proceeds)
+    std::string reason;  // why the card is a fallback; empty: it proceeds to compile and sanitize
+
+    bool proceeds() const { return reason.empty(); }
+};
+
+/// `selected`: full card ids (empty: every card). The rule buildCastExport applies first.
+ExportSelection selectExportNode(const OperatorCard& card, const std::map<std::string, SearchTree>& trees,
+                                 const std::set<std::string>& selected, double minSpeedup);
+
+/// One card of previewCastExport.
+struct ExportPreviewRow {
+    std::string cardId;
+    std::string op; // OperatorCard::displayName()
+    bool ships = false;
+    std::string nodeId; // the best node, also when it is refused; empty if none
+    std::optional<double> speedup;
+    std::string reason; // "best 1.623x (n3)" when it ships, else the fallback reason export would give
+};
+
+/// What an export with these options would do, card by card, before anything is compiled: the
+/// cards whose best node would become a custom kernel and the fallback reason of every other
+/// card, exactly as buildCastExport decides them first. A shipping card can still become a
+/// fallback at export: a failed compile, a sanitizer finding, or the in-model check dropping it.
+std::vector<ExportPreviewRow> previewCastExport(const Project& project, const std::map<std::string, SearchTree>& trees,
+                                                const std::vector<std::string>& cardIds, double minSpeedup);
 
 /// The guard of a card: one TensorGuard per tensor argument in schema order (a tensor list gives
 /// one per element, named "arg[i]"), dtype, sizes and strides from the card, `alignmentBytes` for

@@ -355,6 +355,18 @@ std::optional<std::string> exportOutputProblem(const fs::path& output)
     return checkOutput(output);
 }
 
+Result<std::vector<ExportPreviewRow>> previewExport(const fs::path& projectDir, const std::vector<std::string>& cardIds,
+                                                    double minSpeedup)
+{
+    auto project = openProject(projectDir);
+    if (!project)
+        return project.error();
+    auto trees = loadProjectTrees(projectDir, project.value());
+    if (!trees)
+        return trees.error();
+    return previewCastExport(project.value(), trees.value(), cardIds, minSpeedup);
+}
+
 Result<ExportOutcome> exportProject(const ExportRequest& request)
 {
     const auto started = std::chrono::steady_clock::now();

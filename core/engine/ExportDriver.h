@@ -107,6 +107,13 @@ ExportRequest defaultExportRequest(std::filesystem::path projectDir, std::filesy
 /// that exists and is not a .cast, a compile or sanitizer infrastructure failure, a write error.
 Result<ExportOutcome> exportProject(const ExportRequest& request);
 
+/// What an export of the project in `projectDir` with this minimum speedup and card selection
+/// (full ids; empty: every card) would package, card by card, before anything is compiled
+/// (core::previewCastExport). Reads the project and its search trees. Errors: the project or a
+/// damaged tree (one line).
+Result<std::vector<ExportPreviewRow>> previewExport(const std::filesystem::path& projectDir,
+                                                    const std::vector<std::string>& cardIds, double minSpeedup);
+
 /// Why `output` may not be written (an existing file that is not a .cast package, a folder), or
 /// nullopt when it may.
 std::optional<std::string> exportOutputProblem(const std::filesystem::path& output);

@@ -23,6 +23,7 @@
 #include "views/charts/LatencyChartsPane.h"
 #include "views/editor/KernelEditorPane.h"
 #include "views/editor/SideBySideDiffView.h"
+#include "views/export/ExportDialog.h"
 #include "views/log/ValidationLogPane.h"
 #include "views/project/ProjectSummaryPane.h"
 #include "views/status/JobStatusWidget.h"
@@ -32,6 +33,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QHeaderView>
@@ -40,12 +42,14 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QThread>
@@ -506,6 +510,9 @@ private Q_SLOTS:
         QVERIFY2(audit.startsWith(QStringLiteral("kernels-only package: the project's model cannot be read (")),
                  qPrintable(audit));
         QVERIFY2(!audit.contains(QStringLiteral("--no-model")), qPrintable(audit));
+        // The audit stays in its own pane (not the log, where a filter could hide it).
+        QVERIFY(window.exportAudit()->toPlainText().contains(audit));
+        QVERIFY(window.exportAudit()->toPlainText().startsWith(file));
         QFile::remove(file);
 
         // With the captured model there, File > Export runs the in-model check as `kforge export`
@@ -839,6 +846,65 @@ private Q_SLOTS:
         QCOMPARE(errors.size(), 1);
         QVERIFY(!window.recentProjects().entries().contains(doomed));
         QCOMPARE(window.session()->projectDir(), doomed); // still shown: it was open before it vanished
+    }
+
+    void exportDialogPreviewsWhatWouldShipAndPassesTheOptionsOn()
+    {
+        std::filesystem::path treeFile;
+        savePassedSoftmaxTree(treeFile); // 1.5x: ships at the default minimum speedup
+        if (QTest::currentTestFailed())
+            return;
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        QStringList errors;
+        window.setErrorReporter([&](const QString&, const QString& message) { errors << message; });
+        QVERIFY(window.openProject(m_project));
+        std::unique_ptr<kforge::views::ExportDialog> dialog = window.makeExportDialog();
+        QVERIFY(dialog);
+        QVERIFY2(errors.isEmpty(), qPrintable(errors.join(QStringLiteral("; "))));
+        auto* table = dialog->findChild<QTableWidget*>(QStringLiteral("exportPreview"));
+        auto* minSpeedup = dialog->findChild<QDoubleSpinBox*>(QStringLiteral("exportMinSpeedup"));
+        auto* archs = dialog->findChild<QLineEdit*>(QStringLiteral("exportArchitectures"));
+        auto* summary = dialog->findChild<QLabel*>(QStringLiteral("exportSummary"));
+        auto* accept = dialog->findChild<QPushButton*>(QStringLiteral("exportAccept"));
+        QVERIFY(table && minSpeedup && archs && summary && accept);
+        const kforge::core::Project project = kforge::app::test::makeFixtureProject();
+        QCOMPARE(table->rowCount(), static_cast<int>(project.cards.size()));
+        int softmaxRow = -1;
+        for (int row = 0; row < table->rowCount(); ++row)
+            if (table->item(row, 1)->toolTip().toStdString() == fixtureSoftmaxId())
+                softmaxRow = row;
+        QVERIFY(softmaxRow >= 0);
+        QCOMPARE(table->item(softmaxRow, 3)->text(), QStringLiteral("custom"));
+        QCOMPARE(table->item(softmaxRow, 4)->text(), QStringLiteral("best 1.500x (n0)"));
+        QVERIFY2(summary->text().startsWith(QStringLiteral("1 of ")), qPrintable(summary->text()));
+        QVERIFY(accept->isEnabled());
+
+        // Above the node's speedup it would fall back, with export's reason.
+        minSpeedup->setValue(2.0);
+        QCOMPARE(table->item(softmaxRow, 3)->text(), QStringLiteral("fallback"));
+        QCOMPARE(table->item(softmaxRow, 4)->text(), QStringLiteral("best 1.500x below --min-speedup 2 (n0)"));
+        QVERIFY2(summary->text().startsWith(QStringLiteral("0 of ")), qPrintable(summary->text()));
+        minSpeedup->setValue(1.2);
+
+        // Cards left out: "not selected", and only the checked ones are passed on.
+        for (int row = 0; row < table->rowCount(); ++row)
+            if (row != softmaxRow)
+                table->item(row, 0)->setCheckState(Qt::Unchecked);
+        QCOMPARE(table->item((softmaxRow + 1) % table->rowCount(), 4)->text(),
+                 QStringLiteral("not selected (--cards)"));
+        archs->setText(QStringLiteral("sm_90, compute_90"));
+        QVERIFY(!accept->isEnabled()); // not an architecture name
+        QVERIFY2(dialog->problem().contains(QStringLiteral("compute_90")), qPrintable(dialog->problem()));
+        archs->setText(QStringLiteral("sm_90 sm_100"));
+        QVERIFY(accept->isEnabled());
+        const kforge::views::ExportChoices choices = dialog->choices();
+        QCOMPARE(choices.minSpeedup, 1.2);
+        QCOMPARE(choices.cardIds, QStringList{QString::fromStdString(fixtureSoftmaxId())});
+        QCOMPARE(choices.architectures, (QStringList{QStringLiteral("sm_90"), QStringLiteral("sm_100")}));
+        QVERIFY(choices.file.endsWith(QStringLiteral(".cast")));
+        table->item(softmaxRow, 0)->setCheckState(Qt::Unchecked);
+        QVERIFY(!accept->isEnabled()); // nothing selected
+        QFile::remove(QString::fromStdString(treeFile.string()));
     }
 
 private:
