@@ -308,8 +308,8 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
         if (hostScalar && t->scalar_type() == m_guardTypes[i] && !servesHostScalar(i, *t))
             return g.arg + ": a host number where the kernel was proven on a 0-dim device tensor, and eager " +
                 (m_hostScalarOutput.empty() || m_card.isRegion() ? std::string("promotes the two differently here")
-                                            : "rounds this value differently (" + std::to_string(t->item<double>()) +
-                         " in " + m_hostScalarOutput + ")");
+                                                                 : "rounds this value differently (" +
+                         std::to_string(t->item<double>()) + " in " + m_hostScalarOutput + ")");
         if (!hostScalar && (!t->is_cuda() || t->get_device() != m_device))
             return g.arg + ": not on cuda:" + std::to_string(m_device);
         if (g.arg == "self" || g.arg == "input" || g.arg == "tensors[0]")

@@ -78,7 +78,7 @@ private:
     int m_device = 0;
     std::string m_writtenArg;                  // in-place cards: the argument output 0 is ("self" of add_)
     std::vector<c10::ScalarType> m_guardTypes; // per guard tensor, parsed once at load
-    std::vector<std::string> m_regionDtypes; // region kernels: the float dtypes its members compute in
+    std::vector<std::string> m_regionDtypes;   // region kernels: the float dtypes its members compute in
     std::string m_hostScalarOutput;   // the output dtype host numbers may serve (core/cast/HostNumbers.h); "": never
     std::string m_capabilityMismatch; // why this device can never match; empty when it can
 };

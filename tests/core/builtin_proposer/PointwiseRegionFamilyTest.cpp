@@ -145,6 +145,77 @@ TEST(PointwiseRegionFamily, RefusesRegionsItCannotCoverWithTheReason)
 
 namespace {
 
+// batch_norm(x, weight, bias, mean, var, training, 0.1, 1e-5) in the chain over x [2, 4, 3, 4]:
+// statistics [4] (one per channel, dim 1), `weight` and `mean` given by the caller.
+Value batchNormOf(RegionChainBuilder& b, const Value& x, const Value& weight, const Value& mean, bool training)
+{
+    const TensorSpec channel = spec("float32", {4});
+    return b.call("aten::batch_norm", "",
+                  {{"input", x},
+                   {"weight", weight},
+                   {"bias", b.input(channel)},
+                   {"running_mean", mean},
+                   {"running_var", b.input(channel)},
+                   {"training", json(training)},
+                   {"momentum", json(0.1)},
+                   {"eps", json(1e-5)},
+                   {"cudnn_enabled", json(true)}},
+                  x.spec);
+}
+
+std::string refusalOf(const OperatorCard& card)
+{
+    auto supported = BuiltinProposer::supports(card);
+    EXPECT_FALSE(supported);
+    return supported ? "" : supported.error().message;
+}
+
+} // namespace
+
+TEST(PointwiseRegionFamily, BatchNormRegionsRefuseWhatAPerChannelOperandCannotBe)
+{
+    const TensorSpec t = spec("float32", {2, 4, 3, 4});
+    const TensorSpec channel = spec("float32", {4});
+    { // training: batch statistics are a reduction, not a pointwise row
+        RegionChainBuilder b;
+        const Value x = b.input(t);
+        b.output(b.unary("aten::relu", batchNormOf(b, x, b.input(channel), b.input(channel), true)));
+        EXPECT_NE(refusalOf(b.card()).find("training"), std::string::npos) << refusalOf(b.card());
+    }
+    { // a statistic computed inside the region
+        RegionChainBuilder b;
+        const Value x = b.input(t);
+        const Value weight = b.unary("aten::exp", b.input(channel));
+        b.output(b.unary("aten::relu", batchNormOf(b, x, weight, b.input(channel), false)));
+        EXPECT_EQ(refusalOf(b.card()), "batch_norm's weight is computed in the region");
+    }
+    { // one input read per channel by batch_norm and element by element (broadcast on the last dim)
+        RegionChainBuilder b;
+        const Value x = b.input(t);
+        const Value mean = b.input(channel);
+        b.output(b.binary("aten::add", batchNormOf(b, x, b.input(channel), mean, false), mean, t));
+        EXPECT_NE(refusalOf(b.card()).find("is read per channel by batch_norm and element by element"),
+                  std::string::npos)
+            << refusalOf(b.card());
+    }
+    { // a statistic that is not one value per channel
+        RegionChainBuilder b;
+        const Value x = b.input(t);
+        b.output(b.unary("aten::relu", batchNormOf(b, x, b.input(spec("float32", {2})), b.input(channel), false)));
+        EXPECT_NE(refusalOf(b.card()).find("is not one value per channel (dim 1)"), std::string::npos)
+            << refusalOf(b.card());
+    }
+    { // the same chain with proper statistics is covered
+        RegionChainBuilder b;
+        const Value x = b.input(t);
+        b.output(b.unary("aten::relu", batchNormOf(b, x, b.input(channel), b.input(channel), false)));
+        auto supported = BuiltinProposer::supports(b.card());
+        EXPECT_TRUE(supported) << supported.error().toString();
+    }
+}
+
+namespace {
+
 // Every activation, rounding, interpolation, rounding-division, comparison and logical row over
 // one input of `dtype`, with a bool mask and a per-column operand: outputs of the input's dtype and
 // bool.

@@ -252,6 +252,50 @@ TEST_F(CastExportTest, BelowMinSpeedupFallsBack)
     EXPECT_TRUE(exportOk(project, close).decisions[0].custom);
 }
 
+TEST_F(CastExportTest, PreviewListsWhatExportWouldShipAndEveryOtherCardsReasonWithoutCompiling)
+{
+    Project project;
+    const OperatorCard softmax = makeCard("aten::softmax", "int");
+    const OperatorCard relu = makeCard("aten::relu", "");
+    const OperatorCard cumsum = makeCard("aten::cumsum", "");
+    OperatorCard unsearched = makeCard("aten::tanh", "");
+    unsearched.id = "tanh-card";
+    project.cards = {softmax, relu, cumsum, unsearched};
+    const std::map<std::string, SearchTree> trees{{softmax.id, makeTree(softmax, {{NodeStatus::Passed, 5, 10, 2.0}})},
+                                                  {relu.id, makeTree(relu, {{NodeStatus::Passed, 10, 10.4, 1.04}})},
+                                                  {cumsum.id, makeTree(cumsum, {{NodeStatus::Passed, 5, 10, 2.0}})}};
+
+    const std::vector<ExportPreviewRow> rows = previewCastExport(project, trees, {}, kDefaultMinSpeedup);
+    EXPECT_TRUE(compiles.empty()); // a preview compiles nothing
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_TRUE(rows[0].ships);
+    EXPECT_EQ(rows[0].op, "aten::softmax.int");
+    EXPECT_EQ(rows[0].nodeId, "n0");
+    EXPECT_EQ(rows[0].reason, "best 2.000x (n0)");
+    EXPECT_FALSE(rows[1].ships);
+    EXPECT_EQ(rows[1].nodeId, "n0"); // found, but refused
+    EXPECT_DOUBLE_EQ(*rows[1].speedup, 1.04);
+    EXPECT_FALSE(rows[2].ships);
+    EXPECT_FALSE(rows[3].ships);
+    EXPECT_EQ(rows[3].reason, "no search tree (not optimized)");
+    EXPECT_TRUE(rows[3].nodeId.empty());
+
+    // The export's own decisions give the same reasons to the cards it does not ship.
+    const ExportResult result = exportOk(project, trees);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        EXPECT_EQ(rows[i].ships, result.decisions[i].custom) << rows[i].op;
+        if (!rows[i].ships) {
+            EXPECT_EQ(rows[i].reason, result.decisions[i].reason) << rows[i].op;
+        }
+    }
+
+    // A lower bar and a card selection, as the export dialog sets them.
+    const std::vector<ExportPreviewRow> chosen = previewCastExport(project, trees, {relu.id}, 1.0);
+    EXPECT_FALSE(chosen[0].ships);
+    EXPECT_EQ(chosen[0].reason, "not selected (--cards)");
+    EXPECT_TRUE(chosen[1].ships) << chosen[1].reason;
+}
+
 TEST_F(CastExportTest, OperatorTheRuntimeCannotDispatchFallsBackWithItsReason)
 {
     Project project;
