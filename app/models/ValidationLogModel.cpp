@@ -78,6 +78,28 @@ LogLevel diagnosticLevel(const core::CompileDiagnostic& diagnostic)
     return LogLevel::Error;
 }
 
+// "kf_softmax: 40 registers/thread, 1024 B shared + 0 B dynamic per block of 256 threads, no
+// spills; occupancy 75% (48 of 64 warps per SM, limited by registers)".
+QString kernelResourceText(const core::KernelResourceUse& k)
+{
+    QString text = ValidationLogModel::tr("%1: %2 registers/thread, %3 B shared + %4 B dynamic per block of %5 threads")
+                       .arg(fromStd(k.entry))
+                       .arg(*k.registers)
+                       .arg(k.sharedBytes)
+                       .arg(k.dynamicSharedBytes)
+                       .arg(k.threadsPerBlock);
+    text += k.spillStoreBytes + k.spillLoadBytes > 0
+        ? ValidationLogModel::tr(", spills %1 B stored / %2 B loaded").arg(k.spillStoreBytes).arg(k.spillLoadBytes)
+        : ValidationLogModel::tr(", no spills");
+    if (k.occupancy)
+        text += ValidationLogModel::tr("; theoretical occupancy %1% (%2 of %3 warps per SM, limited by %4)")
+                    .arg(QString::number(*k.occupancy * 100.0, 'f', 0))
+                    .arg(k.warpsPerSm)
+                    .arg(k.maxWarpsPerSm)
+                    .arg(fromStd(k.occupancyLimitedBy));
+    return text;
+}
+
 void addCompile(NodeEntries& entries, const core::CompileResult& compile)
 {
     QString summary;
@@ -98,6 +120,10 @@ void addCompile(NodeEntries& entries, const core::CompileResult& compile)
     entries.add(compile.ok ? LogLevel::Info : LogLevel::Error, LogPhase::Compile, summary);
     for (const core::CompileDiagnostic& diagnostic : compile.diagnostics)
         entries.add(diagnosticLevel(diagnostic), LogPhase::Compile, diagnosticText(diagnostic));
+    for (const core::KernelResourceUse& kernel : compile.kernels)
+        if (kernel.registers)
+            entries.add(kernel.spillStoreBytes + kernel.spillLoadBytes > 0 ? LogLevel::Warning : LogLevel::Info,
+                        LogPhase::Compile, kernelResourceText(kernel));
 }
 
 void addChecks(NodeEntries& entries, const core::ValidationResult& validation)

@@ -33,10 +33,11 @@ ComparisonResult compareOutputs(const double* got, const double* expected, const
                                 const Tolerance& tolerance);
 
 /// A fused chain's output (a region card) against the chain run in float64 (`golden`), for where
-/// compareOutputs against eager fails. Eager rounds every member's output to its dtype and a fused
-/// kernel may round once, so where eager's intermediates cancel (batch_norm's fp16 output plus a
-/// residual) eager itself is many ulps from the exact value and a more accurate kernel is "wrong"
-/// by an element-wise rule. An element passes when |got - golden| <= multiplier * |eager - golden|
+/// compareOutputs against eager fails. Eager and the kernel each round a member's output, computed
+/// in different orders, so near a rounding midpoint they round it to neighbouring values; a later
+/// member that cancels (batch_norm's fp16 output plus a residual) turns that one ulp of the
+/// intermediate into many ulps of the result, though both are as close to the exact value. An
+/// element passes when |got - golden| <= multiplier * |eager - golden|
 /// + atol + rtol * |golden|: never farther from the exact value than eager is (times multiplier)
 /// beyond the usual tolerance. NaN and Inf must sit where eager has them, as in compareOutputs;
 /// where golden is not finite but eager is, the element is judged against eager. Exact tolerances

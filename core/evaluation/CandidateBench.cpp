@@ -1,5 +1,6 @@
 #include "evaluation/CandidateBench.h"
 
+#include "evaluation/KernelResourceReport.h"
 #include "evaluation/SanitizerTool.h"
 #include "model/LaunchPlan.h"
 #include "project/ProjectJson.h"
@@ -162,6 +163,7 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
                           started);
         }
     }
+    report["compile"]["kernels"] = kernelResourceReport(compiled->log, plan.value(), options.architecture);
     if (!hello.ok())
         return finish(report, "worker-error", hello.describe(), started);
     report["worker"] = json{{"pid", hello.result.value("pid", 0)}, {"gpu", gpu}};

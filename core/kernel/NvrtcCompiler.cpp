@@ -7,6 +7,7 @@
 #include "nvrtc_run/NvrtcRun.h"
 #include "util/Sha256.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -80,7 +81,7 @@ Result<std::vector<std::string>> NvrtcCompiler::nvrtcOptions(const CompileOption
                          "compile options");
     }
     std::vector<std::string> list;
-    list.reserve(7 + options.extraOptions.size());
+    list.reserve(8 + options.extraOptions.size());
     list.push_back("--gpu-architecture=" + options.architecture);
     list.push_back("--std=c++17");
     list.push_back("-default-device");
@@ -88,6 +89,8 @@ Result<std::vector<std::string>> NvrtcCompiler::nvrtcOptions(const CompileOption
     list.push_back("--no-source-include");
     if (options.lineInfo)
         list.push_back("-lineinfo");
+    // ptxas's resource report (registers, shared memory, spills) into the log: PtxasResources.h.
+    list.push_back("--ptxas-options=-v");
     list.push_back("--include-path=" + m_cudaIncludeDir);
     list.push_back("--include-path=" + m_cudaIncludeDir + "/cccl");
     list.insert(list.end(), options.extraOptions.begin(), options.extraOptions.end());
@@ -102,7 +105,7 @@ Result<std::string> NvrtcCompiler::cacheKey(const std::string& source, const Com
         return list.error();
     std::string canonical;
     canonical.reserve(source.size() + 512);
-    appendField(canonical, "kforge-nvrtc-compile-v2"); // v2: source policy and log redaction
+    appendField(canonical, "kforge-nvrtc-compile-v3"); // v3: ptxas's resource report in the log
     appendField(canonical, m_nvrtcVersion);
     appendField(canonical, sourceName);
     appendField(canonical, source);
@@ -139,6 +142,8 @@ Result<CompiledKernel> NvrtcCompiler::compile(const std::string& source, const C
     if (reply->status == NvrtcStatus::NvrtcFailed)
         return makeError(ErrorCode::Internal, reply->failure, "NVRTC");
 
+    // NVRTC ends ptxas's verbose report with a NUL before ptxas's own messages: a line break here.
+    std::replace(reply->log.begin(), reply->log.end(), '\0', '\n');
     reply->log = redactCompileLog(reply->log, source, sourceName); // before the log is stored, parsed or shown
     Result<CompiledKernel> kernel =
         toCompiledKernel(std::move(*reply), std::move(*key), options.architecture, sourceName);

@@ -1,5 +1,7 @@
 #include "kernel/NvrtcDiagnostics.h"
 
+#include "kernel/PtxasResources.h"
+
 #include <cctype>
 #include <optional>
 #include <string_view>
@@ -211,6 +213,11 @@ std::vector<Diagnostic> parseNvrtcLog(const std::string& log)
     std::size_t i = 0;
     while (i < lines.size()) {
         const std::string_view line = lines[i];
+        if (isPtxasReportLine(line)) { // resource use (--ptxas-options=-v): PtxasResources.h reads it
+            lastWasPtxas = false;
+            ++i;
+            continue;
+        }
         if (std::optional<LocatedHeader> header = parseLocatedHeader(line)) {
             Diagnostic diagnostic;
             diagnostic.file = std::move(header->file);

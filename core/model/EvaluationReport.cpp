@@ -107,8 +107,28 @@ CompileResult compileOf(const json& compile)
             result.diagnostics.push_back(std::move(diagnostic));
         }
     }
-    result.registers = intField(compile, "registers");
-    result.sharedBytes = integerField(compile, "shared_bytes", 0, std::numeric_limits<std::int64_t>::max());
+    constexpr std::int64_t kMost = std::numeric_limits<std::int64_t>::max();
+    if (const json* kernels = arrayField(compile, "kernels")) {
+        for (const json& k : *kernels) {
+            if (!k.is_object())
+                continue;
+            KernelResourceUse use;
+            use.entry = stringField(k, "entry");
+            use.registers = intField(k, "registers");
+            use.sharedBytes = integerField(k, "shared_bytes", 0, kMost).value_or(0);
+            use.dynamicSharedBytes = integerField(k, "dynamic_shared_bytes", 0, kMost).value_or(0);
+            use.spillStoreBytes = integerField(k, "spill_store_bytes", 0, kMost).value_or(0);
+            use.spillLoadBytes = integerField(k, "spill_load_bytes", 0, kMost).value_or(0);
+            use.threadsPerBlock = integerField(k, "threads_per_block", 0, kMost).value_or(0);
+            if (const json* occupancy = objectField(k, "occupancy")) {
+                use.occupancy = numberField(*occupancy, "fraction");
+                use.warpsPerSm = intField(*occupancy, "warps_per_sm").value_or(0);
+                use.maxWarpsPerSm = intField(*occupancy, "max_warps_per_sm").value_or(0);
+                use.occupancyLimitedBy = stringField(*occupancy, "limited_by");
+            }
+            result.kernels.push_back(std::move(use));
+        }
+    }
     return result;
 }
 

@@ -39,6 +39,22 @@ struct CompileDiagnostic {
     std::string message;
 };
 
+/// One launch's kernel as the compile reported it ("compile.kernels": ptxas's resource report and the
+/// theoretical occupancy of the launch's block size, evaluation/KernelResourceReport.h).
+struct KernelResourceUse {
+    std::string entry;
+    std::optional<int> registers; // per thread; absent when the log did not report the kernel
+    std::int64_t sharedBytes = 0; // static, per block
+    std::int64_t dynamicSharedBytes = 0;
+    std::int64_t spillStoreBytes = 0;
+    std::int64_t spillLoadBytes = 0;
+    std::int64_t threadsPerBlock = 0;
+    std::optional<double> occupancy; // resident warps / the SM's maximum
+    int warpsPerSm = 0;
+    int maxWarpsPerSm = 0;
+    std::string occupancyLimitedBy; // "registers", "shared memory", "warps", "blocks"
+};
+
 /// The "compile" part of a report.
 struct CompileResult {
     bool ok = false;
@@ -49,10 +65,8 @@ struct CompileResult {
     std::vector<CompileDiagnostic> diagnostics;
     int errors = 0;   // diagnostics of severity "error"
     int warnings = 0; // diagnostics of severity "warning"
-    /// Resource use of the compiled kernel, when the report carries it ("registers",
-    /// "shared_bytes"): no compile path writes them yet.
-    std::optional<int> registers;
-    std::optional<std::int64_t> sharedBytes;
+    /// Per launch of the plan, its kernel's resource use (reports written before it: empty).
+    std::vector<KernelResourceUse> kernels;
 };
 
 /// One validation check: "sample call-3: output 0" is the check "output 0" on the input set

@@ -186,6 +186,46 @@ private Q_SLOTS:
         QCOMPARE(n0[3].message, QStringLiteral("not sanitizer-checked: not requested (--sanitize)"));
     }
 
+    void kernelResourcesFollowTheCompileLine()
+    {
+        core::SearchTree tree("card-r", 1);
+        core::Evaluation node = test::passed(12.3, 22.8);
+        json compile = compileOk();
+        compile["kernels"] = json::array({json{{"entry", "kf_stats"},
+                                               {"registers", 64},
+                                               {"shared_bytes", 1024},
+                                               {"dynamic_shared_bytes", 0},
+                                               {"spill_store_bytes", 0},
+                                               {"spill_load_bytes", 0},
+                                               {"threads_per_block", 256},
+                                               {"occupancy",
+                                                {{"blocks_per_sm", 4},
+                                                 {"warps_per_sm", 32},
+                                                 {"max_warps_per_sm", 64},
+                                                 {"fraction", 0.5},
+                                                 {"limited_by", "registers"}}}},
+                                          json{{"entry", "kf_apply"},
+                                               {"registers", 255},
+                                               {"shared_bytes", 0},
+                                               {"dynamic_shared_bytes", 4096},
+                                               {"spill_store_bytes", 40},
+                                               {"spill_load_bytes", 36},
+                                               {"threads_per_block", 128}}});
+        node.report = core::EvaluationReport::fromJson(json{{"status", "passed"}, {"compile", compile}});
+        test::addRoot(tree, node);
+        const QList<LogEntry> entries = entriesOf(ValidationLogModel::entriesFromTree(tree), QStringLiteral("n0"));
+        QVERIFY(entries.size() >= 3);
+        QCOMPARE(entries[1].phase, LogPhase::Compile);
+        QCOMPARE(entries[1].level, LogLevel::Info);
+        QCOMPARE(entries[1].message,
+                 QStringLiteral("kf_stats: 64 registers/thread, 1024 B shared + 0 B dynamic per block of 256 threads, "
+                                "no spills; theoretical occupancy 50% (32 of 64 warps per SM, limited by registers)"));
+        QCOMPARE(entries[2].level, LogLevel::Warning); // spills
+        QCOMPARE(entries[2].message,
+                 QStringLiteral("kf_apply: 255 registers/thread, 0 B shared + 4096 B dynamic per block of 128 threads, "
+                                "spills 40 B stored / 36 B loaded"));
+    }
+
     void compileErrorNodeGivesDiagnosticsWithLocations()
     {
         const QList<LogEntry> n1 = entriesOf(ValidationLogModel::entriesFromTree(logTree()), QStringLiteral("n1"));

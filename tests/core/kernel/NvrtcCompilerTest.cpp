@@ -3,6 +3,7 @@
 #include "KernelTestSupport.h"
 
 #include "kernel/NvrtcCompiler.h"
+#include "kernel/PtxasResources.h"
 
 #include <gtest/gtest.h>
 #include <nvrtc.h>
@@ -55,6 +56,12 @@ TEST(NvrtcCompiler, CorrectKernelGivesCubinAndPtx)
     EXPECT_EQ(kernel->cacheKey.size(), 64u);
     EXPECT_EQ(kernel->cacheKey, compiler.cacheKey(test::addKernel("kforge_add"), CompileOptions{}).value());
     EXPECT_EQ(compiler.nvrtcVersion().substr(0, 3), "13.");
+    // ptxas's resource report is in the log (and no diagnostic, above).
+    const std::vector<KernelResources> resources = parsePtxasResources(kernel->log);
+    ASSERT_EQ(resources.size(), 1u) << kernel->log;
+    EXPECT_EQ(resources[0].entry, "kforge_add");
+    EXPECT_GT(resources[0].registers, 0);
+    EXPECT_EQ(resources[0].spillStoreBytes, 0);
 }
 
 TEST(NvrtcCompiler, PtxEqualsASeparateCompileForTheVirtualArchitecture)
@@ -148,10 +155,11 @@ TEST(NvrtcCompiler, OptionListAndLineInfo)
     const NvrtcCompiler compiler("/opt/cuda-include");
     CompileOptions options;
     options.extraOptions = {"--use_fast_math"};
-    EXPECT_EQ(compiler.nvrtcOptions(options).value(),
-              (std::vector<std::string>{"--gpu-architecture=sm_90", "--std=c++17", "-default-device",
-                                        "--no-source-include", "-lineinfo", "--include-path=/opt/cuda-include",
-                                        "--include-path=/opt/cuda-include/cccl", "--use_fast_math"}));
+    EXPECT_EQ(
+        compiler.nvrtcOptions(options).value(),
+        (std::vector<std::string>{"--gpu-architecture=sm_90", "--std=c++17", "-default-device", "--no-source-include",
+                                  "-lineinfo", "--ptxas-options=-v", "--include-path=/opt/cuda-include",
+                                  "--include-path=/opt/cuda-include/cccl", "--use_fast_math"}));
 
     const NvrtcCompiler real;
     CompileOptions withLines;

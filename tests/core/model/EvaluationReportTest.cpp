@@ -29,7 +29,11 @@ json fullReport()
       "card": "3f2a1b2c4d5e6f70", "op": "aten::softmax.int", "source": "candidate.cu",
       "status": "passed",
       "compile": {"ok": true, "architecture": "sm_90", "ms": 68.7, "from_cache": true, "cache_key": "ab12",
-                  "registers": 40, "shared_bytes": 1024,
+                  "kernels": [{"entry": "kf_softmax", "registers": 40, "barriers": 1, "shared_bytes": 1024,
+                               "dynamic_shared_bytes": 0, "stack_frame_bytes": 0, "spill_store_bytes": 8,
+                               "spill_load_bytes": 8, "threads_per_block": 256,
+                               "occupancy": {"blocks_per_sm": 6, "warps_per_sm": 48, "max_warps_per_sm": 64,
+                                             "fraction": 0.75, "limited_by": "registers"}}],
                   "diagnostics": [{"file": "candidate.cu", "line": 3, "column": 7, "severity": "warning",
                                    "message": "variable \"y\" was declared but never referenced"}]},
       "plan": {"launches": []},
@@ -73,8 +77,17 @@ TEST(EvaluationReport, AFullReportIsTypedFieldByField)
     ASSERT_EQ(r.compile->diagnostics.size(), 1u);
     EXPECT_EQ(r.compile->diagnostics[0].line, 3);
     EXPECT_EQ(r.compile->diagnostics[0].column, 7);
-    EXPECT_EQ(r.compile->registers, 40);
-    EXPECT_EQ(r.compile->sharedBytes, 1024);
+    ASSERT_EQ(r.compile->kernels.size(), 1u);
+    const KernelResourceUse& k = r.compile->kernels[0];
+    EXPECT_EQ(k.entry, "kf_softmax");
+    EXPECT_EQ(k.registers, 40);
+    EXPECT_EQ(k.sharedBytes, 1024);
+    EXPECT_EQ(k.spillStoreBytes, 8);
+    EXPECT_EQ(k.threadsPerBlock, 256);
+    EXPECT_EQ(k.occupancy, 0.75);
+    EXPECT_EQ(k.warpsPerSm, 48);
+    EXPECT_EQ(k.maxWarpsPerSm, 64);
+    EXPECT_EQ(k.occupancyLimitedBy, "registers");
 
     ASSERT_TRUE(r.validation.has_value());
     EXPECT_EQ(r.validation->status, "passed");
@@ -128,7 +141,7 @@ TEST(EvaluationReport, AReportOfAnEarlierVersionReadsWithItsFieldsAbsent)
     EXPECT_FALSE(r.timing->candidateWarmL2.has_value());
     EXPECT_FALSE(r.timing->repetitions.has_value());
     EXPECT_FALSE(r.compile->ms.has_value());
-    EXPECT_FALSE(r.compile->registers.has_value());
+    EXPECT_TRUE(r.compile->kernels.empty());
     EXPECT_FALSE(r.sanitizer.has_value());
     EXPECT_FALSE(r.bandwidth.has_value());
     EXPECT_TRUE(r.validation->checks.empty());
