@@ -958,8 +958,11 @@ std::unique_ptr<views::ExportDialog> MainWindow::makeExportDialog()
         return lines;
     };
     const auto architectureProblem = [](const QString& arch) {
-        return core::isArchName(arch.toStdString()) ? QString()
-                                                    : tr("Architecture '%1': expected sm_NN (e.g. sm_90).").arg(arch);
+        // As `kforge export --arch` checks it.
+        const std::string name = arch.toStdString();
+        return core::isArchName(name) && core::NvrtcCompiler::isValidArchitecture(name)
+            ? QString()
+            : tr("Architecture '%1': expected sm_NN (e.g. sm_90).").arg(arch);
     };
     return std::make_unique<views::ExportDialog>(m_session->projectDir() + QStringLiteral(".cast"),
                                                  core::kDefaultMinSpeedup, preview, architectureProblem, this);

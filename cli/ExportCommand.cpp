@@ -79,6 +79,47 @@ core::Result<core::ExportOutcome> runWithProgress(InterruptSignals& signals, cor
     return result;
 }
 
+// --dry-run: core::previewExport as the audit table (or JSON). Exit 0; 1 when the trees cannot be read.
+int printPreview(const fs::path& projectDir, const core::ExportRequest& request, bool asJson)
+{
+    auto rows = core::previewExport(projectDir, request.cardIds, request.minSpeedup);
+    if (!rows)
+        return fail(rows.error().toString());
+    std::size_t ships = 0;
+    for (const core::ExportPreviewRow& row : rows.value())
+        ships += row.ships ? 1 : 0;
+    if (asJson) {
+        json cards = json::array();
+        for (const core::ExportPreviewRow& row : rows.value())
+            cards.push_back({{"card", row.cardId},
+                             {"op", row.op},
+                             {"would_ship", row.ships},
+                             {"node", row.nodeId},
+                             {"speedup", row.speedup ? json(*row.speedup) : json()},
+                             {"reason", row.reason}});
+        std::cout << json{{"project", projectDir.string()},
+                          {"dry_run", true},
+                          {"min_speedup", request.minSpeedup},
+                          {"would_ship", ships},
+                          {"cards", cards}}
+                         .dump(2)
+                  << "\n";
+        return 0;
+    }
+    char line[1024];
+    std::snprintf(line, sizeof line, "%-18s %-28s %-9s %s\n", "card", "op", "would be", "reason");
+    std::cout << line;
+    for (const core::ExportPreviewRow& row : rows.value()) {
+        std::snprintf(line, sizeof line, "%-18s %-28s %-9s %s\n", row.cardId.c_str(), row.op.c_str(),
+                      row.ships ? "custom" : "fallback", row.reason.c_str());
+        std::cout << line;
+    }
+    std::cout << "dry run: " << ships << " of " << rows->size()
+              << " cards would ship a custom kernel if each compiles and passes the sanitizer gate and the "
+                 "in-model check; nothing written\n";
+    return 0;
+}
+
 } // namespace
 
 int runExportCommand(const std::vector<std::string>& args)
@@ -97,16 +138,18 @@ int runExportCommand(const std::vector<std::string>& args)
         .option("--worker")
         .flag("--no-model")
         .flag("--no-model-check")
+        .flag("--dry-run")
         .flag("--json");
     if (auto error = parser.parse(args))
         return fail("export: " + *error + " (see 'kforge export --help')", 2);
     if (parser.positionals().size() != 1)
         return fail("export: expected exactly one PROJECT_DIR (see 'kforge export --help')", 2);
-    if (!parser.value("--output"))
+    const bool dryRun = parser.has("--dry-run");
+    if (!parser.value("--output") && !dryRun)
         return fail("export: -o FILE.cast is required (see 'kforge export --help')", 2);
 
     const fs::path projectDir = parser.positionals().front();
-    const fs::path output = *parser.value("--output");
+    const fs::path output = parser.value("--output").value_or("");
     // The policy both front ends start from (core/engine/ExportDriver.h); the flags change it.
     core::ExportRequest request = core::defaultExportRequest(projectDir, output);
     if (auto text = parser.value("--min-speedup"); text &&
@@ -144,6 +187,8 @@ int runExportCommand(const std::vector<std::string>& args)
         if (std::find(request.cardIds.begin(), request.cardIds.end(), card->id) == request.cardIds.end())
             request.cardIds.push_back(card->id);
     }
+    if (dryRun)
+        return printPreview(projectDir, request, parser.has("--json"));
     if (parser.has("--no-model"))
         request.model = core::ModelInclusion::Omitted;
     if (parser.value("--worker"))

@@ -172,6 +172,7 @@ its audit (which ops are custom, which fell back and why); exits 1 with one line
 )";
 
 constexpr const char* kExportHelp = R"(usage: kforge export PROJECT_DIR -o FILE.cast [options]
+       kforge export PROJECT_DIR --dry-run [--min-speedup X] [--cards ID...] [--json]
 
 Packages the project's proven kernels into a .cast file (docs/cast-format.md, "Export"). For every
 card, the best node of its search tree that passed validation and was timed (highest paired
@@ -192,6 +193,10 @@ model slower than none by either clock. Dropped kernels become fallbacks with th
 audit notes say whether the check ran and what it found.
 
   -o, --output FILE.cast  the package to write (an existing file is replaced only if it is a .cast)
+  --dry-run               write nothing: list, card by card, whose best node would ship as a custom
+                          kernel and why every other card would fall back, before anything is
+                          compiled (a shipping card can still fall back on a failed compile, a
+                          sanitizer finding or the in-model check); -o is not needed
   --min-speedup X         minimum speedup over eager for a custom kernel (default 1.05)
   --cards ID...           export only these cards (ids or unique prefixes); the others are listed
                           as fallbacks ("not selected")

@@ -194,6 +194,32 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
         self.assertEqual(verify.returncode, 0, verify.stderr)
         self.assertIn("model not included", verify.stdout)
 
+    def test_dry_run_previews_the_decisions_and_writes_nothing(self):
+        self.hand_built_trees()
+        result = kforge("export", self.project, "--dry-run", "--sanitize", "off")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        rows = {line.split()[0]: line for line in result.stdout.splitlines()[1:] if line.split()
+                and line.split()[0] in {c["id"] for c in self.cards.values()}}
+        self.assertIn("custom    best 1.600x (n1)", rows[self.relu])
+        self.assertIn("dry run: 2 of 6 cards would ship", result.stdout)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["basic_block.pt", "p"])  # nothing written
+        # The same rule as the export: --min-speedup and --cards, as JSON.
+        result = kforge("export", self.project, "--dry-run", "--json", "--min-speedup", "2", "--cards",
+                        self.relu[:6])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        report = json.loads(result.stdout)
+        self.assertTrue(report["dry_run"])
+        self.assertEqual(report["would_ship"], 0)
+        decisions = {c["card"]: c for c in report["cards"]}
+        self.assertEqual(decisions[self.relu]["reason"], "best 1.600x below --min-speedup 2 (n1)")
+        self.assertEqual(decisions[self.relu]["speedup"], 1.6)
+        self.assertEqual(decisions[self.batch_norm]["reason"], "not selected (--cards)")
+        out = os.path.join(self.tmp, "k.cast")
+        exported = json.loads(kforge("export", self.project, "-o", out, "--json", "--no-model", "--min-speedup", "2",
+                                     "--cards", self.relu[:6], "--sanitize", "off").stdout)
+        for card in exported["cards"]:
+            self.assertEqual(card["reason"], decisions[card["card"]]["reason"])
+
     def test_sanitizer_auto_and_on_without_a_usable_sanitizer(self):
         self.hand_built_trees()
         out = os.path.join(self.tmp, "s.cast")
@@ -317,7 +343,7 @@ class ExportCliTest(ErrorLineAssertions, unittest.TestCase):
         result = kforge("export", "--help")
         self.assertEqual(result.returncode, 0)
         for option in ("--output", "--min-speedup", "--cards", "--arch", "--sanitize", "--rerun-sanitizer",
-                       "--no-model", "--worker", "--json"):
+                       "--no-model", "--worker", "--json", "--dry-run"):
             self.assertIn(option, result.stdout)
         self.assertIn("export PROJECT_DIR -o FILE.cast", kforge("--help").stdout)
 
