@@ -77,6 +77,16 @@ QString fromStd(const std::string& text)
     return QString::fromStdString(text);
 }
 
+// What the Diff tab compares for a node: its source, then its launch plan as indented JSON, so that
+// a change of grid, block, shared memory or arguments shows as well as a change of code.
+QString diffTextOf(const core::Candidate& candidate)
+{
+    QString text = fromStd(candidate.source);
+    if (candidate.launchPlan.is_object() && !candidate.launchPlan.empty())
+        text += QStringLiteral("\n\n// ---- launch plan ----\n") + fromStd(candidate.launchPlan.dump(2));
+    return text;
+}
+
 } // namespace
 
 MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
@@ -755,10 +765,10 @@ void MainWindow::showCurrentNode()
     m_editorPane->showNode(id, source, fromStd(node->candidate.launchPlan.dump(2)));
     const core::SearchNode* parent = node->parentId ? m_treeModel->tree().find(*node->parentId) : nullptr;
     if (parent)
-        m_editorPane->showDiff(tr("parent %1").arg(fromStd(parent->id)), fromStd(parent->candidate.source),
-                               tr("node %1").arg(id), source);
+        m_editorPane->showDiff(tr("parent %1").arg(fromStd(parent->id)), diffTextOf(parent->candidate),
+                               tr("node %1").arg(id), diffTextOf(node->candidate));
     else
-        m_editorPane->showDiff(tr("(root: no parent)"), QString(), tr("node %1").arg(id), source);
+        m_editorPane->showDiff(tr("(root: no parent)"), QString(), tr("node %1").arg(id), diffTextOf(node->candidate));
 }
 
 void MainWindow::onBenchmarkRequested(const QString& source, const QString& planJson, const QString& parentNodeId)
@@ -1057,8 +1067,8 @@ bool MainWindow::showDiffAgainst(const QString& otherId)
     const core::SearchNode* other = m_treeModel->tree().find(otherId.toStdString());
     if (!node || !other)
         return false;
-    m_editorPane->showDiff(tr("node %1").arg(otherId), fromStd(other->candidate.source), tr("node %1").arg(id),
-                           fromStd(node->candidate.source));
+    m_editorPane->showDiff(tr("node %1").arg(otherId), diffTextOf(other->candidate), tr("node %1").arg(id),
+                           diffTextOf(node->candidate));
     m_editorPane->setCurrentTab(views::KernelEditorPane::Tab::Diff);
     return true;
 }

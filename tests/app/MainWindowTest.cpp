@@ -22,6 +22,7 @@
 #include "views/cards/CardsPane.h"
 #include "views/charts/LatencyChartsPane.h"
 #include "views/editor/KernelEditorPane.h"
+#include "views/editor/QsciHeaders.h"
 #include "views/editor/SideBySideDiffView.h"
 #include "views/export/ExportDialog.h"
 #include "views/log/ValidationLogPane.h"
@@ -203,6 +204,13 @@ private Q_SLOTS:
         QCOMPARE(window.kernelEditor()->source(), QString::fromStdString(tree.find(child)->candidate.source));
         QVERIFY2(window.kernelEditor()->diffView()->summary().contains(QStringLiteral("changed")),
                  qPrintable(window.kernelEditor()->diffView()->summary())); // against the parent's source
+        // The diff covers the launch plan too, after the source.
+        const QString diffed = window.kernelEditor()->diffView()->rightView()->text();
+        const kforge::core::Candidate& shownCandidate = tree.find(child)->candidate;
+        QVERIFY(!shownCandidate.launchPlan.empty());
+        QVERIFY2(diffed.contains(QStringLiteral("// ---- launch plan ----\n") +
+                                 QString::fromStdString(shownCandidate.launchPlan.dump(2))),
+                 qPrintable(diffed));
         QCOMPARE(window.treeView()->selectedNodeId(), QString::fromStdString(child));
         // Diff against any other node (View > Diff Against Node...): here the failed sibling.
         std::string sibling;

@@ -319,6 +319,67 @@ private Q_SLOTS:
         }
     }
 
+    void diffBoxesTheChangedCharactersAndStepsThroughChanges()
+    {
+        KernelEditorPane pane;
+        pane.resize(800, 400);
+        QStringList parent;
+        QStringList child;
+        for (int i = 0; i < 200; ++i) {
+            parent << QStringLiteral("line %1").arg(i);
+            child << QStringLiteral("line %1").arg(i);
+        }
+        child[20] = QStringLiteral("line 20 // tuned");         // an insertion at the end of a line
+        child[120] = QStringLiteral("lime 120");                // one character
+        child[121] = QStringLiteral("  \"grid\": [264, 1, 1]"); // a plan line, say
+        parent[121] = QStringLiteral("  \"grid\": [132, 1, 1]");
+        pane.showDiff(QStringLiteral("n0"), parent.join(QLatin1Char('\n')), QStringLiteral("n1"),
+                      child.join(QLatin1Char('\n')));
+        SideBySideDiffView* view = pane.diffView();
+        QsciScintilla* left = view->leftView();
+        QsciScintilla* right = view->rightView();
+        const auto boxed = [](QsciScintilla* v, int line, int index) {
+            const long position = v->positionFromLineIndex(line, index);
+            return (v->SendScintilla(QsciScintillaBase::SCI_INDICATORALLONFOR, position) &
+                    (1L << SideBySideDiffView::ChangedTextIndicator)) != 0;
+        };
+        // "lime 120" against "line 120": only the 'm' / 'n'.
+        QVERIFY(boxed(right, 120, 2));
+        QVERIFY(!boxed(right, 120, 1));
+        QVERIFY(!boxed(right, 120, 3));
+        QVERIFY(boxed(left, 120, 2));
+        // The grid's 264 against 132: the digits, not the key.
+        QVERIFY(boxed(right, 121, 11));
+        QVERIFY(!boxed(right, 121, 3));
+        // An insertion at the end: boxed on the right only (nothing differs on the left).
+        QVERIFY(boxed(right, 20, 10));
+        QVERIFY(!boxed(left, 20, 3));
+
+        // Next / previous change: the two runs of changed rows (20, then 120-121), wrapping.
+        auto* next = view->findChild<QPushButton*>(QStringLiteral("diffNextChange"));
+        auto* previous = view->findChild<QPushButton*>(QStringLiteral("diffPreviousChange"));
+        QVERIFY(next && previous && next->isEnabled());
+        QCOMPARE(view->currentChangeRow(), -1);
+        next->click();
+        QCOMPARE(view->currentChangeRow(), 20);
+        QVERIFY(left->firstVisibleLine() <= 20 && right->firstVisibleLine() <= 20);
+        next->click();
+        QCOMPARE(view->currentChangeRow(), 120);
+        QCOMPARE(left->firstVisibleLine(), right->firstVisibleLine());
+        QVERIFY(right->firstVisibleLine() > 100);
+        QVERIFY2(
+            view->findChild<QLabel*>(QStringLiteral("diffSummary"))->text().endsWith(QStringLiteral("change 2 of 2")),
+            qPrintable(view->findChild<QLabel*>(QStringLiteral("diffSummary"))->text()));
+        next->click();
+        QCOMPARE(view->currentChangeRow(), 20); // wraps
+        previous->click();
+        QCOMPARE(view->currentChangeRow(), 120);
+
+        pane.showDiff(QStringLiteral("a"), QStringLiteral("x\n"), QStringLiteral("b"), QStringLiteral("x\n"));
+        QVERIFY(!next->isEnabled());
+        QVERIFY(!view->goToChange(true));
+    }
+
     void diffViewsScrollTogether()
     {
         KernelEditorPane pane;

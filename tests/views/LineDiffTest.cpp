@@ -173,6 +173,23 @@ private Q_SLOTS:
         QCOMPARE(diff.rows, rows);
     }
 
+    void changedSpanAndChangeStarts()
+    {
+        using kforge::views::CharSpan;
+        QCOMPARE(kforge::views::changedSpan(QStringLiteral("grid 132"), QStringLiteral("grid 264")),
+                 (CharSpan{5, 3, 3}));
+        QCOMPARE(kforge::views::changedSpan(QStringLiteral("abc"), QStringLiteral("abXc")), (CharSpan{2, 0, 1}));
+        QCOMPARE(kforge::views::changedSpan(QStringLiteral("aaa"), QStringLiteral("aa")), (CharSpan{2, 1, 0}));
+        QCOMPARE(kforge::views::changedSpan(QStringLiteral("same"), QStringLiteral("same")), (CharSpan{4, 0, 0}));
+        QCOMPARE(kforge::views::changedSpan(QString(), QStringLiteral("new")), (CharSpan{0, 0, 3}));
+
+        const QStringList left = {QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c"), QStringLiteral("d")};
+        const QStringList right = {QStringLiteral("A"), QStringLiteral("b"), QStringLiteral("C"), QStringLiteral("D"),
+                                   QStringLiteral("e")};
+        QCOMPARE(kforge::views::changeStarts(kforge::views::diffLines(left, right)), (QList<int>{0, 2}));
+        QCOMPARE(kforge::views::changeStarts(kforge::views::diffLines(left, left)), QList<int>{});
+    }
+
     void edgeCases()
     {
         const QStringList some = lines({"x", "y"});

@@ -219,4 +219,26 @@ QStringList applyHunks(const QStringList& left, const QList<DiffHunk>& hunks)
     return out;
 }
 
+CharSpan changedSpan(const QString& left, const QString& right)
+{
+    const int shorter = static_cast<int>(std::min(left.size(), right.size()));
+    int prefix = 0;
+    while (prefix < shorter && left.at(prefix) == right.at(prefix))
+        ++prefix;
+    int suffix = 0;
+    while (suffix < shorter - prefix && left.at(left.size() - 1 - suffix) == right.at(right.size() - 1 - suffix))
+        ++suffix;
+    return CharSpan{prefix, static_cast<int>(left.size()) - prefix - suffix,
+                    static_cast<int>(right.size()) - prefix - suffix};
+}
+
+QList<int> changeStarts(const LineDiff& diff)
+{
+    QList<int> starts;
+    for (int i = 0; i < diff.rows.size(); ++i)
+        if (diff.rows.at(i).kind != DiffKind::Same && (i == 0 || diff.rows.at(i - 1).kind == DiffKind::Same))
+            starts.append(i);
+    return starts;
+}
+
 } // namespace kforge::views

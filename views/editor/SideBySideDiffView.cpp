@@ -7,9 +7,14 @@
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QScrollBar>
+#include <QShortcut>
 #include <QSplitter>
 #include <QVBoxLayout>
+
+#include <algorithm>
+#include <utility>
 
 namespace kforge::views {
 namespace {
@@ -18,13 +23,28 @@ const QColor kAddedBackground(0xd6, 0xf5, 0xd6);
 const QColor kRemovedBackground(0xfb, 0xd9, 0xd9);
 const QColor kChangedBackground(0xfc, 0xee, 0xc4);
 const QColor kFillerBackground(0xec, 0xec, 0xec);
+const QColor kChangedText(0xe0, 0x8a, 0x00);
+constexpr int kLinesAboveAChange = 3; // context kept above a change scrolled to
 
 } // namespace
 
 SideBySideDiffView::SideBySideDiffView(QWidget* parent)
-    : QWidget(parent), m_leftTitle(new QLabel(this)), m_rightTitle(new QLabel(this)), m_summary(new QLabel(this)),
-      m_left(makeView(QStringLiteral("diffLeft"))), m_right(makeView(QStringLiteral("diffRight")))
+    : QWidget(parent), m_previous(new QPushButton(tr("Previous change"), this)),
+      m_next(new QPushButton(tr("Next change"), this)), m_leftTitle(new QLabel(this)), m_rightTitle(new QLabel(this)),
+      m_summary(new QLabel(this)), m_left(makeView(QStringLiteral("diffLeft"))),
+      m_right(makeView(QStringLiteral("diffRight")))
 {
+    m_previous->setObjectName(QStringLiteral("diffPreviousChange"));
+    m_next->setObjectName(QStringLiteral("diffNextChange"));
+    m_previous->setToolTip(tr("Alt+Up"));
+    m_next->setToolTip(tr("Alt+Down"));
+    connect(m_previous, &QPushButton::clicked, this, [this] { goToChange(false); });
+    connect(m_next, &QPushButton::clicked, this, [this] { goToChange(true); });
+    for (const auto& [key, forward] : {std::pair{Qt::Key_Down, true}, std::pair{Qt::Key_Up, false}}) {
+        auto* shortcut = new QShortcut(QKeySequence(Qt::ALT | key), this);
+        shortcut->setContext(Qt::WidgetWithChildrenShortcut);
+        connect(shortcut, &QShortcut::activated, this, [this, forward = forward] { goToChange(forward); });
+    }
     m_leftTitle->setObjectName(QStringLiteral("diffLeftTitle"));
     m_rightTitle->setObjectName(QStringLiteral("diffRightTitle"));
     m_summary->setObjectName(QStringLiteral("diffSummary"));
@@ -48,7 +68,11 @@ SideBySideDiffView::SideBySideDiffView(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(splitter, 1);
-    layout->addWidget(m_summary);
+    auto* bottom = new QHBoxLayout;
+    bottom->addWidget(m_summary, 1);
+    bottom->addWidget(m_previous);
+    bottom->addWidget(m_next);
+    layout->addLayout(bottom);
 
     // Both views always have the same number of lines, so they share the first visible line and
     // the horizontal offset. Scintilla reports scrolling (wheel, keys, scroll bar, API) through
@@ -109,6 +133,8 @@ QsciScintilla* SideBySideDiffView::makeView(const QString& objectName)
     view->setMarkerBackgroundColor(kChangedBackground, ChangedMarker);
     view->markerDefine(QsciScintilla::Background, FillerMarker);
     view->setMarkerBackgroundColor(kFillerBackground, FillerMarker);
+    view->indicatorDefine(QsciScintilla::FullBoxIndicator, ChangedTextIndicator);
+    view->setIndicatorForegroundColor(kChangedText, ChangedTextIndicator);
     return view;
 }
 
@@ -123,8 +149,41 @@ void SideBySideDiffView::setTexts(const QString& leftTitle, const QString& leftS
     m_summary->setText(summary());
     fill(m_left, left, true);
     fill(m_right, right, false);
+    markChangedText(left, right);
     m_leftFollow = {};
     m_rightFollow = {};
+    m_changeStarts = changeStarts(m_diff);
+    m_currentChange = -1;
+    m_previous->setEnabled(!m_changeStarts.isEmpty());
+    m_next->setEnabled(!m_changeStarts.isEmpty());
+}
+
+void SideBySideDiffView::markChangedText(const QStringList& left, const QStringList& right)
+{
+    for (int i = 0; i < m_diff.rows.size(); ++i) {
+        const DiffRow& row = m_diff.rows.at(i);
+        if (row.kind != DiffKind::Changed)
+            continue;
+        const CharSpan span = changedSpan(left.at(row.leftLine), right.at(row.rightLine));
+        if (span.leftLength > 0)
+            m_left->fillIndicatorRange(i, span.start, i, span.start + span.leftLength, ChangedTextIndicator);
+        if (span.rightLength > 0)
+            m_right->fillIndicatorRange(i, span.start, i, span.start + span.rightLength, ChangedTextIndicator);
+    }
+}
+
+bool SideBySideDiffView::goToChange(bool forward)
+{
+    if (m_changeStarts.isEmpty())
+        return false;
+    const int count = static_cast<int>(m_changeStarts.size());
+    m_currentChange =
+        m_currentChange < 0 ? (forward ? 0 : count - 1) : (m_currentChange + (forward ? 1 : count - 1)) % count;
+    const int row = m_changeStarts.at(m_currentChange);
+    m_left->setFirstVisibleLine(std::max(0, row - kLinesAboveAChange));
+    m_right->setFirstVisibleLine(std::max(0, row - kLinesAboveAChange));
+    m_summary->setText(summary() + tr(" \u2014 change %1 of %2").arg(m_currentChange + 1).arg(count));
+    return true;
 }
 
 void SideBySideDiffView::clear()
