@@ -454,7 +454,7 @@ def evaluator_summary(card, nodes):
               "nodes": len(nodes), "node_statuses": statuses}
     best = best_exportable(nodes)
     if best is None:
-        failed = [n for n in nodes if n["status"] not in ("passed", "compiled-only")]
+        failed = [n for n in nodes if n["status"] not in ("passed", "compiled-only", "validated-only")]
         result["no_best_reason"] = "no passed node with a measured speedup" + (
             ": " + one_line(failed[0].get("failure_reason", ""), 200) if failed else "")
     else:

@@ -172,7 +172,7 @@ def run_target(name, args, env, out):
         result["nodes"] = len(nodes)
         result["node_statuses"] = statuses
         result["failures"] = [f"{n['id']} {n['status']}: {one_line(n['failure_reason'], 200)}" for n in nodes
-                              if n["status"] not in ("passed", "compiled-only") and
+                              if n["status"] not in ("passed", "compiled-only", "validated-only") and
                               "untried" not in n.get("failure_reason", "")]
         best = best_passed(nodes)
         if best is None:

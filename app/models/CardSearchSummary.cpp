@@ -20,6 +20,8 @@ QString cardSearchStatusText(CardSearchStatus status)
         return QCoreApplication::translate("CardSearchSummary", "no gain");
     case CardSearchStatus::CompiledOnly:
         return QCoreApplication::translate("CardSearchSummary", "compiled only");
+    case CardSearchStatus::ValidatedOnly:
+        return QCoreApplication::translate("CardSearchSummary", "validated, not timed");
     case CardSearchStatus::NoSample:
         return QCoreApplication::translate("CardSearchSummary", "no sample");
     case CardSearchStatus::Failed:
@@ -44,16 +46,19 @@ CardSearchSummary summarizeTree(const core::SearchTree& tree)
     }
     bool measured = false;
     bool compiledOnly = false;
+    bool validatedOnly = false;
     bool noSample = false;
     for (const core::SearchNode& node : tree.nodes()) {
         measured = measured || node.latency.has_value();
         compiledOnly = compiledOnly || node.status == core::NodeStatus::CompiledOnly;
+        validatedOnly = validatedOnly || node.status == core::NodeStatus::ValidatedOnly;
         noSample = noSample || node.status == core::NodeStatus::NoSample;
     }
     // "compiled only" is said only of candidates compiled without a GPU; a tree whose nodes all
     // failed says so, and one that had nothing to validate against says that.
     summary.status = summary.speedup && *summary.speedup > 1.0 ? CardSearchStatus::Improved
         : measured                                             ? CardSearchStatus::NoGain
+        : validatedOnly                                        ? CardSearchStatus::ValidatedOnly
         : compiledOnly                                         ? CardSearchStatus::CompiledOnly
         : noSample                                             ? CardSearchStatus::NoSample
                                                                : CardSearchStatus::Failed;

@@ -17,15 +17,16 @@
 namespace kforge::app {
 
 enum class CardSearchStatus {
-    NotStarted,   // no tree file
-    Searching,    // a run is on this card now (set by the GUI, not read from files)
-    Improved,     // a passed node beats eager
-    NoGain,       // searched and measured, nothing faster than eager
-    CompiledOnly, // searched without a GPU: candidates compiled, none measured
-    NoSample,     // the card has no captured sample, so nothing could be validated
-    Failed,       // searched on a GPU, every node failed (the root's reason says why)
-    NotCovered,   // the proposer in use has no kernel for it (reason says why); never searched
-    VendorSkipped // cuBLAS/cuDNN-backed: the search skips it
+    NotStarted,    // no tree file
+    Searching,     // a run is on this card now (set by the GUI, not read from files)
+    Improved,      // a passed node beats eager
+    NoGain,        // searched and measured, nothing faster than eager
+    CompiledOnly,  // searched without a GPU: candidates compiled, none measured
+    ValidatedOnly, // candidates validated on a GPU, none timed (validate-only evaluations)
+    NoSample,      // the card has no captured sample, so nothing could be validated
+    Failed,        // searched on a GPU, every node failed (the root's reason says why)
+    NotCovered,    // the proposer in use has no kernel for it (reason says why); never searched
+    VendorSkipped  // cuBLAS/cuDNN-backed: the search skips it
 };
 QString cardSearchStatusText(CardSearchStatus status); // "not started", "searching", ...
 

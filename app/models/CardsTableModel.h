@@ -26,7 +26,7 @@ public:
         ShareColumn,
         BestColumn,    // the search's best node (core::bestNode), us
         SpeedupColumn, // its speedup over eager (core::nodeSpeedup)
-        StatusColumn,  // not started, searching, improved, no gain, compiled only, skipped (vendor)
+        StatusColumn,  // not started, searching, improved, no gain, validated/compiled only, skipped (vendor)
         NotesColumn,
         ColumnCount
     };

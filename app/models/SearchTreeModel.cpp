@@ -406,6 +406,8 @@ QString SearchTreeModel::statusText(core::NodeStatus status)
         return tr("passed");
     case NodeStatus::CompiledOnly:
         return tr("compiled only");
+    case NodeStatus::ValidatedOnly:
+        return tr("validated, not timed");
     case NodeStatus::FailedProposal:
         return tr("proposal failed");
     case NodeStatus::FailedCompile:

@@ -288,6 +288,9 @@ void addNode(QList<LogEntry>& out, const QString& cardId, const SearchNode& node
         entries.add(LogLevel::Info, LogPhase::Validate,
                     reason.isEmpty() ? ValidationLogModel::tr("compiled only: not measured")
                                      : ValidationLogModel::tr("compiled only: %1").arg(reason));
+    } else if (node.status == NodeStatus::ValidatedOnly) {
+        entries.add(LogLevel::Info, LogPhase::Time,
+                    ValidationLogModel::tr("validated, not timed (a validate-only evaluation): no speedup to rank"));
     }
 }
 

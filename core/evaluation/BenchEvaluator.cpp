@@ -38,10 +38,10 @@ Evaluation evaluationFromBenchReport(const json& document)
                 evaluation.eagerUs = report.timing->eager->medianUs;
         }
         if (!evaluation.latency) {
-            // Passed without timing (a validate-only run): it cannot rank, so it is compiled-only.
-            evaluation.status = NodeStatus::CompiledOnly;
+            // Passed without timing (a validate-only run): validated, but it cannot rank.
+            evaluation.status = NodeStatus::ValidatedOnly;
         }
-    } else if (evaluation.status != NodeStatus::CompiledOnly) {
+    } else if (evaluation.status != NodeStatus::CompiledOnly && evaluation.status != NodeStatus::ValidatedOnly) {
         evaluation.failureReason =
             status + ": " + (report.reason.line.empty() ? std::string("no reason given") : report.reason.line);
     }

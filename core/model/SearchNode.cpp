@@ -6,7 +6,7 @@
 namespace kforge::core {
 namespace {
 
-constexpr std::array<std::pair<NodeStatus, const char*>, 12> kStatusNames{{
+constexpr std::array<std::pair<NodeStatus, const char*>, 13> kStatusNames{{
     {NodeStatus::Pending, "pending"},
     {NodeStatus::Compiling, "compiling"},
     {NodeStatus::Evaluating, "evaluating"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<NodeStatus, const char*>, 12> kStatusNames{{
     {NodeStatus::TimedOut, "timed-out"},
     {NodeStatus::Abandoned, "abandoned"},
     {NodeStatus::NoSample, "no-sample"},
+    {NodeStatus::ValidatedOnly, "validated-only"},
 }};
 
 constexpr std::array<std::pair<ProvenanceKind, const char*>, 4> kProvenanceNames{{
@@ -56,7 +57,7 @@ bool isInFlight(NodeStatus status)
 
 bool isRevisable(NodeStatus status)
 {
-    return status == NodeStatus::Passed || status == NodeStatus::CompiledOnly;
+    return status == NodeStatus::Passed || status == NodeStatus::CompiledOnly || status == NodeStatus::ValidatedOnly;
 }
 
 bool isFailure(NodeStatus status)

@@ -15,7 +15,7 @@
 namespace kforge::core {
 
 /// Where a node is in its life. Pending/Compiling/Evaluating are in flight (never selected for
-/// revision); Passed and CompiledOnly may be revised; every other value is a failure that stays in
+/// revision); Passed, CompiledOnly and ValidatedOnly may be revised; every other value is a failure that stays in
 /// the tree with its reason and is never revised.
 enum class NodeStatus {
     Pending,
@@ -30,13 +30,16 @@ enum class NodeStatus {
     TimedOut,
     Abandoned, // never evaluated: the search stopped (or was killed) while it was in flight
     NoSample,  // compiled, never validated: the card has no captured sample to validate against
+    // Validated against eager on a GPU but not timed (a validate-only evaluation): revisable,
+    // reward 0, never a best node. Not CompiledOnly, which means no GPU was there.
+    ValidatedOnly,
 };
 
 const char* nodeStatusName(NodeStatus status); // "passed", "failed-compile", ...
 bool nodeStatusFromName(const std::string& name, NodeStatus& out);
 bool isInFlight(NodeStatus status);
 bool isFailure(NodeStatus status);
-/// Passed or CompiledOnly: the node may become the parent of a revision.
+/// Passed, CompiledOnly or ValidatedOnly: the node may become the parent of a revision.
 bool isRevisable(NodeStatus status);
 
 enum class ProvenanceKind { Root, BuiltinTransformation, Llm, ManualEdit };

@@ -24,7 +24,7 @@ bool sameScore(double a, double b)
 
 std::optional<double> Mcts::reward(const SearchNode& node) const
 {
-    if (node.status == NodeStatus::CompiledOnly)
+    if (node.status == NodeStatus::CompiledOnly || node.status == NodeStatus::ValidatedOnly)
         return 0.0;
     if (node.status != NodeStatus::Passed)
         return std::nullopt;

@@ -36,6 +36,8 @@ SpeedupColours::Category SpeedupColours::categoryOf(const core::SearchNode& node
     switch (node.status) {
     case NodeStatus::Passed:
         return core::nodeSpeedup(node) ? Category::Speedup : Category::PassedUnmeasured;
+    case NodeStatus::ValidatedOnly:
+        return Category::PassedUnmeasured;
     case NodeStatus::CompiledOnly:
         return Category::CompiledOnly;
     case NodeStatus::FailedValidation:

@@ -134,6 +134,15 @@ private Q_SLOTS:
         addRoot(compiled, kforge::test::compiledOnly());
         QCOMPARE(summarizeTree(compiled).status, CardSearchStatus::CompiledOnly);
 
+        // Validated on a GPU without timing (a validate-only evaluation) is not "compiled only".
+        core::SearchTree validated;
+        core::Evaluation untimed;
+        untimed.status = core::NodeStatus::ValidatedOnly;
+        addRoot(validated, untimed);
+        QCOMPARE(summarizeTree(validated).status, CardSearchStatus::ValidatedOnly);
+        QCOMPARE(kforge::app::cardSearchStatusText(CardSearchStatus::ValidatedOnly),
+                 QStringLiteral("validated, not timed"));
+
         QCOMPARE(summarizeTree(noSample).reason, QStringLiteral("the card has no captured sample"));
 
         // A card the proposer does not cover shows the reason as the status's tooltip.

@@ -38,7 +38,16 @@ TEST(BenchEvaluator, FailuresKeepTheirReasonAndKind)
 TEST(BenchEvaluator, CompiledOnlyAndUntimedPassesCannotRank)
 {
     EXPECT_EQ(evaluationFromBenchReport(json{{"status", "compiled-only"}}).status, NodeStatus::CompiledOnly);
-    // A validate-only pass has no timing: it must not be ranked as a measured node.
-    EXPECT_EQ(evaluationFromBenchReport(json{{"status", "passed"}, {"evaluation", json::object()}}).status,
-              NodeStatus::CompiledOnly);
+    // A validate-only pass has no timing: it must not be ranked as a measured node, and it is not
+    // "compiled only" either (that means no GPU): validated, not timed.
+    const Evaluation untimed = evaluationFromBenchReport(json{{"status", "passed"}, {"evaluation", json::object()}});
+    EXPECT_EQ(untimed.status, NodeStatus::ValidatedOnly);
+    EXPECT_FALSE(untimed.latency.has_value());
+    EXPECT_TRUE(untimed.failureReason.empty());
+    EXPECT_TRUE(isRevisable(NodeStatus::ValidatedOnly));
+    EXPECT_FALSE(isFailure(NodeStatus::ValidatedOnly));
+    NodeStatus parsed = NodeStatus::Pending;
+    ASSERT_TRUE(nodeStatusFromName("validated-only", parsed));
+    EXPECT_EQ(parsed, NodeStatus::ValidatedOnly);
+    EXPECT_STREQ(nodeStatusName(NodeStatus::ValidatedOnly), "validated-only");
 }
