@@ -90,8 +90,13 @@ std::string ComparisonResult::describe(const Tolerance& tolerance) const
         "); max abs error " + formatValue(maxAbsError);
 }
 
-ComparisonResult compareOutputs(const double* got, const double* expected, const std::vector<std::int64_t>& sizes,
-                                const Tolerance& tolerance)
+namespace {
+
+// The element loop both comparisons share: `acceptableAt(i, why)` judges element i, and the errors,
+// the first bad element and its "expected" are measured against `reference`.
+template <typename Judge>
+ComparisonResult compareElements(const double* got, const double* reference, const std::vector<std::int64_t>& sizes,
+                                 Judge acceptableAt)
 {
     ComparisonResult result;
     std::int64_t count = 1;
@@ -100,12 +105,12 @@ ComparisonResult compareOutputs(const double* got, const double* expected, const
     result.elements = count;
     for (std::int64_t i = 0; i < count; ++i) {
         std::string why;
-        const bool ok = acceptable(got[i], expected[i], tolerance, why);
-        if (std::isfinite(got[i]) && std::isfinite(expected[i])) {
-            const double diff = std::fabs(got[i] - expected[i]);
+        const bool ok = acceptableAt(i, why);
+        if (std::isfinite(got[i]) && std::isfinite(reference[i])) {
+            const double diff = std::fabs(got[i] - reference[i]);
             result.maxAbsError = std::max(result.maxAbsError, diff);
-            if (expected[i] != 0)
-                result.maxRelError = std::max(result.maxRelError, diff / std::fabs(expected[i]));
+            if (reference[i] != 0)
+                result.maxRelError = std::max(result.maxRelError, diff / std::fabs(reference[i]));
         }
         if (ok)
             continue;
@@ -114,12 +119,22 @@ ComparisonResult compareOutputs(const double* got, const double* expected, const
             result.firstBadIndex = i;
             result.firstBadCoordinates = coordinatesOf(i, sizes);
             result.firstBadGot = got[i];
-            result.firstBadExpected = expected[i];
+            result.firstBadExpected = reference[i];
             result.reason = why;
         }
     }
     result.passed = result.mismatches == 0;
     return result;
+}
+
+} // namespace
+
+ComparisonResult compareOutputs(const double* got, const double* expected, const std::vector<std::int64_t>& sizes,
+                                const Tolerance& tolerance)
+{
+    return compareElements(got, expected, sizes, [&](std::int64_t i, std::string& why) {
+        return acceptable(got[i], expected[i], tolerance, why);
+    });
 }
 
 ComparisonResult compareWithGolden(const double* got, const double* eager, const double* golden,
@@ -128,33 +143,9 @@ ComparisonResult compareWithGolden(const double* got, const double* eager, const
 {
     if (tolerance.exact)
         return compareOutputs(got, eager, sizes, tolerance);
-    ComparisonResult result;
-    std::int64_t count = 1;
-    for (std::int64_t s : sizes)
-        count *= s;
-    result.elements = count;
-    for (std::int64_t i = 0; i < count; ++i) {
-        std::string why;
-        const bool ok = acceptableAgainstGolden(got[i], eager[i], golden[i], tolerance, multiplier, why);
-        if (std::isfinite(got[i]) && std::isfinite(golden[i])) {
-            const double diff = std::fabs(got[i] - golden[i]);
-            result.maxAbsError = std::max(result.maxAbsError, diff);
-            if (golden[i] != 0)
-                result.maxRelError = std::max(result.maxRelError, diff / std::fabs(golden[i]));
-        }
-        if (ok)
-            continue;
-        ++result.mismatches;
-        if (result.firstBadIndex < 0) {
-            result.firstBadIndex = i;
-            result.firstBadCoordinates = coordinatesOf(i, sizes);
-            result.firstBadGot = got[i];
-            result.firstBadExpected = golden[i];
-            result.reason = why;
-        }
-    }
-    result.passed = result.mismatches == 0;
-    return result;
+    return compareElements(got, golden, sizes, [&](std::int64_t i, std::string& why) {
+        return acceptableAgainstGolden(got[i], eager[i], golden[i], tolerance, multiplier, why);
+    });
 }
 
 std::string describeGoldenComparison(const ComparisonResult& result, const Tolerance& tolerance, double multiplier)
