@@ -91,6 +91,14 @@ MergedDims mergeDims(const std::vector<std::size_t>& order, const std::vector<st
 /// of the width, so each vector starts on a multiple of it (base pointers are 16-byte aligned).
 bool stridesAllowVectors(const std::vector<std::int64_t>& strides, int width);
 
+/// Operand strides over an iteration space of `sizes`: right-aligned, 0 where the operand
+/// broadcasts (absent or size 1). nullopt when its sizes do not broadcast to `sizes`.
+std::optional<std::vector<std::int64_t>> broadcastStrides(const TensorSpec& t, const std::vector<std::int64_t>& sizes);
+/// `long long NAME(long long i)`: the offset (elements) of row-major index i over `dims`
+/// (outermost first) for an operand with `strides` over them, sizes and strides baked in.
+std::string offsetFunction(const std::string& name, const std::vector<std::int64_t>& dims,
+                           const std::vector<std::int64_t>& strides);
+
 /// `#include` lines for a dtype plus `__device__ float NAME(T v)` converting one element to float;
 /// used for tensors whose dtype may differ from the main input's (weights, running stats, operands).
 std::string dtypeLoader(const std::string& fn, const std::string& dtype);

@@ -21,50 +21,12 @@ const char* modeName(int mode)
     return kNames[mode];
 }
 
-// Operand strides over the output's dims: right-aligned, 0 where the operand broadcasts (absent or
-// size 1). nullopt when its sizes do not broadcast to `sizes`.
-std::optional<std::vector<std::int64_t>> broadcastStrides(const TensorSpec& t, const std::vector<std::int64_t>& sizes)
-{
-    if (t.sizes.size() > sizes.size() || t.strides.size() != t.sizes.size())
-        return std::nullopt;
-    const std::size_t lead = sizes.size() - t.sizes.size();
-    std::vector<std::int64_t> strides(sizes.size(), 0);
-    for (std::size_t d = lead; d < sizes.size(); ++d) {
-        const std::int64_t size = t.sizes[d - lead];
-        if (size == sizes[d] && size != 1)
-            strides[d] = t.strides[d - lead];
-        else if (size != 1)
-            return std::nullopt;
-    }
-    return strides;
-}
-
 std::vector<std::int64_t> contiguousOver(const std::vector<std::int64_t>& dims)
 {
     std::vector<std::int64_t> strides(dims.size(), 1);
     for (std::size_t d = dims.size(); d-- > 1;)
         strides[d - 1] = strides[d] * dims[d];
     return strides;
-}
-
-// `long long NAME(long long i)`: the offset (elements) of walk index i for an operand with `strides`.
-std::string offsetFunction(const std::string& name, const std::vector<std::int64_t>& dims,
-                           const std::vector<std::int64_t>& strides)
-{
-    std::ostringstream s;
-    s << "__device__ __forceinline__ long long " << name << "(long long i)\n{\n    long long o = 0;\n";
-    for (std::size_t d = dims.size(); d-- > 0;) {
-        if (d == 0) {
-            if (strides[d] != 0)
-                s << "    o += i * " << strides[d] << "LL;\n";
-        } else {
-            if (strides[d] != 0)
-                s << "    o += (i % " << dims[d] << "LL) * " << strides[d] << "LL;\n";
-            s << "    i /= " << dims[d] << "LL;\n";
-        }
-    }
-    s << "    (void)i;\n    return o;\n}\n";
-    return s.str();
 }
 
 // The region inputs a batch_norm member reads per channel (weight, bias, running statistics).
