@@ -10,8 +10,10 @@
 #include "builtin_proposer/NormFamily.h"
 #include "builtin_proposer/PointwiseRegionFamily.h"
 #include "builtin_proposer/ReduceFamily.h"
+#include "builtin_proposer/RowRegionFamily.h"
 #include "builtin_proposer/SoftmaxFamily.h"
 #include "builtin_proposer/UnaryFamily.h"
+#include "pointwise/PointwiseExpression.h"
 #include "pointwise/PointwiseOpTable.h"
 
 #include <algorithm>
@@ -108,10 +110,14 @@ std::vector<Transformation> BuiltinProposer::untriedNeighbours(const nlohmann::j
 
 Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const OperatorCard& card)
 {
-    // A region card: its chain as one pointwise kernel (reductions, norms and softmax in a region
-    // are refused with the member that is not pointwise).
-    if (card.isRegion())
+    // A region card: its chain as one kernel, a row kernel where a member reduces rows (softmax,
+    // norms, sum / mean / amax over the last dim), else one pass over the elements.
+    if (card.isRegion()) {
+        const auto& members = card.region->members;
+        if (std::any_of(members.begin(), members.end(), [](const ChainMember& m) { return isRowReductionOp(m.op); }))
+            return wrap(RowRegionFamily::create(card));
         return wrap(PointwiseRegionFamily::create(card));
+    }
     const std::string op = card.qualifiedName();
     if (SoftmaxFamily::coversOp(op)) {
         auto family = SoftmaxFamily::create(card);

@@ -89,7 +89,7 @@ int PointwiseExpression::intern(PointwiseNode node)
         const PointwiseNode& n = m_nodes[i];
         if (n.kind == node.kind && n.input == node.input &&
             std::memcmp(&n.constant, &node.constant, sizeof(double)) == 0 && n.op == node.op &&
-            n.operands == node.operands && n.dtype == node.dtype && n.round == node.round)
+            n.operands == node.operands && n.dtype == node.dtype && n.round == node.round && n.reduce == node.reduce)
             return static_cast<int>(i);
     }
     m_nodes.push_back(std::move(node));
@@ -114,10 +114,42 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
     // Values an in-place member has overwritten (its self), and by which member: a later read of
     // one would see eager's written value, not the one the source names.
     std::vector<std::pair<ChainSource, std::size_t>> overwritten;
+    // The node a member's one-tensor argument `a` reads.
+    const auto tensorNode = [&](const ChainMember& member, std::size_t a, const std::string& label) -> Result<int> {
+        const ChainSource& source = member.sources[a][0];
+        for (const auto& [value, writer] : overwritten)
+            if (value == source)
+                return refuse(label + ": reads a value member " + std::to_string(writer) + " overwrote in place");
+        if (source.fromMember)
+            return memberNodes.at(static_cast<std::size_t>(source.index)).at(static_cast<std::size_t>(source.output));
+        PointwiseNode input;
+        input.input = source.index;
+        input.dtype = card.args.at(static_cast<std::size_t>(source.index)).tensors[0].dtype;
+        return e.intern(std::move(input));
+    };
+    const auto isOneTensor = [](const ChainMember& member, std::size_t a) {
+        return member.args[a].kind == ArgKind::Tensor && member.args[a].tensors.size() == 1 &&
+            a < member.sources.size() && member.sources[a].size() == 1;
+    };
     for (std::size_t m = 0; m < chain.members.size(); ++m) {
         const ChainMember& member = chain.members[m];
         const std::string label = "member " + std::to_string(m) + " (" + member.op.substr(member.op.find(':') + 2) +
             (member.overload.empty() ? "" : "." + member.overload) + ")";
+        if (options.rowReductions && isRowReductionOp(member.op)) {
+            std::vector<int> argNodes(member.args.size(), -1);
+            for (std::size_t a = 0; a < member.args.size(); ++a)
+                if (isOneTensor(member, a)) {
+                    auto node = tensorNode(member, a, label);
+                    if (!node)
+                        return node.error();
+                    argNodes[a] = node.value();
+                }
+            auto result = e.addRowReduction(member, static_cast<int>(m), label, argNodes);
+            if (!result)
+                return result.error();
+            memberNodes[m] = {result.value()};
+            continue;
+        }
         auto row = findPointwiseOp(member.op, member.overload, member.args);
         if (!row)
             return refuse("member " + std::to_string(m) + ": " + row.error().message);
@@ -141,22 +173,11 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
             }
             int node = -1;
             PromotionOperand p;
-            if (arg->kind == ArgKind::Tensor && arg->tensors.size() == 1 && a < member.sources.size() &&
-                member.sources[a].size() == 1) {
-                const ChainSource& source = member.sources[a][0];
-                for (const auto& [value, writer] : overwritten)
-                    if (value == source)
-                        return refuse(label + ": reads a value member " + std::to_string(writer) +
-                                      " overwrote in place");
-                if (source.fromMember) {
-                    node = memberNodes.at(static_cast<std::size_t>(source.index))
-                               .at(static_cast<std::size_t>(source.output));
-                } else {
-                    PointwiseNode input;
-                    input.input = source.index;
-                    input.dtype = card.args.at(static_cast<std::size_t>(source.index)).tensors[0].dtype;
-                    node = e.intern(std::move(input));
-                }
+            if (isOneTensor(member, a)) {
+                auto tensor = tensorNode(member, a, label);
+                if (!tensor)
+                    return tensor.error();
+                node = tensor.value();
                 p = {e.m_nodes[static_cast<std::size_t>(node)].dtype,
                      arg->tensors[0].sizes.empty() ? OperandRank::ZeroDim : OperandRank::Dimensioned};
             } else if (arg->kind == ArgKind::Value && scalarValue(arg->value)) {
@@ -227,21 +248,35 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
     }
     if (e.m_outputs.empty())
         return refuse("the region has no output");
+    for (const std::vector<int>& nodes : memberNodes)
+        e.m_memberNodes.push_back(nodes.at(0));
     return e;
 }
 
-std::vector<bool> PointwiseExpression::live() const
+std::vector<bool> PointwiseExpression::dependencies(const std::vector<int>& roots,
+                                                    const std::vector<bool>& leaves) const
 {
     std::vector<bool> used(m_nodes.size(), false);
-    for (int o : m_outputs)
-        used[static_cast<std::size_t>(o)] = true;
+    for (int r : roots)
+        used[static_cast<std::size_t>(r)] = true;
     // Operands precede their users (interned in chain order), so one backward pass is enough.
     for (std::size_t i = m_nodes.size(); i-- > 0;)
-        if (used[i])
+        if (used[i] && !(i < leaves.size() && leaves[i]))
             for (int operand : m_nodes[i].operands)
                 if (operand >= 0)
                     used[static_cast<std::size_t>(operand)] = true;
     return used;
+}
+
+std::vector<bool> PointwiseExpression::live() const
+{
+    return dependencies(m_outputs);
+}
+
+bool PointwiseExpression::hasReductions() const
+{
+    return std::any_of(m_nodes.begin(), m_nodes.end(),
+                       [](const PointwiseNode& n) { return n.kind == PointwiseNode::Kind::Reduce; });
 }
 
 bool PointwiseExpression::inputUsed(int k) const
@@ -272,28 +307,51 @@ bool PointwiseExpression::needsBfloat16() const
     return std::any_of(m_nodes.begin(), m_nodes.end(), [](const PointwiseNode& n) { return n.dtype == "bfloat16"; });
 }
 
+std::string PointwiseExpression::helpers() const
+{
+    std::string s = pointwiseHelpers();
+    if (needsHalf())
+        s += "__device__ __forceinline__ float kfRoundHalf(float v) { return __half2float(__float2half_rn(v)); }\n";
+    if (needsBfloat16())
+        s += "__device__ __forceinline__ float kfRoundBfloat16(float v) { return "
+             "__bfloat162float(__float2bfloat16_rn(v)); }\n";
+    return s;
+}
+
+std::string PointwiseExpression::applyExpression(int id, const std::function<std::string(int)>& operandName) const
+{
+    const PointwiseNode& n = m_nodes.at(static_cast<std::size_t>(id));
+    std::vector<FormulaOperand> operands;
+    for (int operand : n.operands) {
+        if (operand < 0) {
+            operands.emplace_back();
+            continue;
+        }
+        const PointwiseNode& o = m_nodes[static_cast<std::size_t>(operand)];
+        if (o.kind == PointwiseNode::Kind::Constant)
+            operands.push_back(FormulaOperand{floatLiteral(o.constant), o.constant});
+        else
+            operands.push_back(FormulaOperand{operandName(operand), std::nullopt});
+    }
+    std::string value = n.op->formula(operands);
+    // A bool is 0 / 1 to every later op (add of two bools is true, not 2); Bool rows give 0 / 1.
+    if (n.dtype == "bool" && n.op->result != PointwiseResult::Bool)
+        value = "(" + value + " != 0.0f ? 1.0f : 0.0f)";
+    if (n.round)
+        return (n.dtype == "float16" ? "kfRoundHalf(" : "kfRoundBfloat16(") + value + ")";
+    return value;
+}
+
 std::string PointwiseExpression::elementFunction(const std::string& name) const
 {
     const std::vector<bool> used = live();
     std::ostringstream s;
-    s << pointwiseHelpers();
-    if (needsHalf())
-        s << "__device__ __forceinline__ float kfRoundHalf(float v) { return __half2float(__float2half_rn(v)); }\n";
-    if (needsBfloat16())
-        s << "__device__ __forceinline__ float kfRoundBfloat16(float v) { return "
-             "__bfloat162float(__float2bfloat16_rn(v)); }\n";
+    s << helpers();
     s << "// Every region output of one element from the inputs' values, in fp32; a 16-bit op result\n"
       << "// is rounded to its dtype where eager materializes it.\n"
       << "__device__ __forceinline__ void " << name << "(const float (&x)[" << std::max(m_inputCount, 1)
       << "], float (&y)[" << m_outputs.size() << "])\n{\n";
-    const auto operandOf = [&](int id) {
-        if (id < 0)
-            return FormulaOperand{};
-        const PointwiseNode& n = m_nodes[static_cast<std::size_t>(id)];
-        if (n.kind == PointwiseNode::Kind::Constant)
-            return FormulaOperand{floatLiteral(n.constant), n.constant};
-        return FormulaOperand{"v" + std::to_string(id), std::nullopt};
-    };
+    const auto name_of = [](int id) { return "v" + std::to_string(id); };
     for (std::size_t i = 0; i < m_nodes.size(); ++i) {
         const PointwiseNode& n = m_nodes[i];
         if (!used[i] || n.kind == PointwiseNode::Kind::Constant)
@@ -303,21 +361,14 @@ std::string PointwiseExpression::elementFunction(const std::string& name) const
             s << "x[" << n.input << "];\n";
             continue;
         }
-        std::vector<FormulaOperand> operands;
-        for (int operand : n.operands)
-            operands.push_back(operandOf(operand));
-        std::string value = n.op->formula(operands);
-        // A bool is 0 / 1 to every later op (add of two bools is true, not 2); Bool rows give 0 / 1.
-        if (n.dtype == "bool" && n.op->result != PointwiseResult::Bool)
-            value = "(" + value + " != 0.0f ? 1.0f : 0.0f)";
-        if (n.round)
-            s << (n.dtype == "float16" ? "kfRoundHalf(" : "kfRoundBfloat16(") << value << "); // " << n.op->name
-              << " -> " << n.dtype << "\n";
-        else
-            s << value << "; // " << n.op->name << " -> " << n.dtype << "\n";
+        s << applyExpression(static_cast<int>(i), name_of) << "; // " << n.op->name << " -> " << n.dtype << "\n";
     }
-    for (std::size_t o = 0; o < m_outputs.size(); ++o)
-        s << "    y[" << o << "] = " << operandOf(m_outputs[o]).expr << ";\n";
+    for (std::size_t o = 0; o < m_outputs.size(); ++o) {
+        const PointwiseNode& n = m_nodes[static_cast<std::size_t>(m_outputs[o])];
+        s << "    y[" << o
+          << "] = " << (n.kind == PointwiseNode::Kind::Constant ? floatLiteral(n.constant) : name_of(m_outputs[o]))
+          << ";\n";
+    }
     s << "}\n";
     return s.str();
 }

@@ -9,11 +9,18 @@
 // each op result whose eager dtype is float16 or bfloat16 is rounded to it before the next op reads
 // it, which keeps the kernel within a rounding of eager instead of drifting from it by the chain's
 // length. Without it the chain runs in fp32 throughout and only the stores round.
+//
+// Row reductions (PointwiseOptions::rowReductions): a member that reduces the last dim of its
+// input (softmax, log_softmax, sum, mean, amax, amin, layer_norm, rms_norm) becomes Reduce nodes
+// (a sum, max or min over the row) and the pointwise ops around them, all in fp32 as eager's
+// kernels compute it, its result rounded once to the member's dtype. Which values vary along the
+// row and which are one per row is the kernel's business (layouts): the DAG only orders them.
 
 #include "model/OperatorCard.h"
 #include "pointwise/PointwiseOpTable.h"
 #include "util/Result.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,10 +28,14 @@ namespace kforge::core {
 
 struct PointwiseOptions {
     bool roundIntermediates = true;
+    bool rowReductions = false; // decompose row reductions into Reduce nodes; refused otherwise
 };
 
+/// What a Reduce node combines over the row: eager's sum, or its NaN-propagating max / min.
+enum class PointwiseReduce { Sum, Max, Min };
+
 struct PointwiseNode {
-    enum class Kind { Input, Constant, Apply };
+    enum class Kind { Input, Constant, Apply, Reduce };
     Kind kind = Kind::Input;
     int input = -1;                     // Input: the region input ("in<input>")
     double constant = 0;                // Constant: a Python scalar's value
@@ -32,7 +43,12 @@ struct PointwiseNode {
     std::vector<int> operands;          // Apply: node per row operand; -1 for an absent optional
     std::string dtype;                  // the eager dtype of the value (Constant: the scalar's: float32, int64, bool)
     bool round = false;                 // Apply: the fp32 result is rounded to `dtype` (float16 / bfloat16)
+    PointwiseReduce reduce = PointwiseReduce::Sum; // Reduce: over the last dim of operands[0]
+    int member = -1;                               // Reduce: the chain member it is part of
 };
+
+/// Whether `op` ("aten::softmax") is a row reduction PointwiseOptions::rowReductions decomposes.
+bool isRowReductionOp(const std::string& op);
 
 class PointwiseExpression {
 public:
@@ -46,6 +62,9 @@ public:
     const std::vector<PointwiseNode>& nodes() const { return m_nodes; }
     /// The node of each region output.
     const std::vector<int>& outputs() const { return m_outputs; }
+    /// The node of chain member `m`'s (first) output.
+    int memberNode(std::size_t m) const { return m_memberNodes.at(m); }
+    bool hasReductions() const;
     /// Whether region input `k` is read by any output (an input may feed only dead code).
     bool inputUsed(int k) const;
     /// Apply nodes an output depends on (what the element code computes).
@@ -56,6 +75,14 @@ public:
     /// conversion. Preceded by pointwiseHelpers() and a 16-bit rounding helper where needed; the
     /// caller includes cuda_fp16.h / cuda_bf16.h (needsHalf / needsBfloat16).
     std::string elementFunction(const std::string& name) const;
+    /// The device helpers the formulas call and the 16-bit rounding helpers the nodes need: what
+    /// elementFunction starts with, for a kernel that emits its own node code.
+    std::string helpers() const;
+    /// The fp32 expression of Apply node `id` with its rounding, each non-constant operand written
+    /// as `operandName(node)` (constants are inlined).
+    std::string applyExpression(int id, const std::function<std::string(int)>& operandName) const;
+    /// Nodes that `roots` depend on (roots included), not looking through the nodes `leaves` marks.
+    std::vector<bool> dependencies(const std::vector<int>& roots, const std::vector<bool>& leaves = {}) const;
     bool needsHalf() const;
     bool needsBfloat16() const;
     int inputCount() const { return m_inputCount; }
@@ -66,9 +93,19 @@ private:
     /// another dtype), as eager converts an operand to an op's common dtype; `id` itself otherwise.
     int narrowed(int id, const std::string& dtype);
     std::vector<bool> live() const;
+    /// Row-reduction member `member` (isRowReductionOp), the chain's member `memberIndex`, as nodes;
+    /// `argNodes[a]`: the node of its argument a when that is one tensor, else -1. The id of the
+    /// member's result, or why not.
+    Result<int> addRowReduction(const ChainMember& member, int memberIndex, const std::string& label,
+                                const std::vector<int>& argNodes);
+    int constantNode(double value);
+    int applyNode(const char* op, const char* overload, std::vector<int> operands, const std::string& dtype,
+                  bool round);
+    int reduceNode(PointwiseReduce reduce, int operand, int member);
 
     std::vector<PointwiseNode> m_nodes;
     std::vector<int> m_outputs;
+    std::vector<int> m_memberNodes;
     int m_inputCount = 0;
 };
 

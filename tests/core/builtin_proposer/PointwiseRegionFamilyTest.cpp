@@ -106,16 +106,24 @@ TEST(PointwiseRegionFamily, PlanPassesEveryInputAndOutput)
 TEST(PointwiseRegionFamily, RefusesRegionsItCannotCoverWithTheReason)
 {
     {
+        // A norm that is not a row reduction (group_norm reduces across channels).
         RegionChainBuilder b;
-        const TensorSpec t = spec("float32", {4, 8});
+        const TensorSpec t = spec("float32", {2, 8, 4});
         const Value x = b.input(t);
         const Value m = b.binary("aten::mul", x, json(0.125), t);
-        b.output(b.call("aten::_softmax", "", {{"self", m}, {"dim", json(-1)}, {"half_to_float", json(false)}}, t));
+        b.output(b.call("aten::group_norm", "",
+                        {{"input", m},
+                         {"num_groups", json(2)},
+                         {"weight", std::monostate{}},
+                         {"bias", std::monostate{}},
+                         {"eps", json(1e-5)},
+                         {"cudnn_enabled", json(true)}},
+                        t));
         auto supported = BuiltinProposer::supports(b.card());
         ASSERT_FALSE(supported);
         EXPECT_EQ(supported.error().code, ErrorCode::Unsupported);
         EXPECT_EQ(supported.error().toString(),
-                  "built-in proposer, kforge::region: member 1: aten::_softmax: a reduction, norm or softmax, not "
+                  "built-in proposer, kforge::region: member 1: aten::group_norm: a reduction, norm or softmax, not "
                   "pointwise (not covered yet)");
     }
     {

@@ -1,0 +1,516 @@
+#include "builtin_proposer/RowRegionFamily.h"
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+namespace kforge::core {
+
+namespace {
+
+using Kind = PointwiseNode::Kind;
+
+constexpr int kMaxElementsPerThread = 32;
+
+const std::vector<Knob> kKnobs = {{"threads", "threads-per-row", "", ""},
+                                  {"rows_per_block", "rows-per-block", "", ""},
+                                  {"vector_width", "vector-width", "", ""}};
+
+const char* reduceName(PointwiseReduce r)
+{
+    return r == PointwiseReduce::Sum ? "sum" : (r == PointwiseReduce::Max ? "max" : "min");
+}
+
+std::string combine(PointwiseReduce r, const std::string& a, const std::string& b)
+{
+    if (r == PointwiseReduce::Sum)
+        return "(" + a + " + " + b + ")";
+    return std::string(r == PointwiseReduce::Max ? "kfMaximum(" : "kfMinimum(") + a + ", " + b + ")";
+}
+
+const char* identity(PointwiseReduce r)
+{
+    if (r == PointwiseReduce::Sum)
+        return "0.0f";
+    return r == PointwiseReduce::Max ? "(-__int_as_float(0x7f800000))" : "__int_as_float(0x7f800000)";
+}
+
+// `float kfRow_<kind>(float v, float* scratch)`: v combined over the THREADS threads of one row
+// group, in a fixed order; every thread of the block calls it the same number of times and each
+// gets its group's result. THREADS >= 32, so a warp never spans two rows.
+std::string rowReduceFunction(PointwiseReduce r)
+{
+    std::ostringstream s;
+    s << "__device__ __forceinline__ float kfRow_" << reduceName(r) << "(float v, float* scratch)\n{\n"
+      << "#pragma unroll\n    for (int o = 16; o > 0; o >>= 1)\n"
+      << "        v = " << combine(r, "v", "__shfl_xor_sync(0xffffffffu, v, o)") << ";\n"
+      << "    if constexpr (WARPS > 1) {\n"
+      << "        const int group = threadIdx.x / THREADS, lane = threadIdx.x % THREADS;\n"
+      << "        if ((lane & 31) == 0)\n            scratch[group * WARPS + (lane >> 5)] = v;\n"
+      << "        __syncthreads();\n        v = scratch[group * WARPS];\n"
+      << "#pragma unroll\n        for (int w = 1; w < WARPS; ++w)\n"
+      << "            v = " << combine(r, "v", "scratch[group * WARPS + w]") << ";\n"
+      << "        __syncthreads();\n    }\n    return v;\n}\n";
+    return s.str();
+}
+
+const TensorSpec* reducedTensor(const ChainMember& member)
+{
+    for (const ArgSpec& arg : member.args)
+        if ((arg.name == "self" || arg.name == "input") && arg.kind == ArgKind::Tensor && arg.tensors.size() == 1)
+            return &arg.tensors[0];
+    return nullptr;
+}
+
+std::int64_t product(const std::vector<std::int64_t>& v)
+{
+    return std::accumulate(v.begin(), v.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+} // namespace
+
+Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorCard& card)
+{
+    auto expression = PointwiseExpression::fromRegion(card, PointwiseOptions{true, true});
+    if (!expression)
+        return unsupportedCard(card, expression.error().message);
+    if (!expression->hasReductions())
+        return unsupportedCard(card, "the chain reduces no row (a pointwise region)");
+    std::unique_ptr<RowRegionFamily> f(new RowRegionFamily(std::move(expression.value())));
+    const PointwiseExpression& e = f->m_expression;
+    const RegionChain& chain = *card.region;
+    f->m_chain = chain.text();
+    const std::vector<PointwiseNode>& nodes = e.nodes();
+
+    // The row shape: the tensor every reduction reduces.
+    std::vector<std::int64_t> shape;
+    for (const PointwiseNode& n : nodes) {
+        if (n.kind != Kind::Reduce)
+            continue;
+        const TensorSpec* t = reducedTensor(chain.members.at(static_cast<std::size_t>(n.member)));
+        if (!t)
+            return unsupportedCard(card, "a reduction without its input tensor");
+        if (shape.empty())
+            shape = t->sizes;
+        else if (t->sizes != shape)
+            return unsupportedCard(card, "reductions over rows of different shapes");
+    }
+    f->m_rowLength = shape.back();
+    f->m_outer.assign(shape.begin(), shape.end() - 1);
+    f->m_rows = product(f->m_outer);
+    if (f->m_rowLength < 2 || f->m_rows == 0)
+        return unsupportedCard(card, "rows of fewer than two elements, or no rows");
+    if (f->m_rowLength > static_cast<std::int64_t>(1024) * kMaxElementsPerThread)
+        return unsupportedCard(card, "rows longer than " + std::to_string(1024 * kMaxElementsPerThread) +
+                                         " elements not covered (a row is held in registers)");
+    const std::string& device = card.outputs.at(0).device;
+
+    // Inputs: their strides over the row shape; one that does not vary along the row is a row value.
+    for (std::size_t k = 0; k < card.args.size(); ++k) {
+        const TensorSpec& in = card.args[k].tensors[0];
+        if (in.device.rfind("cpu", 0) == 0 && device.rfind("cpu", 0) != 0)
+            return unsupportedCard(card, "input " + card.args[k].name + " " + in.toShortString() +
+                                             " is on the CPU (the kernel reads device memory)");
+        const auto strides = broadcastStrides(in, shape);
+        if (!strides)
+            return unsupportedCard(card, "input " + card.args[k].name + " " + in.toShortString() +
+                                             " does not broadcast to the row shape");
+        Operand op;
+        op.name = card.args[k].name;
+        op.dtype = in.dtype;
+        op.used = e.inputUsed(static_cast<int>(k));
+        op.rowStride = strides->back();
+        op.perRow = op.rowStride == 0;
+        op.outerStrides.assign(strides->begin(), strides->end() - 1);
+        f->m_inputs.push_back(std::move(op));
+    }
+
+    // Which node is one value per row.
+    f->m_perRow.assign(nodes.size(), true);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const PointwiseNode& n = nodes[i];
+        if (n.kind == Kind::Input)
+            f->m_perRow[i] = f->m_inputs.at(static_cast<std::size_t>(n.input)).perRow;
+        else if (n.kind == Kind::Apply)
+            f->m_perRow[i] = std::all_of(n.operands.begin(), n.operands.end(), [&](int o) {
+                return o < 0 || f->m_perRow[static_cast<std::size_t>(o)];
+            });
+        else if (n.kind == Kind::Reduce && f->m_perRow[static_cast<std::size_t>(n.operands[0])])
+            return unsupportedCard(card, "a reduction of a value that does not vary along the row");
+    }
+
+    // Every member's result must have the shape its kind says: an element value broadcasts to the
+    // row shape, a row value has the keepdim shape or (an output only) the outer dims alone.
+    std::vector<std::int64_t> keepdim = f->m_outer;
+    keepdim.push_back(1);
+    std::vector<bool> withoutKeepdim(chain.members.size(), false);
+    for (std::size_t m = 0; m < chain.members.size(); ++m) {
+        const TensorSpec& out = chain.members[m].outputs.at(0);
+        const auto strides = broadcastStrides(out, shape);
+        const bool perRow = f->m_perRow[static_cast<std::size_t>(e.memberNode(m))];
+        const bool fits = strides && (perRow ? strides->back() == 0 : !out.sizes.empty() && out.sizes.back() > 1);
+        withoutKeepdim[m] = perRow && !fits && out.sizes == f->m_outer;
+        if (!fits && !withoutKeepdim[m])
+            return unsupportedCard(card, "member " + std::to_string(m) + " (" + chain.members[m].op + ") gives " +
+                                             out.toShortString() + ", not a row-shaped value");
+        for (const auto& sources : chain.members[m].sources)
+            for (const ChainSource& source : sources)
+                if (source.fromMember && withoutKeepdim.at(static_cast<std::size_t>(source.index)) && !perRow)
+                    return unsupportedCard(card, "member " + std::to_string(m) +
+                                                     " reads a reduction without keepdim along the row");
+    }
+
+    // Outputs: element values of the row shape, row values per row.
+    for (std::size_t o = 0; o < card.outputs.size(); ++o) {
+        const TensorSpec& out = card.outputs[o];
+        Operand op;
+        op.name = "out" + std::to_string(o);
+        op.dtype = out.dtype;
+        op.output = true;
+        op.node = e.outputs().at(o);
+        op.perRow = f->m_perRow[static_cast<std::size_t>(op.node)];
+        if (!denseStorageOrder(out))
+            return unsupportedCard(card, "output " + out.toShortString() + " is not dense");
+        if (op.perRow && (out.sizes == keepdim || out.sizes == f->m_outer)) {
+            op.outerStrides.assign(out.strides.begin(), out.strides.begin() + static_cast<long>(f->m_outer.size()));
+        } else if (!op.perRow && out.sizes == shape) {
+            op.outerStrides.assign(out.strides.begin(), out.strides.end() - 1);
+            op.rowStride = out.strides.back();
+        } else {
+            return unsupportedCard(card, "output " + out.toShortString() + " is neither the row shape nor one per row");
+        }
+        f->m_outputs.push_back(std::move(op));
+    }
+
+    // Slots: element inputs in x[], element outputs in y[], live row values in rv[].
+    int x = 0, y = 0;
+    for (Operand& op : f->m_inputs)
+        if (op.used && !op.perRow)
+            op.slot = x++;
+    for (Operand& op : f->m_outputs)
+        if (!op.perRow)
+            op.slot = y++;
+    f->m_live = e.dependencies(e.outputs());
+    f->m_rowSlot.assign(nodes.size(), -1);
+    f->m_stage.assign(nodes.size(), -1);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const PointwiseNode& n = nodes[i];
+        if (!f->m_live[i] || !f->m_perRow[i] || n.kind == Kind::Constant)
+            continue;
+        f->m_rowSlot[i] = f->m_rowValues++;
+        if (n.kind == Kind::Reduce) {
+            f->m_stage[i] = static_cast<int>(f->m_reduces.size());
+            f->m_reduces.push_back(static_cast<int>(i));
+        } else {
+            for (int o : n.operands)
+                if (o >= 0)
+                    f->m_stage[i] = std::max(f->m_stage[i], f->m_stage[static_cast<std::size_t>(o)]);
+        }
+    }
+    if (f->m_reduces.empty())
+        return unsupportedCard(card, "no output depends on the chain's reductions");
+    return f;
+}
+
+int RowRegionFamily::elementInputs() const
+{
+    return static_cast<int>(std::count_if(m_inputs.begin(), m_inputs.end(),
+                                          [](const Operand& o) { return o.used && !o.perRow; }));
+}
+
+bool RowRegionFamily::vectorWidthAllowed(int width) const
+{
+    if (width != 1 && width != 2 && width != 4 && width != 8)
+        return false;
+    if (m_rowLength % width != 0)
+        return false;
+    for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
+        for (const Operand& o : *list)
+            if (o.used && !o.perRow && width * dtypeBytes(o.dtype) > 16)
+                return false;
+    return true;
+}
+
+bool RowRegionFamily::vectorMoves(const Operand& op, int width) const
+{
+    return width > 1 && op.rowStride == 1 &&
+        std::all_of(op.outerStrides.begin(), op.outerStrides.end(), [&](std::int64_t s) { return s % width == 0; });
+}
+
+std::vector<Knob> RowRegionFamily::knobs() const
+{
+    return kKnobs;
+}
+
+Result<void> RowRegionFamily::check(const nlohmann::json& p) const
+{
+    const std::string context = "row_region template parameters";
+    if (auto r = checkKnobsAndThreads(p, knobs(), context, 32); !r)
+        return r;
+    const int threads = p["threads"].get<int>();
+    const int rows = p["rows_per_block"].get<int>();
+    const int v = p["vector_width"].get<int>();
+    if (!vectorWidthAllowed(v))
+        return makeError(ErrorCode::InvalidArgument,
+                         "vector_width " + std::to_string(v) + " not allowed for the row length and dtypes", context);
+    if (rows > 32 || threads * rows > 1024)
+        return makeError(ErrorCode::InvalidArgument, "rows_per_block must be at most 32 and threads * rows_per_block at most 1024",
+                         context);
+    const std::int64_t items = (m_rowLength + static_cast<std::int64_t>(threads) * v - 1) / (static_cast<std::int64_t>(threads) * v);
+    if (items * v > kMaxElementsPerThread)
+        return makeError(ErrorCode::InvalidArgument,
+                         "more than " + std::to_string(kMaxElementsPerThread) + " row elements per thread", context);
+    // More threads than a row has vectors leave whole warps idle.
+    if (threads > 32 && static_cast<std::int64_t>(threads / 2) * v >= m_rowLength)
+        return makeError(ErrorCode::InvalidArgument, "more threads than the row has vectors", context);
+    return {};
+}
+
+nlohmann::json RowRegionFamily::rootParams() const
+{
+    int v = 1;
+    for (int w : {8, 4, 2})
+        if (vectorWidthAllowed(w)) {
+            v = w;
+            break;
+        }
+    // About four vectors per thread, whole warps, and blocks of at least 256 threads.
+    int threads = 32;
+    while (threads < 1024 && static_cast<std::int64_t>(threads) * v * 4 < m_rowLength)
+        threads *= 2;
+    int rows = 1;
+    while (threads * rows < 256 && rows < 32)
+        rows *= 2;
+    return {{"threads", threads}, {"rows_per_block", rows}, {"vector_width", v}};
+}
+
+std::string RowRegionFamily::valueName(int id) const
+{
+    const int slot = m_rowSlot[static_cast<std::size_t>(id)];
+    return slot >= 0 ? "rv[" + std::to_string(slot) + "]" : "v" + std::to_string(id);
+}
+
+std::string RowRegionFamily::elementFunction(const std::string& name, const std::vector<int>& roots) const
+{
+    const std::vector<PointwiseNode>& nodes = m_expression.nodes();
+    const std::vector<bool> needed = m_expression.dependencies(roots, m_perRow);
+    std::ostringstream s;
+    s << "__device__ __forceinline__ void " << name << "(const float (&x)[NX], const float (&rv)[NRV], float (&y)["
+      << roots.size() << "])\n{\n    (void)x;\n    (void)rv;\n";
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const PointwiseNode& n = nodes[i];
+        if (!needed[i] || m_perRow[i] || n.kind == Kind::Constant)
+            continue;
+        if (n.kind == Kind::Input)
+            s << "    const float v" << i << " = x[" << m_inputs[static_cast<std::size_t>(n.input)].slot << "];\n";
+        else
+            s << "    const float v" << i << " = "
+              << m_expression.applyExpression(static_cast<int>(i), [this](int id) { return valueName(id); }) << "; // "
+              << n.op->name << " -> " << n.dtype << "\n";
+    }
+    for (std::size_t r = 0; r < roots.size(); ++r)
+        s << "    y[" << r << "] = " << valueName(roots[r]) << ";\n";
+    s << "}\n";
+    return s.str();
+}
+
+std::string RowRegionFamily::rowStatements(int stage, const std::string& indent) const
+{
+    const std::vector<PointwiseNode>& nodes = m_expression.nodes();
+    std::ostringstream s;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        const PointwiseNode& n = nodes[i];
+        if (m_rowSlot[i] < 0 || m_stage[i] != stage || n.kind != Kind::Apply)
+            continue;
+        s << indent << valueName(static_cast<int>(i)) << " = "
+          << m_expression.applyExpression(static_cast<int>(i), [this](int id) { return valueName(id); }) << "; // "
+          << n.op->name << " -> " << n.dtype << "\n";
+    }
+    return s.str();
+}
+
+std::string RowRegionFamily::operandDefinitions(int width) const
+{
+    std::ostringstream s;
+    for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
+        for (const Operand& o : *list) {
+            if (!o.used)
+                continue;
+            const std::string type = "t_" + o.name;
+            s << "typedef " << dtypeCType(o.dtype) << " " << type << ";\n"
+              << (o.output ? dtypeStorer("kfStore_" + o.name, o.dtype) : dtypeLoader("kfLoad_" + o.name, o.dtype));
+            if (!o.perRow && vectorMoves(o, width))
+                s << "struct alignas(V * sizeof(" << type << ")) Vec_" << o.name << " { " << type << " v[V]; };\n";
+            s << offsetFunction("kfRowOffset_" + o.name, m_outer, o.outerStrides);
+        }
+    return s.str();
+}
+
+Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
+{
+    if (auto r = check(params); !r)
+        return r.error();
+    const int v = params["vector_width"].get<int>();
+    const int threads = params["threads"].get<int>();
+    const int rowsPerBlock = params["rows_per_block"].get<int>();
+    const std::int64_t items = (m_rowLength + static_cast<std::int64_t>(threads) * v - 1) / (static_cast<std::int64_t>(threads) * v);
+    const std::vector<PointwiseNode>& nodes = m_expression.nodes();
+    const std::string kernel = "kf_row_region";
+    std::ostringstream s;
+    s << "// Built-in row region " << m_chain << ": " << m_rows << " rows of " << m_rowLength
+      << " elements, one read of each input and one write of each output, fp32 math, " << m_reduces.size()
+      << " reduction(s) over each row held in registers.\n// Template parameters: " << params.dump() << "\n";
+    for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
+        for (const Operand& o : *list)
+            s << "//   " << o.name << " " << o.dtype << " " << (!o.used ? "unused" : o.perRow ? "per row" : "per element")
+              << "\n";
+    if (m_expression.needsHalf())
+        s << "#include <cuda_fp16.h>\n";
+    if (m_expression.needsBfloat16())
+        s << "#include <cuda_bf16.h>\n";
+    s << "constexpr long long ROWS = " << m_rows << "LL;\n"
+      << "constexpr int N = " << m_rowLength << ";\n"
+      << "constexpr int V = " << v << ";\n"
+      << "constexpr int THREADS = " << threads << ";\n"
+      << "constexpr int WARPS = THREADS / 32;\n"
+      << "constexpr int RPB = " << rowsPerBlock << ";\n"
+      << "constexpr int ITEMS = " << items << ";\n"
+      << "constexpr int NX = " << std::max(elementInputs(), 1) << ";\n"
+      << "constexpr int NRV = " << std::max(m_rowValues, 1) << ";\n"
+      << operandDefinitions(v) << m_expression.helpers();
+    std::vector<PointwiseReduce> kinds;
+    for (int r : m_reduces) {
+        const PointwiseReduce kind = nodes[static_cast<std::size_t>(r)].reduce;
+        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+            kinds.push_back(kind);
+            s << rowReduceFunction(kind);
+        }
+    }
+    for (std::size_t k = 0; k < m_reduces.size(); ++k)
+        s << elementFunction("kfStage" + std::to_string(k), {nodes[static_cast<std::size_t>(m_reduces[k])].operands[0]});
+    std::vector<int> elementOutputs;
+    for (const Operand& o : m_outputs)
+        if (!o.perRow)
+            elementOutputs.push_back(o.node);
+    if (!elementOutputs.empty())
+        s << elementFunction("kfOutputs", elementOutputs);
+
+    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS * RPB) " << kernel << "(";
+    for (const Operand& o : m_inputs)
+        s << (o.used ? "const t_" + o.name + "*" : std::string("const void*")) << " __restrict__ " << o.name << ", ";
+    for (std::size_t n = 0; n < m_outputs.size(); ++n)
+        s << "t_" << m_outputs[n].name << "* __restrict__ " << m_outputs[n].name
+          << (n + 1 < m_outputs.size() ? ", " : ")\n{\n");
+    s << "    __shared__ float scratch[RPB * (WARPS > 1 ? WARPS : 1)];\n"
+      << "    (void)scratch;\n"
+      << "    const int lane = threadIdx.x % THREADS;\n"
+      << "    for (long long first = static_cast<long long>(blockIdx.x) * RPB; first < ROWS;\n"
+      << "         first += static_cast<long long>(gridDim.x) * RPB) {\n"
+      << "        const long long row = first + threadIdx.x / THREADS;\n"
+      << "        const bool active = row < ROWS;\n"
+      << "        float rv[NRV];\n        float xs[ITEMS][NX][V];\n";
+    // Row inputs, then the element inputs of this thread's vectors.
+    for (const Operand& o : m_inputs) {
+        if (!o.used)
+            continue;
+        s << "        const long long ro_" << o.name << " = active ? kfRowOffset_" << o.name << "(row) : 0;\n";
+    }
+    for (std::size_t k = 0; k < m_inputs.size(); ++k) {
+        const Operand& o = m_inputs[k];
+        if (!o.used || !o.perRow)
+            continue;
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            if (nodes[i].kind == Kind::Input && nodes[i].input == static_cast<int>(k) && m_rowSlot[i] >= 0)
+                s << "        " << valueName(static_cast<int>(i)) << " = active ? kfLoad_" << o.name << "(" << o.name
+                  << "[ro_" << o.name << "]) : 0.0f;\n";
+    }
+    s << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "            const int c0 = (k * THREADS + lane) * V;\n"
+      << "            const bool inside = active && c0 < N;\n";
+    for (const Operand& o : m_inputs) {
+        if (!o.used || o.perRow)
+            continue;
+        const std::string at = "xs[k][" + std::to_string(o.slot) + "]";
+        if (vectorMoves(o, v))
+            s << "            if (inside) {\n                const Vec_" << o.name << " t = *reinterpret_cast<const Vec_"
+              << o.name << "*>(" << o.name << " + ro_" << o.name << " + c0);\n"
+              << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << at
+              << "[e] = kfLoad_" << o.name << "(t.v[e]);\n            } else {\n"
+              << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << at
+              << "[e] = 0.0f;\n            }\n";
+        else
+            s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                " << at
+              << "[e] = inside ? kfLoad_" << o.name << "(" << o.name << "[ro_" << o.name
+              << " + static_cast<long long>(c0 + e) * " << o.rowStride << "LL]) : 0.0f;\n";
+    }
+    s << "        }\n" << rowStatements(-1, "        ");
+    // Each reduction over the row, then the row values it makes known.
+    for (std::size_t k = 0; k < m_reduces.size(); ++k) {
+        const PointwiseReduce kind = nodes[static_cast<std::size_t>(m_reduces[k])].reduce;
+        s << "        {\n            float acc = " << identity(kind) << ";\n"
+          << "#pragma unroll\n            for (int k = 0; k < ITEMS; ++k) {\n"
+          << "                const int c0 = (k * THREADS + lane) * V;\n"
+          << "                if (!(active && c0 < N))\n                    continue;\n"
+          << "#pragma unroll\n                for (int e = 0; e < V; ++e) {\n"
+          << "                    float x[NX];\n"
+          << "#pragma unroll\n                    for (int n = 0; n < NX; ++n)\n"
+          << "                        x[n] = xs[k][n][e];\n"
+          << "                    float y[1];\n"
+          << "                    kfStage" << k << "(x, rv, y);\n"
+          << "                    acc = " << combine(kind, "acc", "y[0]") << ";\n"
+          << "                }\n            }\n"
+          << "            " << valueName(m_reduces[k]) << " = kfRow_" << reduceName(kind) << "(acc, scratch);\n"
+          << "        }\n"
+          << rowStatements(static_cast<int>(k), "        ");
+    }
+    // Element outputs.
+    if (!elementOutputs.empty()) {
+        for (const Operand& o : m_outputs)
+            if (!o.perRow)
+                s << "        const long long ro_" << o.name << " = active ? kfRowOffset_" << o.name << "(row) : 0;\n";
+        s << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+          << "            const int c0 = (k * THREADS + lane) * V;\n"
+          << "            if (!(active && c0 < N))\n                continue;\n";
+        for (const Operand& o : m_outputs)
+            if (!o.perRow)
+                s << "            struct { t_" << o.name << " v[V]; } r_" << o.name << ";\n";
+        s << "#pragma unroll\n            for (int e = 0; e < V; ++e) {\n"
+          << "                float x[NX];\n"
+          << "#pragma unroll\n                for (int n = 0; n < NX; ++n)\n                    x[n] = xs[k][n][e];\n"
+          << "                float y[" << elementOutputs.size() << "];\n"
+          << "                kfOutputs(x, rv, y);\n";
+        for (const Operand& o : m_outputs)
+            if (!o.perRow)
+                s << "                r_" << o.name << ".v[e] = kfStore_" << o.name << "(y[" << o.slot << "]);\n";
+        s << "            }\n";
+        for (const Operand& o : m_outputs) {
+            if (o.perRow)
+                continue;
+            if (vectorMoves(o, v))
+                s << "            {\n                Vec_" << o.name << " t;\n"
+                  << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    t.v[e] = r_"
+                  << o.name << ".v[e];\n                *reinterpret_cast<Vec_" << o.name << "*>(" << o.name << " + ro_"
+                  << o.name << " + c0) = t;\n            }\n";
+            else
+                s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                " << o.name << "[ro_"
+                  << o.name << " + static_cast<long long>(c0 + e) * " << o.rowStride << "LL] = r_" << o.name
+                  << ".v[e];\n";
+        }
+        s << "        }\n";
+    }
+    // Row outputs: the first thread of each row writes them.
+    for (const Operand& o : m_outputs)
+        if (o.perRow)
+            s << "        if (active && lane == 0)\n            " << o.name << "[kfRowOffset_" << o.name
+              << "(row)] = kfStore_" << o.name << "(" << valueName(o.node) << ");\n";
+    s << "    }\n}\n";
+
+    const std::int64_t grid = std::clamp<std::int64_t>((m_rows + rowsPerBlock - 1) / rowsPerBlock, 1, 2147483647LL);
+    std::vector<std::string> args;
+    for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
+        for (const Operand& o : *list)
+            args.push_back("ptr:" + o.name);
+    return Candidate{s.str(), {{"launches", nlohmann::json::array({launchJson(kernel, grid, threads * rowsPerBlock, args)})}}};
+}
+
+} // namespace kforge::core

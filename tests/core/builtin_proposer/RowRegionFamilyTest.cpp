@@ -1,0 +1,208 @@
+// RowRegionFamily on hand-made region cards (RegionChainBuilder.h): attention's scale + mask ->
+// softmax -> to, RMSNorm written out, residual add -> layer_norm, per-row outputs and a transposed
+// input compile with NVRTC along a search chain; the plan and the refusals. Numbers:
+// emulation/emulate_row_regions.py (host emulation against eager) and the `gpu` tests.
+
+#include "CandidateChecks.h"
+#include "RegionChainBuilder.h"
+
+#include "builtin_proposer/BuiltinProposer.h"
+
+#include <gtest/gtest.h>
+
+using namespace kforge::core;
+using namespace kforge::core::test_candidates;
+using namespace kforge::core::test_regions;
+using nlohmann::json;
+
+namespace {
+
+// c10::ScalarType codes as a captured dtype argument holds them.
+constexpr int kFloat32 = 6;
+
+Candidate rootCandidate(const OperatorCard& card, json* params = nullptr)
+{
+    BuiltinProposer proposer(card);
+    SearchTree tree(card.id, 1);
+    std::atomic<bool> stop{false};
+    auto root = proposer.proposeRoot(tree, stop);
+    EXPECT_TRUE(root) << root.error().toString();
+    if (!root)
+        return {};
+    EXPECT_EQ(root->provenance.details["family"], "row_region");
+    if (params)
+        *params = root->provenance.details["params"];
+    return root->candidate;
+}
+
+std::string refusalOf(const OperatorCard& card)
+{
+    auto supported = BuiltinProposer::supports(card);
+    EXPECT_FALSE(supported);
+    return supported ? "" : supported.error().message;
+}
+
+// transformers' eager attention: scores * scale + mask -> softmax(dim=-1, dtype=float32) -> to(dtype).
+OperatorCard attentionSoftmax(const std::string& dtype, std::int64_t heads, std::int64_t seq, std::int64_t keys)
+{
+    RegionChainBuilder b;
+    const TensorSpec t = spec(dtype, {2, heads, seq, keys});
+    const Value scores = b.input(t);
+    const Value mask = b.input(spec(dtype, {1, 1, seq, keys}));
+    const Value scaled = b.binary("aten::mul", scores, json(0.125), t);
+    const Value masked = b.binary("aten::add", scaled, mask, t);
+    const Value p = b.call("aten::softmax", "int", {{"self", masked}, {"dim", json(-1)}, {"dtype", json(kFloat32)}},
+                           spec("float32", t.sizes));
+    b.output(b.call("aten::to", "dtype",
+                    {{"self", p}, {"dtype", json(dtype == "float16" ? 5 : dtype == "bfloat16" ? 15 : kFloat32)},
+                     {"non_blocking", json(false)}, {"copy", json(false)}},
+                    t));
+    return b.card();
+}
+
+// Qwen's RMSNorm: h = x.to(float32); h * rsqrt(h.pow(2).mean(-1, keepdim) + eps); weight * h.to(x's dtype).
+OperatorCard rmsNormWrittenOut(const std::string& dtype, std::int64_t rows, std::int64_t hidden)
+{
+    RegionChainBuilder b;
+    const TensorSpec t = spec(dtype, {rows, hidden});
+    const TensorSpec f = spec("float32", {rows, hidden});
+    const Value x = b.input(t);
+    const Value w = b.input(spec(dtype, {hidden}));
+    const Value h = b.call("aten::to", "dtype", {{"self", x}, {"dtype", json(kFloat32)}}, f);
+    const Value sq = b.call("aten::pow", "Tensor_Scalar", {{"self", h}, {"exponent", json(2)}}, f);
+    const Value var = b.call("aten::mean", "dim", {{"self", sq}, {"dim", json({-1})}, {"keepdim", json(true)}},
+                             spec("float32", {rows, 1}));
+    const Value r = b.unary("aten::rsqrt", b.binary("aten::add", var, json(1e-6), spec("float32", {rows, 1})));
+    const Value normed = b.binary("aten::mul", h, r, f);
+    const Value back = b.call("aten::to", "dtype", {{"self", normed}, {"dtype", json(15)}}, t);
+    b.output(b.binary("aten::mul", w, back, t));
+    return b.card();
+}
+
+} // namespace
+
+TEST(RowRegionFamily, AttentionSoftmaxChainsCompileForEveryDtype)
+{
+    for (const std::string dtype : {"float32", "float16", "bfloat16"})
+        for (const std::int64_t keys : {64, 197, 2048}) {
+            SCOPED_TRACE(dtype + " keys " + std::to_string(keys));
+            const OperatorCard card = attentionSoftmax(dtype, 4, 16, keys);
+            json params;
+            const Candidate root = rootCandidate(card, &params);
+            EXPECT_NE(root.source.find("2 reduction(s)"), std::string::npos) << root.source;
+            EXPECT_NE(root.source.find("kfRow_max"), std::string::npos);
+            EXPECT_NE(root.source.find("kfRow_sum"), std::string::npos);
+            EXPECT_EQ(params["vector_width"], keys % 2 ? 1 : (dtype == "float32" ? 4 : 8));
+            growChain(card, 5, true);
+        }
+}
+
+TEST(RowRegionFamily, RmsNormWrittenOutIsOneReductionAndOneKernel)
+{
+    const OperatorCard card = rmsNormWrittenOut("bfloat16", 96, 1024);
+    json params;
+    const Candidate root = rootCandidate(card, &params);
+    EXPECT_NE(root.source.find("1 reduction(s)"), std::string::npos) << root.source;
+    EXPECT_NE(root.source.find("//   in1 bfloat16 per element"), std::string::npos); // the weight [hidden]
+    ASSERT_EQ(root.launchPlan["launches"].size(), 1u);
+    const json& launch = root.launchPlan["launches"][0];
+    EXPECT_EQ(launch["kernel"], "kf_row_region");
+    EXPECT_EQ(launch["args"], json({"ptr:in0", "ptr:in1", "ptr:out0"}));
+    // 96 rows of 1024 bf16: 32 threads of 8-wide vectors, four per thread, eight rows a block.
+    EXPECT_EQ(params, json({{"threads", 32}, {"rows_per_block", 8}, {"vector_width", 8}}));
+    EXPECT_EQ(launch["grid"], json::array({12}));
+    growChain(card, 6, true);
+}
+
+TEST(RowRegionFamily, ResidualAddLayerNormWritesBothOutputs)
+{
+    RegionChainBuilder b;
+    const TensorSpec t = spec("float16", {33, 160});
+    const Value x = b.input(t);
+    const Value r = b.input(t);
+    const Value h = b.binary("aten::add", x, r, t);
+    const Value y = b.call("aten::layer_norm", "",
+                           {{"input", h},
+                            {"normalized_shape", json({160})},
+                            {"weight", b.input(spec("float16", {160}))},
+                            {"bias", b.input(spec("float16", {160}))},
+                            {"eps", json(1e-5)},
+                            {"cudnn_enable", json(true)}},
+                           t);
+    b.output(h);
+    b.output(y);
+    const OperatorCard card = b.card();
+    const Candidate root = rootCandidate(card);
+    EXPECT_NE(root.source.find("2 reduction(s)"), std::string::npos) << root.source;
+    EXPECT_EQ(root.launchPlan["launches"][0]["args"],
+              json({"ptr:in0", "ptr:in1", "ptr:in2", "ptr:in3", "ptr:out0", "ptr:out1"}));
+    growChain(card, 5, true);
+}
+
+TEST(RowRegionFamily, PerRowOutputsAndATransposedInputCompile)
+{
+    RegionChainBuilder b;
+    const Value x = b.input(spec("float32", {40, 48}, {1, 40})); // a transposed view: rows are strided
+    const Value scale = b.input(spec("float32", {40, 1}));       // one value per row
+    const TensorSpec t = spec("float32", {40, 48});
+    const Value scaled = b.binary("aten::mul", x, scale, t);
+    const Value peak = b.call("aten::amax", "", {{"self", scaled}, {"dim", json({1})}, {"keepdim", json(false)}},
+                              spec("float32", {40}));
+    const Value mean = b.call("aten::mean", "dim", {{"self", scaled}, {"dim", json({-1})}, {"keepdim", json(true)}},
+                              spec("float32", {40, 1}));
+    b.output(peak);
+    b.output(b.binary("aten::sub", scaled, mean, t));
+    const OperatorCard card = b.card();
+    json params;
+    const Candidate root = rootCandidate(card, &params);
+    EXPECT_NE(root.source.find("//   in1 float32 per row"), std::string::npos) << root.source;
+    EXPECT_NE(root.source.find("//   out0 float32 per row"), std::string::npos);
+    EXPECT_NE(root.source.find("* 40LL]"), std::string::npos); // in0 read along the row at stride 40
+    growChain(card, 5, true);
+}
+
+TEST(RowRegionFamily, RefusesWhatItCannotCoverWithTheReason)
+{
+    const TensorSpec t = spec("float32", {4, 6, 8});
+    { // a reduction over a middle dim
+        RegionChainBuilder b;
+        const Value x = b.unary("aten::exp", b.input(t));
+        b.output(b.call("aten::sum", "dim_IntList", {{"self", x}, {"dim", json({1})}, {"keepdim", json(true)}},
+                        spec("float32", {4, 1, 8})));
+        EXPECT_NE(refusalOf(b.card()).find("reduces other dims than the last one"), std::string::npos)
+            << refusalOf(b.card());
+    }
+    { // a reduction without keepdim broadcast against the row's elements
+        RegionChainBuilder b;
+        const Value x = b.input(spec("float32", {8, 8}));
+        const Value m = b.call("aten::mean", "dim", {{"self", x}, {"dim", json({-1})}, {"keepdim", json(false)}},
+                               spec("float32", {8}));
+        b.output(b.binary("aten::sub", x, m, spec("float32", {8, 8})));
+        EXPECT_NE(refusalOf(b.card()).find("reads a reduction without keepdim"), std::string::npos)
+            << refusalOf(b.card());
+    }
+    { // rows longer than the registers hold
+        RegionChainBuilder b;
+        const TensorSpec longRows = spec("float32", {2, 65536});
+        const Value x = b.input(longRows);
+        b.output(b.call("aten::softmax", "int", {{"self", x}, {"dim", json(-1)}, {"dtype", std::monostate{}}}, longRows));
+        EXPECT_NE(refusalOf(b.card()).find("rows longer than 32768 elements"), std::string::npos)
+            << refusalOf(b.card());
+    }
+    { // rms_norm's default eps
+        RegionChainBuilder b;
+        const Value x = b.unary("aten::relu", b.input(t));
+        b.output(b.call("aten::rms_norm", "",
+                        {{"input", x}, {"normalized_shape", json({8})}, {"weight", std::monostate{}},
+                         {"eps", std::monostate{}}},
+                        t));
+        EXPECT_NE(refusalOf(b.card()).find("eps is not a number"), std::string::npos) << refusalOf(b.card());
+    }
+    { // softmax converting float32 to bfloat16 rounds its input: not covered
+        RegionChainBuilder b;
+        const Value x = b.unary("aten::relu", b.input(t));
+        b.output(b.call("aten::softmax", "int", {{"self", x}, {"dim", json(-1)}, {"dtype", json(15)}},
+                        spec("bfloat16", t.sizes)));
+        EXPECT_NE(refusalOf(b.card()).find("converts float32 to bfloat16"), std::string::npos) << refusalOf(b.card());
+    }
+}

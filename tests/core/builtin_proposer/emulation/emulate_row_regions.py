@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""CPU test: row region kernels (RowRegionFamily), run by the host emulation of CUDA, against eager.
+
+Chains that reduce rows, built and run in torch on the CPU as emulate_pointwise_regions.py builds
+its chains and written as the region cards a capture would write: transformers' attention (scores *
+scale + mask -> softmax(dtype=float32) -> to) with a causal mask and with fully masked rows (NaN
+rows, as eager), Gemma's and Qwen's RMSNorm written out, residual add -> layer_norm with both
+outputs, rms_norm after an add, log_softmax over an odd row length, amax without keepdim beside a
+mean-centred output with NaNs in the input, and a softmax of a transposed input over a per-row
+scale. kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
+compiled with the host C++ compiler against cuda_host_shim.h, run on the chain's inputs with its
+launch plan (outputs poisoned with NaN) and compared with eager's outputs within
+emulate_builtin_families.py's tolerances (NaN where eager has NaN).
+
+Skipped (exit 77) without torch or a host C++ compiler.
+Usage: emulate_row_regions.py --dump build/.../kforge_kernel_dump [--cuda-include DIR]
+                              [--variants 3] [--only NAME] [--keep]
+"""
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True
+sys.path.insert(0, HERE)
+# emulate_pointwise_regions exits 77 (skipped) when torch is not installed.
+from emulate_pointwise_regions import Chain, emulate, parse_arguments, randn  # noqa: E402
+import torch  # noqa: E402
+
+from emulate_builtin_families import clean_up, summary  # noqa: E402
+
+
+def attention_softmax(dtype=torch.bfloat16, keys=40, fully_masked_row=False):
+    c = Chain()
+    seq = 12
+    scores = c.input(randn(2, 3, seq, keys, dtype=dtype, seed=30) * 4)
+    mask = torch.full((seq, keys), torch.finfo(dtype).min, dtype=dtype).triu(1)
+    if fully_masked_row:
+        mask = mask.float().masked_fill(mask == torch.finfo(dtype).min, float("-inf")).to(dtype)
+        mask[5, :] = float("-inf")  # eager gives NaN for the whole row
+    m = c.input(mask[None, None])
+    scaled = c.call("mul", "Scalar", self=scores, other=0.125)
+    masked = c.call("add", "Tensor", self=scaled, other=m, alpha=1)
+    p = c.call("softmax", "int", self=masked, dim=-1, dtype=torch.float32)
+    c.output(c.call("to", "dtype", self=p, dtype=dtype))
+    return c
+
+
+def attention_softmax_f16_odd_keys():
+    return attention_softmax(torch.float16, keys=37)
+
+
+def attention_softmax_f32_fully_masked_row():
+    return attention_softmax(torch.float32, keys=48, fully_masked_row=True)
+
+
+def gemma_rms_norm_written_out():
+    c = Chain()
+    x = c.input(randn(4, 7, 96, dtype=torch.bfloat16, seed=31) * 2)
+    w = c.input(randn(96, dtype=torch.bfloat16, seed=32) * 0.1)
+    xf = c.call("to", "dtype", self=x, dtype=torch.float32)
+    var = c.call("mean", "dim", self=c.call("pow", "Tensor_Scalar", self=xf, exponent=2), dim=[-1], keepdim=True)
+    r = c.call("rsqrt", self=c.call("add", "Scalar", self=var, other=1e-6, alpha=1))
+    normed = c.call("mul", "Tensor", self=xf, other=r)
+    scale = c.call("add", "Scalar", self=c.call("to", "dtype", self=w, dtype=torch.float32), other=1.0, alpha=1)
+    c.output(c.call("type_as", self=c.call("mul", "Tensor", self=normed, other=scale), other=x))
+    return c
+
+
+def qwen_rms_norm_written_out():
+    c = Chain()
+    x = c.input(randn(5, 128, dtype=torch.bfloat16, seed=33) * 3)
+    w = c.input(randn(128, dtype=torch.bfloat16, seed=34))
+    h = c.call("to", "dtype", self=x, dtype=torch.float32)
+    var = c.call("mean", "dim", self=c.call("pow", "Tensor_Scalar", self=h, exponent=2), dim=[-1], keepdim=True)
+    normed = c.call("mul", "Tensor", self=h,
+                    other=c.call("rsqrt", self=c.call("add", "Scalar", self=var, other=1e-6, alpha=1)))
+    c.output(c.call("mul", "Tensor", self=w, other=c.call("to", "dtype", self=normed, dtype=torch.bfloat16)))
+    return c
+
+
+def residual_add_layer_norm():
+    c = Chain()
+    x, r = c.input(randn(33, 160, dtype=torch.float16, seed=35)), c.input(randn(33, 160, dtype=torch.float16, seed=36))
+    w, b = c.input(randn(160, dtype=torch.float16, seed=37)), c.input(randn(160, dtype=torch.float16, seed=38))
+    h = c.call("add", "Tensor", self=x, other=r, alpha=1)
+    c.output(h)
+    c.output(c.call("layer_norm", input=h, normalized_shape=[160], weight=w, bias=b, eps=1e-5, cudnn_enable=True))
+    return c
+
+
+def add_rms_norm():
+    c = Chain()
+    x, r = c.input(randn(9, 256, seed=39)), c.input(randn(9, 256, seed=40))
+    w = c.input(randn(256, seed=41))
+    h = c.call("add", "Tensor", self=x, other=r, alpha=1)
+    c.output(c.call("rms_norm", input=h, normalized_shape=[256], weight=w, eps=1e-5))
+    return c
+
+
+def log_softmax_odd_rows():
+    c = Chain()
+    x = c.input(randn(50, 37, seed=42) * 5)
+    c.output(c.call("_log_softmax", self=c.call("relu", self=x), dim=1, half_to_float=False))
+    return c
+
+
+def amax_and_centred_with_nans():
+    c = Chain()
+    xs = randn(6, 50, seed=43)
+    xs[2, 17] = float("nan")
+    x = c.input(xs)
+    y = c.call("mul", "Scalar", self=x, other=2.0)
+    c.output(c.call("amax", self=y, dim=[-1], keepdim=False))
+    mean = c.call("mean", "dim", self=y, dim=[-1], keepdim=True)
+    c.output(c.call("sub", "Tensor", self=y, other=mean, alpha=1))
+    return c
+
+
+def softmax_of_transposed_input_per_row_scale():
+    c = Chain()
+    x = c.input(randn(48, 40, seed=44).t())  # [40, 48], strides (1, 40)
+    s = c.input(randn(40, 1, seed=45).abs())
+    scaled = c.call("mul", "Tensor", self=x, other=s)
+    c.output(c.call("_softmax", self=scaled, dim=-1, half_to_float=False))
+    return c
+
+
+CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_keys,
+                                 attention_softmax_f32_fully_masked_row, gemma_rms_norm_written_out,
+                                 qwen_rms_norm_written_out, residual_add_layer_norm, add_rms_norm, log_softmax_odd_rows,
+                                 amax_and_centred_with_nans, softmax_of_transposed_input_per_row_scale]}
+
+
+def main():
+    args, skipped = parse_arguments(__doc__.split("\n\n")[0], CASES, 3)
+    if skipped:
+        return skipped
+    work = tempfile.mkdtemp(prefix="kforge-row-regions-")
+    failures, checked = [], 0
+    try:
+        for name in args.only or CASES:
+            problems, count = emulate(name, CASES[name](), work, args)
+            print(f"  {name}: {count} candidate(s) emulated, {len(problems)} failure(s)", flush=True)
+            failures += problems
+            checked += count
+    finally:
+        clean_up(work, args.keep)
+    return summary(checked, failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
