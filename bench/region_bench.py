@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fused-region cards on the GPU: eager running the chain, the best kernel kforge found for the
+"""Fused-region cards on the GPU (pointwise chains, and chains around a softmax or a norm): eager running the chain, the best kernel kforge found for the
 region, and torch.compile of the same chain, on the same inputs, timed by one timer.
 
 Each chain below is a small nn.Module traced to TorchScript, captured on the GPU (`kforge capture`:
@@ -64,12 +64,54 @@ class ResidualAddCast(torch.nn.Module):
         return (h.float() + update.float() * 0.5).to(torch.bfloat16)
 
 
+class AttentionSoftmax(torch.nn.Module):
+    """transformers' eager attention between its matmuls: scores * scale + causal mask -> softmax in
+    float32 -> back to the scores' dtype."""
+
+    def __init__(self, seq, dtype=torch.bfloat16):
+        super().__init__()
+        mask = torch.full((seq, seq), torch.finfo(dtype).min, dtype=dtype).triu(1)
+        self.register_buffer("mask", mask[None, None])
+
+    def forward(self, scores):
+        p = torch.softmax(scores * 0.08838834764831845 + self.mask, dim=-1, dtype=torch.float32)
+        return p.to(scores.dtype)
+
+
+class RmsNormWrittenOut(torch.nn.Module):
+    """Qwen's RMSNorm as transformers writes it: float32 statistics, the weight applied in the input dtype."""
+
+    def __init__(self, hidden):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(hidden))
+
+    def forward(self, x):
+        h = x.to(torch.float32)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return self.weight * h.to(x.dtype)
+
+
+class ResidualAddLayerNorm(torch.nn.Module):
+    """A pre-norm block's residual stream: h = x + update, then layer_norm(h); both are used on."""
+
+    def __init__(self, hidden):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(hidden)
+
+    def forward(self, x, update):
+        h = x + update
+        return h, self.norm(h)
+
+
 # name -> (module factory, input specs for `kforge capture --inputs`, example tensors for the trace)
 CHAINS = {
     "gelu_tanh": (GeluTanhWrittenOut, ["8192x8192:float32"]),
     "silu_gate": (SiluGate, ["8192x8192:bfloat16", "8192x8192:bfloat16"]),
     "scale_shift_relu": (lambda: ScaleShiftRelu(256), ["32x256x56x56:float16", "32x256x56x56:float16"]),
     "residual_add_cast": (ResidualAddCast, ["16x4096x4096:bfloat16", "16x4096x4096:bfloat16"]),
+    "attention_softmax": (lambda: AttentionSoftmax(512), ["8x16x512x512:bfloat16"]),
+    "rms_norm_written_out": (lambda: RmsNormWrittenOut(2048), ["4x1024x2048:bfloat16"]),
+    "residual_add_layer_norm": (lambda: ResidualAddLayerNorm(1024), ["8192x1024:float16", "8192x1024:float16"]),
 }
 
 
