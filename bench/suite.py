@@ -501,7 +501,8 @@ class ModelRun:
     def cast_rounds(self, backend):
         """Eager and the loaded .cast alternating in this process. backend=False: the eager
         nn.Module (op kernels only: the dispatcher sends matching calls to them); True: the module
-        through torch.compile(backend=kforge_backend), which adds the region kernels."""
+        through torch.compile with the runtime's backend (Inductor in COMPILE_MODE, as the
+        torch.compile baseline, with the region kernels where their chains run)."""
         if not self.exported():
             return {"error": "no .cast (export failed or has not run)"}
         library = self.runtime_library()
@@ -514,9 +515,9 @@ class ModelRun:
         forward = {"eager": module, "cast": module}
         if backend:
             sys.path.insert(0, os.path.join(ROOT, "runtime"))
-            from kforge_runtime import kforge_backend
+            from kforge_runtime import make_kforge_backend
             torch._dynamo.reset()
-            forward["cast"] = torch.compile(module, backend=kforge_backend, dynamic=False)
+            forward["cast"] = torch.compile(module, backend=make_kforge_backend(mode=COMPILE_MODE), dynamic=False)
 
         def bench_module(rounds, side):
             with torch.no_grad():
@@ -550,7 +551,9 @@ class ModelRun:
                   "rounds": rounds, "output": self.difference(got, expected), "stats": stats,
                   "method": f"{CAST_ROUNDS} rounds, each a do_bench (L2 flushed, median) of the eager nn.Module "
                             "and then of the same module with the .cast loaded (torch.ops.kforge.load_cast"
-                            + (", run through torch.compile(backend=kforge_backend, dynamic=False)" if backend else "")
+                            + (", run through torch.compile(backend=make_kforge_backend(mode="
+                               f"{COMPILE_MODE!r}), dynamic=False): Inductor with the region kernels"
+                               if backend else "")
                             + "), "
                             "no_grad; ms and eager_ms: medians over the rounds, speedup: median of the "
                             "per-round ratios; device_ms, eager_device_ms and device_speedup: the same of "

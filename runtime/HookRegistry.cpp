@@ -1,6 +1,7 @@
 #include "runtime/HookRegistry.h"
 
 #include "model/RegionChain.h"
+#include "project/ProjectJson.h"
 
 #include <atomic>
 #include <map>
@@ -281,6 +282,16 @@ nlohmann::json registryStats()
                                {"enabled", entry->kernel->enabled.load()}});
         }
     return {{"kernels", kernels}, {"fallback_reasons", reasons}};
+}
+
+nlohmann::json registryRegionKernels()
+{
+    const std::shared_ptr<const Registry> registry = g_registry.load();
+    nlohmann::json kernels = nlohmann::json::array();
+    if (const auto found = registry->byHook.find(std::string_view(core::kRegionOp)); found != registry->byHook.end())
+        for (const std::shared_ptr<Entry>& entry : found->second)
+            kernels.push_back({{"id", entry->kernel->id()}, {"card", core::toJson(entry->kernel->card())}});
+    return kernels;
 }
 
 } // namespace kforge::runtime

@@ -49,5 +49,8 @@ void clearRegistry();
 bool setRegistryKernelEnabled(const std::string& id, bool enabled);
 /// {"kernels": [...], "fallback_reasons": {...}} for runtimeStats().
 nlohmann::json registryStats();
+/// The loaded region kernels, each {"id", "card"} with its card as cards.json writes it (arguments
+/// in0.., outputs, and `region`: the chain): what a graph pass needs to find where each can serve.
+nlohmann::json registryRegionKernels();
 
 } // namespace kforge::runtime

@@ -21,7 +21,8 @@ Model 4 (fused regions): GELU written out as eight elementwise ops, a matmul, th
 softmax. Checks: both region cards (pointwise, and the row region around the softmax) ship as
 a custom kernel; the in-model check passes with it; `kforge run --json` serves the chain with the
 region kernel (a hit, no "never runs" note) within tolerance; so does the eager module compiled with
-torch.compile(backend=kforge_backend) in python3's torch.
+torch.compile(backend=kforge_backend) (Inductor with the region kernels) and with
+backend=kforge_script_backend (the TorchScript route) in python3's torch.
 Exit 77 without a GPU.
 
 Usage: export_runtime_gpu.py --kforge build/cli/kforge --library build/runtime/libkforge_runtime.so
@@ -333,25 +334,29 @@ def check_region_kernels(args, export_for_kforge):
             failures.append(f"kforge run: a region kernel did not serve its chain: {result['kernels']}")
         failures += never_hit(result["kernels"], checked)
 
-        # Python: the eager module through torch.compile with the runtime's backend.
+        # Python: the eager module through torch.compile with each of the runtime's backends
+        # (Inductor with the region kernels swapped in, and the TorchScript route).
         sys.path.insert(0, os.path.join(ROOT, "runtime"))
-        from kforge_runtime import kforge_backend
+        import kforge_runtime
         torch.ops.load_library(args.library)
         handle = torch.ops.kforge.load_cast(checked)
         try:
-            torch._dynamo.reset()
-            compiled = torch.compile(model, backend=kforge_backend, dynamic=False)
-            with torch.no_grad():
-                got = compiled(x)
-                expected = model(x)
-            stats = json.loads(torch.ops.kforge.cast_stats())
+            for name in ("kforge_backend", "kforge_script_backend"):
+                before = {k["id"]: k["hits"] for k in json.loads(torch.ops.kforge.cast_stats())["kernels"]}
+                torch._dynamo.reset()
+                compiled = torch.compile(model, backend=getattr(kforge_runtime, name), dynamic=False)
+                with torch.no_grad():
+                    got = compiled(x)
+                    expected = model(x)
+                stats = json.loads(torch.ops.kforge.cast_stats())
+                print(f"torch.compile(backend={name}):", json.dumps(stats))
+                served = [k["id"] for k in stats["kernels"] if k["id"] in members and k["hits"] > before.get(k["id"], 0)]
+                if len(served) < len(members):
+                    failures.append(f"torch.compile backend {name}: a region kernel was not hit: {stats}")
+                if not torch.allclose(got, expected, atol=1e-5, rtol=1e-4):
+                    failures.append(f"torch.compile backend {name}: max abs error {(got - expected).abs().max().item()}")
         finally:
             torch.ops.kforge.unload_cast(handle)
-        print("torch.compile(backend=kforge_backend):", json.dumps(stats))
-        if sum(1 for k in stats["kernels"] if k["id"] in members and k["hits"] > 0) < len(members):
-            failures.append(f"torch.compile backend: a region kernel was not hit: {stats}")
-        if not torch.allclose(got, expected, atol=1e-5, rtol=1e-4):
-            failures.append(f"torch.compile backend: max abs error {(got - expected).abs().max().item()}")
     if failures:
         sys.exit("FAILED (regions): " + "; ".join(failures))
     print(f"ok: region kernels {[k['id'] for k in hit]} served the chain in kforge run, within tolerance; "

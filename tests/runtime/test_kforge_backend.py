@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""runtime/kforge_runtime.py's torch.compile backend on the CPU. A stand-in for the runtime's
-kforge::region_module hands the saved module back unchanged ("forward", one place replaced), so
+"""runtime/kforge_runtime.py's TorchScript backend (kforge_script_backend) on the CPU. A stand-in for
+the runtime's kforge::region_module hands the saved module back unchanged ("forward", one place replaced), so
 what is checked is the backend's own part: dynamo's graph traced, saved, loaded again and run;
 outputs equal to eager; a call with other shapes runs the graph as dynamo handed it; a graph with
 nothing replaced is left alone.
@@ -15,7 +15,7 @@ import unittest
 import torch
 
 sys.path.insert(0, sys.argv.pop(1))
-from kforge_runtime import kforge_backend  # noqa: E402
+from kforge_runtime import kforge_script_backend  # noqa: E402
 
 CALLS = []
 REPLACED = [1]
@@ -46,7 +46,7 @@ class BackendTest(unittest.TestCase):
 
     def test_compiled_model_equals_eager(self):
         model = GeluWrittenOut()
-        compiled = torch.compile(model, backend=kforge_backend, dynamic=False)
+        compiled = torch.compile(model, backend=kforge_script_backend, dynamic=False)
         x = torch.randn(16, 32)
         self.assertTrue(torch.equal(compiled(x), model(x)))
         self.assertEqual(len(CALLS), 1)
@@ -61,7 +61,7 @@ class BackendTest(unittest.TestCase):
         handed = []
         original = gm.forward
         gm.forward = lambda *args: handed.append(args) or original(*args)
-        run = kforge_backend(gm, [torch.randn(4, 8)])
+        run = kforge_script_backend(gm, [torch.randn(4, 8)])
         handed.clear()  # the trace ran it once
         x = torch.randn(4, 8)
         self.assertTrue(torch.equal(run(x), GeluWrittenOut()(x)))
@@ -76,7 +76,7 @@ class BackendTest(unittest.TestCase):
     def test_a_graph_without_regions_is_left_alone(self):
         REPLACED[0] = 0
         gm = torch.fx.symbolic_trace(GeluWrittenOut())
-        self.assertEqual(kforge_backend(gm, [torch.randn(4, 8)]), gm.forward)
+        self.assertEqual(kforge_script_backend(gm, [torch.randn(4, 8)]), gm.forward)
 
 
 if __name__ == "__main__":
