@@ -101,20 +101,22 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
     if (f->m_rowLength < 2 || f->m_rows == 0)
         return unsupportedCard(card, "rows of fewer than two elements, or no rows");
     if (f->m_rowLength > static_cast<std::int64_t>(1024) * kMaxElementsPerThread)
-        return unsupportedCard(card, "rows longer than " + std::to_string(1024 * kMaxElementsPerThread) +
-                                         " elements not covered (a row is held in registers)");
+        return unsupportedCard(card,
+                               "rows longer than " + std::to_string(1024 * kMaxElementsPerThread) +
+                                   " elements not covered (a row is held in registers)");
     const std::string& device = card.outputs.at(0).device;
 
     // Inputs: their strides over the row shape; one that does not vary along the row is a row value.
     for (std::size_t k = 0; k < card.args.size(); ++k) {
         const TensorSpec& in = card.args[k].tensors[0];
         if (in.device.rfind("cpu", 0) == 0 && device.rfind("cpu", 0) != 0)
-            return unsupportedCard(card, "input " + card.args[k].name + " " + in.toShortString() +
-                                             " is on the CPU (the kernel reads device memory)");
+            return unsupportedCard(card,
+                                   "input " + card.args[k].name + " " + in.toShortString() +
+                                       " is on the CPU (the kernel reads device memory)");
         const auto strides = broadcastStrides(in, shape);
         if (!strides)
-            return unsupportedCard(card, "input " + card.args[k].name + " " + in.toShortString() +
-                                             " does not broadcast to the row shape");
+            return unsupportedCard(
+                card, "input " + card.args[k].name + " " + in.toShortString() + " does not broadcast to the row shape");
         Operand op;
         op.name = card.args[k].name;
         op.dtype = in.dtype;
@@ -132,9 +134,8 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
         if (n.kind == Kind::Input)
             f->m_perRow[i] = f->m_inputs.at(static_cast<std::size_t>(n.input)).perRow;
         else if (n.kind == Kind::Apply)
-            f->m_perRow[i] = std::all_of(n.operands.begin(), n.operands.end(), [&](int o) {
-                return o < 0 || f->m_perRow[static_cast<std::size_t>(o)];
-            });
+            f->m_perRow[i] = std::all_of(n.operands.begin(), n.operands.end(),
+                                         [&](int o) { return o < 0 || f->m_perRow[static_cast<std::size_t>(o)]; });
         else if (n.kind == Kind::Reduce && f->m_perRow[static_cast<std::size_t>(n.operands[0])])
             return unsupportedCard(card, "a reduction of a value that does not vary along the row");
     }
@@ -151,13 +152,14 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
         const bool fits = strides && (perRow ? strides->back() == 0 : !out.sizes.empty() && out.sizes.back() > 1);
         withoutKeepdim[m] = perRow && !fits && out.sizes == f->m_outer;
         if (!fits && !withoutKeepdim[m])
-            return unsupportedCard(card, "member " + std::to_string(m) + " (" + chain.members[m].op + ") gives " +
-                                             out.toShortString() + ", not a row-shaped value");
+            return unsupportedCard(card,
+                                   "member " + std::to_string(m) + " (" + chain.members[m].op + ") gives " +
+                                       out.toShortString() + ", not a row-shaped value");
         for (const auto& sources : chain.members[m].sources)
             for (const ChainSource& source : sources)
                 if (source.fromMember && withoutKeepdim.at(static_cast<std::size_t>(source.index)) && !perRow)
-                    return unsupportedCard(card, "member " + std::to_string(m) +
-                                                     " reads a reduction without keepdim along the row");
+                    return unsupportedCard(
+                        card, "member " + std::to_string(m) + " reads a reduction without keepdim along the row");
     }
 
     // Outputs: element values of the row shape, row values per row.
@@ -214,8 +216,8 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
 
 int RowRegionFamily::elementInputs() const
 {
-    return static_cast<int>(std::count_if(m_inputs.begin(), m_inputs.end(),
-                                          [](const Operand& o) { return o.used && !o.perRow; }));
+    return static_cast<int>(
+        std::count_if(m_inputs.begin(), m_inputs.end(), [](const Operand& o) { return o.used && !o.perRow; }));
 }
 
 bool RowRegionFamily::vectorWidthAllowed(int width) const
@@ -254,9 +256,10 @@ Result<void> RowRegionFamily::check(const nlohmann::json& p) const
         return makeError(ErrorCode::InvalidArgument,
                          "vector_width " + std::to_string(v) + " not allowed for the row length and dtypes", context);
     if (rows > 32 || threads * rows > 1024)
-        return makeError(ErrorCode::InvalidArgument, "rows_per_block must be at most 32 and threads * rows_per_block at most 1024",
-                         context);
-    const std::int64_t items = (m_rowLength + static_cast<std::int64_t>(threads) * v - 1) / (static_cast<std::int64_t>(threads) * v);
+        return makeError(ErrorCode::InvalidArgument,
+                         "rows_per_block must be at most 32 and threads * rows_per_block at most 1024", context);
+    const std::int64_t items =
+        (m_rowLength + static_cast<std::int64_t>(threads) * v - 1) / (static_cast<std::int64_t>(threads) * v);
     if (items * v > kMaxElementsPerThread)
         return makeError(ErrorCode::InvalidArgument,
                          "more than " + std::to_string(kMaxElementsPerThread) + " row elements per thread", context);
@@ -353,7 +356,8 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
     const int v = params["vector_width"].get<int>();
     const int threads = params["threads"].get<int>();
     const int rowsPerBlock = params["rows_per_block"].get<int>();
-    const std::int64_t items = (m_rowLength + static_cast<std::int64_t>(threads) * v - 1) / (static_cast<std::int64_t>(threads) * v);
+    const std::int64_t items =
+        (m_rowLength + static_cast<std::int64_t>(threads) * v - 1) / (static_cast<std::int64_t>(threads) * v);
     const std::vector<PointwiseNode>& nodes = m_expression.nodes();
     const std::string kernel = "kf_row_region";
     std::ostringstream s;
@@ -362,7 +366,10 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
       << " reduction(s) over each row held in registers.\n// Template parameters: " << params.dump() << "\n";
     for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
         for (const Operand& o : *list)
-            s << "//   " << o.name << " " << o.dtype << " " << (!o.used ? "unused" : o.perRow ? "per row" : "per element")
+            s << "//   " << o.name << " " << o.dtype << " "
+              << (!o.used        ? "unused"
+                      : o.perRow ? "per row"
+                                 : "per element")
               << "\n";
     if (m_expression.needsHalf())
         s << "#include <cuda_fp16.h>\n";
@@ -387,7 +394,8 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
         }
     }
     for (std::size_t k = 0; k < m_reduces.size(); ++k)
-        s << elementFunction("kfStage" + std::to_string(k), {nodes[static_cast<std::size_t>(m_reduces[k])].operands[0]});
+        s << elementFunction("kfStage" + std::to_string(k),
+                             {nodes[static_cast<std::size_t>(m_reduces[k])].operands[0]});
     std::vector<int> elementOutputs;
     for (const Operand& o : m_outputs)
         if (!o.perRow)
@@ -432,8 +440,8 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
             continue;
         const std::string at = "xs[k][" + std::to_string(o.slot) + "]";
         if (vectorMoves(o, v))
-            s << "            if (inside) {\n                const Vec_" << o.name << " t = *reinterpret_cast<const Vec_"
-              << o.name << "*>(" << o.name << " + ro_" << o.name << " + c0);\n"
+            s << "            if (inside) {\n                const Vec_" << o.name
+              << " t = *reinterpret_cast<const Vec_" << o.name << "*>(" << o.name << " + ro_" << o.name << " + c0);\n"
               << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << at
               << "[e] = kfLoad_" << o.name << "(t.v[e]);\n            } else {\n"
               << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << at
@@ -510,7 +518,8 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
     for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
         for (const Operand& o : *list)
             args.push_back("ptr:" + o.name);
-    return Candidate{s.str(), {{"launches", nlohmann::json::array({launchJson(kernel, grid, threads * rowsPerBlock, args)})}}};
+    return Candidate{s.str(),
+                     {{"launches", nlohmann::json::array({launchJson(kernel, grid, threads * rowsPerBlock, args)})}}};
 }
 
 } // namespace kforge::core

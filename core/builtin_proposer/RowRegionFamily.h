@@ -71,11 +71,11 @@ private:
     std::vector<std::int64_t> m_outer; // the row shape's sizes but the last
     std::int64_t m_rows = 0;
     std::int64_t m_rowLength = 0;
-    std::vector<bool> m_live;     // per node: an output depends on it
-    std::vector<bool> m_perRow;   // per node: one value per row
-    std::vector<int> m_rowSlot;   // per node: its index in rv[] (live row values but constants), else -1
-    std::vector<int> m_stage;     // per row node: the reduction stage after which it is known (-1: at the start)
-    std::vector<int> m_reduces;   // live Reduce nodes, in order (stage k computes m_reduces[k])
+    std::vector<bool> m_live;   // per node: an output depends on it
+    std::vector<bool> m_perRow; // per node: one value per row
+    std::vector<int> m_rowSlot; // per node: its index in rv[] (live row values but constants), else -1
+    std::vector<int> m_stage;   // per row node: the reduction stage after which it is known (-1: at the start)
+    std::vector<int> m_reduces; // live Reduce nodes, in order (stage k computes m_reduces[k])
     int m_rowValues = 0;
     std::string m_chain;
 };

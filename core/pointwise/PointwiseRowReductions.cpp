@@ -12,9 +12,8 @@ namespace kforge::core {
 
 namespace {
 
-constexpr std::array<std::string_view, 10> kRowReductions = {"softmax",     "_softmax", "log_softmax", "_log_softmax",
-                                                             "sum",         "mean",     "amax",        "amin",
-                                                             "layer_norm",  "rms_norm"};
+constexpr std::array<std::string_view, 10> kRowReductions = {
+    "softmax", "_softmax", "log_softmax", "_log_softmax", "sum", "mean", "amax", "amin", "layer_norm", "rms_norm"};
 
 bool isFloat(const std::string& dtype)
 {
@@ -150,7 +149,9 @@ Result<int> PointwiseExpression::addRowReduction(const ChainMember& member, int 
         return applyNode(op, overload, std::move(operands), out, true);
     };
     // An fp32 value as the member's result: rounded once where that is a 16-bit dtype.
-    const auto rounded = [&](int value) { return out == "float32" ? value : applyNode("_to_copy", "", {value}, out, true); };
+    const auto rounded = [&](int value) {
+        return out == "float32" ? value : applyNode("_to_copy", "", {value}, out, true);
+    };
     const int invN = constantNode(static_cast<double>(1.0f / static_cast<float>(n)));
     int y = -1;
     if (norm) {

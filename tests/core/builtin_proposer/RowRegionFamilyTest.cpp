@@ -54,8 +54,13 @@ OperatorCard attentionSoftmax(const std::string& dtype, std::int64_t heads, std:
     const Value p = b.call("aten::softmax", "int", {{"self", masked}, {"dim", json(-1)}, {"dtype", json(kFloat32)}},
                            spec("float32", t.sizes));
     b.output(b.call("aten::to", "dtype",
-                    {{"self", p}, {"dtype", json(dtype == "float16" ? 5 : dtype == "bfloat16" ? 15 : kFloat32)},
-                     {"non_blocking", json(false)}, {"copy", json(false)}},
+                    {{"self", p},
+                     {"dtype",
+                      json(dtype == "float16"        ? 5
+                               : dtype == "bfloat16" ? 15
+                                                     : kFloat32)},
+                     {"non_blocking", json(false)},
+                     {"copy", json(false)}},
                     t));
     return b.card();
 }
@@ -185,17 +190,18 @@ TEST(RowRegionFamily, RefusesWhatItCannotCoverWithTheReason)
         RegionChainBuilder b;
         const TensorSpec longRows = spec("float32", {2, 65536});
         const Value x = b.input(longRows);
-        b.output(b.call("aten::softmax", "int", {{"self", x}, {"dim", json(-1)}, {"dtype", std::monostate{}}}, longRows));
+        b.output(
+            b.call("aten::softmax", "int", {{"self", x}, {"dim", json(-1)}, {"dtype", std::monostate{}}}, longRows));
         EXPECT_NE(refusalOf(b.card()).find("rows longer than 32768 elements"), std::string::npos)
             << refusalOf(b.card());
     }
     { // rms_norm's default eps
         RegionChainBuilder b;
         const Value x = b.unary("aten::relu", b.input(t));
-        b.output(b.call("aten::rms_norm", "",
-                        {{"input", x}, {"normalized_shape", json({8})}, {"weight", std::monostate{}},
-                         {"eps", std::monostate{}}},
-                        t));
+        b.output(b.call(
+            "aten::rms_norm", "",
+            {{"input", x}, {"normalized_shape", json({8})}, {"weight", std::monostate{}}, {"eps", std::monostate{}}},
+            t));
         EXPECT_NE(refusalOf(b.card()).find("eps is not a number"), std::string::npos) << refusalOf(b.card());
     }
     { // softmax converting float32 to bfloat16 rounds its input: not covered
