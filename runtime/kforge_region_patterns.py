@@ -279,8 +279,8 @@ class RegionPatternPass:
                 _regions[key] = region
                 _stats.setdefault(key, {"served": 0, "ran_chain": 0})
             self.keys.append(key)
-        self._uuid = hashlib.sha256(json.dumps(sorted((k, [i for i, _ in by_key[k].kernels]) for k in self.keys))
-                                    .encode()).hexdigest()
+        # Inductor's graph cache keys on this: the kernels' ids and cards (a match depends on their shapes).
+        self._uuid = hashlib.sha256(json.dumps(kernels, sort_keys=True).encode()).hexdigest()
         pattern_pass = self
 
         class _Pass(CustomGraphPass):
