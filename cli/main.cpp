@@ -50,7 +50,8 @@ card's eager kernel and writes a new project folder (docs/project-format.md).
   -o, --output DIR        the project folder to create (absent or empty)
   --device DEV            auto (default: cuda:0 if a GPU is usable, else cpu), cpu, cuda, cuda:N
   --samples N             real samples saved per card (default 2)
-  --sample-budget-mb MB   total size of all samples (default 1024)
+  --sample-budget-mb MB   total size of all samples, or auto (default): half the free disk space
+                          of the project's file system or half the available memory, the smaller
   --sample-vendor         also sample cuBLAS/cuDNN-backed cards (not searched by default)
   --seed S                seed of synthesized inputs (default 0)
   --json                  print the cards as JSON (with phase timings) instead of a table

@@ -5,6 +5,7 @@
 #include "capture/EagerReplay.h"
 #include "capture/OpRecorder.h"
 #include "capture/RegionCapture.h"
+#include "capture/SampleBudget.h"
 #include "capture/SampleIO.h"
 #include "capture/TorchInterop.h"
 #include "capture/TorchModel.h"
@@ -179,8 +180,17 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
     CaptureReport report;
     if (options.samplesPerCard < 0)
         return makeError(ErrorCode::InvalidArgument, "must be 0 or more", "--samples");
-    if (options.sampleBudgetBytes < 0)
+    std::int64_t sampleBudgetBytes = options.sampleBudgetBytes;
+    std::optional<SampleBudget> automaticBudget;
+    if (sampleBudgetBytes == kAutomaticSampleBudget) {
+        auto resolved = resolveAutomaticSampleBudget(options.outputDir);
+        if (!resolved)
+            return resolved.error();
+        automaticBudget = resolved.value();
+        sampleBudgetBytes = automaticBudget->bytes;
+    } else if (sampleBudgetBytes < 0) {
         return makeError(ErrorCode::InvalidArgument, "must be 0 or more", "--sample-budget-mb");
+    }
     auto inputSpec = parseInputSpec(options.inputs);
     if (!inputSpec)
         return inputSpec.error();
@@ -241,7 +251,7 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
     RecorderOptions recorderOptions;
     recorderOptions.device = device.value();
     recorderOptions.samplesPerCard = options.samplesPerCard;
-    recorderOptions.sampleBudgetBytes = options.sampleBudgetBytes;
+    recorderOptions.sampleBudgetBytes = sampleBudgetBytes;
     recorderOptions.sampleVendorBacked = options.sampleVendorBacked;
     OpRecorder recorder(recorderOptions);
     phaseStart = Clock::now();
@@ -317,7 +327,7 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
     info.totalCalls = recorder.totalCalls();
     info.ignoredCalls = recorder.ignoredCalls();
     info.samplesPerCard = options.samplesPerCard;
-    info.sampleBudgetBytes = options.sampleBudgetBytes;
+    info.sampleBudgetBytes = sampleBudgetBytes;
     const auto inGpuTime = [&](const OperatorCard& card) { return !device->is_cuda() || !card.runsOnHost(); };
     for (RecordedVariant& variant : variants) {
         if (inGpuTime(variant.card))
@@ -348,14 +358,13 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
                 return ran.error();
             return {};
         };
-        RegionCaptureOptions regionOptions{
-            device.value(),
-            deviceLabel,
-            std::max<std::int64_t>(0, options.sampleBudgetBytes - recorder.sampleBytes()),
-            recorder.totalCalls(),
-            info.totalEagerUs,
-            stagingGuard.path(),
-            options.samplesPerCard > 0};
+        RegionCaptureOptions regionOptions{device.value(),
+                                           deviceLabel,
+                                           std::max<std::int64_t>(0, sampleBudgetBytes - recorder.sampleBytes()),
+                                           recorder.totalCalls(),
+                                           info.totalEagerUs,
+                                           stagingGuard.path(),
+                                           options.samplesPerCard > 0};
         auto regions = captureRegionCards(project.graph, project.cards, recordForward, regionOptions, stop);
         if (!regions)
             return regions.error().code == ErrorCode::Cancelled ? cancelled() : regions.error();
@@ -371,8 +380,17 @@ Result<CaptureReport> runCapture(const CaptureOptions& options, CaptureProgress*
         report.notes.push_back("captured on CPU: latencies are CPU wall-clock times, not GPU times");
     else if (auto note = deviceWaitsNote(project.cards))
         report.notes.push_back(*note);
-    if (auto note = sampleBudgetNote(variants, project.cards, options.sampleBudgetBytes, recorder.sampleBytes()))
+    if (auto note = sampleBudgetNote(variants, project.cards, sampleBudgetBytes, recorder.sampleBytes()))
         report.notes.push_back(*note);
+    if (automaticBudget) {
+        std::int64_t used = 0;
+        for (const OperatorCard& card : project.cards)
+            for (const SampleRef& sample : card.samples)
+                used += sample.bytes;
+        report.notes.push_back("samples: " + sampleBytesText(used) + " of an automatic budget of " +
+                               sampleBytesText(sampleBudgetBytes) + " (" + automaticBudget->basis +
+                               "); --sample-budget-mb sets a fixed one");
+    }
 
     if (auto saved = saveProject(stagingGuard.path(), project); !saved)
         return saved.error();

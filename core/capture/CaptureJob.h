@@ -7,6 +7,7 @@
 // stop flag is polled between phases and between cards; a cancelled or failed capture leaves no
 // project behind. Progress is published through atomics for a UI timer to poll.
 
+#include "capture/SampleBudget.h"
 #include "model/Project.h"
 #include "util/Result.h"
 
@@ -24,7 +25,9 @@ struct CaptureOptions {
     std::filesystem::path outputDir; // must be absent or an empty folder
     std::string device = "auto";     // auto | cpu | cuda | cuda:N
     int samplesPerCard = 2;          // real samples saved per card
-    std::int64_t sampleBudgetBytes = 1ll << 30;
+    // Total bytes of all samples; kAutomaticSampleBudget: half the free disk space or half the
+    // available memory, whichever is smaller (SampleBudget.h).
+    std::int64_t sampleBudgetBytes = kAutomaticSampleBudget;
     bool sampleVendorBacked = false; // also sample cuBLAS/cuDNN-backed cards
     std::uint64_t seed = 0;          // for synthesized inputs
 };

@@ -39,6 +39,18 @@ class HardeningInputsTest(ErrorLineAssertions, unittest.TestCase):
         self.assert_one_error_line(result, "--sample-budget-mb", "17592186044416", code=2)
         self.assertFalse(os.path.exists(out))
 
+    def test_sample_budget_takes_auto_and_refuses_other_words(self):
+        out = os.path.join(self.tmp, "p")
+        result = kforge("capture", os.path.join(MODELS, "softmax_only.pt"), "--inputs", "4x8", "-o", out,
+                        "--device", "cpu", "--sample-budget-mb", "lots")
+        self.assert_one_error_line(result, "--sample-budget-mb", "expected auto or a whole number", code=2)
+        self.assertFalse(os.path.exists(out))
+        result = kforge("capture", os.path.join(MODELS, "softmax_only.pt"), "--inputs", "4x8", "-o", out,
+                        "--device", "cpu", "--sample-budget-mb", "auto")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stderr, r"kforge: note: samples: \d+ MB of an automatic budget of [0-9.]+ [MG]B "
+                                        r"\(half the (free disk space of .*|available memory), [0-9.]+ [MG]B")
+
     def test_seconds_options_refuse_nan_inf_and_absurd_values(self):
         for flag in ("--time-limit", "--timeout"):
             for value in ("nan", "NaN", "inf", "-inf", "1e300", "0", "-1"):
