@@ -57,10 +57,18 @@ TEST(CardSelection, RegionCardsTheBuiltinProposerCannotCoverAreSkippedWithTheRea
     const TensorSpec t = spec("float32", {4, 8});
     RegionChainBuilder pointwise; // mul -> relu: one pointwise kernel
     pointwise.output(pointwise.unary("aten::relu", pointwise.binary("aten::mul", pointwise.input(t), 2.0, t)));
-    RegionChainBuilder withSoftmax; // mul -> _softmax: not pointwise
-    const Value m = withSoftmax.binary("aten::mul", withSoftmax.input(t), 0.125, t);
-    withSoftmax.output(withSoftmax.call("aten::_softmax", "", {{"self", m}, {"dim", -1}}, t));
-    for (RegionChainBuilder* b : {&pointwise, &withSoftmax}) {
+    RegionChainBuilder withGroupNorm; // mul -> group_norm: neither pointwise nor a row reduction
+    const TensorSpec g = spec("float32", {2, 8, 4});
+    const Value m = withGroupNorm.binary("aten::mul", withGroupNorm.input(g), 0.125, g);
+    withGroupNorm.output(withGroupNorm.call("aten::group_norm", "",
+                                            {{"input", m},
+                                             {"num_groups", 2},
+                                             {"weight", std::monostate{}},
+                                             {"bias", std::monostate{}},
+                                             {"eps", 1e-5},
+                                             {"cudnn_enabled", true}},
+                                            g));
+    for (RegionChainBuilder* b : {&pointwise, &withGroupNorm}) {
         OperatorCard card = b->card();
         card.id = cardIdForKey(card.key);
         project.cards.push_back(card);
@@ -76,7 +84,7 @@ TEST(CardSelection, RegionCardsTheBuiltinProposerCannotCoverAreSkippedWithTheRea
                                       [&](const SkippedCard& s) { return s.card->id == refused; });
     ASSERT_NE(skipped, builtin->skipped.end());
     EXPECT_EQ(skipped->reason,
-              "member 1: aten::_softmax: a reduction, norm or softmax, not pointwise (not covered yet)");
+              "member 1: aten::group_norm: a reduction, norm or softmax, not pointwise (not covered yet)");
 }
 
 } // namespace
