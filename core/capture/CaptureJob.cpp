@@ -138,7 +138,7 @@ void describeMissingSamples(RecordedVariant& variant, const CaptureOptions& opti
     if (card.vendorBacked && !options.sampleVendorBacked)
         card.samplesNote = "vendor-backed (cuBLAS/cuDNN): not sampled; pass --sample-vendor to include";
     else if (variant.outputAliasesInput)
-        card.samplesNote = "its output is a view of an input or the input itself: nothing computed, not sampled";
+        card.samplesNote = kAliasOutputSamplesNote;
     else if (variant.budgetExhausted)
         card.samplesNote = "sample budget exhausted (raise --sample-budget-mb)";
     else if (options.samplesPerCard > 0 && static_cast<std::int64_t>(card.samples.size()) < card.callCount &&

@@ -25,6 +25,11 @@ Result<CardSelection> selectCardsToSearch(const Project& project, const std::vec
     std::stable_sort(byShare.begin(), byShare.end(),
                      [](const OperatorCard* a, const OperatorCard* b) { return a->timeShare > b->timeShare; });
     for (const OperatorCard* card : byShare) {
+        if (card->computesNothing()) {
+            selection.skipped.push_back(
+                {card, "no kernel to run: its output is a view of an input or the input itself"});
+            continue;
+        }
         if (card->vendorBacked) {
             selection.skipped.push_back({card, "vendor-backed (cuBLAS/cuDNN)"});
             continue;

@@ -35,6 +35,12 @@ struct SampleRef {
     bool operator==(const SampleRef&) const = default;
 };
 
+/// The samples note of a card whose calls return a view of an input or the input itself (a view
+/// such as flatten, dropout in eval, `to` into the same dtype): nothing is computed, so there is no
+/// kernel to write for it (OperatorCard::computesNothing).
+inline constexpr const char* kAliasOutputSamplesNote =
+    "its output is a view of an input or the input itself: nothing computed, not sampled";
+
 struct OperatorCard {
     std::string id;       // 16 hex digits: fnv1a64 of `key`
     std::string key;      // canonical variant key (see variantKey)
@@ -57,6 +63,8 @@ struct OperatorCard {
     std::optional<RegionChain> region;
 
     bool isRegion() const { return region.has_value(); }
+    /// Whether capture saw its calls return an input or a view of one (kAliasOutputSamplesNote).
+    bool computesNothing() const { return samplesNote == kAliasOutputSamplesNote; }
 
     /// "aten::softmax.int" (no dot for the default overload).
     std::string qualifiedName() const;

@@ -50,6 +50,28 @@ TEST(CardSelection, ByDefaultLargestShareFirstWithoutVendorCardsAndWhatThePropos
         EXPECT_FALSE(skipped.reason.empty()) << skipped.card->key;
 }
 
+TEST(CardSelection, CardsWhoseOutputIsTheirInputAreSkippedForEveryProposer)
+{
+    Project project = test::makeFixtureProject();
+    ASSERT_FALSE(project.cards.empty());
+    OperatorCard& flatten = project.cards.front(); // as capture marks a view, dropout in eval, ...
+    flatten.vendorBacked = false;
+    flatten.samples.clear();
+    flatten.samplesNote = kAliasOutputSamplesNote;
+    ASSERT_TRUE(flatten.computesNothing());
+    for (bool builtin : {false, true}) {
+        const auto selection = selectCardsToSearch(project, {}, builtin);
+        ASSERT_TRUE(selection.ok());
+        EXPECT_EQ(std::count_if(selection->cards.begin(), selection->cards.end(),
+                                [&](const OperatorCard* c) { return c->id == flatten.id; }),
+                  0);
+        const auto skipped = std::find_if(selection->skipped.begin(), selection->skipped.end(),
+                                          [&](const SkippedCard& s) { return s.card->id == flatten.id; });
+        ASSERT_NE(skipped, selection->skipped.end());
+        EXPECT_EQ(skipped->reason, "no kernel to run: its output is a view of an input or the input itself");
+    }
+}
+
 TEST(CardSelection, RegionCardsTheBuiltinProposerCannotCoverAreSkippedWithTheReason)
 {
     using namespace test_regions;
