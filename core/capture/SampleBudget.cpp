@@ -74,8 +74,9 @@ Result<SampleBudget> resolveAutomaticSampleBudget(const fs::path& outputDir)
     const std::int64_t disk = freeDiskBytes(outputDir, measured);
     const std::int64_t memory = availableMemoryBytes();
     if (disk < 0 && memory < 0)
-        return makeError(ErrorCode::Io, "cannot measure free disk space or available memory for the automatic "
-                                             "sample budget: pass --sample-budget-mb",
+        return makeError(ErrorCode::Io,
+                         "cannot measure free disk space or available memory for the automatic "
+                         "sample budget: pass --sample-budget-mb",
                          outputDir.string());
     // An unmeasurable one does not limit: the other sets the budget.
     const std::int64_t diskLimit = disk < 0 ? memory : disk;

@@ -55,8 +55,8 @@ TEST(SampleBudget, ADefaultCaptureSaysWhatItUsedOfTheAutomaticBudget)
     EXPECT_GT(used, 0);
     const std::int64_t budget = report->project.capture.sampleBudgetBytes;
     EXPECT_GT(budget, used);
-    const std::string expected = "samples: " + sampleBytesText(used) + " of an automatic budget of " +
-        sampleBytesText(budget) + " (half the ";
+    const std::string expected =
+        "samples: " + sampleBytesText(used) + " of an automatic budget of " + sampleBytesText(budget) + " (half the ";
     const auto note = std::find_if(report->notes.begin(), report->notes.end(),
                                    [&](const std::string& text) { return text.rfind(expected, 0) == 0; });
     EXPECT_NE(note, report->notes.end()) << "no note starting with: " << expected;
