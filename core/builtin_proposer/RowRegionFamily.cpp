@@ -211,6 +211,18 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
     }
     if (f->m_reduces.empty())
         return unsupportedCard(card, "no output depends on the chain's reductions");
+    // The element value each reduction reduces is kept in registers once its stage computed it, so
+    // that the later stages and the outputs read it instead of computing its prologue again (a
+    // softmax's exp once, not twice). Inputs are in registers already.
+    f->m_cacheSlot.assign(nodes.size(), -1);
+    f->m_cachedAt.assign(nodes.size(), -1);
+    for (std::size_t k = 0; k < f->m_reduces.size(); ++k) {
+        const auto operand = static_cast<std::size_t>(nodes[static_cast<std::size_t>(f->m_reduces[k])].operands[0]);
+        if (f->m_perRow[operand] || nodes[operand].kind != Kind::Apply || f->m_cacheSlot[operand] >= 0)
+            continue;
+        f->m_cacheSlot[operand] = f->m_cached++;
+        f->m_cachedAt[operand] = static_cast<int>(k);
+    }
     return f;
 }
 
@@ -287,32 +299,47 @@ nlohmann::json RowRegionFamily::rootParams() const
     return {{"threads", threads}, {"rows_per_block", rows}, {"vector_width", v}};
 }
 
-std::string RowRegionFamily::valueName(int id) const
+bool RowRegionFamily::cachedBefore(int id, int stage) const
 {
-    const int slot = m_rowSlot[static_cast<std::size_t>(id)];
-    return slot >= 0 ? "rv[" + std::to_string(slot) + "]" : "v" + std::to_string(id);
+    const auto i = static_cast<std::size_t>(id);
+    return m_cacheSlot[i] >= 0 && m_cachedAt[i] < stage;
 }
 
-std::string RowRegionFamily::elementFunction(const std::string& name, const std::vector<int>& roots) const
+std::string RowRegionFamily::valueName(int id, int stage) const
+{
+    const auto i = static_cast<std::size_t>(id);
+    if (m_rowSlot[i] >= 0)
+        return "rv[" + std::to_string(m_rowSlot[i]) + "]";
+    if (cachedBefore(id, stage))
+        return "c[" + std::to_string(m_cacheSlot[i]) + "]";
+    return "v" + std::to_string(id);
+}
+
+std::string RowRegionFamily::elementFunction(const std::string& name, const std::vector<int>& roots, int stage) const
 {
     const std::vector<PointwiseNode>& nodes = m_expression.nodes();
-    const std::vector<bool> needed = m_expression.dependencies(roots, m_perRow);
+    // Row values, and element values an earlier stage kept in registers, are read, not computed.
+    std::vector<bool> leaves = m_perRow;
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        leaves[i] = leaves[i] || cachedBefore(static_cast<int>(i), stage);
+    const std::vector<bool> needed = m_expression.dependencies(roots, leaves);
+    const auto nameOf = [this, stage](int id) { return valueName(id, stage); };
     std::ostringstream s;
-    s << "__device__ __forceinline__ void " << name << "(const float (&x)[NX], const float (&rv)[NRV], float (&y)["
-      << roots.size() << "])\n{\n    (void)x;\n    (void)rv;\n";
+    s << "__device__ __forceinline__ void " << name
+      << "(const float (&x)[NX], const float (&c)[NC], const float (&rv)[NRV], float (&y)[" << roots.size()
+      << "])\n{\n    (void)x;\n    (void)c;\n    (void)rv;\n";
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const PointwiseNode& n = nodes[i];
-        if (!needed[i] || m_perRow[i] || n.kind == Kind::Constant)
+        if (!needed[i] || leaves[i] || n.kind == Kind::Constant)
             continue;
         if (n.kind == Kind::Input)
             s << "    const float v" << i << " = x[" << m_inputs[static_cast<std::size_t>(n.input)].slot << "];\n";
         else
-            s << "    const float v" << i << " = "
-              << m_expression.applyExpression(static_cast<int>(i), [this](int id) { return valueName(id); }) << "; // "
-              << n.op->name << " -> " << n.dtype << "\n";
+            s << "    const float v" << i << " = " << m_expression.applyExpression(static_cast<int>(i), nameOf)
+              << "; // " << n.op->name << " -> " << n.dtype << "\n";
     }
     for (std::size_t r = 0; r < roots.size(); ++r)
-        s << "    y[" << r << "] = " << valueName(roots[r]) << ";\n";
+        s << "    y[" << r << "] = " << nameOf(roots[r]) << ";\n";
     s << "}\n";
     return s.str();
 }
@@ -325,8 +352,8 @@ std::string RowRegionFamily::rowStatements(int stage, const std::string& indent)
         const PointwiseNode& n = nodes[i];
         if (m_rowSlot[i] < 0 || m_stage[i] != stage || n.kind != Kind::Apply)
             continue;
-        s << indent << valueName(static_cast<int>(i)) << " = "
-          << m_expression.applyExpression(static_cast<int>(i), [this](int id) { return valueName(id); }) << "; // "
+        s << indent << valueName(static_cast<int>(i), 0) << " = "
+          << m_expression.applyExpression(static_cast<int>(i), [this](int id) { return valueName(id, 0); }) << "; // "
           << n.op->name << " -> " << n.dtype << "\n";
     }
     return s.str();
@@ -384,6 +411,7 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
       << "constexpr int ITEMS = " << items << ";\n"
       << "constexpr int NX = " << std::max(elementInputs(), 1) << ";\n"
       << "constexpr int NRV = " << std::max(m_rowValues, 1) << ";\n"
+      << "constexpr int NC = " << std::max(m_cached, 1) << ";\n"
       << operandDefinitions(v) << m_expression.helpers();
     std::vector<PointwiseReduce> kinds;
     for (int r : m_reduces) {
@@ -394,14 +422,14 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
         }
     }
     for (std::size_t k = 0; k < m_reduces.size(); ++k)
-        s << elementFunction("kfStage" + std::to_string(k),
-                             {nodes[static_cast<std::size_t>(m_reduces[k])].operands[0]});
+        s << elementFunction("kfStage" + std::to_string(k), {nodes[static_cast<std::size_t>(m_reduces[k])].operands[0]},
+                             static_cast<int>(k));
     std::vector<int> elementOutputs;
     for (const Operand& o : m_outputs)
         if (!o.perRow)
             elementOutputs.push_back(o.node);
     if (!elementOutputs.empty())
-        s << elementFunction("kfOutputs", elementOutputs);
+        s << elementFunction("kfOutputs", elementOutputs, static_cast<int>(m_reduces.size()));
 
     s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS * RPB) " << kernel << "(";
     for (const Operand& o : m_inputs)
@@ -416,7 +444,8 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
       << "         first += static_cast<long long>(gridDim.x) * RPB) {\n"
       << "        const long long row = first + threadIdx.x / THREADS;\n"
       << "        const bool active = row < ROWS;\n"
-      << "        float rv[NRV];\n        float xs[ITEMS][NX][V];\n";
+      << "        float rv[NRV];\n        float xs[ITEMS][NX][V];\n        float cs[ITEMS][NC][V];\n"
+      << "        (void)cs;\n";
     // Row inputs, then the element inputs of this thread's vectors.
     for (const Operand& o : m_inputs) {
         if (!o.used)
@@ -429,7 +458,7 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
             continue;
         for (std::size_t i = 0; i < nodes.size(); ++i)
             if (nodes[i].kind == Kind::Input && nodes[i].input == static_cast<int>(k) && m_rowSlot[i] >= 0)
-                s << "        " << valueName(static_cast<int>(i)) << " = active ? kfLoad_" << o.name << "(" << o.name
+                s << "        " << valueName(static_cast<int>(i), 0) << " = active ? kfLoad_" << o.name << "(" << o.name
                   << "[ro_" << o.name << "]) : 0.0f;\n";
     }
     s << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
@@ -454,7 +483,11 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
     s << "        }\n" << rowStatements(-1, "        ");
     // Each reduction over the row, then the row values it makes known.
     for (std::size_t k = 0; k < m_reduces.size(); ++k) {
-        const PointwiseReduce kind = nodes[static_cast<std::size_t>(m_reduces[k])].reduce;
+        const PointwiseNode& reduce = nodes[static_cast<std::size_t>(m_reduces[k])];
+        const PointwiseReduce kind = reduce.reduce;
+        // The reduced element value, kept for the stages and outputs after this one.
+        const auto operand = static_cast<std::size_t>(reduce.operands[0]);
+        const int keep = m_cachedAt[operand] == static_cast<int>(k) ? m_cacheSlot[operand] : -1;
         s << "        {\n            float acc = " << identity(kind) << ";\n"
           << "#pragma unroll\n            for (int k = 0; k < ITEMS; ++k) {\n"
           << "                const int c0 = (k * THREADS + lane) * V;\n"
@@ -463,11 +496,15 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
           << "                    float x[NX];\n"
           << "#pragma unroll\n                    for (int n = 0; n < NX; ++n)\n"
           << "                        x[n] = xs[k][n][e];\n"
+          << "                    float c[NC];\n"
+          << "#pragma unroll\n                    for (int n = 0; n < NC; ++n)\n"
+          << "                        c[n] = cs[k][n][e];\n"
           << "                    float y[1];\n"
-          << "                    kfStage" << k << "(x, rv, y);\n"
+          << "                    kfStage" << k << "(x, c, rv, y);\n"
+          << (keep >= 0 ? "                    cs[k][" + std::to_string(keep) + "][e] = y[0];\n" : std::string())
           << "                    acc = " << combine(kind, "acc", "y[0]") << ";\n"
           << "                }\n            }\n"
-          << "            " << valueName(m_reduces[k]) << " = kfRow_" << reduceName(kind) << "(acc, scratch);\n"
+          << "            " << valueName(m_reduces[k], 0) << " = kfRow_" << reduceName(kind) << "(acc, scratch);\n"
           << "        }\n"
           << rowStatements(static_cast<int>(k), "        ");
     }
@@ -485,8 +522,10 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
         s << "#pragma unroll\n            for (int e = 0; e < V; ++e) {\n"
           << "                float x[NX];\n"
           << "#pragma unroll\n                for (int n = 0; n < NX; ++n)\n                    x[n] = xs[k][n][e];\n"
+          << "                float c[NC];\n"
+          << "#pragma unroll\n                for (int n = 0; n < NC; ++n)\n                    c[n] = cs[k][n][e];\n"
           << "                float y[" << elementOutputs.size() << "];\n"
-          << "                kfOutputs(x, rv, y);\n";
+          << "                kfOutputs(x, c, rv, y);\n";
         for (const Operand& o : m_outputs)
             if (!o.perRow)
                 s << "                r_" << o.name << ".v[e] = kfStore_" << o.name << "(y[" << o.slot << "]);\n";
@@ -510,7 +549,7 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
     for (const Operand& o : m_outputs)
         if (o.perRow)
             s << "        if (active && lane == 0)\n            " << o.name << "[kfRowOffset_" << o.name
-              << "(row)] = kfStore_" << o.name << "(" << valueName(o.node) << ");\n";
+              << "(row)] = kfStore_" << o.name << "(" << valueName(o.node, 0) << ");\n";
     s << "    }\n}\n";
 
     const std::int64_t grid = std::clamp<std::int64_t>((m_rows + rowsPerBlock - 1) / rowsPerBlock, 1, 2147483647LL);

@@ -58,10 +58,15 @@ private:
     bool vectorWidthAllowed(int width) const;
     bool vectorMoves(const Operand& op, int width) const;
     int elementInputs() const;
-    /// The name a node's value has in the generated code: "rv[k]" for a row value, "v<id>" otherwise.
-    std::string valueName(int id) const;
-    /// `void NAME(const float (&x)[NX], const float (&rv)[NRV], float (&y)[roots])`: element values.
-    std::string elementFunction(const std::string& name, const std::vector<int>& roots) const;
+    /// Whether element value `id` is kept in registers by a stage before `stage`.
+    bool cachedBefore(int id, int stage) const;
+    /// The name a node's value has in code that runs at `stage` (a reduction's index; the outputs'
+    /// is the number of reductions): "rv[k]" for a row value, "c[k]" for an element value an earlier
+    /// stage kept, "v<id>" otherwise.
+    std::string valueName(int id, int stage) const;
+    /// `void NAME(const float (&x)[NX], const float (&c)[NC], const float (&rv)[NRV], float (&y)[roots])`:
+    /// the element values `roots` at `stage`.
+    std::string elementFunction(const std::string& name, const std::vector<int>& roots, int stage) const;
     /// `rv[k] = ...;` for each live row value computed from inputs and reductions up to `stage` only.
     std::string rowStatements(int stage, const std::string& indent) const;
     std::string operandDefinitions(int width) const;
@@ -71,11 +76,14 @@ private:
     std::vector<std::int64_t> m_outer; // the row shape's sizes but the last
     std::int64_t m_rows = 0;
     std::int64_t m_rowLength = 0;
-    std::vector<bool> m_live;   // per node: an output depends on it
-    std::vector<bool> m_perRow; // per node: one value per row
-    std::vector<int> m_rowSlot; // per node: its index in rv[] (live row values but constants), else -1
-    std::vector<int> m_stage;   // per row node: the reduction stage after which it is known (-1: at the start)
-    std::vector<int> m_reduces; // live Reduce nodes, in order (stage k computes m_reduces[k])
+    std::vector<bool> m_live;     // per node: an output depends on it
+    std::vector<bool> m_perRow;   // per node: one value per row
+    std::vector<int> m_rowSlot;   // per node: its index in rv[] (live row values but constants), else -1
+    std::vector<int> m_stage;     // per row node: the reduction stage after which it is known (-1: at the start)
+    std::vector<int> m_reduces;   // live Reduce nodes, in order (stage k computes m_reduces[k])
+    std::vector<int> m_cacheSlot; // per node: its index in cs[] (a reduced element value kept), else -1
+    std::vector<int> m_cachedAt;  // per kept node: the stage that computes and keeps it
+    int m_cached = 0;
     int m_rowValues = 0;
     std::string m_chain;
 };
