@@ -219,12 +219,7 @@ nlohmann::json BinaryFamily::rootParams() const
 {
     if (m_tileDim >= 0) // coalesced reads of the transposed operand first; the search may untile
         return {{"threads", 256}, {"vector_width", 1}, {"items_per_thread", 1}, {"transpose_tile", true}};
-    int v = 1;
-    for (int w : {8, 4, 2})
-        if (vectorWidthAllowed(w)) {
-            v = w;
-            break;
-        }
+    const int v = widestAllowedWidth([this](int w) { return vectorWidthAllowed(w); });
     return {{"threads", 256}, {"vector_width", v}, {"items_per_thread", m_numel >= (1 << 22) ? 2 : 1}};
 }
 

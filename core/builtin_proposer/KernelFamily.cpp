@@ -115,6 +115,14 @@ int widestVectorWidth(std::int64_t unit, const std::string& inDtype, const std::
     return 1;
 }
 
+int widestAllowedWidth(const std::function<bool(int)>& allowed)
+{
+    for (int w : {8, 4, 2})
+        if (allowed(w))
+            return w;
+    return 1;
+}
+
 bool isChannelsLast(const TensorSpec& t)
 {
     if (t.sizes.size() != 4 || t.strides.size() != 4)

@@ -68,6 +68,8 @@ bool isPowerOfTwo(std::int64_t v);
 /// The widest vector of 8, 4, 2 or 1 elements that divides `unit` (what a vector must not straddle:
 /// a row, a channel's plane, a group's channels) and keeps a vector of either dtype within 16 bytes.
 int widestVectorWidth(std::int64_t unit, const std::string& inDtype, const std::string& outDtype);
+/// The widest of 8, 4 and 2 elements that `allowed` accepts, else 1: a family's root vector width.
+int widestAllowedWidth(const std::function<bool(int)>& allowed);
 /// A 4-D [N, C, H, W] tensor stored channels-last (NHWC), with the strides PyTorch gives it.
 bool isChannelsLast(const TensorSpec& t);
 /// The dims of a dense layout from outermost to innermost in storage (a permutation of 0..rank-1,

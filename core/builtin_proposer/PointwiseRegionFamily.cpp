@@ -217,12 +217,7 @@ Result<void> PointwiseRegionFamily::check(const nlohmann::json& p) const
 
 nlohmann::json PointwiseRegionFamily::rootParams() const
 {
-    int v = 1;
-    for (int w : {8, 4, 2})
-        if (vectorWidthAllowed(w)) {
-            v = w;
-            break;
-        }
+    const int v = widestAllowedWidth([this](int w) { return vectorWidthAllowed(w); });
     return {{"threads", 256}, {"vector_width", v}, {"items_per_thread", m_numel >= (1 << 22) ? 2 : 1}};
 }
 

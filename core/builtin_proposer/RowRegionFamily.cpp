@@ -283,12 +283,7 @@ Result<void> RowRegionFamily::check(const nlohmann::json& p) const
 
 nlohmann::json RowRegionFamily::rootParams() const
 {
-    int v = 1;
-    for (int w : {8, 4, 2})
-        if (vectorWidthAllowed(w)) {
-            v = w;
-            break;
-        }
+    const int v = widestAllowedWidth([this](int w) { return vectorWidthAllowed(w); });
     // About four vectors per thread, whole warps, and blocks of at least 256 threads.
     int threads = 32;
     while (threads < 1024 && static_cast<std::int64_t>(threads) * v * 4 < m_rowLength)

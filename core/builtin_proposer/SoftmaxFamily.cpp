@@ -155,11 +155,7 @@ Result<SoftmaxFamily::Params> SoftmaxFamily::parse(const nlohmann::json& j) cons
 nlohmann::json SoftmaxFamily::rootParams() const
 {
     Params p;
-    for (int w : {8, 4, 2})
-        if (vectorWidthAllowed(w)) {
-            p.vectorWidth = w;
-            break;
-        }
+    p.vectorWidth = widestAllowedWidth([this](int w) { return vectorWidthAllowed(w); });
     const std::int64_t vectors = m_rowLength / p.vectorWidth;
     if (vectors <= 32 * 8) {
         // Short rows: a warp per row, four rows per block, no block barriers.

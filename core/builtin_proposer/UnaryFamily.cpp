@@ -371,11 +371,7 @@ Result<UnaryFamily::Params> UnaryFamily::parse(const nlohmann::json& j) const
 nlohmann::json UnaryFamily::rootParams() const
 {
     Params p;
-    for (int w : {8, 4, 2})
-        if (vectorWidthAllowed(w)) {
-            p.vectorWidth = w;
-            break;
-        }
+    p.vectorWidth = widestAllowedWidth([this](int w) { return vectorWidthAllowed(w); });
     p.threads = 256;
     p.itemsPerThread = m_numel >= (1 << 22) ? 2 : 1;
     return toJson(p);
