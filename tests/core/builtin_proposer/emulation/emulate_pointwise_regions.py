@@ -298,21 +298,27 @@ def parse_arguments(description, cases, variants):
     return args, None
 
 
-def main():
-    args, skipped = parse_arguments(__doc__.split("\n\n")[0], CASES, 3)
+def run_cases(description, cases, prefix):
+    """Every case (or --only's) emulated against eager, with a line each and the summary; the exit
+    status (77: skipped)."""
+    args, skipped = parse_arguments(description, cases, 3)
     if skipped:
         return skipped
-    work = tempfile.mkdtemp(prefix="kforge-regions-")
+    work = tempfile.mkdtemp(prefix=prefix)
     failures, checked = [], 0
     try:
-        for name in args.only or CASES:
-            problems, count = emulate(name, CASES[name](), work, args)
+        for name in args.only or cases:
+            problems, count = emulate(name, cases[name](), work, args)
             print(f"  {name}: {count} candidate(s) emulated, {len(problems)} failure(s)", flush=True)
             failures += problems
             checked += count
     finally:
         clean_up(work, args.keep)
     return summary(checked, failures)
+
+
+def main():
+    return run_cases(__doc__.split("\n\n")[0], CASES, "kforge-regions-")
 
 
 if __name__ == "__main__":

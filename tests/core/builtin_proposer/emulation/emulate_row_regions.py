@@ -18,16 +18,13 @@ Usage: emulate_row_regions.py --dump build/.../kforge_kernel_dump [--cuda-includ
 """
 import os
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, HERE)
 # emulate_pointwise_regions exits 77 (skipped) when torch is not installed.
-from emulate_pointwise_regions import Chain, emulate, parse_arguments, randn  # noqa: E402
+from emulate_pointwise_regions import Chain, randn, run_cases  # noqa: E402
 import torch  # noqa: E402
-
-from emulate_builtin_families import clean_up, summary  # noqa: E402
 
 
 def attention_softmax(dtype=torch.bfloat16, keys=40, fully_masked_row=False):
@@ -133,20 +130,7 @@ CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_ke
 
 
 def main():
-    args, skipped = parse_arguments(__doc__.split("\n\n")[0], CASES, 3)
-    if skipped:
-        return skipped
-    work = tempfile.mkdtemp(prefix="kforge-row-regions-")
-    failures, checked = [], 0
-    try:
-        for name in args.only or CASES:
-            problems, count = emulate(name, CASES[name](), work, args)
-            print(f"  {name}: {count} candidate(s) emulated, {len(problems)} failure(s)", flush=True)
-            failures += problems
-            checked += count
-    finally:
-        clean_up(work, args.keep)
-    return summary(checked, failures)
+    return run_cases(__doc__.split("\n\n")[0], CASES, "kforge-row-regions-")
 
 
 if __name__ == "__main__":
