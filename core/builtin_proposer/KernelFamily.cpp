@@ -252,6 +252,16 @@ std::string offsetFunction(const std::string& name, const std::vector<std::int64
     return s.str();
 }
 
+std::string regionOperandTypes(const std::string& name, const std::string& dtype, bool output, bool vectors)
+{
+    const std::string type = "t_" + name;
+    std::string s = std::string("typedef ") + dtypeCType(dtype) + " " + type + ";\n" +
+        (output ? dtypeStorer("kfStore_" + name, dtype) : dtypeLoader("kfLoad_" + name, dtype));
+    if (vectors)
+        s += "struct alignas(V * sizeof(" + type + ")) Vec_" + name + " { " + type + " v[V]; };\n";
+    return s;
+}
+
 std::string reductionHelpers()
 {
     return R"(__device__ __forceinline__ float kfWarpSum(float v)

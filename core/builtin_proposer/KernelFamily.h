@@ -101,6 +101,9 @@ std::optional<std::vector<std::int64_t>> broadcastStrides(const TensorSpec& t, c
 std::string offsetFunction(const std::string& name, const std::vector<std::int64_t>& dims,
                            const std::vector<std::int64_t>& strides);
 
+/// A region operand's types in generated code: `typedef T t_NAME;`, its `kfLoad_NAME` (an input) or
+/// `kfStore_NAME` (an output) and, where it moves in vectors of V, `struct Vec_NAME`.
+std::string regionOperandTypes(const std::string& name, const std::string& dtype, bool output, bool vectors);
 /// `#include` lines for a dtype plus `__device__ float NAME(T v)` converting one element to float;
 /// used for tensors whose dtype may differ from the main input's (weights, running stats, operands).
 std::string dtypeLoader(const std::string& fn, const std::string& dtype);

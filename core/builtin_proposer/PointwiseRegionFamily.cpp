@@ -228,11 +228,7 @@ std::string PointwiseRegionFamily::operandDefinitions(int width) const
         for (const Operand& o : *list) {
             if (!o.used)
                 continue;
-            const std::string type = "t_" + o.name;
-            s << "typedef " << dtypeCType(o.dtype) << " " << type << ";\n"
-              << (o.output ? dtypeStorer("kfStore_" + o.name, o.dtype) : dtypeLoader("kfLoad_" + o.name, o.dtype));
-            if (o.mode != Mode::Scalar && vectorMoves(o, width))
-                s << "struct alignas(V * sizeof(" << type << ")) Vec_" << o.name << " { " << type << " v[V]; };\n";
+            s << regionOperandTypes(o.name, o.dtype, o.output, o.mode != Mode::Scalar && vectorMoves(o, width));
             if (o.mode == Mode::Strided)
                 s << offsetFunction("kfOffset_" + o.name, m_dims, o.strides);
         }

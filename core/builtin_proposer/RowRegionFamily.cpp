@@ -361,11 +361,7 @@ std::string RowRegionFamily::operandDefinitions(int width) const
         for (const Operand& o : *list) {
             if (!o.used)
                 continue;
-            const std::string type = "t_" + o.name;
-            s << "typedef " << dtypeCType(o.dtype) << " " << type << ";\n"
-              << (o.output ? dtypeStorer("kfStore_" + o.name, o.dtype) : dtypeLoader("kfLoad_" + o.name, o.dtype));
-            if (!o.perRow && vectorMoves(o, width))
-                s << "struct alignas(V * sizeof(" << type << ")) Vec_" << o.name << " { " << type << " v[V]; };\n";
+            s << regionOperandTypes(o.name, o.dtype, o.output, !o.perRow && vectorMoves(o, width));
             s << offsetFunction("kfRowOffset_" + o.name, m_outer, o.outerStrides);
         }
     return s.str();
