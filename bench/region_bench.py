@@ -3,8 +3,9 @@
 region, and torch.compile of the same chain, on the same inputs, timed by one timer.
 
 Each chain below is a small nn.Module traced to TorchScript, captured on the GPU (`kforge capture`:
-its fused regions become region cards with a real sample and the chain's eager time), searched with
-the built-in proposer (`kforge optimize --cards` the region cards) and measured with
+its fused regions become region cards with a real sample and the chain's eager time; a chain of one op,
+such as the few-long-rows norms and softmax, gives its single-op card instead), searched with
+the built-in proposer (`kforge optimize --cards` those cards) and measured with
 bench/card_bench.py's measure_card: do_bench of eager's chain (the member ops called one by one, as
 eager runs them), of the best node's cubin and of torch.compile(max-autotune-no-cudagraphs) of the
 chain, each also as GPU time alone (device_time_us), and the bandwidth each reaches for the bytes the
@@ -91,6 +92,13 @@ class RmsNormWrittenOut(torch.nn.Module):
         return self.weight * h.to(x.dtype)
 
 
+class Softmax(torch.nn.Module):
+    """A softmax alone over the last dim (a single-op card)."""
+
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
 class ResidualAddLayerNorm(torch.nn.Module):
     """A pre-norm block's residual stream: h = x + update, then layer_norm(h); both are used on."""
 
@@ -112,6 +120,9 @@ CHAINS = {
     "attention_softmax": (lambda: AttentionSoftmax(512), ["8x16x512x512:bfloat16"]),
     "rms_norm_written_out": (lambda: RmsNormWrittenOut(2048), ["4x1024x2048:bfloat16"]),
     "residual_add_layer_norm": (lambda: ResidualAddLayerNorm(1024), ["8192x1024:float16", "8192x1024:float16"]),
+    # Few long rows (single-op cards, no region): one block per row would leave most SMs idle.
+    "layer_norm_few_long_rows": (lambda: torch.nn.LayerNorm(4194304), ["16x4194304:float32"]),
+    "softmax_few_long_rows": (Softmax, ["32x1048576:float32"]),
 }
 
 
@@ -135,9 +146,10 @@ def bench_chain(name, args, env, workdir, copy_gbps):
     if capture.returncode != 0:
         raise RuntimeError("kforge capture: " + one_line(capture.stderr))
     cards = json.loads(capture.stdout)["cards"]
-    regions = [c for c in cards if c.get("region")]
+    # The chain's region cards; a chain of one op (few long rows) is its single-op card.
+    regions = [c for c in cards if c.get("region")] or cards
     if not regions:
-        raise RuntimeError("the capture found no fused region")
+        raise RuntimeError("the capture found no card")
     optimize = run([args.kforge, "optimize", project, "--proposer", "builtin", "--iterations", str(args.iterations),
                     "--cards", *[c["id"] for c in regions]], 3600, env)
     if optimize.returncode != 0:
@@ -147,7 +159,7 @@ def bench_chain(name, args, env, workdir, copy_gbps):
         tree = run([args.kforge, "tree", project, "--card", card["id"], "--json"], 120, env)
         nodes = json.loads(tree.stdout)["nodes"] if tree.returncode == 0 else []
         row = measure_card(card, project, nodes, args.kforge, env, workdir, copy_gbps, with_compile=True)
-        row["chain"] = card["region"]["chain"]
+        row["chain"] = card["region"]["chain"] if card.get("region") else card.get("op", "?")
         row["bench"] = name
         row["inputs_spec"] = specs
         rows.append(row)

@@ -118,6 +118,25 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
             return wrap(RowRegionFamily::create(card));
         return wrap(PointwiseRegionFamily::create(card));
     }
+    // A row reduction (softmax, a norm, sum / mean / amax / amin over the last dim) of few long rows,
+    // which the tuned families below run one block or warp per row and so leave most SMs idle, or
+    // one they refuse (a strided input, amax): the row-region generator, which splits rows.
+    std::unique_ptr<RowRegionFamily> rows;
+    if (isRowReductionOp(card.op)) {
+        if (auto f = RowRegionFamily::createForOp(card)) {
+            if (f.value()->splitsAtRoot())
+                return std::unique_ptr<KernelFamily>(std::move(f.value()));
+            rows = std::move(f.value());
+        }
+    }
+    auto tuned = makeTunedFamily(card);
+    if (!tuned && rows)
+        return std::unique_ptr<KernelFamily>(std::move(rows));
+    return tuned;
+}
+
+Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeTunedFamily(const OperatorCard& card)
+{
     const std::string op = card.qualifiedName();
     if (SoftmaxFamily::coversOp(op)) {
         auto family = SoftmaxFamily::create(card);

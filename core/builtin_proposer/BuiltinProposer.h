@@ -53,6 +53,8 @@ public:
 
 private:
     static Result<std::unique_ptr<KernelFamily>> makeFamily(const OperatorCard& card);
+    /// The family made for one op (softmax, norms, pools, ...), or why none covers it.
+    static Result<std::unique_ptr<KernelFamily>> makeTunedFamily(const OperatorCard& card);
     Result<Proposal> build(const nlohmann::json& params, Provenance provenance) const;
     /// This family's template parameters of `node`, or null (a node an LLM or a user wrote).
     const nlohmann::json* familyParams(const SearchNode& node) const;

@@ -1,5 +1,8 @@
 #include "builtin_proposer/RowRegionFamily.h"
 
+#include "builtin_proposer/RowRegionCode.h"
+#include "regions/RegionOperatorCard.h"
+
 #include <algorithm>
 #include <numeric>
 #include <sstream>
@@ -14,45 +17,13 @@ constexpr int kMaxElementsPerThread = 32;
 
 const std::vector<Knob> kKnobs = {{"threads", "threads-per-row", "", ""},
                                   {"rows_per_block", "rows-per-block", "", ""},
-                                  {"vector_width", "vector-width", "", ""}};
+                                  {"vector_width", "vector-width", "", ""},
+                                  {"split", "split-rows", "", ""}};
 
-const char* reduceName(PointwiseReduce r)
-{
-    return r == PointwiseReduce::Sum ? "sum" : (r == PointwiseReduce::Max ? "max" : "min");
-}
-
-std::string combine(PointwiseReduce r, const std::string& a, const std::string& b)
-{
-    if (r == PointwiseReduce::Sum)
-        return "(" + a + " + " + b + ")";
-    return std::string(r == PointwiseReduce::Max ? "kfMaximum(" : "kfMinimum(") + a + ", " + b + ")";
-}
-
-const char* identity(PointwiseReduce r)
-{
-    if (r == PointwiseReduce::Sum)
-        return "0.0f";
-    return r == PointwiseReduce::Max ? "(-__int_as_float(0x7f800000))" : "__int_as_float(0x7f800000)";
-}
-
-// `float kfRow_<kind>(float v, float* scratch)`: v combined over the THREADS threads of one row
-// group, in a fixed order; every thread of the block calls it the same number of times and each
-// gets its group's result. THREADS >= 32, so a warp never spans two rows.
-std::string rowReduceFunction(PointwiseReduce r)
-{
-    std::ostringstream s;
-    s << "__device__ __forceinline__ float kfRow_" << reduceName(r) << "(float v, float* scratch)\n{\n"
-      << "#pragma unroll\n    for (int o = 16; o > 0; o >>= 1)\n"
-      << "        v = " << combine(r, "v", "__shfl_xor_sync(0xffffffffu, v, o)") << ";\n"
-      << "    if constexpr (WARPS > 1) {\n"
-      << "        const int group = threadIdx.x / THREADS, lane = threadIdx.x % THREADS;\n"
-      << "        if ((lane & 31) == 0)\n            scratch[group * WARPS + (lane >> 5)] = v;\n"
-      << "        __syncthreads();\n        v = scratch[group * WARPS];\n"
-      << "#pragma unroll\n        for (int w = 1; w < WARPS; ++w)\n"
-      << "            v = " << combine(r, "v", "scratch[group * WARPS + w]") << ";\n"
-      << "        __syncthreads();\n    }\n    return v;\n}\n";
-    return s.str();
-}
+// Blocks a large GPU runs at once, about: two per SM of a 132-SM H100 / H200. A split row aims at
+// this many blocks; fewer rows than half of it are "few".
+constexpr std::int64_t kBlocksToFill = 264;
+constexpr int kMaxSplit = 1024;
 
 const TensorSpec* reducedTensor(const ChainMember& member)
 {
@@ -100,10 +71,8 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
     f->m_rows = product(f->m_outer);
     if (f->m_rowLength < 2 || f->m_rows == 0)
         return unsupportedCard(card, "rows of fewer than two elements, or no rows");
-    if (f->m_rowLength > static_cast<std::int64_t>(1024) * kMaxElementsPerThread)
-        return unsupportedCard(card,
-                               "rows longer than " + std::to_string(1024 * kMaxElementsPerThread) +
-                                   " elements not covered (a row is held in registers)");
+    if (f->m_rowLength > std::int64_t{2147483647} - 8192)
+        return unsupportedCard(card, "rows of 2^31 elements or more are not covered (32-bit row columns)");
     const std::string& device = card.outputs.at(0).device;
 
     // Inputs: their strides over the row shape; one that does not vary along the row is a row value.
@@ -119,6 +88,7 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
                 card, "input " + card.args[k].name + " " + in.toShortString() + " does not broadcast to the row shape");
         Operand op;
         op.name = card.args[k].name;
+        op.token = "ptr:" + op.name;
         op.dtype = in.dtype;
         op.used = e.inputUsed(static_cast<int>(k));
         op.rowStride = strides->back();
@@ -167,6 +137,7 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
         const TensorSpec& out = card.outputs[o];
         Operand op;
         op.name = "out" + std::to_string(o);
+        op.token = "ptr:" + op.name;
         op.dtype = out.dtype;
         op.output = true;
         op.node = e.outputs().at(o);
@@ -226,6 +197,27 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
     return f;
 }
 
+Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::createForOp(const OperatorCard& card)
+{
+    auto chainCard = makeOpChainCard(card);
+    if (!chainCard)
+        return unsupportedCard(card, chainCard.error().message);
+    auto f = create(chainCard.value());
+    if (!f)
+        return unsupportedCard(card, f.error().message);
+    // Region input k is the argument member 0 reads it as: the plan passes that argument.
+    const ChainMember& member = chainCard->region->members.front();
+    for (std::size_t a = 0; a < member.sources.size(); ++a)
+        for (const ChainSource& source : member.sources[a])
+            f.value()->m_inputs.at(static_cast<std::size_t>(source.index)).token = "ptr:" + member.args[a].name;
+    return f;
+}
+
+bool RowRegionFamily::fewLongRows(std::int64_t rows, std::int64_t rowLength)
+{
+    return rows < kBlocksToFill / 2 && rowLength >= 8192;
+}
+
 int RowRegionFamily::elementInputs() const
 {
     return static_cast<int>(
@@ -267,6 +259,20 @@ Result<void> RowRegionFamily::check(const nlohmann::json& p) const
     if (!vectorWidthAllowed(v))
         return makeError(ErrorCode::InvalidArgument,
                          "vector_width " + std::to_string(v) + " not allowed for the row length and dtypes", context);
+    const int split = p["split"].get<int>();
+    if (split > 1) {
+        const std::int64_t chunk = chunkLength(split, v);
+        if (rows != 1 || split > kMaxSplit || m_rows * split > 2147483647LL)
+            return makeError(ErrorCode::InvalidArgument,
+                             "a split row needs rows_per_block 1, split at most " + std::to_string(kMaxSplit) +
+                                 " and fewer than 2^31 blocks",
+                             context);
+        if (static_cast<std::int64_t>(split - 1) * chunk >= m_rowLength)
+            return makeError(ErrorCode::InvalidArgument, "more blocks than the row has vectors", context);
+        if (threads > 32 && static_cast<std::int64_t>(threads / 2) * v >= chunk)
+            return makeError(ErrorCode::InvalidArgument, "more threads than a chunk of the row has vectors", context);
+        return {};
+    }
     if (rows > 32 || threads * rows > 1024)
         return makeError(ErrorCode::InvalidArgument,
                          "rows_per_block must be at most 32 and threads * rows_per_block at most 1024", context);
@@ -284,6 +290,16 @@ Result<void> RowRegionFamily::check(const nlohmann::json& p) const
 nlohmann::json RowRegionFamily::rootParams() const
 {
     const int v = widestAllowedWidth([this](int w) { return vectorWidthAllowed(w); });
+    if (fewLongRows(m_rows, m_rowLength) || m_rowLength > static_cast<std::int64_t>(1024) * kMaxElementsPerThread) {
+        // Blocks enough to fill the GPU, each chunk at least two vectors per thread of 256 threads.
+        int split = 2;
+        while (split < kMaxSplit && m_rows * split * 2 <= kBlocksToFill && chunkLength(split * 2, v) >= 256LL * v * 2)
+            split *= 2;
+        int threads = 256;
+        while (threads > 32 && static_cast<std::int64_t>(threads / 2) * v >= chunkLength(split, v))
+            threads /= 2;
+        return {{"threads", threads}, {"rows_per_block", 1}, {"vector_width", v}, {"split", split}};
+    }
     // About four vectors per thread, whole warps, and blocks of at least 256 threads.
     int threads = 32;
     while (threads < 1024 && static_cast<std::int64_t>(threads) * v * 4 < m_rowLength)
@@ -291,34 +307,41 @@ nlohmann::json RowRegionFamily::rootParams() const
     int rows = 1;
     while (threads * rows < 256 && rows < 32)
         rows *= 2;
-    return {{"threads", threads}, {"rows_per_block", rows}, {"vector_width", v}};
+    return {{"threads", threads}, {"rows_per_block", rows}, {"vector_width", v}, {"split", 1}};
 }
 
-bool RowRegionFamily::cachedBefore(int id, int stage) const
+std::int64_t RowRegionFamily::chunkLength(int split, int width) const
+{
+    const std::int64_t vectors = (m_rowLength + width - 1) / width;
+    return (vectors + split - 1) / split * width;
+}
+
+bool RowRegionFamily::cachedBefore(int id, int stage, bool keep) const
 {
     const auto i = static_cast<std::size_t>(id);
-    return m_cacheSlot[i] >= 0 && m_cachedAt[i] < stage;
+    return keep && m_cacheSlot[i] >= 0 && m_cachedAt[i] < stage;
 }
 
-std::string RowRegionFamily::valueName(int id, int stage) const
+std::string RowRegionFamily::valueName(int id, int stage, bool keep) const
 {
     const auto i = static_cast<std::size_t>(id);
     if (m_rowSlot[i] >= 0)
         return "rv[" + std::to_string(m_rowSlot[i]) + "]";
-    if (cachedBefore(id, stage))
+    if (cachedBefore(id, stage, keep))
         return "c[" + std::to_string(m_cacheSlot[i]) + "]";
     return "v" + std::to_string(id);
 }
 
-std::string RowRegionFamily::elementFunction(const std::string& name, const std::vector<int>& roots, int stage) const
+std::string RowRegionFamily::elementFunction(const std::string& name, const std::vector<int>& roots, int stage,
+                                             bool keep) const
 {
     const std::vector<PointwiseNode>& nodes = m_expression.nodes();
     // Row values, and element values an earlier stage kept in registers, are read, not computed.
     std::vector<bool> leaves = m_perRow;
     for (std::size_t i = 0; i < nodes.size(); ++i)
-        leaves[i] = leaves[i] || cachedBefore(static_cast<int>(i), stage);
+        leaves[i] = leaves[i] || cachedBefore(static_cast<int>(i), stage, keep);
     const std::vector<bool> needed = m_expression.dependencies(roots, leaves);
-    const auto nameOf = [this, stage](int id) { return valueName(id, stage); };
+    const auto nameOf = [this, stage, keep](int id) { return valueName(id, stage, keep); };
     std::ostringstream s;
     s << "__device__ __forceinline__ void " << name
       << "(const float (&x)[NX], const float (&c)[NC], const float (&rv)[NRV], float (&y)[" << roots.size()
@@ -367,21 +390,27 @@ std::string RowRegionFamily::operandDefinitions(int width) const
     return s.str();
 }
 
-Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
+std::vector<int> RowRegionFamily::elementOutputNodes() const
 {
-    if (auto r = check(params); !r)
-        return r.error();
-    const int v = params["vector_width"].get<int>();
-    const int threads = params["threads"].get<int>();
-    const int rowsPerBlock = params["rows_per_block"].get<int>();
-    const std::int64_t items =
-        (m_rowLength + static_cast<std::int64_t>(threads) * v - 1) / (static_cast<std::int64_t>(threads) * v);
+    std::vector<int> nodes;
+    for (const Operand& o : m_outputs)
+        if (!o.perRow)
+            nodes.push_back(o.node);
+    return nodes;
+}
+
+std::string RowRegionFamily::preamble(const nlohmann::json& params, std::int64_t items, int rowsPerBlock) const
+{
     const std::vector<PointwiseNode>& nodes = m_expression.nodes();
-    const std::string kernel = "kf_row_region";
+    const int v = params["vector_width"].get<int>();
+    const int split = params["split"].get<int>();
+    const bool keep = split == 1;
     std::ostringstream s;
     s << "// Built-in row region " << m_chain << ": " << m_rows << " rows of " << m_rowLength
-      << " elements, one read of each input and one write of each output, fp32 math, " << m_reduces.size()
-      << " reduction(s) over each row held in registers.\n// Template parameters: " << params.dump() << "\n";
+      << " elements, fp32 math, " << m_reduces.size() << " reduction(s) over each row, "
+      << (keep ? "one read of each input and one write of each output, the row held in registers.\n"
+               : std::to_string(split) + " blocks per row, one kernel per reduction and one for the outputs.\n")
+      << "// Template parameters: " << params.dump() << "\n";
     for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
         for (const Operand& o : *list)
             s << "//   " << o.name << " " << o.dtype << " "
@@ -396,10 +425,11 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
     s << "constexpr long long ROWS = " << m_rows << "LL;\n"
       << "constexpr int N = " << m_rowLength << ";\n"
       << "constexpr int V = " << v << ";\n"
-      << "constexpr int THREADS = " << threads << ";\n"
+      << "constexpr int THREADS = " << params["threads"].get<int>() << ";\n"
       << "constexpr int WARPS = THREADS / 32;\n"
-      << "constexpr int RPB = " << rowsPerBlock << ";\n"
-      << "constexpr int ITEMS = " << items << ";\n"
+      << (keep ? "constexpr int RPB = " + std::to_string(rowsPerBlock) +
+                  ";\nconstexpr int ITEMS = " + std::to_string(items) + ";\n"
+               : std::string())
       << "constexpr int NX = " << std::max(elementInputs(), 1) << ";\n"
       << "constexpr int NRV = " << std::max(m_rowValues, 1) << ";\n"
       << "constexpr int NC = " << std::max(m_cached, 1) << ";\n"
@@ -409,26 +439,138 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
         const PointwiseReduce kind = nodes[static_cast<std::size_t>(r)].reduce;
         if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
             kinds.push_back(kind);
-            s << rowReduceFunction(kind);
+            s << row_code::reduceFunction(kind);
         }
     }
     for (std::size_t k = 0; k < m_reduces.size(); ++k)
         s << elementFunction("kfStage" + std::to_string(k), {nodes[static_cast<std::size_t>(m_reduces[k])].operands[0]},
-                             static_cast<int>(k));
-    std::vector<int> elementOutputs;
+                             static_cast<int>(k), keep);
+    const std::vector<int> outputs = elementOutputNodes();
+    if (!outputs.empty())
+        s << elementFunction("kfOutputs", outputs, static_cast<int>(m_reduces.size()), keep);
+    return s.str();
+}
+
+std::string RowRegionFamily::kernelHead(const std::string& name, const std::string& block, bool withOutputs,
+                                        const std::string& extra) const
+{
+    std::ostringstream s;
+    s << "\nextern \"C\" __global__ void __launch_bounds__(" << block << ") " << name << "(";
+    std::vector<std::string> params;
+    for (const Operand& o : m_inputs)
+        params.push_back((o.used ? "const t_" + o.name + "*" : std::string("const void*")) + " __restrict__ " + o.name);
+    if (withOutputs)
+        for (const Operand& o : m_outputs)
+            params.push_back("t_" + o.name + "* __restrict__ " + o.name);
+    if (!extra.empty())
+        params.push_back(extra);
+    for (std::size_t k = 0; k < params.size(); ++k)
+        s << (k ? ", " : "") << params[k];
+    s << ")\n{\n";
+    return s.str();
+}
+
+std::string RowRegionFamily::rowInputLoads(const std::string& indent) const
+{
+    const std::vector<PointwiseNode>& nodes = m_expression.nodes();
+    std::ostringstream s;
+    for (std::size_t k = 0; k < m_inputs.size(); ++k) {
+        const Operand& o = m_inputs[k];
+        if (!o.used || !o.perRow)
+            continue;
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            if (nodes[i].kind == Kind::Input && nodes[i].input == static_cast<int>(k) && m_rowSlot[i] >= 0)
+                s << indent << valueName(static_cast<int>(i), 0) << " = active ? kfLoad_" << o.name << "(" << o.name
+                  << "[ro_" << o.name << "]) : 0.0f;\n";
+    }
+    return s.str();
+}
+
+std::string RowRegionFamily::elementInputLoads(const std::string& target, const std::string& inside,
+                                               const std::string& indent, int width) const
+{
+    std::ostringstream s;
+    for (const Operand& o : m_inputs) {
+        if (!o.used || o.perRow)
+            continue;
+        const std::string at = target + "[" + std::to_string(o.slot) + "]";
+        if (vectorMoves(o, width))
+            s << indent << "if (" << inside << ") {\n"
+              << indent << "    const Vec_" << o.name << " t = *reinterpret_cast<const Vec_" << o.name << "*>("
+              << o.name << " + ro_" << o.name << " + c0);\n"
+              << "#pragma unroll\n"
+              << indent << "    for (int e = 0; e < V; ++e)\n"
+              << indent << "        " << at << "[e] = kfLoad_" << o.name << "(t.v[e]);\n"
+              << indent << "} else {\n#pragma unroll\n"
+              << indent << "    for (int e = 0; e < V; ++e)\n"
+              << indent << "        " << at << "[e] = 0.0f;\n"
+              << indent << "}\n";
+        else
+            s << "#pragma unroll\n"
+              << indent << "for (int e = 0; e < V; ++e)\n"
+              << indent << "    " << at << "[e] = " << inside << " ? kfLoad_" << o.name << "(" << o.name << "[ro_"
+              << o.name << " + static_cast<long long>(c0 + e) * " << o.rowStride << "LL]) : 0.0f;\n";
+    }
+    return s.str();
+}
+
+std::string RowRegionFamily::elementOutputStores(const std::string& inputs, const std::string& kept,
+                                                 const std::string& indent, int width) const
+{
+    std::ostringstream s;
     for (const Operand& o : m_outputs)
         if (!o.perRow)
-            elementOutputs.push_back(o.node);
-    if (!elementOutputs.empty())
-        s << elementFunction("kfOutputs", elementOutputs, static_cast<int>(m_reduces.size()));
+            s << indent << "struct { t_" << o.name << " v[V]; } r_" << o.name << ";\n";
+    s << "#pragma unroll\n"
+      << indent << "for (int e = 0; e < V; ++e) {\n"
+      << indent << "    float x[NX];\n#pragma unroll\n"
+      << indent << "    for (int n = 0; n < NX; ++n)\n"
+      << indent << "        x[n] = " << inputs << "[n][e];\n"
+      << indent << "    float c[NC];\n#pragma unroll\n"
+      << indent << "    for (int n = 0; n < NC; ++n)\n"
+      << indent << "        c[n] = " << (kept.empty() ? std::string("0.0f") : kept + "[n][e]") << ";\n"
+      << indent << "    float y[" << elementOutputNodes().size() << "];\n"
+      << indent << "    kfOutputs(x, c, rv, y);\n";
+    for (const Operand& o : m_outputs)
+        if (!o.perRow)
+            s << indent << "    r_" << o.name << ".v[e] = kfStore_" << o.name << "(y[" << o.slot << "]);\n";
+    s << indent << "}\n";
+    for (const Operand& o : m_outputs) {
+        if (o.perRow)
+            continue;
+        if (vectorMoves(o, width))
+            s << indent << "{\n"
+              << indent << "    Vec_" << o.name << " t;\n#pragma unroll\n"
+              << indent << "    for (int e = 0; e < V; ++e)\n"
+              << indent << "        t.v[e] = r_" << o.name << ".v[e];\n"
+              << indent << "    *reinterpret_cast<Vec_" << o.name << "*>(" << o.name << " + ro_" << o.name
+              << " + c0) = t;\n"
+              << indent << "}\n";
+        else
+            s << "#pragma unroll\n"
+              << indent << "for (int e = 0; e < V; ++e)\n"
+              << indent << "    " << o.name << "[ro_" << o.name << " + static_cast<long long>(c0 + e) * " << o.rowStride
+              << "LL] = r_" << o.name << ".v[e];\n";
+    }
+    return s.str();
+}
 
-    s << "\nextern \"C\" __global__ void __launch_bounds__(THREADS * RPB) " << kernel << "(";
-    for (const Operand& o : m_inputs)
-        s << (o.used ? "const t_" + o.name + "*" : std::string("const void*")) << " __restrict__ " << o.name << ", ";
-    for (std::size_t n = 0; n < m_outputs.size(); ++n)
-        s << "t_" << m_outputs[n].name << "* __restrict__ " << m_outputs[n].name
-          << (n + 1 < m_outputs.size() ? ", " : ")\n{\n");
-    s << "    __shared__ float scratch[RPB * (WARPS > 1 ? WARPS : 1)];\n"
+Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
+{
+    if (auto r = check(params); !r)
+        return r.error();
+    if (params["split"].get<int>() > 1)
+        return generateSplit(params);
+    const int v = params["vector_width"].get<int>();
+    const int threads = params["threads"].get<int>();
+    const int rowsPerBlock = params["rows_per_block"].get<int>();
+    const std::int64_t items =
+        (m_rowLength + static_cast<std::int64_t>(threads) * v - 1) / (static_cast<std::int64_t>(threads) * v);
+    const std::vector<PointwiseNode>& nodes = m_expression.nodes();
+    const std::string kernel = "kf_row_region";
+    std::ostringstream s;
+    s << preamble(params, items, rowsPerBlock) << kernelHead(kernel, "THREADS * RPB", true, "")
+      << "    __shared__ float scratch[RPB * (WARPS > 1 ? WARPS : 1)];\n"
       << "    (void)scratch;\n"
       << "    const int lane = threadIdx.x % THREADS;\n"
       << "    for (long long first = static_cast<long long>(blockIdx.x) * RPB; first < ROWS;\n"
@@ -438,40 +580,14 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
       << "        float rv[NRV];\n        float xs[ITEMS][NX][V];\n        float cs[ITEMS][NC][V];\n"
       << "        (void)cs;\n";
     // Row inputs, then the element inputs of this thread's vectors.
-    for (const Operand& o : m_inputs) {
-        if (!o.used)
-            continue;
-        s << "        const long long ro_" << o.name << " = active ? kfRowOffset_" << o.name << "(row) : 0;\n";
-    }
-    for (std::size_t k = 0; k < m_inputs.size(); ++k) {
-        const Operand& o = m_inputs[k];
-        if (!o.used || !o.perRow)
-            continue;
-        for (std::size_t i = 0; i < nodes.size(); ++i)
-            if (nodes[i].kind == Kind::Input && nodes[i].input == static_cast<int>(k) && m_rowSlot[i] >= 0)
-                s << "        " << valueName(static_cast<int>(i), 0) << " = active ? kfLoad_" << o.name << "(" << o.name
-                  << "[ro_" << o.name << "]) : 0.0f;\n";
-    }
-    s << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+    for (const Operand& o : m_inputs)
+        if (o.used)
+            s << "        const long long ro_" << o.name << " = active ? kfRowOffset_" << o.name << "(row) : 0;\n";
+    s << rowInputLoads("        ") << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
       << "            const int c0 = (k * THREADS + lane) * V;\n"
-      << "            const bool inside = active && c0 < N;\n";
-    for (const Operand& o : m_inputs) {
-        if (!o.used || o.perRow)
-            continue;
-        const std::string at = "xs[k][" + std::to_string(o.slot) + "]";
-        if (vectorMoves(o, v))
-            s << "            if (inside) {\n                const Vec_" << o.name
-              << " t = *reinterpret_cast<const Vec_" << o.name << "*>(" << o.name << " + ro_" << o.name << " + c0);\n"
-              << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << at
-              << "[e] = kfLoad_" << o.name << "(t.v[e]);\n            } else {\n"
-              << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << at
-              << "[e] = 0.0f;\n            }\n";
-        else
-            s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                " << at
-              << "[e] = inside ? kfLoad_" << o.name << "(" << o.name << "[ro_" << o.name
-              << " + static_cast<long long>(c0 + e) * " << o.rowStride << "LL]) : 0.0f;\n";
-    }
-    s << "        }\n" << rowStatements(-1, "        ");
+      << "            const bool inside = active && c0 < N;\n"
+      << elementInputLoads("xs[k]", "inside", "            ", v) << "        }\n"
+      << rowStatements(-1, "        ");
     // Each reduction over the row, then the row values it makes known.
     for (std::size_t k = 0; k < m_reduces.size(); ++k) {
         const PointwiseNode& reduce = nodes[static_cast<std::size_t>(m_reduces[k])];
@@ -479,7 +595,7 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
         // The reduced element value, kept for the stages and outputs after this one.
         const auto operand = static_cast<std::size_t>(reduce.operands[0]);
         const int keep = m_cachedAt[operand] == static_cast<int>(k) ? m_cacheSlot[operand] : -1;
-        s << "        {\n            float acc = " << identity(kind) << ";\n"
+        s << "        {\n            float acc = " << row_code::identity(kind) << ";\n"
           << "#pragma unroll\n            for (int k = 0; k < ITEMS; ++k) {\n"
           << "                const int c0 = (k * THREADS + lane) * V;\n"
           << "                if (!(active && c0 < N))\n                    continue;\n"
@@ -493,48 +609,22 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
           << "                    float y[1];\n"
           << "                    kfStage" << k << "(x, c, rv, y);\n"
           << (keep >= 0 ? "                    cs[k][" + std::to_string(keep) + "][e] = y[0];\n" : std::string())
-          << "                    acc = " << combine(kind, "acc", "y[0]") << ";\n"
+          << "                    acc = " << row_code::combine(kind, "acc", "y[0]") << ";\n"
           << "                }\n            }\n"
-          << "            " << valueName(m_reduces[k], 0) << " = kfRow_" << reduceName(kind) << "(acc, scratch);\n"
+          << "            " << valueName(m_reduces[k], 0) << " = kfRow_" << row_code::reduceName(kind)
+          << "(acc, scratch);\n"
           << "        }\n"
           << rowStatements(static_cast<int>(k), "        ");
     }
     // Element outputs.
-    if (!elementOutputs.empty()) {
+    if (!elementOutputNodes().empty()) {
         for (const Operand& o : m_outputs)
             if (!o.perRow)
                 s << "        const long long ro_" << o.name << " = active ? kfRowOffset_" << o.name << "(row) : 0;\n";
         s << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
           << "            const int c0 = (k * THREADS + lane) * V;\n"
-          << "            if (!(active && c0 < N))\n                continue;\n";
-        for (const Operand& o : m_outputs)
-            if (!o.perRow)
-                s << "            struct { t_" << o.name << " v[V]; } r_" << o.name << ";\n";
-        s << "#pragma unroll\n            for (int e = 0; e < V; ++e) {\n"
-          << "                float x[NX];\n"
-          << "#pragma unroll\n                for (int n = 0; n < NX; ++n)\n                    x[n] = xs[k][n][e];\n"
-          << "                float c[NC];\n"
-          << "#pragma unroll\n                for (int n = 0; n < NC; ++n)\n                    c[n] = cs[k][n][e];\n"
-          << "                float y[" << elementOutputs.size() << "];\n"
-          << "                kfOutputs(x, c, rv, y);\n";
-        for (const Operand& o : m_outputs)
-            if (!o.perRow)
-                s << "                r_" << o.name << ".v[e] = kfStore_" << o.name << "(y[" << o.slot << "]);\n";
-        s << "            }\n";
-        for (const Operand& o : m_outputs) {
-            if (o.perRow)
-                continue;
-            if (vectorMoves(o, v))
-                s << "            {\n                Vec_" << o.name << " t;\n"
-                  << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    t.v[e] = r_"
-                  << o.name << ".v[e];\n                *reinterpret_cast<Vec_" << o.name << "*>(" << o.name << " + ro_"
-                  << o.name << " + c0) = t;\n            }\n";
-            else
-                s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                " << o.name << "[ro_"
-                  << o.name << " + static_cast<long long>(c0 + e) * " << o.rowStride << "LL] = r_" << o.name
-                  << ".v[e];\n";
-        }
-        s << "        }\n";
+          << "            if (!(active && c0 < N))\n                continue;\n"
+          << elementOutputStores("xs[k]", "cs[k]", "            ", v) << "        }\n";
     }
     // Row outputs: the first thread of each row writes them.
     for (const Operand& o : m_outputs)
@@ -547,7 +637,7 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
     std::vector<std::string> args;
     for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
         for (const Operand& o : *list)
-            args.push_back("ptr:" + o.name);
+            args.push_back(o.token);
     return Candidate{s.str(),
                      {{"launches", nlohmann::json::array({launchJson(kernel, grid, threads * rowsPerBlock, args)})}}};
 }

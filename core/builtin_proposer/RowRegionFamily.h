@@ -18,8 +18,12 @@
 //
 // Parameters (docs/builtin-proposer.md): threads (threads per row, 32..1024), rows_per_block
 // (1..32, threads * rows_per_block <= 1024), vector_width (1, 2, 4, 8: divides the row; at most 16
-// bytes of any element operand). Each thread holds ceil(row / (threads * vector_width)) vectors of
-// each element input, at most 32 elements: rows up to 32768 elements.
+// bytes of any element operand), split (blocks per row). With split 1 each thread holds
+// ceil(row / (threads * vector_width)) vectors of each element input, at most 32 elements: rows up
+// to 32768 elements. With split S > 1 (few long rows, which one block per row would leave most SMs
+// idle on, and rows of any length) a row is cut into S chunks, one block each, and the chain runs as
+// one kernel per reduction plus one for the outputs (RowRegionSplit.cpp): each writes its chunk's
+// partial of its reduction to scratch, and the next merges a row's partials in a fixed order.
 // Thread: see KernelFamily.
 
 #include "builtin_proposer/KernelFamily.h"
@@ -34,14 +38,24 @@ public:
     /// Unsupported with the reason when the chain has no row reduction, a member is not covered or
     /// the layouts are not (reductions over rows of different shapes, an output of another shape).
     static Result<std::unique_ptr<RowRegionFamily>> create(const OperatorCard& card);
+    /// Single-op card `card` (softmax, log_softmax, layer_norm, rms_norm, sum, mean, amax, amin over
+    /// the last dim) as its one-member chain: the plan passes the card's own arguments.
+    static Result<std::unique_ptr<RowRegionFamily>> createForOp(const OperatorCard& card);
+    /// Whether a card reducing `rows` rows of `rowLength` elements is few long rows: one block per
+    /// row would leave most of a large GPU's SMs idle, so the split kernel is the better start.
+    static bool fewLongRows(std::int64_t rows, std::int64_t rowLength);
 
     std::string name() const override { return "row_region"; }
+    /// Whether the root candidate cuts each row over several blocks (few long rows, or rows too long
+    /// for registers).
+    bool splitsAtRoot() const { return rootParams()["split"].get<int>() > 1; }
     nlohmann::json rootParams() const override;
     Result<Candidate> generate(const nlohmann::json& params) const override;
 
 private:
     struct Operand {
-        std::string name; // "in0", "out1"
+        std::string name;  // "in0", "out1"
+        std::string token; // the plan's argument: "ptr:in0", or a single-op card's "ptr:input"
         std::string dtype;
         bool output = false;
         bool used = true;
@@ -59,17 +73,42 @@ private:
     bool vectorMoves(const Operand& op, int width) const;
     int elementInputs() const;
     /// Whether element value `id` is kept in registers by a stage before `stage`.
-    bool cachedBefore(int id, int stage) const;
+    /// (Never with `keep` false: the split kernels keep nothing between launches.)
+    bool cachedBefore(int id, int stage, bool keep = true) const;
     /// The name a node's value has in code that runs at `stage` (a reduction's index; the outputs'
     /// is the number of reductions): "rv[k]" for a row value, "c[k]" for an element value an earlier
     /// stage kept, "v<id>" otherwise.
-    std::string valueName(int id, int stage) const;
+    std::string valueName(int id, int stage, bool keep = true) const;
     /// `void NAME(const float (&x)[NX], const float (&c)[NC], const float (&rv)[NRV], float (&y)[roots])`:
     /// the element values `roots` at `stage`.
-    std::string elementFunction(const std::string& name, const std::vector<int>& roots, int stage) const;
+    std::string elementFunction(const std::string& name, const std::vector<int>& roots, int stage,
+                                bool keep = true) const;
     /// `rv[k] = ...;` for each live row value computed from inputs and reductions up to `stage` only.
     std::string rowStatements(int stage, const std::string& indent) const;
     std::string operandDefinitions(int width) const;
+    /// What every kernel of a candidate starts with: the comment, the constants, operand types and
+    /// offsets, the formulas' helpers and the row combine functions.
+    std::string preamble(const nlohmann::json& params, std::int64_t items, int rowsPerBlock) const;
+    /// `extern "C" __global__ void __launch_bounds__(BLOCK) NAME(inputs..., outputs...EXTRA)\n{\n`.
+    std::string kernelHead(const std::string& name, const std::string& block, bool withOutputs,
+                           const std::string& extra) const;
+    /// The statements that load per-row inputs into rv[] (`active` and `ro_<input>` in scope).
+    std::string rowInputLoads(const std::string& indent) const;
+    /// The statements that load the element inputs of the vector at row column `c0` into
+    /// `target[slot][e]` (zero where `inside` is false).
+    std::string elementInputLoads(const std::string& target, const std::string& inside, const std::string& indent,
+                                  int width) const;
+    /// The statements that compute and store the element outputs of the vector at `c0` from the
+    /// element inputs in `inputs[slot][e]` and the kept values in `kept[slot][e]` (none when empty).
+    std::string elementOutputStores(const std::string& inputs, const std::string& kept, const std::string& indent,
+                                    int width) const;
+    /// The start of a split kernel's body: the block's row and chunk, the row inputs and the row
+    /// values of the first `stagesKnown` reductions, merged from `partials`.
+    std::string splitRowStart(int stagesKnown) const;
+    std::vector<int> elementOutputNodes() const;
+    /// The chunk of a row each block of a split row covers: whole vectors, the last chunk shorter.
+    std::int64_t chunkLength(int split, int width) const;
+    Result<Candidate> generateSplit(const nlohmann::json& params) const;
 
     PointwiseExpression m_expression;
     std::vector<Operand> m_inputs, m_outputs;

@@ -699,9 +699,6 @@ TEST(BuiltinProposer, RefusesUncoveredCardsWithTheReason)
         EXPECT_EQ(root.error().code, ErrorCode::Unsupported);
         return root.error().toString();
     };
-    OperatorCard transposed = softmaxCard("aten::softmax", "int", "float32", {64, 128});
-    transposed.args[0].tensors[0].strides = {1, 64};
-    EXPECT_NE(reasonOf(transposed).find("non-contiguous input"), std::string::npos);
 
     OperatorCard mm = unaryCard("aten::mm", "float32", 64);
     EXPECT_NE(reasonOf(mm).find("op not covered by the built-in proposer yet"), std::string::npos);
@@ -709,10 +706,6 @@ TEST(BuiltinProposer, RefusesUncoveredCardsWithTheReason)
     OperatorCard dim0 = softmaxCard("aten::softmax", "int", "float32", {64, 128});
     dim0.args[1].value = 0;
     EXPECT_NE(reasonOf(dim0).find("only the last dimension"), std::string::npos);
-
-    OperatorCard withDtype = softmaxCard("aten::softmax", "int", "float16", {64, 128});
-    withDtype.args[2] = ArgSpec{"dtype", "ScalarType?", ArgKind::Value, {}, "float32"}; // not a ScalarType number
-    EXPECT_NE(reasonOf(withDtype).find("not understood"), std::string::npos);
 
     OperatorCard ints = unaryCard("aten::relu", "int64", 64);
     EXPECT_NE(reasonOf(ints).find("dtype int64 not covered"), std::string::npos);
@@ -1106,9 +1099,6 @@ TEST(BuiltinProposer, NewFamiliesRefuseWithTheReason)
         EXPECT_EQ(root.error().code, ErrorCode::Unsupported);
         return root.error().toString();
     };
-    OperatorCard strided = normCard("aten::layer_norm", "float32", {4, 64}, true);
-    strided.args[0].tensors[0].strides = {1, 4};
-    EXPECT_NE(reasonOf(strided).find("non-contiguous input"), std::string::npos);
     OperatorCard badShape = normCard("aten::layer_norm", "float32", {4, 64}, false);
     badShape.args[1].value = json::array({32});
     EXPECT_NE(reasonOf(badShape).find("trailing sizes"), std::string::npos);
@@ -1118,9 +1108,6 @@ TEST(BuiltinProposer, NewFamiliesRefuseWithTheReason)
     OperatorCard pool = reduceCard("aten::adaptive_avg_pool2d", "", "float32", {2, 8, 7, 7});
     pool.args[1].value = json::array({2, 2});
     EXPECT_NE(reasonOf(pool).find("only [1, 1]"), std::string::npos);
-    OperatorCard meanDtype = reduceCard("aten::mean", "dim", "float16", {4, 8});
-    meanDtype.args[3] = ArgSpec{"dtype", "ScalarType?", ArgKind::Value, {}, "float32"};
-    EXPECT_NE(reasonOf(meanDtype).find("only dtype=None"), std::string::npos);
     for (const std::string op : {"aten::add", "aten::pow", "aten::index_select"})
         EXPECT_NE(reasonOf(unaryCard(op, "float32", 64)).find("not covered by the built-in proposer yet"),
                   std::string::npos);

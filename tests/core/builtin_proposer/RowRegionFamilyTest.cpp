@@ -35,6 +35,19 @@ Candidate rootCandidate(const OperatorCard& card, json* params = nullptr)
     return root->candidate;
 }
 
+// The single-op card of a one-member region card: the member's op and arguments.
+OperatorCard singleOpCard(const OperatorCard& region)
+{
+    const ChainMember& member = region.region->members.at(0);
+    OperatorCard card = region;
+    card.region.reset();
+    card.op = member.op;
+    card.overload = member.overload;
+    card.args = member.args;
+    card.id = "single-" + member.op;
+    return card;
+}
+
 std::string refusalOf(const OperatorCard& card)
 {
     auto supported = BuiltinProposer::supports(card);
@@ -114,7 +127,7 @@ TEST(RowRegionFamily, RmsNormWrittenOutIsOneReductionAndOneKernel)
     EXPECT_EQ(launch["kernel"], "kf_row_region");
     EXPECT_EQ(launch["args"], json({"ptr:in0", "ptr:in1", "ptr:out0"}));
     // 96 rows of 1024 bf16: 32 threads of 8-wide vectors, four per thread, eight rows a block.
-    EXPECT_EQ(params, json({{"threads", 32}, {"rows_per_block", 8}, {"vector_width", 8}}));
+    EXPECT_EQ(params, json({{"threads", 32}, {"rows_per_block", 8}, {"vector_width", 8}, {"split", 1}}));
     EXPECT_EQ(launch["grid"], json::array({12}));
     growChain(card, 6, true);
 }
@@ -186,15 +199,6 @@ TEST(RowRegionFamily, RefusesWhatItCannotCoverWithTheReason)
         EXPECT_NE(refusalOf(b.card()).find("reads a reduction without keepdim"), std::string::npos)
             << refusalOf(b.card());
     }
-    { // rows longer than the registers hold
-        RegionChainBuilder b;
-        const TensorSpec longRows = spec("float32", {2, 65536});
-        const Value x = b.input(longRows);
-        b.output(
-            b.call("aten::softmax", "int", {{"self", x}, {"dim", json(-1)}, {"dtype", std::monostate{}}}, longRows));
-        EXPECT_NE(refusalOf(b.card()).find("rows longer than 32768 elements"), std::string::npos)
-            << refusalOf(b.card());
-    }
     { // rms_norm's default eps
         RegionChainBuilder b;
         const Value x = b.unary("aten::relu", b.input(t));
@@ -210,5 +214,92 @@ TEST(RowRegionFamily, RefusesWhatItCannotCoverWithTheReason)
         b.output(b.call("aten::softmax", "int", {{"self", x}, {"dim", json(-1)}, {"dtype", json(15)}},
                         spec("bfloat16", t.sizes)));
         EXPECT_NE(refusalOf(b.card()).find("converts float32 to bfloat16"), std::string::npos) << refusalOf(b.card());
+    }
+}
+
+TEST(RowRegionFamily, LongRowsSplitOverBlocksOneKernelPerReduction)
+{
+    // Two rows of 65536: longer than registers hold, and two blocks would leave a GPU idle. Each row
+    // is cut into chunks; the softmax's max and sum are one kernel each, the outputs a third.
+    RegionChainBuilder b;
+    const TensorSpec longRows = spec("bfloat16", {2, 65536});
+    const Value x = b.binary("aten::mul", b.input(longRows), json(0.5), longRows);
+    b.output(b.call("aten::softmax", "int", {{"self", x}, {"dim", json(-1)}, {"dtype", std::monostate{}}}, longRows));
+    const OperatorCard card = b.card();
+    json params;
+    const Candidate root = rootCandidate(card, &params);
+    // 2 rows x 16 chunks of 4096 elements: 256 threads of 8-wide vectors, two each.
+    EXPECT_EQ(params, json({{"threads", 256}, {"rows_per_block", 1}, {"vector_width", 8}, {"split", 16}}));
+    const json& launches = root.launchPlan["launches"];
+    ASSERT_EQ(launches.size(), 3u);
+    EXPECT_EQ(launches[0]["kernel"], "kf_row_region_stage0");
+    EXPECT_EQ(launches[1]["kernel"], "kf_row_region_stage1");
+    EXPECT_EQ(launches[2]["kernel"], "kf_row_region_outputs");
+    EXPECT_EQ(launches[0]["args"], json({"ptr:in0", "ptr:scratch.partials"}));
+    EXPECT_EQ(launches[2]["args"], json({"ptr:in0", "ptr:out0", "ptr:scratch.partials"}));
+    for (const json& launch : launches)
+        EXPECT_EQ(launch["grid"], json::array({32}));
+    // Two reductions' partials for each of the 32 blocks.
+    EXPECT_EQ(root.launchPlan["scratch"][0]["bytes"], 2 * 32 * 4);
+    const SearchTree tree = growChain(card, 6, true);
+    bool unsplit = false;
+    for (const SearchNode& node : tree.nodes())
+        unsplit = unsplit || node.provenance.details["params"]["split"] == 1;
+    EXPECT_FALSE(unsplit) << "a row of 65536 does not fit one block's registers";
+}
+
+TEST(RowRegionFamily, FewLongRowsOfASingleNormCardGoToTheSplitKernel)
+{
+    // layer_norm over 16 rows of 4 Mi floats, a single-op card: the tuned norm family would run 16
+    // blocks. The row-region generator takes it, and the plan passes the card's own arguments.
+    RegionChainBuilder b;
+    const TensorSpec rows = spec("float32", {16, 4194304});
+    const Value x = b.input(rows);
+    b.output(b.call("aten::layer_norm", "",
+                    {{"input", x},
+                     {"normalized_shape", json({4194304})},
+                     {"weight", b.input(spec("float32", {4194304}))},
+                     {"bias", b.input(spec("float32", {4194304}))},
+                     {"eps", json(1e-5)},
+                     {"cudnn_enable", json(true)}},
+                    rows));
+    const OperatorCard single = singleOpCard(b.card());
+    json params;
+    const Candidate root = rootCandidate(single, &params);
+    EXPECT_EQ(params["split"], 16); // 16 rows x 16 chunks: 256 blocks
+    const json& launches = root.launchPlan["launches"];
+    ASSERT_EQ(launches.size(), 3u); // mean, the squared deviations' mean, the outputs
+    EXPECT_EQ(launches[2]["args"], json({"ptr:input", "ptr:weight", "ptr:bias", "ptr:out0", "ptr:scratch.partials"}));
+    expectGoodCandidate(single, root, "root");
+}
+
+TEST(RowRegionFamily, StridedSingleOpSoftmaxAndLayerNormAreRowRegions)
+{
+    // The tuned softmax and norm families need a contiguous input; the row-region generator reads a
+    // transposed one at its strides.
+    TensorSpec transposed = spec("float32", {64, 128});
+    transposed.strides = {1, 64};
+    {
+        RegionChainBuilder b;
+        b.output(b.call("aten::softmax", "int",
+                        {{"self", b.input(transposed)}, {"dim", json(-1)}, {"dtype", std::monostate{}}},
+                        spec("float32", {64, 128})));
+        const OperatorCard card = singleOpCard(b.card());
+        const Candidate root = rootCandidate(card);
+        EXPECT_EQ(root.launchPlan["launches"][0]["args"], json({"ptr:self", "ptr:out0"}));
+        expectGoodCandidate(card, root, "softmax of a transposed input");
+    }
+    {
+        RegionChainBuilder b;
+        b.output(b.call("aten::layer_norm", "",
+                        {{"input", b.input(transposed)},
+                         {"normalized_shape", json({128})},
+                         {"weight", std::monostate{}},
+                         {"bias", std::monostate{}},
+                         {"eps", json(1e-5)},
+                         {"cudnn_enable", json(true)}},
+                        spec("float32", {64, 128})));
+        const OperatorCard card = singleOpCard(b.card());
+        expectGoodCandidate(card, rootCandidate(card), "layer_norm of a transposed input");
     }
 }

@@ -6,8 +6,9 @@ its chains and written as the region cards a capture would write: transformers' 
 scale + mask -> softmax(dtype=float32) -> to) with a causal mask and with fully masked rows (NaN
 rows, as eager), Gemma's and Qwen's RMSNorm written out, residual add -> layer_norm with both
 outputs, rms_norm after an add, log_softmax over an odd row length, amax without keepdim beside a
-mean-centred output with NaNs in the input, and a softmax of a transposed input over a per-row
-scale. kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
+mean-centred output with NaNs in the input, a softmax of a transposed input over a per-row
+scale, and rows split over blocks (a softmax over rows longer than registers hold, a residual add ->
+layer_norm and an RMSNorm with a per-row output over few long rows). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
 compiled with the host C++ compiler against cuda_host_shim.h, run on the chain's inputs with its
 launch plan (outputs poisoned with NaN) and compared with eager's outputs within
 emulate_builtin_families.py's tolerances (NaN where eager has NaN).
@@ -123,10 +124,42 @@ def softmax_of_transposed_input_per_row_scale():
     return c
 
 
+def split_softmax_of_rows_longer_than_registers():
+    c = Chain()
+    xs = randn(2, 40000, seed=46) * 6
+    xs[1, 123] = float("nan")  # one NaN row, as eager
+    x = c.input(xs)
+    c.output(c.call("_softmax", self=c.call("mul", "Scalar", self=x, other=0.5), dim=-1, half_to_float=False))
+    return c
+
+
+def split_residual_add_layer_norm_few_long_rows():
+    c = Chain()
+    x, r = c.input(randn(3, 9000, dtype=torch.bfloat16, seed=47)), c.input(randn(3, 9000, dtype=torch.bfloat16, seed=48))
+    w, b = c.input(randn(9000, dtype=torch.bfloat16, seed=49)), c.input(randn(9000, dtype=torch.bfloat16, seed=50))
+    h = c.call("add", "Tensor", self=x, other=r, alpha=1)
+    c.output(h)
+    c.output(c.call("layer_norm", input=h, normalized_shape=[9000], weight=w, bias=b, eps=1e-5, cudnn_enable=True))
+    return c
+
+
+def split_rms_norm_with_row_output():
+    c = Chain()
+    x = c.input(randn(2, 3, 8192, seed=51) * 2)
+    xf = c.call("mul", "Scalar", self=x, other=1.5)
+    ms = c.call("mean", "dim", self=c.call("pow", "Tensor_Scalar", self=xf, exponent=2), dim=[-1], keepdim=True)
+    c.output(ms)
+    c.output(c.call("mul", "Tensor", self=xf, other=c.call("rsqrt", self=c.call("add", "Scalar", self=ms, other=1e-6,
+                                                                                   alpha=1))))
+    return c
+
+
 CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_keys,
                                  attention_softmax_f32_fully_masked_row, gemma_rms_norm_written_out,
                                  qwen_rms_norm_written_out, residual_add_layer_norm, add_rms_norm, log_softmax_odd_rows,
-                                 amax_and_centred_with_nans, softmax_of_transposed_input_per_row_scale]}
+                                 amax_and_centred_with_nans, softmax_of_transposed_input_per_row_scale,
+                                 split_softmax_of_rows_longer_than_registers,
+                                 split_residual_add_layer_norm_few_long_rows, split_rms_norm_with_row_output]}
 
 
 def main():

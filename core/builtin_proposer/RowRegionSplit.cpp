@@ -1,0 +1,134 @@
+// RowRegionFamily with split > 1: a row cut into chunks, one block each (few long rows, or rows too
+// long to hold in registers). Reduction k is kernel kf_row_region_stage<k>: every block computes the
+// row values known before it (merging the earlier stages' partials of its row, in chunk order, so
+// every block of a row gets the same values), reduces its chunk and writes one partial. The last
+// kernel, kf_row_region_outputs, merges every stage and writes its chunk of the element outputs
+// (the row outputs from the row's first block). Each input is read once per kernel.
+#include "builtin_proposer/RowRegionCode.h"
+#include "builtin_proposer/RowRegionFamily.h"
+
+#include <sstream>
+
+namespace kforge::core {
+
+namespace {
+
+// `float kfMerge_<kind>(const float* p)`: a row's SPLIT partials combined in chunk order.
+std::string mergeFunction(PointwiseReduce r)
+{
+    std::ostringstream s;
+    s << "__device__ __forceinline__ float kfMerge_" << row_code::reduceName(r) << "(const float* p)\n{\n"
+      << "    float v = p[0];\n"
+      << "    for (int s = 1; s < SPLIT; ++s)\n"
+      << "        v = " << row_code::combine(r, "v", "p[s]") << ";\n"
+      << "    return v;\n}\n";
+    return s.str();
+}
+
+} // namespace
+
+std::string RowRegionFamily::splitRowStart(int stagesKnown) const
+{
+    const std::vector<PointwiseNode>& nodes = m_expression.nodes();
+    std::ostringstream s;
+    if (stagesKnown < static_cast<int>(m_reduces.size()))
+        s << "    __shared__ float scratch[WARPS > 1 ? WARPS : 1];\n";
+    s << "    const int lane = threadIdx.x;\n"
+      << "    const long long row = blockIdx.x / SPLIT;\n"
+      << "    const int part = static_cast<int>(blockIdx.x % SPLIT);\n"
+      << "    const bool active = true;\n"
+      << "    float rv[NRV];\n"
+      << "    (void)rv;\n";
+    for (const Operand& o : m_inputs)
+        if (o.used)
+            s << "    const long long ro_" << o.name << " = kfRowOffset_" << o.name << "(row);\n";
+    s << rowInputLoads("    ") << rowStatements(-1, "    ");
+    for (int j = 0; j < stagesKnown; ++j) {
+        const auto reduce = static_cast<std::size_t>(m_reduces[static_cast<std::size_t>(j)]);
+        s << "    " << valueName(m_reduces[static_cast<std::size_t>(j)], 0) << " = kfMerge_"
+          << row_code::reduceName(nodes[reduce].reduce) << "(partials + (" << j << "LL * ROWS + row) * SPLIT);\n"
+          << rowStatements(j, "    ");
+    }
+    s << "    const int begin = part * CHUNK;\n"
+      << "    const int end = begin + CHUNK < N ? begin + CHUNK : N;\n"
+      << "    (void)active;\n    (void)begin;\n    (void)end;\n";
+    return s.str();
+}
+
+Result<Candidate> RowRegionFamily::generateSplit(const nlohmann::json& params) const
+{
+    const int v = params["vector_width"].get<int>();
+    const int threads = params["threads"].get<int>();
+    const int split = params["split"].get<int>();
+    const std::int64_t chunk = chunkLength(split, v);
+    const std::vector<PointwiseNode>& nodes = m_expression.nodes();
+    std::ostringstream s;
+    s << preamble(params, 1, 1) << "constexpr int SPLIT = " << split << ";\n"
+      << "constexpr int CHUNK = " << chunk << ";\n";
+    std::vector<PointwiseReduce> kinds;
+    for (int r : m_reduces) {
+        const PointwiseReduce kind = nodes[static_cast<std::size_t>(r)].reduce;
+        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+            kinds.push_back(kind);
+            s << mergeFunction(kind);
+        }
+    }
+    // The loop over a block's chunk, each thread a vector at a time, the inputs loaded into xs.
+    const std::string chunkLoop = "#pragma unroll 4\n"
+                                  "    for (int c0 = begin + lane * V; c0 < end; c0 += THREADS * V) {\n"
+                                  "        float xs[NX][V];\n" +
+        elementInputLoads("xs", "true", "        ", v);
+
+    std::vector<std::string> inputs;
+    for (const Operand& o : m_inputs)
+        inputs.push_back(o.token);
+    nlohmann::json launches = nlohmann::json::array();
+    const std::int64_t grid = m_rows * split;
+    for (std::size_t k = 0; k < m_reduces.size(); ++k) {
+        const PointwiseReduce kind = nodes[static_cast<std::size_t>(m_reduces[k])].reduce;
+        const std::string kernel = "kf_row_region_stage" + std::to_string(k);
+        s << kernelHead(kernel, "THREADS", false, "float* __restrict__ partials") << splitRowStart(static_cast<int>(k))
+          << "    float acc = " << row_code::identity(kind) << ";\n"
+          << chunkLoop << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n"
+          << "            float x[NX];\n#pragma unroll\n"
+          << "            for (int n = 0; n < NX; ++n)\n                x[n] = xs[n][e];\n"
+          << "            const float c[NC] = {};\n"
+          << "            float y[1];\n"
+          << "            kfStage" << k << "(x, c, rv, y);\n"
+          << "            acc = " << row_code::combine(kind, "acc", "y[0]") << ";\n"
+          << "        }\n    }\n"
+          << "    acc = kfRow_" << row_code::reduceName(kind) << "(acc, scratch);\n"
+          << "    if (lane == 0)\n        partials[(" << k << "LL * ROWS + row) * SPLIT + part] = acc;\n}\n";
+        std::vector<std::string> args = inputs;
+        args.push_back("ptr:scratch.partials");
+        launches.push_back(launchJson(kernel, grid, threads, args));
+    }
+
+    const std::string kernel = "kf_row_region_outputs";
+    s << kernelHead(kernel, "THREADS", true, "const float* __restrict__ partials")
+      << splitRowStart(static_cast<int>(m_reduces.size()));
+    if (!elementOutputNodes().empty()) {
+        for (const Operand& o : m_outputs)
+            if (!o.perRow)
+                s << "    const long long ro_" << o.name << " = kfRowOffset_" << o.name << "(row);\n";
+        s << chunkLoop << elementOutputStores("xs", "", "        ", v) << "    }\n";
+    }
+    for (const Operand& o : m_outputs)
+        if (o.perRow)
+            s << "    if (part == 0 && lane == 0)\n        " << o.name << "[kfRowOffset_" << o.name
+              << "(row)] = kfStore_" << o.name << "(" << valueName(o.node, 0) << ");\n";
+    s << "}\n";
+    std::vector<std::string> args = inputs;
+    for (const Operand& o : m_outputs)
+        args.push_back(o.token);
+    args.push_back("ptr:scratch.partials");
+    launches.push_back(launchJson(kernel, grid, threads, args));
+
+    const std::int64_t partials = static_cast<std::int64_t>(m_reduces.size()) * m_rows * split;
+    return Candidate{
+        s.str(),
+        {{"launches", launches},
+         {"scratch", nlohmann::json::array({{{"name", "partials"}, {"bytes", partials * 4}, {"zero", false}}})}}};
+}
+
+} // namespace kforge::core
