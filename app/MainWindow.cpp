@@ -8,6 +8,7 @@
 #include "cast_export/CastExport.h"
 #include "engine/CardSelection.h"
 #include "engine/InModelCheckTool.h"
+#include "kernel/KernelDisassembly.h"
 #include "kernel/NvrtcCompiler.h"
 #include "llm_client/LlmClientFactory.h"
 #include "llm_client/LlmConfig.h"
@@ -181,6 +182,7 @@ MainWindow::MainWindow(SettingsMode mode, QWidget* parent)
     updateRunActions();
     m_manualEditJob = new ManualEditJob(this);
     connect(m_editorPane, &views::KernelEditorPane::benchmarkRequested, this, &MainWindow::onBenchmarkRequested);
+    connect(m_editorPane, &views::KernelEditorPane::assemblyRequested, this, &MainWindow::compileListing);
     connect(m_manualEditJob, &ManualEditJob::finished, this,
             [this](std::shared_ptr<const core::SearchTree> tree, const QString& nodeId,
                    const core::EvaluationReport& evaluation) {
@@ -1035,26 +1037,55 @@ void MainWindow::probeGpu()
         core::WorkerClient worker(command);
         const core::WorkerResponse hello = worker.start();
         QString text;
+        QString architecture;
         if (!hello.ok()) {
             text = tr("no GPU worker: compile-only");
         } else {
             const nlohmann::json info = hello.result.value("info", nlohmann::json());
-            if (info.is_object() && info.contains("architecture") && info.value("gpu", nlohmann::json()).is_string())
+            if (info.is_object() && info.contains("architecture") && info.value("gpu", nlohmann::json()).is_string()) {
+                architecture = QString::fromStdString(info.value("architecture", std::string()));
                 text = tr("GPU: %1 (%2)")
                            .arg(QString::fromStdString(info.value("gpu", std::string())),
                                 QString::fromStdString(info.value("architecture", std::string())));
-            else
+            } else {
                 text = tr("no GPU: compile-only");
+            }
         }
         worker.shutdown();
         QMetaObject::invokeMethod(
             qApp,
-            [self, text]() {
+            [self, text, architecture]() {
                 if (!self)
                     return;
                 self->m_gpuLabel->setText(text);
+                if (architecture.startsWith(QLatin1String("sm_")))
+                    self->m_gpuArchitecture = architecture;
                 self->m_gpuProbePending = false;
                 self->finishLoadingStep();
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void MainWindow::compileListing(const QString& nodeId, const QString& source)
+{
+    // NVRTC for the GPU the worker reported (sm_90 before it answers, or without one), off the GUI
+    // thread; the pane drops a listing for a node it no longer shows.
+    const std::string architecture = m_gpuArchitecture.toStdString();
+    QPointer<MainWindow> self(this);
+    QThreadPool::globalInstance()->start([self, nodeId, source = source.toStdString(), architecture]() {
+        const core::KernelListing listing = core::kernelListing(core::NvrtcCompiler(), source, architecture);
+        QString message = listing.problem.empty()
+            ? tr("Node %1 compiled for %2 (PTX for its compute architecture, SASS from nvdisasm)")
+                  .arg(nodeId, QString::fromStdString(architecture))
+            : tr("Node %1 for %2: %3")
+                  .arg(nodeId, QString::fromStdString(architecture), QString::fromStdString(listing.problem));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, nodeId, listing, message]() {
+                if (self)
+                    self->m_editorPane->showAssembly(nodeId, QString::fromStdString(listing.ptx),
+                                                     QString::fromStdString(listing.sass), message);
             },
             Qt::QueuedConnection);
     });

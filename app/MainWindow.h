@@ -198,6 +198,8 @@ private:
     void showInCharts(const core::SearchTree& tree);
     /// Emits loadingFinished() when nothing is being read any more.
     void finishLoadingStep();
+    /// Compiles a node's saved source for the PTX / SASS tab and hands the listing to the editor.
+    void compileListing(const QString& nodeId, const QString& source);
 
     const SettingsMode m_settingsMode;
     Session* m_session;
@@ -242,6 +244,7 @@ private:
     bool m_summariesPending = false; // the read of generation m_summaryGeneration is in flight
     quint64 m_treeFileRequest = 0;   // the current card's tree file read in flight, 0 when none
     bool m_gpuProbePending = false;
+    QString m_gpuArchitecture = QStringLiteral("sm_90"); // the worker's GPU once it answered; NVRTC's target
     QMenu* m_recentMenu = nullptr;
     QAction* m_openModelAction = nullptr;
     QLabel* m_deviceLabel = nullptr;

@@ -1,6 +1,7 @@
 #include "evaluation/SanitizerTool.h"
 
 #include "util/AtomicFile.h"
+#include "util/ChildProcess.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -36,27 +37,9 @@ std::string lastLine(const std::string& text)
 
 std::string findComputeSanitizer()
 {
-    if (const char* path = std::getenv("PATH")) {
-        std::string paths = path;
-        size_t start = 0;
-        while (start <= paths.size()) {
-            const size_t end = paths.find(':', start);
-            const std::filesystem::path candidate =
-                std::filesystem::path(paths.substr(start, end == std::string::npos ? std::string::npos : end - start)) /
-                "compute-sanitizer";
-            if (::access(candidate.c_str(), X_OK) == 0)
-                return candidate.string();
-            if (end == std::string::npos)
-                break;
-            start = end + 1;
-        }
-    }
-    for (const char* candidate :
-         {"/usr/local/cuda/bin/compute-sanitizer", "/usr/local/cuda/compute-sanitizer/compute-sanitizer"}) {
-        if (::access(candidate, X_OK) == 0)
-            return candidate;
-    }
-    return {};
+    return findExecutable(
+        "compute-sanitizer",
+        {"/usr/local/cuda/bin/compute-sanitizer", "/usr/local/cuda/compute-sanitizer/compute-sanitizer"});
 }
 
 std::optional<int> sanitizerErrorCount(const std::string& log)

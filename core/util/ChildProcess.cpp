@@ -122,4 +122,26 @@ std::string siblingExecutablePath(const std::string& name, const std::string& bu
     return (self.parent_path() / name).string();
 }
 
+std::string findExecutable(const std::string& name, const std::vector<std::string>& fallbacks)
+{
+    if (const char* path = std::getenv("PATH")) {
+        const std::string paths = path;
+        std::size_t start = 0;
+        while (start <= paths.size()) {
+            const std::size_t end = paths.find(':', start);
+            const std::string dir = paths.substr(start, end == std::string::npos ? std::string::npos : end - start);
+            const std::filesystem::path candidate = std::filesystem::path(dir.empty() ? "." : dir) / name;
+            if (::access(candidate.c_str(), X_OK) == 0 && !std::filesystem::is_directory(candidate))
+                return candidate.string();
+            if (end == std::string::npos)
+                break;
+            start = end + 1;
+        }
+    }
+    for (const std::string& candidate : fallbacks)
+        if (::access(candidate.c_str(), X_OK) == 0 && !std::filesystem::is_directory(candidate))
+            return candidate;
+    return {};
+}
+
 } // namespace kforge::core

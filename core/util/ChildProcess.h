@@ -26,4 +26,9 @@ Result<ChildOutput> runChildProcess(const std::string& executable, const std::ve
 /// build/cli/kforge finds build/runtime/kforge-cast-run). The first candidate when none exists.
 std::string siblingExecutablePath(const std::string& name, const std::string& buildSubdir, const char* envVar);
 
+/// The first executable file named `name` in a folder of $PATH, else the first of `fallbacks`
+/// (full paths) that is executable; empty when there is none. For tools a user installs (the CUDA
+/// toolkit's compute-sanitizer and nvdisasm).
+std::string findExecutable(const std::string& name, const std::vector<std::string>& fallbacks);
+
 } // namespace kforge::core

@@ -21,6 +21,7 @@
 #include "views/cards/CardDetailsPane.h"
 #include "views/cards/CardsPane.h"
 #include "views/charts/LatencyChartsPane.h"
+#include "views/editor/AssemblyView.h"
 #include "views/editor/KernelEditorPane.h"
 #include "views/editor/QsciHeaders.h"
 #include "views/editor/SideBySideDiffView.h"
@@ -259,6 +260,16 @@ private Q_SLOTS:
         window.session()->setCurrentCardId(QString::fromStdString(softmaxId));
         QTRY_COMPARE(window.treeView()->nodeCount(), 1);
         window.session()->setCurrentNodeId(QString::fromStdString(root));
+
+        // The PTX / SASS tab: the node's source compiled by NVRTC off the GUI thread; the SASS
+        // where nvdisasm is installed, else the message says it is missing.
+        window.kernelEditor()->setCurrentTab(kforge::views::KernelEditorPane::Tab::Assembly);
+        QTRY_VERIFY_WITH_TIMEOUT(window.kernelEditor()->assemblyView()->ptx().contains(QLatin1String(".entry")), 60000);
+        const QString listingMessage = window.kernelEditor()->assemblyView()->message();
+        QVERIFY2(!window.kernelEditor()->assemblyView()->sass().isEmpty() ||
+                     listingMessage.contains(QLatin1String("nvdisasm")),
+                 qPrintable(listingMessage));
+        window.kernelEditor()->setCurrentTab(kforge::views::KernelEditorPane::Tab::Editor);
 
         // A broken edit: a failed-compile child, the error on line 3 of the editor.
         Q_EMIT window.kernelEditor()->benchmarkRequested(

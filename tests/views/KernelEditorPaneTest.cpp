@@ -2,6 +2,7 @@
 // and the parent id, busy state, and the side-by-side diff's line markers and shared scrolling.
 
 #include "views/editor/KernelEditorPane.h"
+#include "views/editor/AssemblyView.h"
 #include "views/editor/CudaLexer.h"
 #include "views/editor/QsciHeaders.h"
 #include "views/editor/SideBySideDiffView.h"
@@ -10,12 +11,14 @@
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QListWidget>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
 #include <QWheelEvent>
 
+using kforge::views::AssemblyView;
 using kforge::views::CudaLexer;
 using kforge::views::DiffKind;
 using kforge::views::EditorDiagnostic;
@@ -443,6 +446,50 @@ private Q_SLOTS:
         QCOMPARE(pane.diffView()->diff().changed, 50);
         // The target is 100 ms on a workstation; the bound leaves room for loaded CI.
         QVERIFY2(elapsedMs < 1000, qPrintable(QStringLiteral("took %1 ms").arg(elapsedMs)));
+    }
+
+    void assemblyTabAsksOncePerNodeAndDropsStaleListings()
+    {
+        KernelEditorPane pane;
+        QSignalSpy requests(&pane, &KernelEditorPane::assemblyRequested);
+        pane.showNode(QStringLiteral("n1"), kSource, kPlan);
+        QCOMPARE(requests.count(), 0); // nothing is compiled until the tab is opened
+        pane.setCurrentTab(KernelEditorPane::Tab::Assembly);
+        QCOMPARE(pane.currentTab(), KernelEditorPane::Tab::Assembly);
+        QCOMPARE(requests.count(), 1);
+        QCOMPARE(requests.at(0).at(0).toString(), QStringLiteral("n1"));
+        QCOMPARE(requests.at(0).at(1).toString(), kSource);
+        QVERIFY(pane.assemblyView()->message().contains(QLatin1String("Compiling node n1")));
+
+        // An edit does not change what is compiled: the listing is of the node's saved source.
+        pane.sourceEditor()->append(QStringLiteral("// edited\n"));
+        pane.setCurrentTab(KernelEditorPane::Tab::Editor);
+        pane.setCurrentTab(KernelEditorPane::Tab::Assembly);
+        QCOMPARE(requests.count(), 1);
+
+        pane.showAssembly(QStringLiteral("n1"), QStringLiteral(".visible .entry scale("), QStringLiteral("EXIT ;"),
+                          QStringLiteral("Node n1 compiled for sm_90"));
+        QCOMPARE(pane.assemblyView()->ptx(), QStringLiteral(".visible .entry scale("));
+        QCOMPARE(pane.assemblyView()->sass(), QStringLiteral("EXIT ;"));
+        QVERIFY(pane.assemblyView()->ptxView()->isReadOnly());
+        QVERIFY(pane.assemblyView()->sassView()->isReadOnly());
+
+        // The same node shown again (a tree refresh) keeps its listing; another node asks anew
+        // while the tab is open, and a late listing of the first is dropped.
+        pane.showNode(QStringLiteral("n1"), kSource, kPlan);
+        QCOMPARE(requests.count(), 1);
+        QCOMPARE(pane.assemblyView()->sass(), QStringLiteral("EXIT ;"));
+        pane.showNode(QStringLiteral("n2"), kSource + QStringLiteral("// n2\n"), kPlan);
+        QCOMPARE(requests.count(), 2);
+        QCOMPARE(requests.at(1).at(0).toString(), QStringLiteral("n2"));
+        pane.showAssembly(QStringLiteral("n1"), QStringLiteral("stale"), QStringLiteral("stale"),
+                          QStringLiteral("stale"));
+        QVERIFY(pane.assemblyView()->ptx().isEmpty());
+        QVERIFY(pane.assemblyView()->message().contains(QLatin1String("n2")));
+
+        pane.clear();
+        QCOMPARE(requests.count(), 2);
+        QCOMPARE(pane.assemblyView()->message(), QStringLiteral("No node selected"));
     }
 };
 

@@ -1,5 +1,6 @@
 #include "views/editor/KernelEditorPane.h"
 
+#include "views/editor/AssemblyView.h"
 #include "views/editor/CudaLexer.h"
 #include "views/editor/QsciHeaders.h"
 #include "views/editor/SideBySideDiffView.h"
@@ -118,7 +119,8 @@ QString firstLine(const QString& text)
 KernelEditorPane::KernelEditorPane(QWidget* parent)
     : QWidget(parent), m_header(new QLabel(this)), m_benchmark(new QPushButton(tr("Benchmark"), this)),
       m_message(new QLabel(this)), m_tabs(new QTabWidget(this)), m_source(new QsciScintilla(this)),
-      m_plan(new QsciScintilla(this)), m_diagnosticsList(new QListWidget(this)), m_diff(new SideBySideDiffView(this))
+      m_plan(new QsciScintilla(this)), m_diagnosticsList(new QListWidget(this)), m_diff(new SideBySideDiffView(this)),
+      m_assembly(new AssemblyView(this))
 {
     m_header->setObjectName(QStringLiteral("editorHeader"));
     m_header->setTextFormat(Qt::PlainText);
@@ -185,6 +187,10 @@ KernelEditorPane::KernelEditorPane(QWidget* parent)
 
     m_tabs->addTab(splitter, tr("Source"));
     m_tabs->addTab(m_diff, tr("Diff"));
+    m_assembly->setObjectName(QStringLiteral("assemblyView"));
+    m_assembly->clear(tr("No node selected"));
+    m_tabs->addTab(m_assembly, tr("PTX / SASS"));
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] { requestAssemblyIfShown(); });
 
     auto* top = new QHBoxLayout;
     top->addWidget(m_header, 1);
@@ -215,6 +221,32 @@ void KernelEditorPane::showNode(const QString& nodeId, const QString& source, co
     updateModified();
     updateHeader();
     updateBenchmarkEnabled();
+    // The listing follows the node's saved source; the same node shown again keeps it.
+    if (nodeId != m_assemblyNodeId || source != m_assemblySource) {
+        m_assemblyNodeId.clear();
+        m_assemblySource = source;
+        m_assembly->clear(nodeId.isEmpty()
+                              ? tr("No node selected")
+                              : tr("Node %1: its PTX and SASS are compiled when this tab is opened").arg(nodeId));
+        requestAssemblyIfShown();
+    }
+}
+
+void KernelEditorPane::showAssembly(const QString& nodeId, const QString& ptx, const QString& sass,
+                                    const QString& message)
+{
+    if (nodeId != m_assemblyNodeId || nodeId != m_nodeId)
+        return; // a listing for a node no longer shown
+    m_assembly->setListing(ptx, sass, message);
+}
+
+void KernelEditorPane::requestAssemblyIfShown()
+{
+    if (m_tabs->currentWidget() != m_assembly || m_nodeId.isEmpty() || m_assemblyNodeId == m_nodeId)
+        return;
+    m_assemblyNodeId = m_nodeId;
+    m_assembly->clear(tr("Compiling node %1 for its PTX and SASS...").arg(m_nodeId));
+    Q_EMIT assemblyRequested(m_nodeId, m_assemblySource);
 }
 
 void KernelEditorPane::clear()
@@ -340,12 +372,12 @@ void KernelEditorPane::showDiff(const QString& leftTitle, const QString& leftSou
 
 void KernelEditorPane::setCurrentTab(Tab tab)
 {
-    m_tabs->setCurrentIndex(tab == Tab::Editor ? 0 : 1);
+    m_tabs->setCurrentIndex(static_cast<int>(tab));
 }
 
 KernelEditorPane::Tab KernelEditorPane::currentTab() const
 {
-    return m_tabs->currentIndex() == 1 ? Tab::Diff : Tab::Editor;
+    return static_cast<Tab>(std::clamp(m_tabs->currentIndex(), 0, 2));
 }
 
 QString KernelEditorPane::message() const

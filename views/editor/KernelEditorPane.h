@@ -1,7 +1,8 @@
 #pragma once
 // The kernel editor pane: the CUDA source of one search node (QScintilla with CudaLexer, line
 // numbers, compiler diagnostics on their lines) beside its launch plan JSON, a Benchmark button,
-// and a Diff tab with a side-by-side diff of any two sources (SideBySideDiffView).
+// a Diff tab with a side-by-side diff of any two sources (SideBySideDiffView), and a PTX / SASS tab
+// (AssemblyView) the owner fills on request.
 //
 // Usage (the owner does all engine work; this pane does none):
 //   pane->showNode("n12", source, planJson);                 // the selected node, unmodified
@@ -9,6 +10,9 @@
 //   connect(pane, &KernelEditorPane::benchmarkRequested, owner, ...);
 //     // the owner: pane->setBusy(true); compile, validate, time the edit as a manual-edit child
 //     // of parentNodeId; pane->setDiagnostics(fromTheCompile); pane->setBusy(false);
+//   connect(pane, &KernelEditorPane::assemblyRequested, owner, ...);
+//     // the owner compiles the node's source off the GUI thread, then
+//     // pane->showAssembly(nodeId, ptx, sass, message);
 //
 // Thread: GUI thread only.
 
@@ -25,6 +29,7 @@ class QsciScintilla;
 
 namespace kforge::views {
 
+class AssemblyView;
 class SideBySideDiffView;
 
 /// A compiler message located in the editor's source (the Qt-side mirror of core's Diagnostic,
@@ -52,7 +57,7 @@ public:
     static constexpr int ErrorIndicator = 8;
     static constexpr int WarningIndicator = 9;
 
-    enum class Tab { Editor, Diff };
+    enum class Tab { Editor, Diff, Assembly };
 
     explicit KernelEditorPane(QWidget* parent = nullptr);
 
@@ -85,6 +90,9 @@ public:
     void showDiff(const QString& leftTitle, const QString& leftSource, const QString& rightTitle,
                   const QString& rightSource);
 
+    /// Fills the PTX / SASS tab with the listing of `nodeId`'s saved source (assemblyRequested);
+    /// ignored when another node is shown by then.
+    void showAssembly(const QString& nodeId, const QString& ptx, const QString& sass, const QString& message);
     void setCurrentTab(Tab tab);
     Tab currentTab() const;
 
@@ -94,6 +102,7 @@ public:
     QsciScintilla* sourceEditor() const { return m_source; }
     QsciScintilla* planEditor() const { return m_plan; }
     SideBySideDiffView* diffView() const { return m_diff; }
+    AssemblyView* assemblyView() const { return m_assembly; }
 
 Q_SIGNALS:
     /// Benchmark was pressed with a plan that is empty (the source may carry it, see
@@ -101,6 +110,9 @@ Q_SIGNALS:
     /// candidate and adds it as a manual-edit child of `parentNodeId`.
     void benchmarkRequested(const QString& source, const QString& planJson, const QString& parentNodeId);
     void modifiedChanged(bool modified);
+    /// The PTX / SASS tab is shown for a node whose listing it does not have: the owner compiles
+    /// `source` (the node's saved source, not the edit) and calls showAssembly. Once per node shown.
+    void assemblyRequested(const QString& nodeId, const QString& source);
 
 private:
     void requestBenchmark();
@@ -109,6 +121,7 @@ private:
     void updateBenchmarkEnabled();
     void setMessage(const QString& text, bool isError);
     void jumpTo(QListWidgetItem* item);
+    void requestAssemblyIfShown();
 
     QString m_nodeId;
     QList<EditorDiagnostic> m_diagnostics;
@@ -125,6 +138,9 @@ private:
     QsciScintilla* m_plan;
     QListWidget* m_diagnosticsList;
     SideBySideDiffView* m_diff;
+    AssemblyView* m_assembly;
+    QString m_assemblyNodeId; // the node whose listing was requested (and is shown once delivered)
+    QString m_assemblySource; // the saved source of the node shown
 };
 
 } // namespace kforge::views
