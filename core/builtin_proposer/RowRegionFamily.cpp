@@ -53,27 +53,42 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
     f->m_chain = chain.text();
     const std::vector<PointwiseNode>& nodes = e.nodes();
 
-    // The row shape: the tensor every reduction reduces.
+    // The row shape: the tensor every reduction reduces, the row its trailing `rowRank` dims.
     std::vector<std::int64_t> shape;
+    int rowRank = 0;
     for (const PointwiseNode& n : nodes) {
         if (n.kind != Kind::Reduce)
             continue;
         const TensorSpec* t = reducedTensor(chain.members.at(static_cast<std::size_t>(n.member)));
         if (!t)
             return unsupportedCard(card, "a reduction without its input tensor");
-        if (shape.empty())
+        if (shape.empty()) {
             shape = t->sizes;
-        else if (t->sizes != shape)
+            rowRank = n.reducedDims;
+        } else if (t->sizes != shape || n.reducedDims != rowRank) {
             return unsupportedCard(card, "reductions over rows of different shapes");
+        }
     }
-    f->m_rowLength = shape.back();
-    f->m_outer.assign(shape.begin(), shape.end() - 1);
+    if (rowRank < 1 || static_cast<std::size_t>(rowRank) > shape.size())
+        return unsupportedCard(card, "a reduction over more dims than its input has");
+    const auto outerRank = static_cast<long>(shape.size()) - rowRank;
+    const std::vector<std::int64_t> rowDims(shape.begin() + outerRank, shape.end());
+    f->m_rowLength = product(rowDims);
+    f->m_outer.assign(shape.begin(), shape.begin() + outerRank);
     f->m_rows = product(f->m_outer);
     if (f->m_rowLength < 2 || f->m_rows == 0)
         return unsupportedCard(card, "rows of fewer than two elements, or no rows");
     if (f->m_rowLength > std::int64_t{2147483647} - 8192)
         return unsupportedCard(card, "rows of 2^31 elements or more are not covered (32-bit row columns)");
     const std::string& device = card.outputs.at(0).device;
+    // An operand's strides over the row shape, split into the outer dims and the row's own.
+    const auto split = [&](Operand& op, const std::vector<std::int64_t>& strides) {
+        op.outerStrides.assign(strides.begin(), strides.begin() + outerRank);
+        op.rowStrides.assign(strides.begin() + outerRank, strides.end());
+    };
+    const auto allZero = [](const std::vector<std::int64_t>& v) {
+        return std::all_of(v.begin(), v.end(), [](std::int64_t s) { return s == 0; });
+    };
 
     // Inputs: their strides over the row shape; one that does not vary along the row is a row value.
     for (std::size_t k = 0; k < card.args.size(); ++k) {
@@ -91,9 +106,8 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
         op.token = "ptr:" + op.name;
         op.dtype = in.dtype;
         op.used = e.inputUsed(static_cast<int>(k));
-        op.rowStride = strides->back();
-        op.perRow = op.rowStride == 0;
-        op.outerStrides.assign(strides->begin(), strides->end() - 1);
+        split(op, *strides);
+        op.perRow = allZero(op.rowStrides);
         f->m_inputs.push_back(std::move(op));
     }
 
@@ -113,13 +127,15 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
     // Every member's result must have the shape its kind says: an element value broadcasts to the
     // row shape, a row value has the keepdim shape or (an output only) the outer dims alone.
     std::vector<std::int64_t> keepdim = f->m_outer;
-    keepdim.push_back(1);
+    keepdim.resize(shape.size(), 1);
     std::vector<bool> withoutKeepdim(chain.members.size(), false);
     for (std::size_t m = 0; m < chain.members.size(); ++m) {
         const TensorSpec& out = chain.members[m].outputs.at(0);
         const auto strides = broadcastStrides(out, shape);
         const bool perRow = f->m_perRow[static_cast<std::size_t>(e.memberNode(m))];
-        const bool fits = strides && (perRow ? strides->back() == 0 : !out.sizes.empty() && out.sizes.back() > 1);
+        const bool rowStridesZero =
+            strides && allZero(std::vector<std::int64_t>(strides->begin() + outerRank, strides->end()));
+        const bool fits = strides && (perRow ? rowStridesZero : !rowStridesZero);
         withoutKeepdim[m] = perRow && !fits && out.sizes == f->m_outer;
         if (!fits && !withoutKeepdim[m])
             return unsupportedCard(card,
@@ -145,15 +161,30 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
         if (!denseStorageOrder(out))
             return unsupportedCard(card, "output " + out.toShortString() + " is not dense");
         if (op.perRow && (out.sizes == keepdim || out.sizes == f->m_outer)) {
-            op.outerStrides.assign(out.strides.begin(), out.strides.begin() + static_cast<long>(f->m_outer.size()));
+            op.outerStrides.assign(out.strides.begin(), out.strides.begin() + outerRank);
+            op.rowStrides.assign(static_cast<std::size_t>(rowRank), 0);
         } else if (!op.perRow && out.sizes == shape) {
-            op.outerStrides.assign(out.strides.begin(), out.strides.end() - 1);
-            op.rowStride = out.strides.back();
+            split(op, out.strides);
         } else {
             return unsupportedCard(card, "output " + out.toShortString() + " is neither the row shape nor one per row");
         }
         f->m_outputs.push_back(std::move(op));
     }
+
+    // The row's dims merged where every operand steps through two as one (a contiguous [.., H, W]
+    // row is one dim): each operand's offset along the row is then one multiply in the common case.
+    std::vector<std::vector<std::int64_t>> rowStrides;
+    for (const std::vector<Operand>* list : {&f->m_inputs, &f->m_outputs})
+        for (const Operand& op : *list)
+            rowStrides.push_back(op.rowStrides);
+    std::vector<std::size_t> order(rowDims.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    MergedDims merged = mergeDims(order, rowDims, rowStrides);
+    f->m_rowDims = merged.sizes;
+    std::size_t next = 0;
+    for (std::vector<Operand>* list : {&f->m_inputs, &f->m_outputs})
+        for (Operand& op : *list)
+            op.rowStrides = std::move(merged.strides[next++]);
 
     // Slots: element inputs in x[], element outputs in y[], live row values in rv[].
     int x = 0, y = 0;
@@ -239,7 +270,7 @@ bool RowRegionFamily::vectorWidthAllowed(int width) const
 
 bool RowRegionFamily::vectorMoves(const Operand& op, int width) const
 {
-    return width > 1 && op.rowStride == 1 &&
+    return width > 1 && m_rowDims.back() % width == 0 && stridesAllowVectors(op.rowStrides, width) &&
         std::all_of(op.outerStrides.begin(), op.outerStrides.end(), [&](std::int64_t s) { return s % width == 0; });
 }
 
@@ -386,6 +417,8 @@ std::string RowRegionFamily::operandDefinitions(int width) const
                 continue;
             s << regionOperandTypes(o.name, o.dtype, o.output, !o.perRow && vectorMoves(o, width));
             s << offsetFunction("kfRowOffset_" + o.name, m_outer, o.outerStrides);
+            if (!o.perRow)
+                s << offsetFunction("kfColOffset_" + o.name, m_rowDims, o.rowStrides);
         }
     return s.str();
 }
@@ -509,7 +542,7 @@ std::string RowRegionFamily::elementInputLoads(const std::string& target, const 
             s << "#pragma unroll\n"
               << indent << "for (int e = 0; e < V; ++e)\n"
               << indent << "    " << at << "[e] = " << inside << " ? kfLoad_" << o.name << "(" << o.name << "[ro_"
-              << o.name << " + static_cast<long long>(c0 + e) * " << o.rowStride << "LL]) : 0.0f;\n";
+              << o.name << " + kfColOffset_" << o.name << "(c0 + e)]) : 0.0f;\n";
     }
     return s.str();
 }
@@ -544,13 +577,13 @@ std::string RowRegionFamily::elementOutputStores(const std::string& inputs, cons
               << indent << "    for (int e = 0; e < V; ++e)\n"
               << indent << "        t.v[e] = r_" << o.name << ".v[e];\n"
               << indent << "    *reinterpret_cast<Vec_" << o.name << "*>(" << o.name << " + ro_" << o.name
-              << " + c0) = t;\n"
+              << " + kfColOffset_" << o.name << "(c0)) = t;\n"
               << indent << "}\n";
         else
             s << "#pragma unroll\n"
               << indent << "for (int e = 0; e < V; ++e)\n"
-              << indent << "    " << o.name << "[ro_" << o.name << " + static_cast<long long>(c0 + e) * " << o.rowStride
-              << "LL] = r_" << o.name << ".v[e];\n";
+              << indent << "    " << o.name << "[ro_" << o.name << " + kfColOffset_" << o.name << "(c0 + e)] = r_"
+              << o.name << ".v[e];\n";
     }
     return s.str();
 }

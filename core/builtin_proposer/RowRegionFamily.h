@@ -8,8 +8,9 @@
 // (pointwise/PointwiseExpression.h with rowReductions decomposes each member, in fp32 as eager's
 // kernels compute it).
 //
-// The row shape S is the reduced tensor's (every reduction of the chain reduces the last dim of a
-// tensor of sizes S). Every value of the chain is either an element value (varies along the row:
+// The row shape S is the reduced tensor's (every reduction of the chain reduces the same trailing
+// dims of a tensor of sizes S: the last one, or several, as a layer_norm over [H, W] or a mean over
+// every dim does). Every value of the chain is either an element value (varies along the row:
 // sizes that broadcast to S) or a row value (one per row: a reduction's result, keepdim or not, and
 // what is computed from row values only). An input is read at its broadcast strides over S: an input
 // that does not vary along the row (a per-row or 0-dim tensor) is a row value, read once per row.
@@ -61,7 +62,7 @@ private:
         bool used = true;
         bool perRow = false;                    // one value per row (read or written once per row)
         std::vector<std::int64_t> outerStrides; // over the row shape's outer dims (elements)
-        std::int64_t rowStride = 0;             // along the row; 0 for a per-row operand
+        std::vector<std::int64_t> rowStrides;   // over m_rowDims; all 0 for a per-row operand
         int node = -1;                          // outputs: the expression node written
         int slot = -1;                          // element inputs: index in x[]; element outputs: in y[]
     };
@@ -112,7 +113,8 @@ private:
 
     PointwiseExpression m_expression;
     std::vector<Operand> m_inputs, m_outputs;
-    std::vector<std::int64_t> m_outer; // the row shape's sizes but the last
+    std::vector<std::int64_t> m_outer;   // the row shape's outer sizes (all but the reduced dims)
+    std::vector<std::int64_t> m_rowDims; // the reduced dims, merged where every operand allows
     std::int64_t m_rows = 0;
     std::int64_t m_rowLength = 0;
     std::vector<bool> m_live;     // per node: an output depends on it

@@ -89,7 +89,8 @@ int PointwiseExpression::intern(PointwiseNode node)
         const PointwiseNode& n = m_nodes[i];
         if (n.kind == node.kind && n.input == node.input &&
             std::memcmp(&n.constant, &node.constant, sizeof(double)) == 0 && n.op == node.op &&
-            n.operands == node.operands && n.dtype == node.dtype && n.round == node.round && n.reduce == node.reduce)
+            n.operands == node.operands && n.dtype == node.dtype && n.round == node.round && n.reduce == node.reduce &&
+            n.reducedDims == node.reducedDims)
             return static_cast<int>(i);
     }
     m_nodes.push_back(std::move(node));

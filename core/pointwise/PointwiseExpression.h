@@ -10,8 +10,9 @@
 // it, which keeps the kernel within a rounding of eager instead of drifting from it by the chain's
 // length. Without it the chain runs in fp32 throughout and only the stores round.
 //
-// Row reductions (PointwiseOptions::rowReductions): a member that reduces the last dim of its
-// input (softmax, log_softmax, sum, mean, amax, amin, layer_norm, rms_norm) becomes Reduce nodes
+// Row reductions (PointwiseOptions::rowReductions): a member that reduces the trailing dims of its
+// input (softmax and log_softmax the last; sum, mean, amax and amin any trailing dims, all of them
+// included; layer_norm and rms_norm their normalized_shape) becomes Reduce nodes
 // (a sum, max or min over the row) and the pointwise ops around them, all in fp32 as eager's
 // kernels compute it, its result rounded once to the member's dtype. Which values vary along the
 // row and which are one per row is the kernel's business (layouts): the DAG only orders them.
@@ -43,7 +44,8 @@ struct PointwiseNode {
     std::vector<int> operands;          // Apply: node per row operand; -1 for an absent optional
     std::string dtype;                  // the eager dtype of the value (Constant: the scalar's: float32, int64, bool)
     bool round = false;                 // Apply: the fp32 result is rounded to `dtype` (float16 / bfloat16)
-    PointwiseReduce reduce = PointwiseReduce::Sum; // Reduce: over the last dim of operands[0]
+    PointwiseReduce reduce = PointwiseReduce::Sum; // Reduce: over the trailing dims of operands[0]
+    int reducedDims = 1;                           // Reduce: how many trailing dims (1: the last)
     int member = -1;                               // Reduce: the chain member it is part of
 };
 
@@ -101,7 +103,7 @@ private:
     int constantNode(double value);
     int applyNode(const char* op, const char* overload, std::vector<int> operands, const std::string& dtype,
                   bool round);
-    int reduceNode(PointwiseReduce reduce, int operand, int member);
+    int reduceNode(PointwiseReduce reduce, int operand, int member, int reducedDims);
 
     std::vector<PointwiseNode> m_nodes;
     std::vector<int> m_outputs;

@@ -106,11 +106,12 @@ int PointwiseExpression::applyNode(const char* op, const char* overload, std::ve
     return intern(std::move(n));
 }
 
-int PointwiseExpression::reduceNode(PointwiseReduce reduce, int operand, int member)
+int PointwiseExpression::reduceNode(PointwiseReduce reduce, int operand, int member, int reducedDims)
 {
     PointwiseNode n;
     n.kind = PointwiseNode::Kind::Reduce;
     n.reduce = reduce;
+    n.reducedDims = reducedDims;
     n.operands = {operand};
     n.dtype = "float32";
     n.member = member;
@@ -137,11 +138,38 @@ Result<int> PointwiseExpression::addRowReduction(const ChainMember& member, int 
     const auto rank = static_cast<std::int64_t>(in.sizes.size());
     if (rank == 0)
         return refuse("a 0-dim input (no row to reduce)");
-    const std::int64_t n = in.sizes.back();
+    // The trailing dims reduced: the last for softmax; a norm's normalized_shape; a reduction's dims,
+    // which must be trailing (every dim included: a mean of the whole tensor).
+    std::int64_t rowRank = 1;
+    if (norm) {
+        const ArgSpec* shape = argNamed(member, "normalized_shape");
+        const bool trailing = shape && shape->kind == ArgKind::Value && shape->value.is_array() &&
+            !shape->value.empty() && static_cast<std::int64_t>(shape->value.size()) <= rank &&
+            std::equal(shape->value.begin(), shape->value.end(),
+                       in.sizes.end() - static_cast<long>(shape->value.size()),
+                       [](const nlohmann::json& v, std::int64_t size) {
+                           return v.is_number_integer() && v.get<std::int64_t>() == size;
+                       });
+        if (!trailing)
+            return refuse("normalized_shape " + (shape ? shape->value.dump() : std::string("?")) +
+                          " is not the input's trailing sizes");
+        rowRank = static_cast<std::int64_t>(shape->value.size());
+    } else if (name.find("softmax") == std::string_view::npos) {
+        auto dims = reducedDims(argNamed(member, "dim"), rank);
+        if (!dims || dims->empty() || dims->back() != rank - 1 ||
+            dims->front() != rank - static_cast<std::int64_t>(dims->size()))
+            return refuse("reduces other dims than trailing ones (not covered)");
+        rowRank = static_cast<std::int64_t>(dims->size());
+    }
+    std::int64_t n = 1;
+    for (std::int64_t d = rank - rowRank; d < rank; ++d)
+        n *= in.sizes[static_cast<std::size_t>(d)];
     if (n <= 0)
         return refuse("an empty row");
     const int x = argNodes[selfIndex];
-    const auto reduce = [&](PointwiseReduce r, int operand) { return reduceNode(r, operand, memberIndex); };
+    const auto reduce = [&](PointwiseReduce r, int operand) {
+        return reduceNode(r, operand, memberIndex, static_cast<int>(rowRank));
+    };
     const auto f32 = [&](const char* op, const char* overload, std::vector<int> operands) {
         return applyNode(op, overload, std::move(operands), "float32", false);
     };
@@ -155,10 +183,6 @@ Result<int> PointwiseExpression::addRowReduction(const ChainMember& member, int 
     const int invN = constantNode(static_cast<double>(1.0f / static_cast<float>(n)));
     int y = -1;
     if (norm) {
-        const ArgSpec* shape = argNamed(member, "normalized_shape");
-        if (!shape || shape->kind != ArgKind::Value || !shape->value.is_array() || shape->value.size() != 1 ||
-            !shape->value[0].is_number_integer() || shape->value[0].get<std::int64_t>() != n)
-            return refuse("normalized_shape other than the last dim (" + std::to_string(n) + ") not covered");
         const auto eps = numberArg(member, "eps");
         if (!eps)
             return refuse("eps is not a number (None: not covered)");
@@ -186,9 +210,11 @@ Result<int> PointwiseExpression::addRowReduction(const ChainMember& member, int 
         y = rounded(y);
     } else {
         const bool softmax = name.find("softmax") != std::string_view::npos;
-        auto dims = reducedDims(argNamed(member, "dim"), rank);
-        if (!dims || dims->size() != 1 || dims->front() != rank - 1)
-            return refuse("reduces other dims than the last one (not covered)");
+        if (softmax) {
+            auto dims = reducedDims(argNamed(member, "dim"), rank);
+            if (!dims || dims->size() != 1 || dims->front() != rank - 1)
+                return refuse("reduces other dims than the last one (not covered)");
+        }
         // A dtype argument converts the input first: covered where that changes no value in fp32
         // (to float32, or to the input's own dtype); half_to_float likewise.
         if (!(out == in.dtype || out == "float32"))

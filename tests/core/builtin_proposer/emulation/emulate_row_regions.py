@@ -8,7 +8,9 @@ rows, as eager), Gemma's and Qwen's RMSNorm written out, residual add -> layer_n
 outputs, rms_norm after an add, log_softmax over an odd row length, amax without keepdim beside a
 mean-centred output with NaNs in the input, a softmax of a transposed input over a per-row
 scale, and rows split over blocks (a softmax over rows longer than registers hold, a residual add ->
-layer_norm and an RMSNorm with a per-row output over few long rows). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
+layer_norm and an RMSNorm with a per-row output over few long rows), and rows of several trailing
+dims (a layer_norm over [6, 40], the mean of every element, a sum over the last two dims of a permuted
+input). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
 compiled with the host C++ compiler against cuda_host_shim.h, run on the chain's inputs with its
 launch plan (outputs poisoned with NaN) and compared with eager's outputs within
 emulate_builtin_families.py's tolerances (NaN where eager has NaN).
@@ -154,12 +156,37 @@ def split_rms_norm_with_row_output():
     return c
 
 
+def layer_norm_over_two_trailing_dims():
+    c = Chain()
+    x = c.input(randn(5, 6, 40, dtype=torch.float16, seed=52) * 2)
+    w, b = c.input(randn(6, 40, dtype=torch.float16, seed=53)), c.input(randn(6, 40, dtype=torch.float16, seed=54))
+    c.output(c.call("layer_norm", input=c.call("relu", self=x), normalized_shape=[6, 40], weight=w, bias=b, eps=1e-5,
+                    cudnn_enable=True))
+    return c
+
+
+def mean_of_every_element_split():
+    c = Chain()
+    x = c.input(randn(3, 5, 700, seed=55))
+    c.output(c.call("mean", "dim", self=c.call("mul", "Scalar", self=x, other=3.0), dim=[0, 1, 2], keepdim=False))
+    return c
+
+
+def sum_over_two_dims_of_a_permuted_input():
+    c = Chain()
+    x = c.input(randn(7, 10, 12, seed=56).permute(0, 2, 1))  # [7, 12, 10], the row dims do not merge
+    c.output(c.call("sum", "dim_IntList", self=c.call("exp", self=x), dim=[-2, -1], keepdim=True))
+    return c
+
+
 CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_keys,
                                  attention_softmax_f32_fully_masked_row, gemma_rms_norm_written_out,
                                  qwen_rms_norm_written_out, residual_add_layer_norm, add_rms_norm, log_softmax_odd_rows,
                                  amax_and_centred_with_nans, softmax_of_transposed_input_per_row_scale,
                                  split_softmax_of_rows_longer_than_registers,
-                                 split_residual_add_layer_norm_few_long_rows, split_rms_norm_with_row_output]}
+                                 split_residual_add_layer_norm_few_long_rows, split_rms_norm_with_row_output,
+                                 layer_norm_over_two_trailing_dims, mean_of_every_element_split,
+                                 sum_over_two_dims_of_a_permuted_input]}
 
 
 def main():
