@@ -92,6 +92,17 @@ class RmsNormWrittenOut(torch.nn.Module):
         return self.weight * h.to(x.dtype)
 
 
+class GroupNormSilu(torch.nn.Module):
+    """A diffusion resnet block's norm and activation: group_norm(32 groups) -> silu."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.norm = torch.nn.GroupNorm(32, channels, eps=1e-6)
+
+    def forward(self, x):
+        return torch.nn.functional.silu(self.norm(x))
+
+
 class Softmax(torch.nn.Module):
     """A softmax alone over the last dim (a single-op card)."""
 
@@ -120,6 +131,7 @@ CHAINS = {
     "attention_softmax": (lambda: AttentionSoftmax(512), ["8x16x512x512:bfloat16"]),
     "rms_norm_written_out": (lambda: RmsNormWrittenOut(2048), ["4x1024x2048:bfloat16"]),
     "residual_add_layer_norm": (lambda: ResidualAddLayerNorm(1024), ["8192x1024:float16", "8192x1024:float16"]),
+    "group_norm_silu": (lambda: GroupNormSilu(512), ["2x512x64x64:float16"]),
     # Few long rows (single-op cards, no region): one block per row would leave most SMs idle.
     "layer_norm_few_long_rows": (lambda: torch.nn.LayerNorm(4194304), ["16x4194304:float32"]),
     "softmax_few_long_rows": (Softmax, ["32x1048576:float32"]),

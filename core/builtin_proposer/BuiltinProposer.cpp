@@ -118,13 +118,14 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
             return wrap(RowRegionFamily::create(card));
         return wrap(PointwiseRegionFamily::create(card));
     }
-    // A row reduction (softmax, a norm, sum / mean / amax / amin over the last dim) of few long rows,
+    // A row reduction (softmax, a norm, sum / mean / amax / amin over trailing dims) of few long rows,
     // which the tuned families below run one block or warp per row and so leave most SMs idle, or
     // one they refuse (a strided input, amax): the row-region generator, which splits rows.
+    // (group_norm's own family splits its groups already; the generator takes only what it refuses.)
     std::unique_ptr<RowRegionFamily> rows;
     if (isRowReductionOp(card.op)) {
         if (auto f = RowRegionFamily::createForOp(card)) {
-            if (f.value()->splitsAtRoot())
+            if (f.value()->splitsAtRoot() && card.op != "aten::group_norm")
                 return std::unique_ptr<KernelFamily>(std::move(f.value()));
             rows = std::move(f.value());
         }

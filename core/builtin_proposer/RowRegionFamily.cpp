@@ -53,24 +53,40 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
     f->m_chain = chain.text();
     const std::vector<PointwiseNode>& nodes = e.nodes();
 
-    // The row shape: the tensor every reduction reduces, the row its trailing `rowRank` dims.
-    std::vector<std::int64_t> shape;
+    // The row shape: the tensor every reduction reduces, the row its trailing `rowRank` dims. A
+    // group_norm's [N, C, *] is seen as [N, groups, C / groups, *], a row per (n, group).
+    std::vector<std::int64_t> tensorShape;
     int rowRank = 0;
+    std::int64_t groups = 0;
     for (const PointwiseNode& n : nodes) {
         if (n.kind != Kind::Reduce)
             continue;
         const TensorSpec* t = reducedTensor(chain.members.at(static_cast<std::size_t>(n.member)));
         if (!t)
             return unsupportedCard(card, "a reduction without its input tensor");
-        if (shape.empty()) {
-            shape = t->sizes;
+        if (tensorShape.empty()) {
+            tensorShape = t->sizes;
             rowRank = n.reducedDims;
-        } else if (t->sizes != shape || n.reducedDims != rowRank) {
+            groups = n.groups;
+        } else if (t->sizes != tensorShape || n.reducedDims != rowRank || n.groups != groups) {
             return unsupportedCard(card, "reductions over rows of different shapes");
         }
     }
-    if (rowRank < 1 || static_cast<std::size_t>(rowRank) > shape.size())
+    if (rowRank < 1 || static_cast<std::size_t>(rowRank) > tensorShape.size())
         return unsupportedCard(card, "a reduction over more dims than its input has");
+    std::vector<std::int64_t> shape = tensorShape;
+    if (groups > 0) {
+        shape[1] = tensorShape[1] / groups;
+        shape.insert(shape.begin() + 1, groups);
+    }
+    // A tensor's strides over the row shape: broadcast against the reduced tensor, its channel
+    // stride split into the group's and the channel's where grouped.
+    const auto stridesOver = [&](const TensorSpec& t) -> std::optional<std::vector<std::int64_t>> {
+        auto strides = broadcastStrides(t, tensorShape);
+        if (strides && groups > 0)
+            strides->insert(strides->begin() + 1, (*strides)[1] * shape[2]);
+        return strides;
+    };
     const auto outerRank = static_cast<long>(shape.size()) - rowRank;
     const std::vector<std::int64_t> rowDims(shape.begin() + outerRank, shape.end());
     f->m_rowLength = product(rowDims);
@@ -91,13 +107,33 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
     };
 
     // Inputs: their strides over the row shape; one that does not vary along the row is a row value.
+    const std::vector<bool> live = e.dependencies(e.outputs());
     for (std::size_t k = 0; k < card.args.size(); ++k) {
         const TensorSpec& in = card.args[k].tensors[0];
         if (in.device.rfind("cpu", 0) == 0 && device.rfind("cpu", 0) != 0)
             return unsupportedCard(card,
                                    "input " + card.args[k].name + " " + in.toShortString() +
                                        " is on the CPU (the kernel reads device memory)");
-        const auto strides = broadcastStrides(in, shape);
+        // An input read at a view (group_norm's weight [C] as [C, 1, ...]) is read so everywhere.
+        std::optional<std::vector<std::int64_t>> view;
+        for (std::size_t i = 0; i < nodes.size(); ++i) {
+            const PointwiseNode& n = nodes[i];
+            if (n.kind != Kind::Input || n.input != static_cast<int>(k) || !live[i])
+                continue;
+            if (view && *view != n.view)
+                return unsupportedCard(card, "input " + card.args[k].name + " is read both per channel and otherwise");
+            view = n.view;
+        }
+        TensorSpec read = in;
+        if (view && !view->empty()) {
+            if (in.sizes.size() != 1 || in.sizes[0] != view->front())
+                return unsupportedCard(
+                    card, "input " + card.args[k].name + " " + in.toShortString() + " is not one value per channel");
+            read.sizes = *view;
+            read.strides.assign(view->size(), 1);
+            read.strides[0] = in.strides[0];
+        }
+        const auto strides = stridesOver(read);
         if (!strides)
             return unsupportedCard(
                 card, "input " + card.args[k].name + " " + in.toShortString() + " does not broadcast to the row shape");
@@ -131,7 +167,7 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
     std::vector<bool> withoutKeepdim(chain.members.size(), false);
     for (std::size_t m = 0; m < chain.members.size(); ++m) {
         const TensorSpec& out = chain.members[m].outputs.at(0);
-        const auto strides = broadcastStrides(out, shape);
+        const auto strides = stridesOver(out);
         const bool perRow = f->m_perRow[static_cast<std::size_t>(e.memberNode(m))];
         const bool rowStridesZero =
             strides && allZero(std::vector<std::int64_t>(strides->begin() + outerRank, strides->end()));
@@ -160,11 +196,11 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
         op.perRow = f->m_perRow[static_cast<std::size_t>(op.node)];
         if (!denseStorageOrder(out))
             return unsupportedCard(card, "output " + out.toShortString() + " is not dense");
-        if (op.perRow && (out.sizes == keepdim || out.sizes == f->m_outer)) {
+        if (op.perRow && groups == 0 && (out.sizes == keepdim || out.sizes == f->m_outer)) {
             op.outerStrides.assign(out.strides.begin(), out.strides.begin() + outerRank);
             op.rowStrides.assign(static_cast<std::size_t>(rowRank), 0);
-        } else if (!op.perRow && out.sizes == shape) {
-            split(op, out.strides);
+        } else if (!op.perRow && out.sizes == tensorShape) {
+            split(op, *stridesOver(out));
         } else {
             return unsupportedCard(card, "output " + out.toShortString() + " is neither the row shape nor one per row");
         }

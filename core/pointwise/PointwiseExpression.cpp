@@ -90,7 +90,7 @@ int PointwiseExpression::intern(PointwiseNode node)
         if (n.kind == node.kind && n.input == node.input &&
             std::memcmp(&n.constant, &node.constant, sizeof(double)) == 0 && n.op == node.op &&
             n.operands == node.operands && n.dtype == node.dtype && n.round == node.round && n.reduce == node.reduce &&
-            n.reducedDims == node.reducedDims)
+            n.reducedDims == node.reducedDims && n.groups == node.groups && n.view == node.view)
             return static_cast<int>(i);
     }
     m_nodes.push_back(std::move(node));

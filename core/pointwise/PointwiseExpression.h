@@ -12,7 +12,8 @@
 //
 // Row reductions (PointwiseOptions::rowReductions): a member that reduces the trailing dims of its
 // input (softmax and log_softmax the last; sum, mean, amax and amin any trailing dims, all of them
-// included; layer_norm and rms_norm their normalized_shape) becomes Reduce nodes
+// included; layer_norm and rms_norm their normalized_shape; group_norm every dim after the batch,
+// in groups of channels) becomes Reduce nodes
 // (a sum, max or min over the row) and the pointwise ops around them, all in fp32 as eager's
 // kernels compute it, its result rounded once to the member's dtype. Which values vary along the
 // row and which are one per row is the kernel's business (layouts): the DAG only orders them.
@@ -39,6 +40,8 @@ struct PointwiseNode {
     enum class Kind { Input, Constant, Apply, Reduce };
     Kind kind = Kind::Input;
     int input = -1;                     // Input: the region input ("in<input>")
+    std::vector<std::int64_t> view;     // Input: the sizes it is read at when not its own (group_norm's
+                                        // weight [C] read as [C, 1, 1] against [N, C, H, W])
     double constant = 0;                // Constant: a Python scalar's value
     const PointwiseOpRow* op = nullptr; // Apply
     std::vector<int> operands;          // Apply: node per row operand; -1 for an absent optional
@@ -46,7 +49,8 @@ struct PointwiseNode {
     bool round = false;                 // Apply: the fp32 result is rounded to `dtype` (float16 / bfloat16)
     PointwiseReduce reduce = PointwiseReduce::Sum; // Reduce: over the trailing dims of operands[0]
     int reducedDims = 1;                           // Reduce: how many trailing dims (1: the last)
-    int member = -1;                               // Reduce: the chain member it is part of
+    std::int64_t groups = 0; // Reduce: group_norm's groups (dim 1 split into groups x channels), else 0
+    int member = -1;         // Reduce: the chain member it is part of
 };
 
 /// Whether `op` ("aten::softmax") is a row reduction PointwiseOptions::rowReductions decomposes.
@@ -103,7 +107,9 @@ private:
     int constantNode(double value);
     int applyNode(const char* op, const char* overload, std::vector<int> operands, const std::string& dtype,
                   bool round);
-    int reduceNode(PointwiseReduce reduce, int operand, int member, int reducedDims);
+    int reduceNode(PointwiseReduce reduce, int operand, int member, int reducedDims, std::int64_t groups = 0);
+    /// group_norm: Input node `id` read at `view` sizes; -1 when `id` is not an Input node.
+    int viewedInput(int id, std::vector<std::int64_t> view);
 
     std::vector<PointwiseNode> m_nodes;
     std::vector<int> m_outputs;

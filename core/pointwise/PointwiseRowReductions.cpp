@@ -12,8 +12,9 @@ namespace kforge::core {
 
 namespace {
 
-constexpr std::array<std::string_view, 10> kRowReductions = {
-    "softmax", "_softmax", "log_softmax", "_log_softmax", "sum", "mean", "amax", "amin", "layer_norm", "rms_norm"};
+constexpr std::array<std::string_view, 11> kRowReductions = {"softmax",    "_softmax", "log_softmax", "_log_softmax",
+                                                             "sum",        "mean",     "amax",        "amin",
+                                                             "layer_norm", "rms_norm", "group_norm"};
 
 bool isFloat(const std::string& dtype)
 {
@@ -106,12 +107,23 @@ int PointwiseExpression::applyNode(const char* op, const char* overload, std::ve
     return intern(std::move(n));
 }
 
-int PointwiseExpression::reduceNode(PointwiseReduce reduce, int operand, int member, int reducedDims)
+int PointwiseExpression::viewedInput(int id, std::vector<std::int64_t> view)
+{
+    PointwiseNode n = m_nodes.at(static_cast<std::size_t>(id));
+    if (n.kind != PointwiseNode::Kind::Input)
+        return -1;
+    n.view = std::move(view);
+    return intern(std::move(n));
+}
+
+int PointwiseExpression::reduceNode(PointwiseReduce reduce, int operand, int member, int reducedDims,
+                                    std::int64_t groups)
 {
     PointwiseNode n;
     n.kind = PointwiseNode::Kind::Reduce;
     n.reduce = reduce;
     n.reducedDims = reducedDims;
+    n.groups = groups;
     n.operands = {operand};
     n.dtype = "float32";
     n.member = member;
@@ -124,7 +136,8 @@ Result<int> PointwiseExpression::addRowReduction(const ChainMember& member, int 
     const auto refuse = [&](const std::string& why) { return makeError(ErrorCode::Unsupported, label + ": " + why); };
     std::string_view name(member.op);
     name.remove_prefix(6);
-    const bool norm = name == "layer_norm" || name == "rms_norm";
+    const bool groupNorm = name == "group_norm";
+    const bool norm = name == "layer_norm" || name == "rms_norm" || groupNorm;
     std::size_t selfIndex = 0;
     const ArgSpec* self = argNamed(member, norm ? "input" : "self", &selfIndex);
     if (!self || argNodes.at(selfIndex) < 0)
@@ -141,7 +154,16 @@ Result<int> PointwiseExpression::addRowReduction(const ChainMember& member, int 
     // The trailing dims reduced: the last for softmax; a norm's normalized_shape; a reduction's dims,
     // which must be trailing (every dim included: a mean of the whole tensor).
     std::int64_t rowRank = 1;
-    if (norm) {
+    std::int64_t groups = 0;
+    if (groupNorm) {
+        // [N, C, *]: each (n, group) is a row of C / groups channels and every position.
+        const auto g = numberArg(member, "num_groups");
+        if (rank < 2 || !g || *g < 1 || *g != static_cast<double>(static_cast<std::int64_t>(*g)) ||
+            in.sizes[1] % static_cast<std::int64_t>(*g) != 0)
+            return refuse("num_groups does not divide the channels (or the input has no channel dim)");
+        groups = static_cast<std::int64_t>(*g);
+        rowRank = rank - 1;
+    } else if (norm) {
         const ArgSpec* shape = argNamed(member, "normalized_shape");
         const bool trailing = shape && shape->kind == ArgKind::Value && shape->value.is_array() &&
             !shape->value.empty() && static_cast<std::int64_t>(shape->value.size()) <= rank &&
@@ -164,11 +186,13 @@ Result<int> PointwiseExpression::addRowReduction(const ChainMember& member, int 
     std::int64_t n = 1;
     for (std::int64_t d = rank - rowRank; d < rank; ++d)
         n *= in.sizes[static_cast<std::size_t>(d)];
+    if (groups > 0)
+        n /= groups;
     if (n <= 0)
         return refuse("an empty row");
     const int x = argNodes[selfIndex];
     const auto reduce = [&](PointwiseReduce r, int operand) {
-        return reduceNode(r, operand, memberIndex, static_cast<int>(rowRank));
+        return reduceNode(r, operand, memberIndex, static_cast<int>(rowRank), groups);
     };
     const auto f32 = [&](const char* op, const char* overload, std::vector<int> operands) {
         return applyNode(op, overload, std::move(operands), "float32", false);
@@ -189,11 +213,33 @@ Result<int> PointwiseExpression::addRowReduction(const ChainMember& member, int 
         const int epsNode = constantNode(*eps);
         std::size_t w = 0, b = 0;
         const ArgSpec* weight = argNamed(member, "weight", &w);
-        const ArgSpec* bias = name == "layer_norm" ? argNamed(member, "bias", &b) : nullptr;
+        const ArgSpec* bias = name == "layer_norm" || groupNorm ? argNamed(member, "bias", &b) : nullptr;
         const bool hasWeight = weight && weight->kind != ArgKind::None;
         const bool hasBias = bias && bias->kind != ArgKind::None;
         if ((hasWeight && argNodes.at(w) < 0) || (hasBias && argNodes.at(b) < 0))
             return refuse("weight or bias is not one tensor");
+        if (groupNorm) {
+            // Eager's kernel: per (n, c) a = rstd * w[c] and b = bias[c] - mean * a, then x * a + b.
+            // The weight and bias [C] are read as [C, 1, ...] against the input.
+            std::vector<std::int64_t> channelView(static_cast<std::size_t>(rank - 1), 1);
+            channelView[0] = in.sizes[1];
+            int weightNode = -1, biasNode = -1;
+            if (hasWeight && (weightNode = viewedInput(argNodes[w], channelView)) < 0)
+                return refuse("a weight computed in the region is not covered");
+            if (hasBias && (biasNode = viewedInput(argNodes[b], channelView)) < 0)
+                return refuse("a bias computed in the region is not covered");
+            const int mean = f32("mul", "Tensor", {reduce(PointwiseReduce::Sum, x), invN});
+            const int centred = f32("sub", "Tensor", {x, mean});
+            const int var =
+                f32("mul", "Tensor", {reduce(PointwiseReduce::Sum, f32("mul", "Tensor", {centred, centred})), invN});
+            int a = f32("rsqrt", "", {f32("add", "Tensor", {var, epsNode})});
+            if (weightNode >= 0)
+                a = f32("mul", "Tensor", {a, weightNode});
+            int shift = f32("neg", "", {f32("mul", "Tensor", {mean, a})});
+            if (biasNode >= 0)
+                shift = f32("add", "Tensor", {biasNode, f32("mul", "Tensor", {mean, f32("neg", "", {a})})});
+            return rounded(f32("add", "Tensor", {f32("mul", "Tensor", {x, a}), shift}));
+        }
         int centred = x;
         if (name == "layer_norm") {
             const int mean = f32("mul", "Tensor", {reduce(PointwiseReduce::Sum, x), invN});

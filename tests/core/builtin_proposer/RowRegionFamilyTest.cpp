@@ -354,3 +354,48 @@ TEST(RowRegionFamily, RowsOfSeveralTrailingDimsAndTheWholeTensor)
         growChain(card, 3, true);
     }
 }
+
+TEST(RowRegionFamily, GroupNormSiluIsOneRowPerGroup)
+{
+    // SD's resnet block: group_norm(32 groups) -> silu over [1, 512, 64, 64] in float16. A row is a
+    // group's 16 channels x 4096 positions; 32 rows leave a GPU idle, so the root splits them.
+    RegionChainBuilder b;
+    const TensorSpec t = spec("float16", {1, 512, 64, 64});
+    const Value y = b.call("aten::group_norm", "",
+                           {{"input", b.input(t)},
+                            {"num_groups", json(32)},
+                            {"weight", b.input(spec("float16", {512}))},
+                            {"bias", b.input(spec("float16", {512}))},
+                            {"eps", json(1e-6)},
+                            {"cudnn_enabled", json(true)}},
+                           t);
+    b.output(b.unary("aten::silu", y));
+    const OperatorCard card = b.card();
+    json params;
+    const Candidate root = rootCandidate(card, &params);
+    EXPECT_NE(root.source.find("32 rows of 65536 elements"), std::string::npos) << root.source;
+    EXPECT_NE(root.source.find("//   in1 float16 per element"), std::string::npos); // the weight, per channel
+    EXPECT_GT(params["split"].get<int>(), 1);
+    // The weight's offset along the row: its channel, the row column over the 4096 positions.
+    EXPECT_NE(root.source.find("kfColOffset_in1(long long i)\n{\n    long long o = 0;\n    i /= 4096LL;\n"
+                               "    o += i * 1LL;"),
+              std::string::npos)
+        << root.source;
+    growChain(card, 4, true);
+
+    // A weight also read as an ordinary operand would need two layouts: refused with the reason.
+    RegionChainBuilder both;
+    const TensorSpec small = spec("float32", {2, 8, 8});
+    const Value w = both.input(spec("float32", {8}));
+    const Value g = both.call("aten::group_norm", "",
+                              {{"input", both.input(small)},
+                               {"num_groups", json(2)},
+                               {"weight", w},
+                               {"bias", std::monostate{}},
+                               {"eps", json(1e-5)},
+                               {"cudnn_enabled", json(true)}},
+                              small);
+    both.output(both.binary("aten::mul", g, w, small));
+    EXPECT_NE(refusalOf(both.card()).find("read both per channel and otherwise"), std::string::npos)
+        << refusalOf(both.card());
+}

@@ -10,7 +10,8 @@ mean-centred output with NaNs in the input, a softmax of a transposed input over
 scale, and rows split over blocks (a softmax over rows longer than registers hold, a residual add ->
 layer_norm and an RMSNorm with a per-row output over few long rows), and rows of several trailing
 dims (a layer_norm over [6, 40], the mean of every element, a sum over the last two dims of a permuted
-input). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
+input), and group_norm regions (group_norm -> silu as SD's blocks run it, NCHW and channels-last, and a
+residual add -> group_norm without weight or bias). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
 compiled with the host C++ compiler against cuda_host_shim.h, run on the chain's inputs with its
 launch plan (outputs poisoned with NaN) and compared with eager's outputs within
 emulate_builtin_families.py's tolerances (NaN where eager has NaN).
@@ -179,6 +180,30 @@ def sum_over_two_dims_of_a_permuted_input():
     return c
 
 
+def group_norm_silu(channels_last=False):
+    c = Chain()
+    xs = randn(2, 12, 5, 7, dtype=torch.bfloat16, seed=57) * 3
+    if channels_last:
+        xs = xs.contiguous(memory_format=torch.channels_last)
+    x = c.input(xs)
+    w, b = c.input(randn(12, dtype=torch.bfloat16, seed=58)), c.input(randn(12, dtype=torch.bfloat16, seed=59))
+    y = c.call("group_norm", input=x, num_groups=3, weight=w, bias=b, eps=1e-6, cudnn_enabled=True)
+    c.output(c.call("silu", self=y))
+    return c
+
+
+def group_norm_silu_channels_last():
+    return group_norm_silu(channels_last=True)
+
+
+def residual_add_group_norm_without_affine():
+    c = Chain()
+    x, r = c.input(randn(3, 8, 30, seed=60)), c.input(randn(3, 8, 30, seed=61))
+    h = c.call("add", "Tensor", self=x, other=r, alpha=1)
+    c.output(c.call("group_norm", input=h, num_groups=4, weight=None, bias=None, eps=1e-5, cudnn_enabled=True))
+    return c
+
+
 CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_keys,
                                  attention_softmax_f32_fully_masked_row, gemma_rms_norm_written_out,
                                  qwen_rms_norm_written_out, residual_add_layer_norm, add_rms_norm, log_softmax_odd_rows,
@@ -186,7 +211,8 @@ CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_ke
                                  split_softmax_of_rows_longer_than_registers,
                                  split_residual_add_layer_norm_few_long_rows, split_rms_norm_with_row_output,
                                  layer_norm_over_two_trailing_dims, mean_of_every_element_split,
-                                 sum_over_two_dims_of_a_permuted_input]}
+                                 sum_over_two_dims_of_a_permuted_input, group_norm_silu, group_norm_silu_channels_last,
+                                 residual_add_group_norm_without_affine]}
 
 
 def main():
