@@ -49,6 +49,22 @@ _regions = {}  # key -> _Region, for kforge_regions::run
 _stats = {}    # key -> {"served": n, "ran_chain": n}
 
 
+def _views_as_reshapes(trace):
+    """`trace` (fwd_only) with every aten.view of the traced pattern made an aten.reshape: Inductor's
+    post-grad passes turn the graph's views into reshapes before the custom pass runs, so a pattern
+    whose decomposition views (group_norm's [N, G, C/G, HW]) would otherwise never match."""
+
+    def traced(*args, **kwargs):
+        gm = trace(*args, **kwargs)
+        for node in gm.graph.nodes:
+            if node.op == "call_function" and node.target is torch.ops.aten.view.default:
+                node.target = torch.ops.aten.reshape.default
+        gm.recompile()
+        return gm
+
+    return traced
+
+
 class RegionUnsupported(Exception):
     """A region card whose chain cannot be run as ATen calls here (the message says why)."""
 
@@ -227,11 +243,17 @@ def _run_fake(key, tensors, scalars):
     return _fresh(region.chain(*inputs), inputs)
 
 
-def _example(spec):
+def _example(spec, fake_mode):
     """A tensor standing for region input `spec` when the pattern is traced: its captured sizes
-    and strides (arguments such as normalized_shape refer to them) on the meta device, so nothing
-    is allocated."""
-    return torch.empty_strided(spec["sizes"], spec["strides"], dtype=_DTYPE_NAMES[spec["dtype"]], device="meta")
+    and strides (arguments such as normalized_shape refer to them), a fake tensor on the captured
+    device, so nothing is allocated. The device matters: some decompositions differ by device type
+    (group_norm's on the meta device is not the one a CUDA or CPU graph holds). Meta where the
+    device is not available here."""
+    device = spec.get("device", "meta")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        device = "meta"
+    with fake_mode:
+        return torch.empty_strided(spec["sizes"], spec["strides"], dtype=_DTYPE_NAMES[spec["dtype"]], device=device)
 
 
 def _with_signature(fn, names):
@@ -299,7 +321,10 @@ class RegionPatternPass:
         # scalar argument by its example value).
         scalar_values = {n: region.python_scalar(k, 0.123456789 + 0.001 * k if region.floating(k) else 7919 + k)
                          for k, n in enumerate(names) if region.scalar[k]}
-        examples = [_example(spec) for spec, s in zip(region.inputs, region.scalar) if not s]
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        fake_mode = FakeTensorMode()
+        examples = [_example(spec, fake_mode) for spec, s in zip(region.inputs, region.scalar) if not s]
         tensor_names = [n for n, s in zip(names, region.scalar) if not s]
         scalar_names = [n for n, s in zip(names, region.scalar) if s]
 
@@ -317,5 +342,6 @@ class RegionPatternPass:
             tensors = [match.kwargs[n].meta["val"] for n in tensor_names]
             return region.fits_a_kernel(tensors)
 
-        register_replacement(_with_signature(search, names), _with_signature(replace, names), examples, fwd_only,
-                             self._pass, extra_check=fits, scalar_workaround=scalar_values)
+        register_replacement(_with_signature(search, names), _with_signature(replace, names), examples,
+                             _views_as_reshapes(fwd_only), self._pass, extra_check=fits,
+                             scalar_workaround=scalar_values)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """runtime/kforge_backend (Inductor with region kernels, kforge_region_patterns.py) on the CPU.
 
-Real region cards: three small models are captured on the CPU with `kforge capture` (attention's
-scale + mask -> softmax, GELU written out, a residual add feeding layer_norm with both values used),
+Real region cards: four small models are captured on the CPU with `kforge capture` (attention's
+scale + mask -> softmax, GELU written out, a residual add feeding layer_norm with both values used,
+a diffusion block's group_norm -> silu between convolutions),
 and their region cards are what CPU stand-ins of the runtime's `kforge::region_kernels` and
 `kforge::region_call` list and serve (the runtime is CUDA-only; tests/gpu/export_runtime_gpu.py runs
 the real ones). Checked: each chain is found in the graph Inductor compiles and replaced by one
@@ -80,6 +81,22 @@ class ResidualLayerNorm(torch.nn.Module):
         return h, self.norm(h) @ x.transpose(-1, -2)
 
 
+class GroupNormSilu(torch.nn.Module):
+    """A diffusion resnet block's convolution -> group_norm -> silu -> convolution."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(8, 16, 3, padding=1)
+        self.norm = torch.nn.GroupNorm(4, 16)
+        self.conv2 = torch.nn.Conv2d(16, 8, 3, padding=1)
+        with torch.no_grad():
+            self.norm.weight.normal_()
+            self.norm.bias.normal_()
+
+    def forward(self, x):
+        return self.conv2(torch.nn.functional.silu(self.norm(self.conv1(x))))
+
+
 def capture(work, name, model, inputs):
     """Region cards of `model` captured on the CPU, as the runtime would list their kernels."""
     folder = os.path.join(work, name)
@@ -102,6 +119,7 @@ class RegionPatternTest(unittest.TestCase):
             "attention": (AttentionSoftmax().eval(), (torch.randn(2, 4, 32, 64),)),
             "gelu": (GeluWrittenOut().eval(), (torch.randn(4, 16, 24),)),
             "residual_norm": (ResidualLayerNorm().eval(), (torch.randn(8, 64), torch.randn(8, 8))),
+            "group_norm": (GroupNormSilu().eval(), (torch.randn(2, 8, 6, 6),)),
         }
         cls.regions = {name: capture(cls.work, name, model, inputs) for name, (model, inputs) in cls.cases.items()}
 
@@ -157,6 +175,16 @@ class RegionPatternTest(unittest.TestCase):
         self.assertIn("add -> layer_norm", chains)
         self.compile_and_run("residual_norm")
         self.assertEqual(len(CALLS), 1, CALLS)
+
+    def test_group_norm_silu_is_one_call(self):
+        # group_norm's pattern is traced on the captured device: on the meta device Inductor
+        # decomposes it into another graph than the one it compiles, and it never matched.
+        self.list_kernels("group_norm")
+        chains = [c["region"]["chain"] for c in self.regions["group_norm"]]
+        self.assertIn("group_norm -> silu", chains)
+        self.compile_and_run("group_norm")
+        self.assertEqual(len(CALLS), 1, CALLS)
+        self.assertEqual(CALLS[0][1][0], (torch.float32, (2, 16, 6, 6), None))
 
     def test_where_no_kernel_serves_the_chain_runs(self):
         self.list_kernels("attention")
