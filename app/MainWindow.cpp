@@ -358,7 +358,7 @@ void MainWindow::createMenus()
         view->addAction(toggle);
     }
     view->addSeparator();
-    QAction* diffAgainst = view->addAction(tr("&Diff Against Node..."), this, [this]() {
+    QAction* diffAgainst = view->addAction(tr("&Compare With Node..."), this, [this]() {
         QStringList ids;
         for (const core::SearchNode& node : m_treeModel->tree().nodes())
             if (fromStd(node.id) != m_session->currentNodeId())
@@ -369,7 +369,9 @@ void MainWindow::createMenus()
         }
         bool ok = false;
         const QString other = QInputDialog::getItem(
-            this, tr("Diff Against Node"), tr("Compare %1 with:").arg(m_session->currentNodeId()), ids, 0, false, &ok);
+            this, tr("Compare With Node"),
+            tr("Compare %1 with (the diff, and the node chart's baseline):").arg(m_session->currentNodeId()), ids, 0,
+            false, &ok);
         if (ok)
             showDiffAgainst(other);
     });
@@ -740,6 +742,7 @@ void MainWindow::showTree(std::shared_ptr<const core::SearchTree> tree, const QL
     } else {
         m_treeModel->setTree(tree);
         m_treeView->fitToView();
+        m_chartsPane->setBaselineNode(QString()); // a baseline node is one of the card's own
     }
     m_logModel->setEntries(entries);
     showInCharts(*tree);
@@ -1101,6 +1104,9 @@ bool MainWindow::showDiffAgainst(const QString& otherId)
     m_editorPane->showDiff(tr("node %1").arg(otherId), diffTextOf(other->candidate), tr("node %1").arg(id),
                            diffTextOf(node->candidate));
     m_editorPane->setCurrentTab(views::KernelEditorPane::Tab::Diff);
+    // The other node stays the charts' baseline for every node of this card until another is
+    // picked or the card changes.
+    m_chartsPane->setBaselineNode(otherId);
     return true;
 }
 

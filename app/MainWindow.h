@@ -122,8 +122,9 @@ public:
     /// Run > Settings: what Optimize uses (QSettings in Persistent windows).
     const SearchSettings& searchSettings() const { return m_searchSettings; }
     void setSearchSettings(const SearchSettings& settings);
-    /// The editor's Diff tab: node `otherId` (left) against the current node (right); false when
-    /// either is not in the card's tree. View > Diff Against Node... asks for `otherId`.
+    /// The editor's Diff tab: node `otherId` (left) against the current node (right), and `otherId`
+    /// as the node chart's baseline (until the card changes); false when either is not in the
+    /// card's tree. View > Compare With Node... asks for `otherId`.
     bool showDiffAgainst(const QString& otherId);
     ValidationLogModel* validationLogModel() const { return m_logModel; }
     views::ValidationLogPane* validationLog() const { return m_logPane; }

@@ -43,6 +43,13 @@ std::optional<double> nodeEagerUs(const SearchNode& node)
     return node.eagerUs;
 }
 
+std::optional<double> medianSpeedupOver(const SearchNode& node, const SearchNode& baseline)
+{
+    if (!node.latency || !baseline.latency || node.latency->medianUs <= 0)
+        return std::nullopt;
+    return baseline.latency->medianUs / node.latency->medianUs;
+}
+
 bool ranksAbove(const SearchNode& a, const SearchNode& b)
 {
     const std::optional<double> sa = nodeSpeedup(a);

@@ -29,6 +29,11 @@ std::optional<double> nodeSpeedup(const SearchNode& node);
 /// timing where the paired speedup is used, else SearchNode::eagerUs; nullopt when there is none.
 std::optional<double> nodeEagerUs(const SearchNode& node);
 
+/// How much faster `node` is than `baseline`, both measured: baseline median / node median (not
+/// paired: the two were timed in separate evaluations, perhaps minutes apart). What the GUI shows
+/// when a node other than eager is the baseline of a comparison; nullopt when either has no latency.
+std::optional<double> medianSpeedupOver(const SearchNode& node, const SearchNode& baseline);
+
 /// Whether passed node `a` ranks above passed node `b`: a node with a speedup above one without;
 /// the higher speedup; at equal speedups (or none) the lower median latency. Neither ranks above
 /// the other when both are equal: the earlier node stays best.

@@ -213,7 +213,8 @@ private Q_SLOTS:
                                  QString::fromStdString(shownCandidate.launchPlan.dump(2))),
                  qPrintable(diffed));
         QCOMPARE(window.treeView()->selectedNodeId(), QString::fromStdString(child));
-        // Diff against any other node (View > Diff Against Node...): here the failed sibling.
+        // Compare with any other node (View > Compare With Node...): here the failed sibling, in the
+        // diff and as the node chart's baseline.
         std::string sibling;
         for (const auto& node : tree.nodes())
             if (node.id != root && node.id != child)
@@ -221,6 +222,7 @@ private Q_SLOTS:
         QVERIFY(window.showDiffAgainst(QString::fromStdString(sibling)));
         QCOMPARE(window.kernelEditor()->currentTab(), kforge::views::KernelEditorPane::Tab::Diff);
         QVERIFY(window.kernelEditor()->diffView()->summary().contains(QStringLiteral("changed")));
+        QCOMPARE(window.latencyCharts()->baselineNodeId(), QString::fromStdString(sibling));
         QVERIFY(!window.showDiffAgainst(QStringLiteral("no-such-node")));
         // The log shows only the selected node's entries.
         const int shown = window.validationLog()->proxyModel()->rowCount();

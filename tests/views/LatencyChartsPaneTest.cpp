@@ -5,6 +5,8 @@
 
 #include "views/charts/LatencyChartsPane.h"
 #include "SearchTreeTestSupport.h"
+#include "model/NodeRanking.h"
+#include "models/SearchTreeModel.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSet>
@@ -261,6 +263,37 @@ private Q_SLOTS:
         QVERIFY(seriesOf<QBoxPlotSeries>(chart).isEmpty());
         pane.showNode(QString());
         QVERIFY(seriesOf<QBoxPlotSeries>(chart).isEmpty());
+    }
+
+    void anyNodeAsTheBaseline()
+    {
+        LatencyChartsPane pane;
+        QChart* chart = pane.nodeChart();
+        pane.setTree(builtinTree());
+        pane.showNode(QStringLiteral("n3")); // 36 us; its parent n1 35 us, the root n0 40 us
+        pane.setBaselineNode(QStringLiteral("n0"));
+        QList<QBoxSet*> boxes = seriesOf<QBoxPlotSeries>(chart).first()->boxSets();
+        QCOMPARE(boxes.size(), 2);
+        QCOMPARE(boxes[0]->label(), QStringLiteral("n0 (baseline)"));
+        QCOMPARE(boxes[0]->at(QBoxSet::Median), 40.0);
+        QCOMPARE(boxes[1]->label(), QStringLiteral("n3"));
+        // 40 / 36 = 1.11x, as the cards table writes a speedup.
+        const QString ratio = kforge::app::SearchTreeModel::speedupText(40.0 / 36.0);
+        QVERIFY2(chart->title().contains(ratio + QStringLiteral(" vs n0 (medians)")), qPrintable(chart->title()));
+        QCOMPARE(core::medianSpeedupOver(*builtinTree().find("n3"), *builtinTree().find("n0")).value(), 40.0 / 36.0);
+
+        // The baseline stays while other nodes are shown; the baseline itself shows its parent.
+        pane.showNode(QStringLiteral("n1"));
+        QCOMPARE(seriesOf<QBoxPlotSeries>(chart).first()->boxSets()[0]->label(), QStringLiteral("n0 (baseline)"));
+        pane.showNode(QStringLiteral("n0"));
+        QCOMPARE(seriesOf<QBoxPlotSeries>(chart).first()->count(), 1);
+        // An unmeasured baseline (a failed node) or none: the parent again.
+        pane.showNode(QStringLiteral("n3"));
+        pane.setBaselineNode(QStringLiteral("n2"));
+        QCOMPARE(seriesOf<QBoxPlotSeries>(chart).first()->boxSets()[0]->label(), QStringLiteral("n1 (parent)"));
+        pane.setBaselineNode(QString());
+        QCOMPARE(seriesOf<QBoxPlotSeries>(chart).first()->boxSets()[0]->label(), QStringLiteral("n1 (parent)"));
+        QVERIFY(!chart->title().contains(QStringLiteral("medians")));
     }
 
     void speedupBars()

@@ -329,6 +329,14 @@ void LatencyChartsPane::rebuildProgress()
     }
 }
 
+void LatencyChartsPane::setBaselineNode(const QString& id)
+{
+    if (id == m_baselineId)
+        return;
+    m_baselineId = id;
+    rebuildNode();
+}
+
 void LatencyChartsPane::rebuildNode()
 {
     QChart* chart = m_nodeView->chart();
@@ -357,8 +365,15 @@ void LatencyChartsPane::rebuildNode()
         return;
     }
 
+    // The node beside it: the baseline node when one is set and measured, else the parent.
     QList<const core::SearchNode*> shown;
-    if (node->parentId) {
+    const core::SearchNode* baseline =
+        m_baselineId.isEmpty() || m_baselineId == m_nodeId ? nullptr : tree->find(m_baselineId.toStdString());
+    if (baseline && !baseline->latency)
+        baseline = nullptr;
+    if (baseline) {
+        shown.append(baseline);
+    } else if (node->parentId) {
         const core::SearchNode* parent = tree->find(*node->parentId);
         if (parent && parent->latency)
             shown.append(parent);
@@ -373,8 +388,9 @@ void LatencyChartsPane::rebuildNode()
     double hi = 0;
     for (const core::SearchNode* n : std::as_const(shown)) {
         const core::LatencyStats& l = *n->latency;
-        const QString category =
-            n == node ? QString::fromStdString(n->id) : tr("%1 (parent)").arg(QString::fromStdString(n->id));
+        const QString category = n == node ? QString::fromStdString(n->id)
+            : n == baseline                ? tr("%1 (baseline)").arg(QString::fromStdString(n->id))
+                                           : tr("%1 (parent)").arg(QString::fromStdString(n->id));
         auto* box = new QBoxSet(category);
         box->setValue(QBoxSet::LowerExtreme, l.q1Us);
         box->setValue(QBoxSet::LowerQuartile, l.q1Us);
@@ -396,6 +412,10 @@ void LatencyChartsPane::rebuildNode()
         title += tr(" · eager %1").arg(app::SearchTreeModel::latencyText(*eager));
     if (const std::optional<double> speedup = core::nodeSpeedup(*node))
         title += tr(" · %1").arg(app::SearchTreeModel::speedupText(*speedup));
+    if (baseline)
+        if (const std::optional<double> ratio = core::medianSpeedupOver(*node, *baseline))
+            title += tr(" · %1 vs %2 (medians)")
+                         .arg(app::SearchTreeModel::speedupText(*ratio), QString::fromStdString(baseline->id));
     chart->setTitle(title);
 
     m_nodeX->append(categories);

@@ -6,7 +6,8 @@
 //   line. The latency axis is logarithmic; the x axis is the iteration, or (the "x axis" combo,
 //   setXAxis) the cumulative LLM tokens or USD, so runs of different proposers compare by cost.
 // - Node: the latency spread of the node given to showNode() as a box (q1, median, q3; no
-//   whiskers: only the quartiles are stored), beside its parent's when that was measured.
+//   whiskers: only the quartiles are stored), beside its parent's when that was measured, or beside
+//   the baseline node's (setBaselineNode) with the ratio of their medians.
 // - Cards: the speedup over eager of every card of the model (setCardSpeedups), as horizontal
 //   bars: green where the card got faster, red where the best kernel is slower than eager.
 //
@@ -52,6 +53,10 @@ public:
 
     /// Shows the latency spread of node `id` of the first run that has it (empty id: none).
     void showNode(const QString& id);
+    /// The node the shown node is compared with in the node chart (its box, and the title's
+    /// "1.23x vs nX", medians), instead of its parent; empty (or a node not in the runs): the parent.
+    void setBaselineNode(const QString& id);
+    QString baselineNodeId() const { return m_baselineId; }
     QString shownNodeId() const { return m_nodeId; }
 
     /// One bar per card: label and speedup over eager (eager / best median; 1 = as fast as eager).
@@ -76,6 +81,7 @@ private:
     app::LatencySeriesModel* m_model = nullptr;
     app::LatencyXAxis m_xAxis = app::LatencyXAxis::Iteration;
     QString m_nodeId;
+    QString m_baselineId;
     QList<QPair<QString, double>> m_speedups;
 
     QComboBox* m_xAxisCombo = nullptr;
