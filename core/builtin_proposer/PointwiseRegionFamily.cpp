@@ -163,10 +163,9 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::createForO
     if (!f)
         return unsupportedCard(card, f.error().message);
     // Region input k is the argument member 0 reads it as: the plan passes that argument.
-    const ChainMember& member = chainCard->region->members.front();
-    for (std::size_t a = 0; a < member.sources.size(); ++a)
-        for (const ChainSource& source : member.sources[a])
-            f.value()->m_inputs.at(static_cast<std::size_t>(source.index)).token = "ptr:" + member.args[a].name;
+    const std::vector<std::string> names = opChainArgumentNames(chainCard.value());
+    for (std::size_t k = 0; k < names.size(); ++k)
+        f.value()->m_inputs.at(k).token = "ptr:" + names[k];
     f.value()->m_inPlace = isInPlaceOpName(card.op);
     return f;
 }

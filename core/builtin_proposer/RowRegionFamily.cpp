@@ -273,10 +273,9 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::createForOp(const Oper
     if (!f)
         return unsupportedCard(card, f.error().message);
     // Region input k is the argument member 0 reads it as: the plan passes that argument.
-    const ChainMember& member = chainCard->region->members.front();
-    for (std::size_t a = 0; a < member.sources.size(); ++a)
-        for (const ChainSource& source : member.sources[a])
-            f.value()->m_inputs.at(static_cast<std::size_t>(source.index)).token = "ptr:" + member.args[a].name;
+    const std::vector<std::string> names = opChainArgumentNames(chainCard.value());
+    for (std::size_t k = 0; k < names.size(); ++k)
+        f.value()->m_inputs.at(k).token = "ptr:" + names[k];
     return f;
 }
 
@@ -468,6 +467,17 @@ std::vector<int> RowRegionFamily::elementOutputNodes() const
     return nodes;
 }
 
+std::vector<PointwiseReduce> RowRegionFamily::reduceKinds() const
+{
+    std::vector<PointwiseReduce> kinds;
+    for (int r : m_reduces) {
+        const PointwiseReduce kind = m_expression.nodes()[static_cast<std::size_t>(r)].reduce;
+        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
+            kinds.push_back(kind);
+    }
+    return kinds;
+}
+
 std::string RowRegionFamily::preamble(const nlohmann::json& params, std::int64_t items, int rowsPerBlock) const
 {
     const std::vector<PointwiseNode>& nodes = m_expression.nodes();
@@ -503,14 +513,8 @@ std::string RowRegionFamily::preamble(const nlohmann::json& params, std::int64_t
       << "constexpr int NRV = " << std::max(m_rowValues, 1) << ";\n"
       << "constexpr int NC = " << std::max(m_cached, 1) << ";\n"
       << operandDefinitions(v) << m_expression.helpers();
-    std::vector<PointwiseReduce> kinds;
-    for (int r : m_reduces) {
-        const PointwiseReduce kind = nodes[static_cast<std::size_t>(r)].reduce;
-        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-            kinds.push_back(kind);
-            s << row_code::reduceFunction(kind);
-        }
-    }
+    for (const PointwiseReduce kind : reduceKinds())
+        s << row_code::reduceFunction(kind);
     for (std::size_t k = 0; k < m_reduces.size(); ++k)
         s << elementFunction("kfStage" + std::to_string(k), {nodes[static_cast<std::size_t>(m_reduces[k])].operands[0]},
                              static_cast<int>(k), keep);

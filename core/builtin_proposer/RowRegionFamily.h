@@ -107,6 +107,8 @@ private:
     /// values of the first `stagesKnown` reductions, merged from `partials`.
     std::string splitRowStart(int stagesKnown) const;
     std::vector<int> elementOutputNodes() const;
+    /// The kinds of the chain's reductions, each once, in order of first use.
+    std::vector<PointwiseReduce> reduceKinds() const;
     /// The chunk of a row each block of a split row covers: whole vectors, the last chunk shorter.
     std::int64_t chunkLength(int split, int width) const;
     Result<Candidate> generateSplit(const nlohmann::json& params) const;

@@ -65,14 +65,8 @@ Result<Candidate> RowRegionFamily::generateSplit(const nlohmann::json& params) c
     std::ostringstream s;
     s << preamble(params, 1, 1) << "constexpr int SPLIT = " << split << ";\n"
       << "constexpr int CHUNK = " << chunk << ";\n";
-    std::vector<PointwiseReduce> kinds;
-    for (int r : m_reduces) {
-        const PointwiseReduce kind = nodes[static_cast<std::size_t>(r)].reduce;
-        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
-            kinds.push_back(kind);
-            s << mergeFunction(kind);
-        }
-    }
+    for (const PointwiseReduce kind : reduceKinds())
+        s << mergeFunction(kind);
     // The loop over a block's chunk, each thread a vector at a time, the inputs loaded into xs.
     const std::string chunkLoop = "#pragma unroll 4\n"
                                   "    for (int c0 = begin + lane * V; c0 < end; c0 += THREADS * V) {\n"

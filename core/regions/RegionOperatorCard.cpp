@@ -116,4 +116,14 @@ Result<OperatorCard> makeOpChainCard(const OperatorCard& card)
     return chainCard;
 }
 
+std::vector<std::string> opChainArgumentNames(const OperatorCard& chainCard)
+{
+    std::vector<std::string> names(chainCard.args.size());
+    const ChainMember& member = chainCard.region->members.front();
+    for (std::size_t a = 0; a < member.sources.size(); ++a)
+        for (const ChainSource& source : member.sources[a])
+            names.at(static_cast<std::size_t>(source.index)) = member.args[a].name;
+    return names;
+}
+
 } // namespace kforge::core

@@ -8,6 +8,7 @@
 #include "regions/RegionCard.h"
 #include "util/Result.h"
 
+#include <string>
 #include <vector>
 
 namespace kforge::core {
@@ -23,5 +24,9 @@ Result<OperatorCard> makeRegionCard(const RegionCard& region, const std::vector<
 /// the card's. An in-place op's output 0 is still self's value, written into self. InvalidArgument
 /// when the card is a region card already or takes a tensor list.
 Result<OperatorCard> makeOpChainCard(const OperatorCard& card);
+
+/// For a card makeOpChainCard made: per region input k, the name of the single-op card's argument
+/// that member 0 reads it as ("self", "weight"): what a kernel's plan passes for that input.
+std::vector<std::string> opChainArgumentNames(const OperatorCard& chainCard);
 
 } // namespace kforge::core
