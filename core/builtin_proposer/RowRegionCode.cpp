@@ -6,13 +6,25 @@ namespace kforge::core::row_code {
 
 const char* reduceName(PointwiseReduce r)
 {
-    return r == PointwiseReduce::Sum ? "sum" : (r == PointwiseReduce::Max ? "max" : "min");
+    switch (r) {
+    case PointwiseReduce::Sum:
+        return "sum";
+    case PointwiseReduce::Prod:
+        return "prod";
+    case PointwiseReduce::Max:
+        return "max";
+    case PointwiseReduce::Min:
+        break;
+    }
+    return "min";
 }
 
 std::string combine(PointwiseReduce r, const std::string& a, const std::string& b)
 {
     if (r == PointwiseReduce::Sum)
         return "(" + a + " + " + b + ")";
+    if (r == PointwiseReduce::Prod)
+        return "(" + a + " * " + b + ")";
     return std::string(r == PointwiseReduce::Max ? "kfMaximum(" : "kfMinimum(") + a + ", " + b + ")";
 }
 
@@ -20,6 +32,8 @@ const char* identity(PointwiseReduce r)
 {
     if (r == PointwiseReduce::Sum)
         return "0.0f";
+    if (r == PointwiseReduce::Prod)
+        return "1.0f";
     return r == PointwiseReduce::Max ? "(-__int_as_float(0x7f800000))" : "__int_as_float(0x7f800000)";
 }
 

@@ -8,11 +8,11 @@
 
 namespace kforge::core::row_code {
 
-/// "sum", "max" or "min": the suffix of the kind's combine function kfRow_<name>.
+/// "sum", "prod", "max" or "min": the suffix of the kind's combine function kfRow_<name>.
 const char* reduceName(PointwiseReduce r);
 /// The CUDA expression combining `a` and `b` (max and min NaN-propagating, as eager's).
 std::string combine(PointwiseReduce r, const std::string& a, const std::string& b);
-/// The CUDA literal a combine starts from: 0, -inf or +inf.
+/// The CUDA literal a combine starts from: 0, 1, -inf or +inf.
 const char* identity(PointwiseReduce r);
 /// `float kfRow_<kind>(float v, float* scratch)`: v combined over the THREADS threads of one row
 /// group, in a fixed order; every thread of the block calls it the same number of times and each

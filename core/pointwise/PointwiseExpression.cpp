@@ -148,7 +148,7 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
             auto result = e.addRowReduction(member, static_cast<int>(m), label, argNodes);
             if (!result)
                 return result.error();
-            memberNodes[m] = {result.value()};
+            memberNodes[m] = std::move(result.value());
             continue;
         }
         auto row = findPointwiseOp(member.op, member.overload, member.args);

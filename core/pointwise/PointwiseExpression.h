@@ -11,12 +11,14 @@
 // length. Without it the chain runs in fp32 throughout and only the stores round.
 //
 // Row reductions (PointwiseOptions::rowReductions): a member that reduces the trailing dims of its
-// input (softmax and log_softmax the last; sum, mean, amax and amin any trailing dims, all of them
-// included; layer_norm and rms_norm their normalized_shape; group_norm every dim after the batch,
-// in groups of channels) becomes Reduce nodes
-// (a sum, max or min over the row) and the pointwise ops around them, all in fp32 as eager's
-// kernels compute it, its result rounded once to the member's dtype. Which values vary along the
-// row and which are one per row is the kernel's business (layouts): the DAG only orders them.
+// input (softmax, log_softmax the last; sum, mean, amax, amin, prod, var, std, var_mean, std_mean,
+// logsumexp, linalg_vector_norm and norm any trailing dims, all of them included; max and min
+// without a dim every element; layer_norm and rms_norm their normalized_shape; group_norm every dim
+// after the batch, in groups of channels; instance_norm every dim after the channel) becomes Reduce
+// nodes (a sum, product, max or min over the row) and the pointwise ops around them, in fp32 as
+// eager's kernels compute it, its result rounded once to the member's dtype (logsumexp, which eager
+// composes of ops in the input's dtype, rounds after each). Which values vary along the row and
+// which are one per row is the kernel's business (layouts): the DAG only orders them.
 
 #include "model/OperatorCard.h"
 #include "pointwise/PointwiseOpTable.h"
@@ -24,6 +26,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kforge::core {
@@ -33,8 +36,8 @@ struct PointwiseOptions {
     bool rowReductions = false; // decompose row reductions into Reduce nodes; refused otherwise
 };
 
-/// What a Reduce node combines over the row: eager's sum, or its NaN-propagating max / min.
-enum class PointwiseReduce { Sum, Max, Min };
+/// What a Reduce node combines over the row: eager's sum or product, or its NaN-propagating max / min.
+enum class PointwiseReduce { Sum, Max, Min, Prod };
 
 struct PointwiseNode {
     enum class Kind { Input, Constant, Apply, Reduce };
@@ -99,11 +102,30 @@ private:
     /// another dtype), as eager converts an operand to an op's common dtype; `id` itself otherwise.
     int narrowed(int id, const std::string& dtype);
     std::vector<bool> live() const;
+    /// A row reduction's row: the node of the tensor it reduces, how many trailing dims a row is,
+    /// group_norm's groups (0 when not grouped), the row's length, the member's first output dtype.
+    struct Row {
+        int x = -1;
+        int memberIndex = -1;
+        int rank = 1;
+        std::int64_t groups = 0;
+        std::int64_t length = 0;
+        std::string out;
+    };
     /// Row-reduction member `member` (isRowReductionOp), the chain's member `memberIndex`, as nodes;
-    /// `argNodes[a]`: the node of its argument a when that is one tensor, else -1. The id of the
-    /// member's result, or why not.
-    Result<int> addRowReduction(const ChainMember& member, int memberIndex, const std::string& label,
-                                const std::vector<int>& argNodes);
+    /// `argNodes[a]`: the node of its argument a when that is one tensor, else -1. The ids of the
+    /// member's results (var_mean: two), or why not.
+    Result<std::vector<int>> addRowReduction(const ChainMember& member, int memberIndex, const std::string& label,
+                                             const std::vector<int>& argNodes);
+    /// addRowReduction's norms (layer_norm, rms_norm, group_norm, instance_norm) over `row`.
+    Result<int> addRowNorm(const ChainMember& member, std::string_view name, const Row& row,
+                           const std::vector<int>& argNodes);
+    /// addRowReduction's statistics (var, std, var_mean, std_mean, linalg_vector_norm, norm,
+    /// logsumexp) over `row` (PointwiseRowStatistics.cpp).
+    Result<std::vector<int>> addRowStatistic(const ChainMember& member, std::string_view name, const Row& row);
+    int reduceOver(const Row& row, PointwiseReduce reduce, int operand);
+    /// An fp32 value as a member's result: rounded once where `dtype` is 16-bit.
+    int roundedTo(int value, const std::string& dtype);
     int constantNode(double value);
     int applyNode(const char* op, const char* overload, std::vector<int> operands, const std::string& dtype,
                   bool round);

@@ -1,7 +1,11 @@
 // Row reductions as expression nodes (PointwiseOptions::rowReductions): each covered member over the
-// last dim of its input becomes Reduce nodes and the fp32 pointwise ops around them, as eager's CUDA
-// kernels compute it (accumulation and every intermediate in fp32, one rounding of the result).
+// trailing dims of its input becomes Reduce nodes and the fp32 pointwise ops around them, as eager's
+// CUDA kernels compute it (accumulation and every intermediate in fp32, one rounding of the result).
+// Here: which dims a member reduces, softmax, the plain reductions and the norms; the statistics
+// (var, std, vector norms, logsumexp) are PointwiseRowStatistics.cpp.
 #include "pointwise/PointwiseExpression.h"
+
+#include "pointwise/RowReductionArgs.h"
 
 #include <algorithm>
 #include <array>
@@ -12,66 +16,39 @@ namespace kforge::core {
 
 namespace {
 
-constexpr std::array<std::string_view, 11> kRowReductions = {"softmax",    "_softmax", "log_softmax", "_log_softmax",
-                                                             "sum",        "mean",     "amax",        "amin",
-                                                             "layer_norm", "rms_norm", "group_norm"};
+constexpr std::array<std::string_view, 22> kRowReductions = {"softmax",
+                                                             "_softmax",
+                                                             "log_softmax",
+                                                             "_log_softmax",
+                                                             "sum",
+                                                             "mean",
+                                                             "amax",
+                                                             "amin",
+                                                             "max",
+                                                             "min",
+                                                             "prod",
+                                                             "var",
+                                                             "std",
+                                                             "var_mean",
+                                                             "std_mean",
+                                                             "logsumexp",
+                                                             "linalg_vector_norm",
+                                                             "norm",
+                                                             "layer_norm",
+                                                             "rms_norm",
+                                                             "group_norm",
+                                                             "instance_norm"};
+
+// The ops whose result is a statistic of the row (addRowStatistic).
+bool isStatistic(std::string_view name)
+{
+    return name == "var" || name == "std" || name == "var_mean" || name == "std_mean" || name == "logsumexp" ||
+        name == "linalg_vector_norm" || name == "norm";
+}
 
 bool isFloat(const std::string& dtype)
 {
     return dtype == "float32" || dtype == "float16" || dtype == "bfloat16";
-}
-
-const ArgSpec* argNamed(const ChainMember& member, std::string_view name, std::size_t* index = nullptr)
-{
-    for (std::size_t a = 0; a < member.args.size(); ++a)
-        if (member.args[a].name == name) {
-            if (index)
-                *index = a;
-            return &member.args[a];
-        }
-    return nullptr;
-}
-
-// The dims a reduction's `dim` argument names, normalized to 0..rank-1: an int, a list of ints, or
-// None / [] for every dim. nullopt when it is none of these or out of range.
-std::optional<std::vector<std::int64_t>> reducedDims(const ArgSpec* dim, std::int64_t rank)
-{
-    std::vector<std::int64_t> dims;
-    if (!dim || dim->kind == ArgKind::None || (dim->value.is_array() && dim->value.empty())) {
-        for (std::int64_t d = 0; d < std::max<std::int64_t>(rank, 1); ++d)
-            dims.push_back(d);
-        return dims;
-    }
-    const auto add = [&](const nlohmann::json& v) {
-        if (!v.is_number_integer())
-            return false;
-        std::int64_t d = v.get<std::int64_t>();
-        const std::int64_t wrap = std::max<std::int64_t>(rank, 1);
-        if (d < -wrap || d >= wrap)
-            return false;
-        dims.push_back(d < 0 ? d + wrap : d);
-        return true;
-    };
-    if (dim->kind != ArgKind::Value)
-        return std::nullopt;
-    if (dim->value.is_array()) {
-        for (const nlohmann::json& v : dim->value)
-            if (!add(v))
-                return std::nullopt;
-    } else if (!add(dim->value)) {
-        return std::nullopt;
-    }
-    std::sort(dims.begin(), dims.end());
-    dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
-    return dims;
-}
-
-std::optional<double> numberArg(const ChainMember& member, std::string_view name)
-{
-    const ArgSpec* arg = argNamed(member, name);
-    if (!arg || arg->kind != ArgKind::Value || !arg->value.is_number())
-        return std::nullopt;
-    return arg->value.get<double>();
 }
 
 } // namespace
@@ -130,41 +107,60 @@ int PointwiseExpression::reduceNode(PointwiseReduce reduce, int operand, int mem
     return intern(std::move(n));
 }
 
-Result<int> PointwiseExpression::addRowReduction(const ChainMember& member, int memberIndex, const std::string& label,
-                                                 const std::vector<int>& argNodes)
+int PointwiseExpression::reduceOver(const Row& row, PointwiseReduce reduce, int operand)
+{
+    return reduceNode(reduce, operand, row.memberIndex, row.rank, row.groups);
+}
+
+int PointwiseExpression::roundedTo(int value, const std::string& dtype)
+{
+    return dtype == "float32" ? value : applyNode("_to_copy", "", {value}, dtype, true);
+}
+
+Result<std::vector<int>> PointwiseExpression::addRowReduction(const ChainMember& member, int memberIndex,
+                                                              const std::string& label,
+                                                              const std::vector<int>& argNodes)
 {
     const auto refuse = [&](const std::string& why) { return makeError(ErrorCode::Unsupported, label + ": " + why); };
     std::string_view name(member.op);
     name.remove_prefix(6);
-    const bool groupNorm = name == "group_norm";
-    const bool norm = name == "layer_norm" || name == "rms_norm" || groupNorm;
+    const bool grouped = name == "group_norm" || name == "instance_norm";
+    const bool norm = name == "layer_norm" || name == "rms_norm" || grouped;
     std::size_t selfIndex = 0;
-    const ArgSpec* self = argNamed(member, norm ? "input" : "self", &selfIndex);
+    const ArgSpec* self = row_args::named(member, norm ? "input" : "self", &selfIndex);
     if (!self || argNodes.at(selfIndex) < 0)
         return refuse("its input is not one tensor");
-    if (member.outputs.size() != 1)
-        return refuse("expected one output");
+    if ((name == "max" || name == "min") && !member.overload.empty())
+        return refuse("max / min with a dim or another tensor is not covered (only of every element)");
+    const std::size_t outputs = name == "var_mean" || name == "std_mean" ? 2 : 1;
+    if (member.outputs.size() != outputs)
+        return refuse("expected " + std::to_string(outputs) + " output" + (outputs > 1 ? "s" : ""));
     const TensorSpec& in = self->tensors[0];
-    const std::string& out = member.outputs[0].dtype;
-    if (!isFloat(in.dtype) || !isFloat(out))
-        return refuse(in.dtype + " -> " + out + " not covered (float32, float16, bfloat16)");
+    for (const TensorSpec& o : member.outputs)
+        if (!isFloat(in.dtype) || !isFloat(o.dtype))
+            return refuse(in.dtype + " -> " + o.dtype + " not covered (float32, float16, bfloat16)");
     const auto rank = static_cast<std::int64_t>(in.sizes.size());
     if (rank == 0)
         return refuse("a 0-dim input (no row to reduce)");
-    // The trailing dims reduced: the last for softmax; a norm's normalized_shape; a reduction's dims,
-    // which must be trailing (every dim included: a mean of the whole tensor).
-    std::int64_t rowRank = 1;
-    std::int64_t groups = 0;
-    if (groupNorm) {
-        // [N, C, *]: each (n, group) is a row of C / groups channels and every position.
-        const auto g = numberArg(member, "num_groups");
+    // The trailing dims reduced: the last for softmax; a norm's normalized_shape; group_norm's and
+    // instance_norm's every dim after the batch; a reduction's dims, which must be trailing (every
+    // dim included: a mean of the whole tensor).
+    Row row;
+    row.x = argNodes[selfIndex];
+    row.memberIndex = memberIndex;
+    row.out = member.outputs[0].dtype;
+    if (grouped) {
+        // [N, C, *]: each (n, group) is a row of C / groups channels and every position; instance
+        // norm's group is one channel.
+        const auto g = name == "instance_norm" && rank >= 2 ? std::optional<double>(static_cast<double>(in.sizes[1]))
+                                                            : row_args::number(member, "num_groups");
         if (rank < 2 || !g || *g < 1 || *g != static_cast<double>(static_cast<std::int64_t>(*g)) ||
             in.sizes[1] % static_cast<std::int64_t>(*g) != 0)
             return refuse("num_groups does not divide the channels (or the input has no channel dim)");
-        groups = static_cast<std::int64_t>(*g);
-        rowRank = rank - 1;
-    } else if (norm) {
-        const ArgSpec* shape = argNamed(member, "normalized_shape");
+        row.groups = static_cast<std::int64_t>(*g);
+        row.rank = static_cast<int>(rank - 1);
+    } else if (name == "layer_norm" || name == "rms_norm") {
+        const ArgSpec* shape = row_args::named(member, "normalized_shape");
         const bool trailing = shape && shape->kind == ArgKind::Value && shape->value.is_array() &&
             !shape->value.empty() && static_cast<std::int64_t>(shape->value.size()) <= rank &&
             std::equal(shape->value.begin(), shape->value.end(),
@@ -175,114 +171,148 @@ Result<int> PointwiseExpression::addRowReduction(const ChainMember& member, int 
         if (!trailing)
             return refuse("normalized_shape " + (shape ? shape->value.dump() : std::string("?")) +
                           " is not the input's trailing sizes");
-        rowRank = static_cast<std::int64_t>(shape->value.size());
-    } else if (name.find("softmax") == std::string_view::npos) {
-        auto dims = reducedDims(argNamed(member, "dim"), rank);
+        row.rank = static_cast<int>(shape->value.size());
+    } else if (name.find("softmax") != std::string_view::npos) {
+        auto dims = row_args::reducedDims(row_args::named(member, "dim"), rank);
+        if (!dims || dims->size() != 1 || dims->front() != rank - 1)
+            return refuse("reduces other dims than the last one (not covered)");
+    } else {
+        auto dims = row_args::reducedDims(row_args::named(member, "dim"), rank);
         if (!dims || dims->empty() || dims->back() != rank - 1 ||
             dims->front() != rank - static_cast<std::int64_t>(dims->size()))
             return refuse("reduces other dims than trailing ones (not covered)");
-        rowRank = static_cast<std::int64_t>(dims->size());
+        row.rank = static_cast<int>(dims->size());
     }
-    std::int64_t n = 1;
-    for (std::int64_t d = rank - rowRank; d < rank; ++d)
-        n *= in.sizes[static_cast<std::size_t>(d)];
-    if (groups > 0)
-        n /= groups;
-    if (n <= 0)
+    row.length = 1;
+    for (std::int64_t d = rank - row.rank; d < rank; ++d)
+        row.length *= in.sizes[static_cast<std::size_t>(d)];
+    if (row.groups > 0)
+        row.length /= row.groups;
+    if (row.length <= 0)
         return refuse("an empty row");
-    const int x = argNodes[selfIndex];
-    const auto reduce = [&](PointwiseReduce r, int operand) {
-        return reduceNode(r, operand, memberIndex, static_cast<int>(rowRank), groups);
-    };
+    if (norm) {
+        auto y = addRowNorm(member, name, row, argNodes);
+        if (!y)
+            return refuse(y.error().message);
+        return std::vector<int>{y.value()};
+    }
+    // A dtype argument converts the input first: covered where that changes no value in fp32 (to
+    // float32, or to the input's own dtype); half_to_float likewise.
+    if (!(row.out == in.dtype || row.out == "float32"))
+        return refuse("converts " + in.dtype + " to " + row.out + " (only to float32 or its own dtype is covered)");
+    if (isStatistic(name)) {
+        auto y = addRowStatistic(member, name, row);
+        if (!y)
+            return refuse(y.error().message);
+        return y;
+    }
+    const int x = row.x;
     const auto f32 = [&](const char* op, const char* overload, std::vector<int> operands) {
         return applyNode(op, overload, std::move(operands), "float32", false);
     };
     const auto result = [&](const char* op, const char* overload, std::vector<int> operands) {
-        return applyNode(op, overload, std::move(operands), out, true);
+        return applyNode(op, overload, std::move(operands), row.out, true);
     };
-    // An fp32 value as the member's result: rounded once where that is a 16-bit dtype.
-    const auto rounded = [&](int value) {
-        return out == "float32" ? value : applyNode("_to_copy", "", {value}, out, true);
-    };
-    const int invN = constantNode(static_cast<double>(1.0f / static_cast<float>(n)));
     int y = -1;
-    if (norm) {
-        const auto eps = numberArg(member, "eps");
-        if (!eps)
-            return refuse("eps is not a number (None: not covered)");
-        const int epsNode = constantNode(*eps);
-        std::size_t w = 0, b = 0;
-        const ArgSpec* weight = argNamed(member, "weight", &w);
-        const ArgSpec* bias = name == "layer_norm" || groupNorm ? argNamed(member, "bias", &b) : nullptr;
-        const bool hasWeight = weight && weight->kind != ArgKind::None;
-        const bool hasBias = bias && bias->kind != ArgKind::None;
-        if ((hasWeight && argNodes.at(w) < 0) || (hasBias && argNodes.at(b) < 0))
-            return refuse("weight or bias is not one tensor");
-        if (groupNorm) {
-            // Eager's kernel: per (n, c) a = rstd * w[c] and b = bias[c] - mean * a, then x * a + b.
-            // The weight and bias [C] are read as [C, 1, ...] against the input.
-            std::vector<std::int64_t> channelView(static_cast<std::size_t>(rank - 1), 1);
-            channelView[0] = in.sizes[1];
-            int weightNode = -1, biasNode = -1;
-            if (hasWeight && (weightNode = viewedInput(argNodes[w], channelView)) < 0)
-                return refuse("a weight computed in the region is not covered");
-            if (hasBias && (biasNode = viewedInput(argNodes[b], channelView)) < 0)
-                return refuse("a bias computed in the region is not covered");
-            const int mean = f32("mul", "Tensor", {reduce(PointwiseReduce::Sum, x), invN});
-            const int centred = f32("sub", "Tensor", {x, mean});
-            const int var =
-                f32("mul", "Tensor", {reduce(PointwiseReduce::Sum, f32("mul", "Tensor", {centred, centred})), invN});
-            int a = f32("rsqrt", "", {f32("add", "Tensor", {var, epsNode})});
-            if (weightNode >= 0)
-                a = f32("mul", "Tensor", {a, weightNode});
-            int shift = f32("neg", "", {f32("mul", "Tensor", {mean, a})});
-            if (biasNode >= 0)
-                shift = f32("add", "Tensor", {biasNode, f32("mul", "Tensor", {mean, f32("neg", "", {a})})});
-            return rounded(f32("add", "Tensor", {f32("mul", "Tensor", {x, a}), shift}));
-        }
-        int centred = x;
-        if (name == "layer_norm") {
-            const int mean = f32("mul", "Tensor", {reduce(PointwiseReduce::Sum, x), invN});
-            centred = f32("sub", "Tensor", {x, mean});
-        }
-        const int square = f32("mul", "Tensor", {centred, centred});
-        const int var = f32("mul", "Tensor", {reduce(PointwiseReduce::Sum, square), invN});
-        const int rstd = f32("rsqrt", "", {f32("add", "Tensor", {var, epsNode})});
-        y = f32("mul", "Tensor", {centred, rstd});
-        if (hasWeight)
-            y = f32("mul", "Tensor", {y, argNodes[w]});
-        if (hasBias)
-            y = f32("add", "Tensor", {y, argNodes[b]});
-        y = rounded(y);
+    if (name.find("softmax") != std::string_view::npos) {
+        const int m = reduceOver(row, PointwiseReduce::Max, x);
+        const int d = f32("sub", "Tensor", {x, m});
+        const int ex = f32("exp", "", {d});
+        const int s = reduceOver(row, PointwiseReduce::Sum, ex);
+        if (name.find("log") != std::string_view::npos)
+            y = result("sub", "Tensor", {d, f32("log", "", {s})});
+        else
+            y = result("div", "Tensor", {ex, s});
+    } else if (name == "sum") {
+        y = roundedTo(reduceOver(row, PointwiseReduce::Sum, x), row.out);
+    } else if (name == "mean") {
+        const int invN = constantNode(static_cast<double>(1.0f / static_cast<float>(row.length)));
+        y = result("mul", "Tensor", {reduceOver(row, PointwiseReduce::Sum, x), invN});
+    } else if (name == "prod") {
+        y = roundedTo(reduceOver(row, PointwiseReduce::Prod, x), row.out);
     } else {
-        const bool softmax = name.find("softmax") != std::string_view::npos;
-        if (softmax) {
-            auto dims = reducedDims(argNamed(member, "dim"), rank);
-            if (!dims || dims->size() != 1 || dims->front() != rank - 1)
-                return refuse("reduces other dims than the last one (not covered)");
-        }
-        // A dtype argument converts the input first: covered where that changes no value in fp32
-        // (to float32, or to the input's own dtype); half_to_float likewise.
-        if (!(out == in.dtype || out == "float32"))
-            return refuse("converts " + in.dtype + " to " + out + " (only to float32 or its own dtype is covered)");
-        if (softmax) {
-            const int m = reduce(PointwiseReduce::Max, x);
-            const int d = f32("sub", "Tensor", {x, m});
-            const int ex = f32("exp", "", {d});
-            const int s = reduce(PointwiseReduce::Sum, ex);
-            if (name.find("log") != std::string_view::npos)
-                y = result("sub", "Tensor", {d, f32("log", "", {s})});
-            else
-                y = result("div", "Tensor", {ex, s});
-        } else if (name == "sum") {
-            y = rounded(reduce(PointwiseReduce::Sum, x));
-        } else if (name == "mean") {
-            y = result("mul", "Tensor", {reduce(PointwiseReduce::Sum, x), invN});
-        } else {
-            y = rounded(reduce(name == "amax" ? PointwiseReduce::Max : PointwiseReduce::Min, x));
-        }
+        const bool max = name == "amax" || name == "max";
+        y = roundedTo(reduceOver(row, max ? PointwiseReduce::Max : PointwiseReduce::Min, x), row.out);
     }
-    return y;
+    return std::vector<int>{y};
+}
+
+Result<int> PointwiseExpression::addRowNorm(const ChainMember& member, std::string_view name, const Row& row,
+                                            const std::vector<int>& argNodes)
+{
+    const auto refuse = [](const std::string& why) { return makeError(ErrorCode::Unsupported, why); };
+    const int x = row.x;
+    const auto f32 = [&](const char* op, const char* overload, std::vector<int> operands) {
+        return applyNode(op, overload, std::move(operands), "float32", false);
+    };
+    const auto eps = row_args::number(member, "eps");
+    if (!eps)
+        return refuse("eps is not a number (None: not covered)");
+    const bool instanceNorm = name == "instance_norm";
+    if (instanceNorm) {
+        const auto useInputStats = row_args::number(member, "use_input_stats");
+        if (!useInputStats || *useInputStats == 0)
+            return refuse("instance_norm with running statistics (use_input_stats false) is not covered");
+        if (!row_args::absent(member, "running_mean") || !row_args::absent(member, "running_var"))
+            return refuse("instance_norm updates running statistics in place (not covered)");
+    }
+    const int epsNode = constantNode(*eps);
+    const int invN = constantNode(static_cast<double>(1.0f / static_cast<float>(row.length)));
+    std::size_t w = 0, b = 0;
+    const ArgSpec* weight = row_args::named(member, "weight", &w);
+    const ArgSpec* bias = name == "rms_norm" ? nullptr : row_args::named(member, "bias", &b);
+    const bool hasWeight = weight && weight->kind != ArgKind::None;
+    const bool hasBias = bias && bias->kind != ArgKind::None;
+    if ((hasWeight && argNodes.at(w) < 0) || (hasBias && argNodes.at(b) < 0))
+        return refuse("weight or bias is not one tensor");
+    if (row.groups > 0) {
+        // The weight and bias [C] are read as [C, 1, ...] against the input [N, C, *].
+        std::vector<std::int64_t> channelView(static_cast<std::size_t>(row.rank), 1);
+        const ArgSpec* input = row_args::named(member, "input");
+        channelView[0] = input->tensors[0].sizes[1];
+        int weightNode = -1, biasNode = -1;
+        if (hasWeight && (weightNode = viewedInput(argNodes[w], channelView)) < 0)
+            return refuse("a weight computed in the region is not covered");
+        if (hasBias && (biasNode = viewedInput(argNodes[b], channelView)) < 0)
+            return refuse("a bias computed in the region is not covered");
+        const int mean = f32("mul", "Tensor", {reduceOver(row, PointwiseReduce::Sum, x), invN});
+        const int centred = f32("sub", "Tensor", {x, mean});
+        const int var = f32("mul", "Tensor",
+                            {reduceOver(row, PointwiseReduce::Sum, f32("mul", "Tensor", {centred, centred})), invN});
+        if (instanceNorm) {
+            // Eager runs batch_norm's training kernel on [1, N * C, *]: invstd = 1 / sqrt(var + eps),
+            // then (x - mean) * invstd * weight + bias.
+            int y = f32("mul", "Tensor",
+                        {centred, f32("reciprocal", "", {f32("sqrt", "", {f32("add", "Tensor", {var, epsNode})})})});
+            if (weightNode >= 0)
+                y = f32("mul", "Tensor", {y, weightNode});
+            if (biasNode >= 0)
+                y = f32("add", "Tensor", {y, biasNode});
+            return roundedTo(y, row.out);
+        }
+        // Eager's group_norm kernel: per (n, c) a = rstd * w[c] and b = bias[c] - mean * a, then x * a + b.
+        int a = f32("rsqrt", "", {f32("add", "Tensor", {var, epsNode})});
+        if (weightNode >= 0)
+            a = f32("mul", "Tensor", {a, weightNode});
+        int shift = f32("neg", "", {f32("mul", "Tensor", {mean, a})});
+        if (biasNode >= 0)
+            shift = f32("add", "Tensor", {biasNode, f32("mul", "Tensor", {mean, f32("neg", "", {a})})});
+        return roundedTo(f32("add", "Tensor", {f32("mul", "Tensor", {x, a}), shift}), row.out);
+    }
+    int centred = x;
+    if (name == "layer_norm") {
+        const int mean = f32("mul", "Tensor", {reduceOver(row, PointwiseReduce::Sum, x), invN});
+        centred = f32("sub", "Tensor", {x, mean});
+    }
+    const int square = f32("mul", "Tensor", {centred, centred});
+    const int var = f32("mul", "Tensor", {reduceOver(row, PointwiseReduce::Sum, square), invN});
+    const int rstd = f32("rsqrt", "", {f32("add", "Tensor", {var, epsNode})});
+    int y = f32("mul", "Tensor", {centred, rstd});
+    if (hasWeight)
+        y = f32("mul", "Tensor", {y, argNodes[w]});
+    if (hasBias)
+        y = f32("add", "Tensor", {y, argNodes[b]});
+    return roundedTo(y, row.out);
 }
 
 } // namespace kforge::core

@@ -399,3 +399,72 @@ TEST(RowRegionFamily, GroupNormSiluIsOneRowPerGroup)
     EXPECT_NE(refusalOf(both.card()).find("read both per channel and otherwise"), std::string::npos)
         << refusalOf(both.card());
 }
+
+TEST(RowRegionFamily, StatisticsAndInstanceNormAreSingleOpRowRegions)
+{
+    const TensorSpec t = spec("float16", {6, 300});
+    const TensorSpec perRow = spec("float16", {6, 1});
+    const auto single = [](const std::string& op, const std::string& overload, const std::vector<Arg>& args,
+                           const TensorSpec& in, const TensorSpec& out) {
+        RegionChainBuilder b;
+        std::vector<Arg> withInput = args;
+        withInput.insert(withInput.begin(), Arg{op == "aten::instance_norm" ? "input" : "self", b.input(in)});
+        b.output(b.call(op, overload, withInput, out));
+        return singleOpCard(b.card());
+    };
+    const OperatorCard cards[] = {
+        single("aten::var", "correction", {{"dim", json({-1})}, {"correction", json(1)}, {"keepdim", json(true)}}, t,
+               perRow),
+        single("aten::std", "dim", {{"dim", json({-1})}, {"unbiased", json(false)}, {"keepdim", json(true)}}, t,
+               perRow),
+        single("aten::linalg_vector_norm", "",
+               {{"ord", json("inf")}, {"dim", json({-1})}, {"keepdim", json(true)}, {"dtype", std::monostate{}}}, t,
+               perRow),
+        single("aten::logsumexp", "", {{"dim", json({-1})}, {"keepdim", json(true)}}, t, perRow),
+        single("aten::prod", "dim_int", {{"dim", json(-1)}, {"keepdim", json(true)}, {"dtype", std::monostate{}}}, t,
+               perRow),
+        single("aten::instance_norm", "",
+               {{"weight", std::monostate{}},
+                {"bias", std::monostate{}},
+                {"running_mean", std::monostate{}},
+                {"running_var", std::monostate{}},
+                {"use_input_stats", json(true)},
+                {"momentum", json(0.1)},
+                {"eps", json(1e-5)},
+                {"cudnn_enabled", json(true)}},
+               spec("float32", {2, 3, 10, 10}), spec("float32", {2, 3, 10, 10})),
+    };
+    for (const OperatorCard& card : cards) {
+        SCOPED_TRACE(card.op);
+        const Candidate root = rootCandidate(card);
+        expectGoodCandidate(card, root, card.op);
+        growChain(card, 2, true);
+    }
+    // instance_norm's per-instance rows: one per (n, c) of 100 positions.
+    EXPECT_NE(rootCandidate(cards[5]).source.find("6 rows of 100 elements"), std::string::npos);
+
+    { // running statistics would be updated in place: refused with the reason
+        RegionChainBuilder b;
+        const TensorSpec x = spec("float32", {2, 3, 10});
+        b.output(b.unary("aten::relu",
+                         b.call("aten::instance_norm", "",
+                                {{"input", b.input(x)},
+                                 {"weight", std::monostate{}},
+                                 {"bias", std::monostate{}},
+                                 {"running_mean", b.input(spec("float32", {3}))},
+                                 {"running_var", b.input(spec("float32", {3}))},
+                                 {"use_input_stats", json(true)},
+                                 {"momentum", json(0.1)},
+                                 {"eps", json(1e-5)},
+                                 {"cudnn_enabled", json(true)}},
+                                x)));
+        EXPECT_NE(refusalOf(b.card()).find("updates running statistics"), std::string::npos) << refusalOf(b.card());
+    }
+    { // max over a dim gives indices too: refused with the reason
+        RegionChainBuilder b;
+        const Value m =
+            b.call("aten::max", "dim", {{"self", b.input(t)}, {"dim", json(-1)}, {"keepdim", json(true)}}, perRow);
+        b.output(b.unary("aten::relu", m));
+        EXPECT_NE(refusalOf(b.card()).find("max / min with a dim"), std::string::npos) << refusalOf(b.card());
+    }
+}

@@ -54,6 +54,13 @@ def spec(t):
     return {"dtype": NAMES[t.dtype], "sizes": list(t.shape), "strides": list(t.stride()), "device": "cuda:0"}
 
 
+def captured_number(v):
+    """A Python number as the capture writes it: non-finite floats as "inf", "-inf" or "nan"."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return v
+
+
 class Value:
     def __init__(self, source, tensor):
         self.source, self.tensor = source, tensor
@@ -91,14 +98,16 @@ class Chain:
                 entry["kind"] = "none"
                 sources.append([])
             else:
-                entry.update(kind="value", value=SCALAR_TYPE[v] if isinstance(v, torch.dtype) else v)
+                entry.update(kind="value", value=SCALAR_TYPE[v] if isinstance(v, torch.dtype) else captured_number(v))
                 sources.append([])
             args.append(entry)
         out = getattr(packet, overload)(*positional, **keywords)
+        outs = list(out) if isinstance(out, tuple) else [out]
         chain.members.append({"op": "aten::" + op, "overload": "" if overload == "default" else overload,
                              "card_id": fnv1a64_hex(f"member {len(chain.members)}"), "args": args,
-                             "sources": sources, "outputs": [spec(out)]})
-        return Value({"member": len(chain.members) - 1, "output": 0}, out)
+                             "sources": sources, "outputs": [spec(o) for o in outs]})
+        values = [Value({"member": len(chain.members) - 1, "output": k}, o) for k, o in enumerate(outs)]
+        return tuple(values) if isinstance(out, tuple) else values[0]
 
     def output(self, v):
         self.outputs.append(v)

@@ -11,7 +11,9 @@ scale, and rows split over blocks (a softmax over rows longer than registers hol
 layer_norm and an RMSNorm with a per-row output over few long rows), and rows of several trailing
 dims (a layer_norm over [6, 40], the mean of every element, a sum over the last two dims of a permuted
 input), and group_norm regions (group_norm -> silu as SD's blocks run it, NCHW and channels-last, and a
-residual add -> group_norm without weight or bias). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
+residual add -> group_norm without weight or bias), and row statistics (var and std with a NaN row,
+var_mean with both outputs, vector norms of every order, logsumexp with infinite rows, prod, max of
+every element, instance_norm -> relu, split std and logsumexp over few long rows). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
 compiled with the host C++ compiler against cuda_host_shim.h, run on the chain's inputs with its
 launch plan (outputs poisoned with NaN) and compared with eager's outputs within
 emulate_builtin_families.py's tolerances (NaN where eager has NaN).
@@ -204,6 +206,84 @@ def residual_add_group_norm_without_affine():
     return c
 
 
+def var_and_std_with_a_nan_row():
+    c = Chain()
+    xs = randn(6, 50, seed=62) * 3 + 1
+    xs[4, 9] = float("nan")
+    x = c.input(xs)
+    c.output(c.call("var", "correction", self=x, dim=[-1], correction=1, keepdim=True))
+    c.output(c.call("std", "correction", self=x, dim=[-1], correction=0, keepdim=False))
+    return c
+
+
+def var_mean_over_two_trailing_dims():
+    c = Chain()
+    x = c.input(randn(4, 6, 20, dtype=torch.bfloat16, seed=63) * 2)
+    var, mean = c.call("var_mean", "correction", self=c.call("silu", self=x), dim=[-2, -1], correction=1, keepdim=True)
+    c.output(var)
+    c.output(mean)
+    return c
+
+
+def vector_norms_of_every_order():
+    c = Chain()
+    xs = randn(7, 33, dtype=torch.float16, seed=64)
+    xs[2, 5] = 0
+    xs[3, :] = 0
+    x = c.input(xs)
+    for order in [2, 1, float("inf"), float("-inf"), 0, 3.0]:
+        c.output(c.call("linalg_vector_norm", self=x, ord=order, dim=[-1], keepdim=False))
+    c.output(c.call("norm", "ScalarOpt_dim", self=x, p=2, dim=[-1], keepdim=True))
+    return c
+
+
+def logsumexp_with_infinite_rows():
+    c = Chain()
+    xs = randn(5, 40, dtype=torch.bfloat16, seed=65) * 4
+    xs[1, :] = float("-inf")  # every element -inf: -inf, as eager
+    xs[2, 7] = float("inf")  # an infinite max: inf
+    x = c.input(xs)
+    c.output(c.call("logsumexp", self=c.call("mul", "Scalar", self=x, other=2.0), dim=[-1], keepdim=False))
+    return c
+
+
+def prod_of_rows():
+    c = Chain()
+    x = c.input(1 + 0.05 * randn(8, 64, seed=66))
+    c.output(c.call("prod", "dim_int", self=x, dim=-1, keepdim=True))
+    return c
+
+
+def max_of_every_element():
+    c = Chain()
+    x = c.input(randn(3, 100, dtype=torch.float16, seed=67))
+    c.output(c.call("max", self=c.call("relu", self=x)))
+    return c
+
+
+def instance_norm_relu(dtype=torch.float32, affine=True):
+    c = Chain()
+    x = c.input(randn(2, 6, 5, 7, dtype=dtype, seed=68) * 2 + 1)
+    w = c.input(randn(6, dtype=dtype, seed=69)) if affine else None
+    b = c.input(randn(6, dtype=dtype, seed=70)) if affine else None
+    y = c.call("instance_norm", input=x, weight=w, bias=b, running_mean=None, running_var=None, use_input_stats=True,
+               momentum=0.1, eps=1e-5, cudnn_enabled=True)
+    c.output(c.call("relu", self=y))
+    return c
+
+
+def instance_norm_bf16_without_affine():
+    return instance_norm_relu(torch.bfloat16, affine=False)
+
+
+def split_std_and_logsumexp_of_few_long_rows():
+    c = Chain()
+    x = c.input(randn(3, 9000, seed=71) * 2)
+    c.output(c.call("std", "correction", self=x, dim=[-1], correction=1, keepdim=True))
+    c.output(c.call("logsumexp", self=x, dim=[-1], keepdim=True))
+    return c
+
+
 CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_keys,
                                  attention_softmax_f32_fully_masked_row, gemma_rms_norm_written_out,
                                  qwen_rms_norm_written_out, residual_add_layer_norm, add_rms_norm, log_softmax_odd_rows,
@@ -212,7 +292,10 @@ CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_ke
                                  split_residual_add_layer_norm_few_long_rows, split_rms_norm_with_row_output,
                                  layer_norm_over_two_trailing_dims, mean_of_every_element_split,
                                  sum_over_two_dims_of_a_permuted_input, group_norm_silu, group_norm_silu_channels_last,
-                                 residual_add_group_norm_without_affine]}
+                                 residual_add_group_norm_without_affine, var_and_std_with_a_nan_row,
+                                 var_mean_over_two_trailing_dims, vector_norms_of_every_order,
+                                 logsumexp_with_infinite_rows, prod_of_rows, max_of_every_element, instance_norm_relu,
+                                 instance_norm_bf16_without_affine, split_std_and_logsumexp_of_few_long_rows]}
 
 
 def main():
