@@ -18,7 +18,12 @@ constexpr int kMaxElementsPerThread = 32;
 const std::vector<Knob> kKnobs = {{"threads", "threads-per-row", "", ""},
                                   {"rows_per_block", "rows-per-block", "", ""},
                                   {"vector_width", "vector-width", "", ""},
-                                  {"split", "split-rows", "", ""}};
+                                  {"split", "split-rows", "", ""},
+                                  {"columns", "", "thread-per-row", "threads-across-row"}};
+
+// Rows a column kernel needs before one thread per row fills a GPU better than a warp per row:
+// 32 blocks of 128 threads.
+constexpr std::int64_t kRowsForColumns = 4096;
 
 // Blocks a large GPU runs at once, about: two per SM of a 132-SM H100 / H200. A split row aims at
 // this many blocks; fewer rows than half of it are "few".
@@ -53,10 +58,13 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
     f->m_chain = chain.text();
     const std::vector<PointwiseNode>& nodes = e.nodes();
 
-    // The row shape: the tensor every reduction reduces, the row its trailing `rowRank` dims. A
-    // group_norm's [N, C, *] is seen as [N, groups, C / groups, *], a row per (n, group).
+    // The row shape: the tensor every reduction reduces, its dims ordered outer dims first (those
+    // not reduced, in order) and then the reduced ones, which make the row: a reduction over a middle
+    // or leading dim walks its row at that dim's stride. A group_norm's [N, C, *] is seen as
+    // [N, groups, C / groups, *], a row per (n, group).
     std::vector<std::int64_t> tensorShape;
-    int rowRank = 0;
+    std::vector<std::int64_t> reduced;
+    bool seen = false;
     std::int64_t groups = 0;
     for (const PointwiseNode& n : nodes) {
         if (n.kind != Kind::Reduce)
@@ -64,26 +72,43 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
         const TensorSpec* t = reducedTensor(chain.members.at(static_cast<std::size_t>(n.member)));
         if (!t)
             return unsupportedCard(card, "a reduction without its input tensor");
-        if (tensorShape.empty()) {
+        if (!seen) {
+            seen = true;
             tensorShape = t->sizes;
-            rowRank = n.reducedDims;
+            reduced = n.reducedDims;
             groups = n.groups;
-        } else if (t->sizes != tensorShape || n.reducedDims != rowRank || n.groups != groups) {
+        } else if (t->sizes != tensorShape || n.reducedDims != reduced || n.groups != groups) {
             return unsupportedCard(card, "reductions over rows of different shapes");
         }
     }
-    if (rowRank < 1 || static_cast<std::size_t>(rowRank) > tensorShape.size())
+    if (reduced.empty() || reduced.size() > tensorShape.size() || reduced.back() >= std::ssize(tensorShape))
         return unsupportedCard(card, "a reduction over more dims than its input has");
-    std::vector<std::int64_t> shape = tensorShape;
-    if (groups > 0) {
+    const auto rowRank = static_cast<long>(reduced.size());
+    std::vector<std::size_t> dimOrder; // row shape dim -> tensor dim
+    for (std::size_t d = 0; d < tensorShape.size(); ++d)
+        if (!std::binary_search(reduced.begin(), reduced.end(), static_cast<std::int64_t>(d)))
+            dimOrder.push_back(d);
+    for (std::int64_t d : reduced)
+        dimOrder.push_back(static_cast<std::size_t>(d));
+    const auto permuted = [&](const std::vector<std::int64_t>& v) {
+        std::vector<std::int64_t> p(dimOrder.size());
+        for (std::size_t i = 0; i < dimOrder.size(); ++i)
+            p[i] = v[dimOrder[i]];
+        return p;
+    };
+    std::vector<std::int64_t> shape = permuted(tensorShape);
+    if (groups > 0) { // reduced is 1..rank-1: the order is the tensor's own
         shape[1] = tensorShape[1] / groups;
         shape.insert(shape.begin() + 1, groups);
     }
-    // A tensor's strides over the row shape: broadcast against the reduced tensor, its channel
-    // stride split into the group's and the channel's where grouped.
+    // A tensor's strides over the row shape: broadcast against the reduced tensor, in the row
+    // shape's order, its channel stride split into the group's and the channel's where grouped.
     const auto stridesOver = [&](const TensorSpec& t) -> std::optional<std::vector<std::int64_t>> {
         auto strides = broadcastStrides(t, tensorShape);
-        if (strides && groups > 0)
+        if (!strides)
+            return strides;
+        strides = permuted(*strides);
+        if (groups > 0)
             strides->insert(strides->begin() + 1, (*strides)[1] * shape[2]);
         return strides;
     };
@@ -162,8 +187,9 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
 
     // Every member's result must have the shape its kind says: an element value broadcasts to the
     // row shape, a row value has the keepdim shape or (an output only) the outer dims alone.
-    std::vector<std::int64_t> keepdim = f->m_outer;
-    keepdim.resize(shape.size(), 1);
+    std::vector<std::int64_t> keepdim = tensorShape; // a keepdim reduction's sizes
+    for (std::int64_t d : reduced)
+        keepdim[static_cast<std::size_t>(d)] = 1;
     std::vector<bool> withoutKeepdim(chain.members.size(), false);
     for (std::size_t m = 0; m < chain.members.size(); ++m) {
         const TensorSpec& out = chain.members[m].outputs.at(0);
@@ -197,7 +223,9 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
         if (!denseStorageOrder(out))
             return unsupportedCard(card, "output " + out.toShortString() + " is not dense");
         if (op.perRow && groups == 0 && (out.sizes == keepdim || out.sizes == f->m_outer)) {
-            op.outerStrides.assign(out.strides.begin(), out.strides.begin() + outerRank);
+            // Keepdim: the strides of the dims not reduced, in order; without: the output's own.
+            op.outerStrides = out.sizes == keepdim ? permuted(out.strides) : out.strides;
+            op.outerStrides.resize(static_cast<std::size_t>(outerRank));
             op.rowStrides.assign(static_cast<std::size_t>(rowRank), 0);
         } else if (!op.perRow && out.sizes == tensorShape) {
             split(op, *stridesOver(out));
@@ -326,6 +354,14 @@ Result<void> RowRegionFamily::check(const nlohmann::json& p) const
         return makeError(ErrorCode::InvalidArgument,
                          "vector_width " + std::to_string(v) + " not allowed for the row length and dtypes", context);
     const int split = p["split"].get<int>();
+    if (p["columns"].get<bool>()) {
+        if (split != 1 || rows != 1 || v != 1)
+            return makeError(ErrorCode::InvalidArgument,
+                             "a thread per row (columns) needs split 1, rows_per_block 1 and vector_width 1", context);
+        if (threads > 32 && threads / 2 >= m_rows)
+            return makeError(ErrorCode::InvalidArgument, "more threads than there are rows", context);
+        return {};
+    }
     if (split > 1) {
         const std::int64_t chunk = chunkLength(split, v);
         if (rows != 1 || split > kMaxSplit || m_rows * split > 2147483647LL)
@@ -355,6 +391,8 @@ Result<void> RowRegionFamily::check(const nlohmann::json& p) const
 
 nlohmann::json RowRegionFamily::rootParams() const
 {
+    if (rowsRunAlongMemory() && m_rows >= kRowsForColumns)
+        return {{"threads", 128}, {"rows_per_block", 1}, {"vector_width", 1}, {"split", 1}, {"columns", true}};
     const int v = widestAllowedWidth([this](int w) { return vectorWidthAllowed(w); });
     if (fewLongRows(m_rows, m_rowLength) || m_rowLength > static_cast<std::int64_t>(1024) * kMaxElementsPerThread) {
         // Blocks enough to fill the GPU, each chunk at least two vectors per thread of 256 threads.
@@ -364,7 +402,7 @@ nlohmann::json RowRegionFamily::rootParams() const
         int threads = 256;
         while (threads > 32 && static_cast<std::int64_t>(threads / 2) * v >= chunkLength(split, v))
             threads /= 2;
-        return {{"threads", threads}, {"rows_per_block", 1}, {"vector_width", v}, {"split", split}};
+        return {{"threads", threads}, {"rows_per_block", 1}, {"vector_width", v}, {"split", split}, {"columns", false}};
     }
     // About four vectors per thread, whole warps, and blocks of at least 256 threads.
     int threads = 32;
@@ -373,7 +411,7 @@ nlohmann::json RowRegionFamily::rootParams() const
     int rows = 1;
     while (threads * rows < 256 && rows < 32)
         rows *= 2;
-    return {{"threads", threads}, {"rows_per_block", rows}, {"vector_width", v}, {"split", 1}};
+    return {{"threads", threads}, {"rows_per_block", rows}, {"vector_width", v}, {"split", 1}, {"columns", false}};
 }
 
 std::int64_t RowRegionFamily::chunkLength(int split, int width) const
@@ -483,12 +521,14 @@ std::string RowRegionFamily::preamble(const nlohmann::json& params, std::int64_t
     const std::vector<PointwiseNode>& nodes = m_expression.nodes();
     const int v = params["vector_width"].get<int>();
     const int split = params["split"].get<int>();
-    const bool keep = split == 1;
+    const bool columns = params["columns"].get<bool>();
+    const bool keep = split == 1 && !columns; // registers hold the row: values kept between stages
     std::ostringstream s;
     s << "// Built-in row region " << m_chain << ": " << m_rows << " rows of " << m_rowLength
       << " elements, fp32 math, " << m_reduces.size() << " reduction(s) over each row, "
-      << (keep ? "one read of each input and one write of each output, the row held in registers.\n"
-               : std::to_string(split) + " blocks per row, one kernel per reduction and one for the outputs.\n")
+      << (columns    ? "a thread per row, a pass over the row per reduction and one for the outputs.\n"
+              : keep ? "one read of each input and one write of each output, the row held in registers.\n"
+                     : std::to_string(split) + " blocks per row, one kernel per reduction and one for the outputs.\n")
       << "// Template parameters: " << params.dump() << "\n";
     for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
         for (const Operand& o : *list)
@@ -632,6 +672,8 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
 {
     if (auto r = check(params); !r)
         return r.error();
+    if (params["columns"].get<bool>())
+        return generateColumns(params);
     if (params["split"].get<int>() > 1)
         return generateSplit(params);
     const int v = params["vector_width"].get<int>();

@@ -1,21 +1,23 @@
 #pragma once
-// A region card whose chain reduces rows: softmax, log_softmax, sum, mean, amax, amin, layer_norm or
-// rms_norm over the last dim, with any pointwise ops of the op table before, between and after them
-// (attention's scale + mask -> softmax -> to, RMSNorm written out, residual add -> layer_norm). One
+// A region card whose chain reduces rows: softmax, log_softmax, sum, mean, amax, amin, prod, the
+// statistics (var, std, vector norms, logsumexp) or a norm (layer, rms, group, instance), with any
+// pointwise ops of the op table before, between and after them (attention's scale + mask ->
+// softmax -> to, RMSNorm written out, residual add -> layer_norm). One
 // kernel, one read of every input and one write of every output: each row group of threads holds
 // its row in registers, computes the chain's reductions one after another from them (a reduction
 // over the row, then the values that depend on it) and writes the outputs
 // (pointwise/PointwiseExpression.h with rowReductions decomposes each member, in fp32 as eager's
 // kernels compute it).
 //
-// The row shape S is the reduced tensor's (every reduction of the chain reduces the same trailing
-// dims of a tensor of sizes S: the last one, or several, as a layer_norm over [H, W] or a mean over
-// every dim does). Every value of the chain is either an element value (varies along the row:
-// sizes that broadcast to S) or a row value (one per row: a reduction's result, keepdim or not, and
-// what is computed from row values only). An input is read at its broadcast strides over S: an input
-// that does not vary along the row (a per-row or 0-dim tensor) is a row value, read once per row.
-// A reduction without keepdim may be an output but not feed an element value (eager would broadcast
-// it against the wrong dims).
+// The row shape S is the reduced tensor's, its dims not reduced first and the reduced ones last
+// (every reduction of the chain reduces the same dims of a tensor of one shape: the last one, or
+// several, as a layer_norm over [H, W] or a mean over every dim does, or a middle or leading one, as
+// a sum over dim 1 of [A, R, B] or a softmax over NCHW channels, whose rows run at that dim's stride). Every value of
+// the chain is either an element value (varies along the row: sizes that broadcast to S) or a row value (one per row: a
+// reduction's result, keepdim or not, and what is computed from row values only). An input is read at its broadcast
+// strides over S: an input that does not vary along the row (a per-row or 0-dim tensor) is a row value, read once per
+// row. A reduction without keepdim may be an output but not feed an element value (eager would broadcast it against the
+// wrong dims).
 //
 // Parameters (docs/builtin-proposer.md): threads (threads per row, 32..1024), rows_per_block
 // (1..32, threads * rows_per_block <= 1024), vector_width (1, 2, 4, 8: divides the row; at most 16
@@ -25,6 +27,9 @@
 // idle on, and rows of any length) a row is cut into S chunks, one block each, and the chain runs as
 // one kernel per reduction plus one for the outputs (RowRegionSplit.cpp): each writes its chunk's
 // partial of its reduction to scratch, and the next merges a row's partials in a fixed order.
+// With columns = true (rows along a strided dim, adjacent rows adjacent in memory: a reduction over a
+// middle or leading dim) each thread walks one row and `threads` is the rows of a block
+// (RowRegionColumns.cpp).
 // Thread: see KernelFamily.
 
 #include "builtin_proposer/KernelFamily.h"
@@ -112,6 +117,11 @@ private:
     /// The chunk of a row each block of a split row covers: whole vectors, the last chunk shorter.
     std::int64_t chunkLength(int split, int width) const;
     Result<Candidate> generateSplit(const nlohmann::json& params) const;
+    /// Whether the reduced tensor's rows run along a strided dim while adjacent rows are adjacent in
+    /// memory: a thread per row reads coalesced where a group of threads per row would not.
+    bool rowsRunAlongMemory() const;
+    /// columns = true: one thread per row, a pass over the row per reduction (RowRegionColumns.cpp).
+    Result<Candidate> generateColumns(const nlohmann::json& params) const;
 
     PointwiseExpression m_expression;
     std::vector<Operand> m_inputs, m_outputs;

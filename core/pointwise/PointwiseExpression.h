@@ -50,8 +50,8 @@ struct PointwiseNode {
     std::vector<int> operands;          // Apply: node per row operand; -1 for an absent optional
     std::string dtype;                  // the eager dtype of the value (Constant: the scalar's: float32, int64, bool)
     bool round = false;                 // Apply: the fp32 result is rounded to `dtype` (float16 / bfloat16)
-    PointwiseReduce reduce = PointwiseReduce::Sum; // Reduce: over the trailing dims of operands[0]
-    int reducedDims = 1;                           // Reduce: how many trailing dims (1: the last)
+    PointwiseReduce reduce = PointwiseReduce::Sum; // Reduce: over dims `reducedDims` of operands[0]
+    std::vector<std::int64_t> reducedDims;         // Reduce: the dims of the reduced tensor, ascending
     std::int64_t groups = 0; // Reduce: group_norm's groups (dim 1 split into groups x channels), else 0
     int member = -1;         // Reduce: the chain member it is part of
 };
@@ -102,12 +102,12 @@ private:
     /// another dtype), as eager converts an operand to an op's common dtype; `id` itself otherwise.
     int narrowed(int id, const std::string& dtype);
     std::vector<bool> live() const;
-    /// A row reduction's row: the node of the tensor it reduces, how many trailing dims a row is,
+    /// A row reduction's row: the node of the tensor it reduces, the dims a row is (ascending),
     /// group_norm's groups (0 when not grouped), the row's length, the member's first output dtype.
     struct Row {
         int x = -1;
         int memberIndex = -1;
-        int rank = 1;
+        std::vector<std::int64_t> dims;
         std::int64_t groups = 0;
         std::int64_t length = 0;
         std::string out;
@@ -129,7 +129,8 @@ private:
     int constantNode(double value);
     int applyNode(const char* op, const char* overload, std::vector<int> operands, const std::string& dtype,
                   bool round);
-    int reduceNode(PointwiseReduce reduce, int operand, int member, int reducedDims, std::int64_t groups = 0);
+    int reduceNode(PointwiseReduce reduce, int operand, int member, std::vector<std::int64_t> reducedDims,
+                   std::int64_t groups = 0);
     /// group_norm: Input node `id` read at `view` sizes; -1 when `id` is not an Input node.
     int viewedInput(int id, std::vector<std::int64_t> view);
 

@@ -93,13 +93,13 @@ int PointwiseExpression::viewedInput(int id, std::vector<std::int64_t> view)
     return intern(std::move(n));
 }
 
-int PointwiseExpression::reduceNode(PointwiseReduce reduce, int operand, int member, int reducedDims,
-                                    std::int64_t groups)
+int PointwiseExpression::reduceNode(PointwiseReduce reduce, int operand, int member,
+                                    std::vector<std::int64_t> reducedDims, std::int64_t groups)
 {
     PointwiseNode n;
     n.kind = PointwiseNode::Kind::Reduce;
     n.reduce = reduce;
-    n.reducedDims = reducedDims;
+    n.reducedDims = std::move(reducedDims);
     n.groups = groups;
     n.operands = {operand};
     n.dtype = "float32";
@@ -109,7 +109,7 @@ int PointwiseExpression::reduceNode(PointwiseReduce reduce, int operand, int mem
 
 int PointwiseExpression::reduceOver(const Row& row, PointwiseReduce reduce, int operand)
 {
-    return reduceNode(reduce, operand, row.memberIndex, row.rank, row.groups);
+    return reduceNode(reduce, operand, row.memberIndex, row.dims, row.groups);
 }
 
 int PointwiseExpression::roundedTo(int value, const std::string& dtype)
@@ -142,9 +142,9 @@ Result<std::vector<int>> PointwiseExpression::addRowReduction(const ChainMember&
     const auto rank = static_cast<std::int64_t>(in.sizes.size());
     if (rank == 0)
         return refuse("a 0-dim input (no row to reduce)");
-    // The trailing dims reduced: the last for softmax; a norm's normalized_shape; group_norm's and
-    // instance_norm's every dim after the batch; a reduction's dims, which must be trailing (every
-    // dim included: a mean of the whole tensor).
+    // The dims reduced: softmax's one dim; a norm's normalized_shape (trailing); group_norm's and
+    // instance_norm's every dim after the batch; a reduction's dims, any set of them (every dim: a
+    // mean of the whole tensor). Which of them the kernel walks along memory is its business.
     Row row;
     row.x = argNodes[selfIndex];
     row.memberIndex = memberIndex;
@@ -158,7 +158,8 @@ Result<std::vector<int>> PointwiseExpression::addRowReduction(const ChainMember&
             in.sizes[1] % static_cast<std::int64_t>(*g) != 0)
             return refuse("num_groups does not divide the channels (or the input has no channel dim)");
         row.groups = static_cast<std::int64_t>(*g);
-        row.rank = static_cast<int>(rank - 1);
+        for (std::int64_t d = 1; d < rank; ++d)
+            row.dims.push_back(d);
     } else if (name == "layer_norm" || name == "rms_norm") {
         const ArgSpec* shape = row_args::named(member, "normalized_shape");
         const bool trailing = shape && shape->kind == ArgKind::Value && shape->value.is_array() &&
@@ -171,20 +172,18 @@ Result<std::vector<int>> PointwiseExpression::addRowReduction(const ChainMember&
         if (!trailing)
             return refuse("normalized_shape " + (shape ? shape->value.dump() : std::string("?")) +
                           " is not the input's trailing sizes");
-        row.rank = static_cast<int>(shape->value.size());
-    } else if (name.find("softmax") != std::string_view::npos) {
-        auto dims = row_args::reducedDims(row_args::named(member, "dim"), rank);
-        if (!dims || dims->size() != 1 || dims->front() != rank - 1)
-            return refuse("reduces other dims than the last one (not covered)");
+        for (auto d = rank - static_cast<std::int64_t>(shape->value.size()); d < rank; ++d)
+            row.dims.push_back(d);
     } else {
         auto dims = row_args::reducedDims(row_args::named(member, "dim"), rank);
-        if (!dims || dims->empty() || dims->back() != rank - 1 ||
-            dims->front() != rank - static_cast<std::int64_t>(dims->size()))
-            return refuse("reduces other dims than trailing ones (not covered)");
-        row.rank = static_cast<int>(dims->size());
+        if (!dims || dims->empty())
+            return refuse("its dim argument is not a dim or a list of dims of the input");
+        if (name.find("softmax") != std::string_view::npos && dims->size() != 1)
+            return refuse("softmax over more than one dim");
+        row.dims = std::move(*dims);
     }
     row.length = 1;
-    for (std::int64_t d = rank - row.rank; d < rank; ++d)
+    for (std::int64_t d : row.dims)
         row.length *= in.sizes[static_cast<std::size_t>(d)];
     if (row.groups > 0)
         row.length /= row.groups;
@@ -267,7 +266,7 @@ Result<int> PointwiseExpression::addRowNorm(const ChainMember& member, std::stri
         return refuse("weight or bias is not one tensor");
     if (row.groups > 0) {
         // The weight and bias [C] are read as [C, 1, ...] against the input [N, C, *].
-        std::vector<std::int64_t> channelView(static_cast<std::size_t>(row.rank), 1);
+        std::vector<std::int64_t> channelView(row.dims.size(), 1);
         const ArgSpec* input = row_args::named(member, "input");
         channelView[0] = input->tensors[0].sizes[1];
         int weightNode = -1, biasNode = -1;

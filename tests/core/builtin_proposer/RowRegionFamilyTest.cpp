@@ -127,7 +127,8 @@ TEST(RowRegionFamily, RmsNormWrittenOutIsOneReductionAndOneKernel)
     EXPECT_EQ(launch["kernel"], "kf_row_region");
     EXPECT_EQ(launch["args"], json({"ptr:in0", "ptr:in1", "ptr:out0"}));
     // 96 rows of 1024 bf16: 32 threads of 8-wide vectors, four per thread, eight rows a block.
-    EXPECT_EQ(params, json({{"threads", 32}, {"rows_per_block", 8}, {"vector_width", 8}, {"split", 1}}));
+    EXPECT_EQ(params,
+              json({{"threads", 32}, {"rows_per_block", 8}, {"vector_width", 8}, {"split", 1}, {"columns", false}}));
     EXPECT_EQ(launch["grid"], json::array({12}));
     growChain(card, 6, true);
 }
@@ -185,12 +186,14 @@ TEST(RowRegionFamily, PerRowOutputsAndATransposedInputCompile)
 TEST(RowRegionFamily, RefusesWhatItCannotCoverWithTheReason)
 {
     const TensorSpec t = spec("float32", {4, 6, 8});
-    { // a reduction over a middle dim
+    { // reductions of one tensor over different dims: two row shapes
         RegionChainBuilder b;
         const Value x = b.unary("aten::exp", b.input(t));
         b.output(b.call("aten::sum", "dim_IntList", {{"self", x}, {"dim", json({1})}, {"keepdim", json(true)}},
                         spec("float32", {4, 1, 8})));
-        EXPECT_NE(refusalOf(b.card()).find("reduces other dims than trailing ones"), std::string::npos)
+        b.output(b.call("aten::amax", "", {{"self", x}, {"dim", json({2})}, {"keepdim", json(true)}},
+                        spec("float32", {4, 6, 1})));
+        EXPECT_NE(refusalOf(b.card()).find("reductions over rows of different shapes"), std::string::npos)
             << refusalOf(b.card());
     }
     { // a reduction without keepdim broadcast against the row's elements
@@ -232,7 +235,8 @@ TEST(RowRegionFamily, LongRowsSplitOverBlocksOneKernelPerReduction)
     json params;
     const Candidate root = rootCandidate(card, &params);
     // 2 rows x 16 chunks of 4096 elements: 256 threads of 8-wide vectors, two each.
-    EXPECT_EQ(params, json({{"threads", 256}, {"rows_per_block", 1}, {"vector_width", 8}, {"split", 16}}));
+    EXPECT_EQ(params,
+              json({{"threads", 256}, {"rows_per_block", 1}, {"vector_width", 8}, {"split", 16}, {"columns", false}}));
     const json& launches = root.launchPlan["launches"];
     ASSERT_EQ(launches.size(), 3u);
     EXPECT_EQ(launches[0]["kernel"], "kf_row_region_stage0");
@@ -467,4 +471,72 @@ TEST(RowRegionFamily, StatisticsAndInstanceNormAreSingleOpRowRegions)
         b.output(b.unary("aten::relu", m));
         EXPECT_NE(refusalOf(b.card()).find("max / min with a dim"), std::string::npos) << refusalOf(b.card());
     }
+}
+
+TEST(RowRegionFamily, ReductionsOverLeadingAndMiddleDimsWalkTheirRowsAtTheirStrides)
+{
+    { // sum over the middle dim of [4, 6, 8]: 32 rows of 6 elements 8 apart, the output [4, 1, 8]
+        RegionChainBuilder b;
+        const Value x = b.unary("aten::exp", b.input(spec("float32", {4, 6, 8})));
+        b.output(b.call("aten::sum", "dim_IntList",
+                        {{"self", x}, {"dim", json({1})}, {"keepdim", json(true)}, {"dtype", std::monostate{}}},
+                        spec("float32", {4, 1, 8})));
+        const OperatorCard card = b.card();
+        const Candidate root = rootCandidate(card);
+        EXPECT_NE(root.source.find("32 rows of 6 elements"), std::string::npos) << root.source;
+        growChain(card, 3, true);
+    }
+    { // softmax over the channels of NCHW [2, 5, 7, 3] (a single-op card): 42 rows of 5, 21 apart
+        RegionChainBuilder b;
+        const TensorSpec t = spec("float16", {2, 5, 7, 3});
+        b.output(
+            b.call("aten::_softmax", "", {{"self", b.input(t)}, {"dim", json(1)}, {"half_to_float", json(false)}}, t));
+        const OperatorCard card = singleOpCard(b.card());
+        const Candidate root = rootCandidate(card);
+        EXPECT_NE(root.source.find("42 rows of 5 elements"), std::string::npos) << root.source;
+        expectGoodCandidate(card, root, "softmax over dim 1");
+    }
+    { // mean over the leading and last dims of [3, 4, 5] without keepdim: 4 rows of 15
+        RegionChainBuilder b;
+        b.output(b.call("aten::mean", "dim",
+                        {{"self", b.input(spec("bfloat16", {3, 4, 5}))},
+                         {"dim", json({0, -1})},
+                         {"keepdim", json(false)},
+                         {"dtype", std::monostate{}}},
+                        spec("bfloat16", {4})));
+        const OperatorCard card = singleOpCard(b.card());
+        const Candidate root = rootCandidate(card);
+        EXPECT_NE(root.source.find("4 rows of 15 elements"), std::string::npos) << root.source;
+        growChain(card, 2, true);
+    }
+}
+
+TEST(RowRegionFamily, RowsAlongAStridedDimOfAdjacentRowsAreAThreadEach)
+{
+    // mean over the middle dim of [8, 64, 1024] (a single-op card): 8192 rows of 64 elements 1024
+    // apart, adjacent rows adjacent in memory, so the root gives each thread a row.
+    RegionChainBuilder b;
+    b.output(b.call("aten::mean", "dim",
+                    {{"self", b.input(spec("float16", {8, 64, 1024}))},
+                     {"dim", json({1})},
+                     {"keepdim", json(true)},
+                     {"dtype", std::monostate{}}},
+                    spec("float16", {8, 1, 1024})));
+    const OperatorCard card = singleOpCard(b.card());
+    json params;
+    const Candidate root = rootCandidate(card, &params);
+    EXPECT_EQ(params["columns"], true);
+    EXPECT_NE(root.source.find("a thread per row"), std::string::npos) << root.source;
+    EXPECT_NE(root.source.find("kf_row_region_columns"), std::string::npos);
+    expectGoodCandidate(card, root, "columns");
+    growChain(card, 4, true); // other rows per block; a row group per row where the threads allow
+    // A softmax over the last dim keeps a row group per row.
+    RegionChainBuilder last;
+    const TensorSpec t = spec("float32", {8192, 64});
+    last.output(last.call(
+        "aten::_softmax", "",
+        {{"self", last.unary("aten::relu", last.input(t))}, {"dim", json(-1)}, {"half_to_float", json(false)}}, t));
+    json lastParams;
+    rootCandidate(last.card(), &lastParams);
+    EXPECT_EQ(lastParams["columns"], false);
 }

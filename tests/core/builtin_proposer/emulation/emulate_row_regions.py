@@ -13,7 +13,11 @@ dims (a layer_norm over [6, 40], the mean of every element, a sum over the last 
 input), and group_norm regions (group_norm -> silu as SD's blocks run it, NCHW and channels-last, and a
 residual add -> group_norm without weight or bias), and row statistics (var and std with a NaN row,
 var_mean with both outputs, vector norms of every order, logsumexp with infinite rows, prod, max of
-every element, instance_norm -> relu, split std and logsumexp over few long rows). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
+every element, instance_norm -> relu, split std and logsumexp over few long rows), and rows of
+leading and middle dims (sum and mean over a middle dim, softmax over NCHW channels with a NaN,
+log_softmax over dim 0, var over a middle dim beside x - mean, amax over dims 0 and 2 of a permuted
+input, a split mean over the batch of few long columns; a thread per row where 4096 rows or more are
+adjacent in memory: a mean over a middle dim, a softmax over NCHW channels with a NaN, var beside x - mean). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
 compiled with the host C++ compiler against cuda_host_shim.h, run on the chain's inputs with its
 launch plan (outputs poisoned with NaN) and compared with eager's outputs within
 emulate_builtin_families.py's tolerances (NaN where eager has NaN).
@@ -284,6 +288,79 @@ def split_std_and_logsumexp_of_few_long_rows():
     return c
 
 
+def sum_over_a_middle_dim_with_and_without_keepdim():
+    c = Chain()
+    x = c.input(randn(4, 9, 13, seed=72))
+    y = c.call("exp", self=c.call("mul", "Scalar", self=x, other=0.5))
+    c.output(c.call("sum", "dim_IntList", self=y, dim=[1], keepdim=False))
+    c.output(c.call("mean", "dim", self=y, dim=[1], keepdim=True))
+    return c
+
+
+def softmax_over_channels_of_nchw():
+    c = Chain()
+    xs = randn(2, 7, 5, 6, dtype=torch.float16, seed=73) * 3
+    xs[1, 3, 2, 4] = float("nan")  # one NaN column, as eager
+    x = c.input(xs)
+    c.output(c.call("_softmax", self=x, dim=1, half_to_float=False))
+    return c
+
+
+def log_softmax_over_the_leading_dim():
+    c = Chain()
+    x = c.input(randn(6, 40, seed=74) * 2)
+    c.output(c.call("_log_softmax", self=c.call("relu", self=x), dim=0, half_to_float=False))
+    return c
+
+
+def var_over_a_middle_dim_beside_a_centred_output():
+    c = Chain()
+    x = c.input(randn(3, 20, 11, dtype=torch.bfloat16, seed=75) * 2 + 1)
+    mean = c.call("mean", "dim", self=x, dim=[1], keepdim=True)
+    c.output(c.call("sub", "Tensor", self=x, other=mean, alpha=1))
+    c.output(c.call("var", "correction", self=x, dim=[1], correction=1, keepdim=True))
+    return c
+
+
+def amax_over_leading_and_last_dims_of_a_transposed_input():
+    c = Chain()
+    x = c.input(randn(5, 8, 12, seed=76).permute(2, 0, 1))  # [12, 5, 8]
+    c.output(c.call("amax", self=x, dim=[0, 2], keepdim=False))
+    return c
+
+
+def split_mean_over_the_batch_of_few_long_columns():
+    c = Chain()
+    x = c.input(randn(9000, 3, seed=77))
+    c.output(c.call("mean", "dim", self=c.call("mul", "Scalar", self=x, other=2.0), dim=[0], keepdim=True))
+    return c
+
+
+def columns_mean_over_a_middle_dim():
+    c = Chain()
+    x = c.input(randn(4, 16, 1024, seed=78))
+    c.output(c.call("mean", "dim", self=c.call("exp", self=x), dim=[1], keepdim=True))
+    return c
+
+
+def columns_softmax_over_nchw_channels():
+    c = Chain()
+    xs = randn(2, 5, 32, 64, dtype=torch.float16, seed=79) * 3
+    xs[0, 2, 3, 4] = float("nan")
+    x = c.input(xs)
+    c.output(c.call("_softmax", self=x, dim=1, half_to_float=False))
+    return c
+
+
+def columns_var_beside_a_centred_output():
+    c = Chain()
+    x = c.input(randn(2, 12, 2048, dtype=torch.bfloat16, seed=80) * 2 + 1)
+    mean = c.call("mean", "dim", self=x, dim=[1], keepdim=True)
+    c.output(c.call("sub", "Tensor", self=x, other=mean, alpha=1))
+    c.output(c.call("var", "correction", self=x, dim=[1], correction=1, keepdim=False))
+    return c
+
+
 CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_keys,
                                  attention_softmax_f32_fully_masked_row, gemma_rms_norm_written_out,
                                  qwen_rms_norm_written_out, residual_add_layer_norm, add_rms_norm, log_softmax_odd_rows,
@@ -295,7 +372,12 @@ CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_ke
                                  residual_add_group_norm_without_affine, var_and_std_with_a_nan_row,
                                  var_mean_over_two_trailing_dims, vector_norms_of_every_order,
                                  logsumexp_with_infinite_rows, prod_of_rows, max_of_every_element, instance_norm_relu,
-                                 instance_norm_bf16_without_affine, split_std_and_logsumexp_of_few_long_rows]}
+                                 instance_norm_bf16_without_affine, split_std_and_logsumexp_of_few_long_rows,
+                                 sum_over_a_middle_dim_with_and_without_keepdim, softmax_over_channels_of_nchw,
+                                 log_softmax_over_the_leading_dim, var_over_a_middle_dim_beside_a_centred_output,
+                                 amax_over_leading_and_last_dims_of_a_transposed_input,
+                                 split_mean_over_the_batch_of_few_long_columns, columns_mean_over_a_middle_dim,
+                                 columns_softmax_over_nchw_channels, columns_var_beside_a_centred_output]}
 
 
 def main():
