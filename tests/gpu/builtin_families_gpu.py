@@ -5,7 +5,7 @@ For each row length L in (1, 7, 197, 1000, 4097) and dtype (float32, bfloat16, f
 TorchScript model calls every op a built-in family covers on tensors whose innermost size is L
 (softmax, log_softmax, layer_norm, rms_norm, group_norm and batch_norm in eval mode (NCHW and channels-last),
 adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), mean, sum, var, std,
-vector_norm, logsumexp, instance_norm, relu, gelu exact and tanh, silu, sigmoid, tanh,
+vector_norm, logsumexp, instance_norm, sum and softmax over dim 1, relu, gelu exact and tanh, silu, sigmoid, tanh,
 neg (also of two slices, gathered into a dense output), rsqrt, cos, sin, pow 2, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, mul and add with a float64 0-dim tensor that
 moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), mul and add into a
@@ -58,9 +58,9 @@ ITERATIONS = 4
 # also one with a float64 0-dim operand and one into a transposed output; add also the two mixed
 # channels-last / NCHW ones).
 COVERED = {
-    "aten::softmax.int": 1, "aten::log_softmax.int": 1, "aten::layer_norm": 1, "aten::rms_norm": 1,
+    "aten::softmax.int": 2, "aten::log_softmax.int": 1, "aten::layer_norm": 1, "aten::rms_norm": 1,
     "aten::group_norm": 2, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 2, "aten::max_pool2d": 2, "aten::mean.dim": 1,
-    "aten::sum.dim_IntList": 1, "aten::relu": 2, "aten::relu_": 2, "aten::silu_": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
+    "aten::sum.dim_IntList": 2, "aten::relu": 2, "aten::relu_": 2, "aten::silu_": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
     "aten::tanh": 1, "aten::add.Tensor": 6, "aten::sub.Tensor": 2, "aten::mul.Tensor": 4, "aten::div.Tensor": 2,
     "aten::embedding": 1, "aten::add_.Tensor": 2, "aten::to.dtype": 1, "aten::neg": 3, "aten::rsqrt": 1,
     "aten::cos": 1, "aten::sin": 1,
@@ -154,6 +154,9 @@ def make_model(length, dtype_name, device):
                 x.sum(dim=-1),
                 x.var(dim=-1), x.std(dim=-1, unbiased=False), torch.linalg.vector_norm(x, dim=-1),
                 torch.logsumexp(x, dim=-1), F.instance_norm(xg),
+                # over the channels (dim 1): rows along a strided dim, a thread per row where there are
+                # 4096 rows or more
+                x4.sum(dim=1), torch.softmax(xg, dim=1),
                 torch.relu(x),
                 # in place (torchvision's ReLU(inplace=True)) on a copy, NCHW and channels-last, and
                 # out of place on channels-last memory
@@ -335,7 +338,7 @@ def run_case(case, kforge, workdir, env, ops=None):
         if got != expected:
             case.fail(op, f"captured {got} card(s), expected {expected} (op fused away or missing?)")
 
-    selected = [card for card in cards if ops is None or qualified(card) in ops]
+    selected = [card for card in cards if ops is None or qualified(card) in ops or card["op"] in ops]
     if not selected:
         case.fail("optimize", "no card of the ops selected with --ops")
         return case
@@ -409,7 +412,7 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
 
-    unknown = sorted(set(args.ops or []) - set(COVERED) - GENERATED)
+    unknown = sorted(set(args.ops or []) - set(COVERED) - GENERATED - set(ROW_STATISTICS))
     if unknown:
         print(f"error: --ops {' '.join(unknown)}: not among the covered ops ({', '.join(COVERED)})", file=sys.stderr)
         return 2
