@@ -8,6 +8,7 @@
 #include "checks/ModelAccuracy.h"
 #include "checks/OutputComparison.h"
 #include "cubin/CubinModule.h"
+#include "gpu_evaluation/ChunkedTolerance.h"
 #include "gpu_evaluation/CopyBandwidth.h"
 #include "gpu_evaluation/GpuActivityTimer.h"
 #include "model/LaunchPlan.h"
@@ -118,21 +119,6 @@ at::Tensor bitsOf(const at::Tensor& tensor)
 bool bitwiseEqual(const at::Tensor& a, const at::Tensor& b)
 {
     return a.sizes() == b.sizes() && at::equal(bitsOf(a), bitsOf(b));
-}
-
-// The element-wise acceptance rule of compareOutputs (checks/OutputComparison.h), evaluated on the
-// device in float64: true when every element passes. compareOutputs on the host stays the
-// authority for the report: it runs when this check fails, to say where and by how much.
-bool allWithinTolerance(const at::Tensor& got, const at::Tensor& expected, const Tolerance& tolerance, double& maxAbs)
-{
-    const at::Tensor g = got.to(at::kDouble);
-    const at::Tensor e = expected.to(g.device(), at::kDouble);
-    const at::Tensor finite = g.isfinite() & e.isfinite();
-    const at::Tensor diff = at::where(finite, (g - e).abs(), at::zeros_like(g));
-    maxAbs = diff.numel() ? diff.max().item<double>() : 0.0;
-    at::Tensor ok = (g.isnan() & e.isnan()) | (g.isinf() & e.isinf() & (g == e));
-    ok = ok | (finite & (tolerance.exact ? (g == e) : (diff <= tolerance.atol + tolerance.rtol * e.abs())));
-    return ok.all().item<bool>();
 }
 
 struct InputSet {
