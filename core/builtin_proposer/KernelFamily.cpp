@@ -29,6 +29,8 @@ const char* dtypeCType(const std::string& dtype)
         return "double";
     if (dtype == "bool")
         return "bool";
+    if (dtype == "int64")
+        return "long long";
     return "float";
 }
 
@@ -54,6 +56,8 @@ std::string storeExpr(const std::string& dtype)
         return "__float2half_rn(v)";
     if (dtype == "bfloat16")
         return "__float2bfloat16_rn(v)";
+    if (dtype == "int64")
+        return "static_cast<long long>(v)"; // an index, exact in fp32
     return "v";
 }
 

@@ -181,6 +181,8 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
         else if (n.kind == Kind::Apply)
             f->m_perRow[i] = std::all_of(n.operands.begin(), n.operands.end(),
                                          [&](int o) { return o < 0 || f->m_perRow[static_cast<std::size_t>(o)]; });
+        else if (n.kind == Kind::Column)
+            f->m_perRow[i] = false;
         else if (n.kind == Kind::Reduce && f->m_perRow[static_cast<std::size_t>(n.operands[0])])
             return unsupportedCard(card, "a reduction of a value that does not vary along the row");
     }
@@ -259,6 +261,9 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
         if (!op.perRow)
             op.slot = y++;
     f->m_live = e.dependencies(e.outputs());
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        if (nodes[i].kind == Kind::Column && f->m_live[i])
+            f->m_columnSlot = x++; // the element's row column, loaded beside the inputs
     f->m_rowSlot.assign(nodes.size(), -1);
     f->m_stage.assign(nodes.size(), -1);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -315,7 +320,8 @@ bool RowRegionFamily::fewLongRows(std::int64_t rows, std::int64_t rowLength)
 int RowRegionFamily::elementInputs() const
 {
     return static_cast<int>(
-        std::count_if(m_inputs.begin(), m_inputs.end(), [](const Operand& o) { return o.used && !o.perRow; }));
+               std::count_if(m_inputs.begin(), m_inputs.end(), [](const Operand& o) { return o.used && !o.perRow; })) +
+        (m_columnSlot >= 0 ? 1 : 0);
 }
 
 bool RowRegionFamily::vectorWidthAllowed(int width) const
@@ -456,6 +462,8 @@ std::string RowRegionFamily::elementFunction(const std::string& name, const std:
             continue;
         if (n.kind == Kind::Input)
             s << "    const float v" << i << " = x[" << m_inputs[static_cast<std::size_t>(n.input)].slot << "];\n";
+        else if (n.kind == Kind::Column)
+            s << "    const float v" << i << " = x[" << m_columnSlot << "]; // the row column\n";
         else
             s << "    const float v" << i << " = " << m_expression.applyExpression(static_cast<int>(i), nameOf)
               << "; // " << n.op->name << " -> " << n.dtype << "\n";
@@ -624,6 +632,10 @@ std::string RowRegionFamily::elementInputLoads(const std::string& target, const 
               << indent << "    " << at << "[e] = " << inside << " ? kfLoad_" << o.name << "(" << o.name << "[ro_"
               << o.name << " + kfColOffset_" << o.name << "(c0 + e)]) : 0.0f;\n";
     }
+    if (m_columnSlot >= 0)
+        s << "#pragma unroll\n"
+          << indent << "for (int e = 0; e < V; ++e) // the row column\n"
+          << indent << "    " << target << "[" << m_columnSlot << "][e] = static_cast<float>(c0 + e);\n";
     return s.str();
 }
 

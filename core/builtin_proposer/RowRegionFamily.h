@@ -127,6 +127,7 @@ private:
     std::vector<Operand> m_inputs, m_outputs;
     std::vector<std::int64_t> m_outer;   // the row shape's outer sizes (all but the reduced dims)
     std::vector<std::int64_t> m_rowDims; // the reduced dims, merged where every operand allows
+    int m_columnSlot = -1;               // the slot in x[] of the element's row column (a Column node), -1 if none
     std::int64_t m_rows = 0;
     std::int64_t m_rowLength = 0;
     std::vector<bool> m_live;     // per node: an output depends on it

@@ -13,7 +13,8 @@
 // Row reductions (PointwiseOptions::rowReductions): a member that reduces the trailing dims of its
 // input (softmax, log_softmax the last; sum, mean, amax, amin, prod, var, std, var_mean, std_mean,
 // logsumexp, linalg_vector_norm and norm any trailing dims, all of them included; max and min
-// without a dim every element; layer_norm and rms_norm their normalized_shape; group_norm every dim
+// without a dim every element; max.dim, min.dim, argmax and argmin with the int64 index of the
+// first extreme, found through a Column node; layer_norm and rms_norm their normalized_shape; group_norm every dim
 // after the batch, in groups of channels; instance_norm every dim after the channel) becomes Reduce
 // nodes (a sum, product, max or min over the row) and the pointwise ops around them, in fp32 as
 // eager's kernels compute it, its result rounded once to the member's dtype (logsumexp, which eager
@@ -40,7 +41,9 @@ struct PointwiseOptions {
 enum class PointwiseReduce { Sum, Max, Min, Prod };
 
 struct PointwiseNode {
-    enum class Kind { Input, Constant, Apply, Reduce };
+    // Column: the element's position along its row (0 .. row length - 1, in the reduced dims'
+    // order, exact in fp32 below 2^24): what an index reduction (argmax, max.dim) reduces.
+    enum class Kind { Input, Constant, Apply, Reduce, Column };
     Kind kind = Kind::Input;
     int input = -1;                     // Input: the region input ("in<input>")
     std::vector<std::int64_t> view;     // Input: the sizes it is read at when not its own (group_norm's
@@ -120,6 +123,9 @@ private:
     /// addRowReduction's norms (layer_norm, rms_norm, group_norm, instance_norm) over `row`.
     Result<int> addRowNorm(const ChainMember& member, std::string_view name, const Row& row,
                            const std::vector<int>& argNodes);
+    /// addRowReduction's index reductions (max.dim, min.dim, argmax, argmin) over `row`: the value
+    /// (max.dim, min.dim) and the int64 index of its first occurrence, eager's tie rule.
+    Result<std::vector<int>> addRowIndexReduction(const ChainMember& member, std::string_view name, const Row& row);
     /// addRowReduction's statistics (var, std, var_mean, std_mean, linalg_vector_norm, norm,
     /// logsumexp) over `row` (PointwiseRowStatistics.cpp).
     Result<std::vector<int>> addRowStatistic(const ChainMember& member, std::string_view name, const Row& row);
@@ -127,6 +133,7 @@ private:
     /// An fp32 value as a member's result: rounded once where `dtype` is 16-bit.
     int roundedTo(int value, const std::string& dtype);
     int constantNode(double value);
+    int columnNode();
     int applyNode(const char* op, const char* overload, std::vector<int> operands, const std::string& dtype,
                   bool round);
     int reduceNode(PointwiseReduce reduce, int operand, int member, std::vector<std::int64_t> reducedDims,

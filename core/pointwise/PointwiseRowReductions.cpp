@@ -10,34 +10,20 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <string_view>
 
 namespace kforge::core {
 
 namespace {
 
-constexpr std::array<std::string_view, 22> kRowReductions = {"softmax",
-                                                             "_softmax",
-                                                             "log_softmax",
-                                                             "_log_softmax",
-                                                             "sum",
-                                                             "mean",
-                                                             "amax",
-                                                             "amin",
-                                                             "max",
-                                                             "min",
-                                                             "prod",
-                                                             "var",
-                                                             "std",
-                                                             "var_mean",
-                                                             "std_mean",
-                                                             "logsumexp",
-                                                             "linalg_vector_norm",
-                                                             "norm",
-                                                             "layer_norm",
-                                                             "rms_norm",
-                                                             "group_norm",
-                                                             "instance_norm"};
+// clang-format off
+constexpr std::array<std::string_view, 24> kRowReductions = {
+    "softmax", "_softmax", "log_softmax", "_log_softmax",
+    "sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "prod",
+    "var", "std", "var_mean", "std_mean", "logsumexp", "linalg_vector_norm", "norm",
+    "layer_norm", "rms_norm", "group_norm", "instance_norm"};
+// clang-format on
 
 // The ops whose result is a statistic of the row (addRowStatistic).
 bool isStatistic(std::string_view name)
@@ -67,6 +53,14 @@ int PointwiseExpression::constantNode(double value)
     PointwiseNode n;
     n.kind = PointwiseNode::Kind::Constant;
     n.constant = value;
+    n.dtype = "float32";
+    return intern(std::move(n));
+}
+
+int PointwiseExpression::columnNode()
+{
+    PointwiseNode n;
+    n.kind = PointwiseNode::Kind::Column;
     n.dtype = "float32";
     return intern(std::move(n));
 }
@@ -130,15 +124,22 @@ Result<std::vector<int>> PointwiseExpression::addRowReduction(const ChainMember&
     const ArgSpec* self = row_args::named(member, norm ? "input" : "self", &selfIndex);
     if (!self || argNodes.at(selfIndex) < 0)
         return refuse("its input is not one tensor");
-    if ((name == "max" || name == "min") && !member.overload.empty())
-        return refuse("max / min with a dim or another tensor is not covered (only of every element)");
-    const std::size_t outputs = name == "var_mean" || name == "std_mean" ? 2 : 1;
+    // max / min: of every element (no overload) or over a dim with indices (.dim); .other is binary.
+    const bool withIndex =
+        name == "argmax" || name == "argmin" || ((name == "max" || name == "min") && member.overload == "dim");
+    if ((name == "max" || name == "min") && !member.overload.empty() && !withIndex)
+        return refuse("max / min of two tensors is not a row reduction (not covered)");
+    const bool valueToo = withIndex && (name == "max" || name == "min");
+    const std::size_t outputs = name == "var_mean" || name == "std_mean" || valueToo ? 2 : 1;
     if (member.outputs.size() != outputs)
         return refuse("expected " + std::to_string(outputs) + " output" + (outputs > 1 ? "s" : ""));
     const TensorSpec& in = self->tensors[0];
-    for (const TensorSpec& o : member.outputs)
-        if (!isFloat(in.dtype) || !isFloat(o.dtype))
-            return refuse(in.dtype + " -> " + o.dtype + " not covered (float32, float16, bfloat16)");
+    for (std::size_t o = 0; o < outputs; ++o) {
+        const std::string& dtype = member.outputs[o].dtype;
+        const bool index = withIndex && o + 1 == outputs;
+        if (!isFloat(in.dtype) || (index ? dtype != "int64" : !isFloat(dtype)))
+            return refuse(in.dtype + " -> " + dtype + " not covered (float32, float16, bfloat16; int64 indices)");
+    }
     const auto rank = static_cast<std::int64_t>(in.sizes.size());
     if (rank == 0)
         return refuse("a 0-dim input (no row to reduce)");
@@ -178,6 +179,8 @@ Result<std::vector<int>> PointwiseExpression::addRowReduction(const ChainMember&
         auto dims = row_args::reducedDims(row_args::named(member, "dim"), rank);
         if (!dims || dims->empty())
             return refuse("its dim argument is not a dim or a list of dims of the input");
+        if (withIndex && dims->size() != 1 && !row_args::absent(member, "dim"))
+            return refuse("an index reduction over several dims");
         if (name.find("softmax") != std::string_view::npos && dims->size() != 1)
             return refuse("softmax over more than one dim");
         row.dims = std::move(*dims);
@@ -194,6 +197,12 @@ Result<std::vector<int>> PointwiseExpression::addRowReduction(const ChainMember&
         if (!y)
             return refuse(y.error().message);
         return std::vector<int>{y.value()};
+    }
+    if (withIndex) {
+        auto y = addRowIndexReduction(member, name, row);
+        if (!y)
+            return refuse(y.error().message);
+        return y;
     }
     // A dtype argument converts the input first: covered where that changes no value in fp32 (to
     // float32, or to the input's own dtype); half_to_float likewise.
@@ -234,6 +243,29 @@ Result<std::vector<int>> PointwiseExpression::addRowReduction(const ChainMember&
         y = roundedTo(reduceOver(row, max ? PointwiseReduce::Max : PointwiseReduce::Min, x), row.out);
     }
     return std::vector<int>{y};
+}
+
+Result<std::vector<int>> PointwiseExpression::addRowIndexReduction(const ChainMember& member, std::string_view name,
+                                                                   const Row& row)
+{
+    // The column reaches 2^24 in fp32 exactly; a longer row's positions would round.
+    if (row.length > (std::int64_t{1} << 24))
+        return makeError(ErrorCode::Unsupported, "an index reduction over a row of more than 2^24 elements");
+    const bool max = name == "max" || name == "argmax";
+    const int x = row.x;
+    const int extreme = reduceOver(row, max ? PointwiseReduce::Max : PointwiseReduce::Min, x);
+    // The first position holding the extreme: where x equals it, or is NaN (then the extreme is
+    // NaN, propagated, and eager gives the first NaN's index), the least position.
+    const int hit = applyNode(
+        "logical_or", "",
+        {applyNode("eq", "Tensor", {x, extreme}, "bool", false), applyNode("ne", "Tensor", {x, x}, "bool", false)},
+        "bool", false);
+    const int position = applyNode(
+        "where", "self", {hit, columnNode(), constantNode(std::numeric_limits<double>::infinity())}, "float32", false);
+    const int index = applyNode("_to_copy", "", {reduceOver(row, PointwiseReduce::Min, position)}, "int64", false);
+    if (name.starts_with("arg"))
+        return std::vector<int>{index};
+    return std::vector<int>{roundedTo(extreme, member.outputs[0].dtype), index};
 }
 
 Result<int> PointwiseExpression::addRowNorm(const ChainMember& member, std::string_view name, const Row& row,

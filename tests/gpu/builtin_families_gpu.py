@@ -5,7 +5,7 @@ For each row length L in (1, 7, 197, 1000, 4097) and dtype (float32, bfloat16, f
 TorchScript model calls every op a built-in family covers on tensors whose innermost size is L
 (softmax, log_softmax, layer_norm, rms_norm, group_norm and batch_norm in eval mode (NCHW and channels-last),
 adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), mean, sum, var, std,
-vector_norm, logsumexp, instance_norm, sum and softmax over dim 1, relu, gelu exact and tanh, silu, sigmoid, tanh,
+vector_norm, logsumexp, instance_norm, argmax, max.dim, sum and softmax over dim 1, relu, gelu exact and tanh, silu, sigmoid, tanh,
 neg (also of two slices, gathered into a dense output), rsqrt, cos, sin, pow 2, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, mul and add with a float64 0-dim tensor that
 moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), mul and add into a
@@ -66,11 +66,11 @@ COVERED = {
     "aten::cos": 1, "aten::sin": 1,
     "aten::pow.Tensor_Scalar": 1, "aten::type_as": 1, "aten::contiguous": 3, "aten::reshape": 1, "aten::cat": 2,
 }
-# Row statistics the row-region generator covers, counted by op whatever overload the trace records
+# Row statistics and index reductions the row-region generator covers, counted by op whatever overload the trace records
 # (var.dim or var.correction): one card each. A row of one element is not a row: their cards at row
 # length 1 are refused with that reason, reported rather than failed.
 ROW_STATISTICS = {"aten::var": 1, "aten::std": 1, "aten::linalg_vector_norm": 1, "aten::logsumexp": 1,
-                  "aten::instance_norm": 1}
+                  "aten::instance_norm": 1, "aten::argmax": 1, "aten::max": 1}
 ONE_ELEMENT_ROW = "fewer than two elements"
 # Covered ops whose support is being added: "unsupported" is reported, not a failure.
 IN_PROGRESS = {"aten::add_.Tensor"}
@@ -153,7 +153,7 @@ def make_model(length, dtype_name, device):
                 x.mean(dim=-1),
                 x.sum(dim=-1),
                 x.var(dim=-1), x.std(dim=-1, unbiased=False), torch.linalg.vector_norm(x, dim=-1),
-                torch.logsumexp(x, dim=-1), F.instance_norm(xg),
+                torch.logsumexp(x, dim=-1), F.instance_norm(xg), x.argmax(dim=-1), *x.max(dim=-1),
                 # over the channels (dim 1): rows along a strided dim, a thread per row where there are
                 # 4096 rows or more
                 x4.sum(dim=1), torch.softmax(xg, dim=1),

@@ -464,12 +464,21 @@ TEST(RowRegionFamily, StatisticsAndInstanceNormAreSingleOpRowRegions)
                                 x)));
         EXPECT_NE(refusalOf(b.card()).find("updates running statistics"), std::string::npos) << refusalOf(b.card());
     }
-    { // max over a dim gives indices too: refused with the reason
+    { // max of two tensors is binary, not a reduction: refused with the reason
         RegionChainBuilder b;
-        const Value m =
-            b.call("aten::max", "dim", {{"self", b.input(t)}, {"dim", json(-1)}, {"keepdim", json(true)}}, perRow);
+        const Value x = b.input(t);
+        const Value m = b.call("aten::max", "other", {{"self", x}, {"other", b.unary("aten::relu", x)}}, t);
         b.output(b.unary("aten::relu", m));
-        EXPECT_NE(refusalOf(b.card()).find("max / min with a dim"), std::string::npos) << refusalOf(b.card());
+        EXPECT_NE(refusalOf(b.card()).find("max / min of two tensors"), std::string::npos) << refusalOf(b.card());
+    }
+    { // argmax: the index of the first maximum as int64, through the row column
+        const OperatorCard card =
+            single("aten::argmax", "", {{"dim", json(-1)}, {"keepdim", json(false)}}, t, spec("int64", {6}));
+        const Candidate root = rootCandidate(card);
+        EXPECT_NE(root.source.find("static_cast<float>(c0 + e)"), std::string::npos) << root.source;
+        EXPECT_NE(root.source.find("typedef long long t_out0"), std::string::npos) << root.source;
+        expectGoodCandidate(card, root, "argmax");
+        growChain(card, 2, true);
     }
 }
 

@@ -40,7 +40,7 @@ from emulate_builtin_families import Runner, clean_up, compare, summary  # noqa:
 # c10::ScalarType codes, as a captured dtype argument holds them.
 SCALAR_TYPE = {torch.float16: 5, torch.float32: 6, torch.bool: 11, torch.bfloat16: 15}
 NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.bool: "bool",
-         torch.float64: "float64"}
+         torch.float64: "float64", torch.int64: "int64"}
 
 
 def fnv1a64_hex(text):

@@ -17,7 +17,9 @@ every element, instance_norm -> relu, split std and logsumexp over few long rows
 leading and middle dims (sum and mean over a middle dim, softmax over NCHW channels with a NaN,
 log_softmax over dim 0, var over a middle dim beside x - mean, amax over dims 0 and 2 of a permuted
 input, a split mean over the batch of few long columns; a thread per row where 4096 rows or more are
-adjacent in memory: a mean over a middle dim, a softmax over NCHW channels with a NaN, var beside x - mean). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
+adjacent in memory: a mean over a middle dim, a softmax over NCHW channels with a NaN, var beside x - mean),
+and index reductions (argmax with ties and a row of two NaNs, max.dim over a middle dim with both
+outputs, a split argmin of every element, min.dim over NCHW channels a thread per row). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
 compiled with the host C++ compiler against cuda_host_shim.h, run on the chain's inputs with its
 launch plan (outputs poisoned with NaN) and compared with eager's outputs within
 emulate_builtin_families.py's tolerances (NaN where eager has NaN).
@@ -361,6 +363,41 @@ def columns_var_beside_a_centred_output():
     return c
 
 
+def argmax_with_ties_and_a_nan_row():
+    c = Chain()
+    xs = (randn(6, 45, seed=81) * 2).round()  # small integers: ties, the first one wins
+    xs[4, 30] = float("nan")
+    xs[4, 40] = float("nan")  # the first NaN's index, as eager
+    x = c.input(xs)
+    c.output(c.call("argmax", self=c.call("mul", "Scalar", self=x, other=1.5), dim=-1, keepdim=False))
+    return c
+
+
+def max_dim_over_a_middle_dim_values_and_indices():
+    c = Chain()
+    x = c.input((randn(3, 17, 10, dtype=torch.bfloat16, seed=82) * 2).round())
+    values, indices = c.call("max", "dim", self=x, dim=1, keepdim=True)
+    c.output(values)
+    c.output(indices)
+    return c
+
+
+def argmin_of_every_element_split():
+    c = Chain()
+    x = c.input(randn(3, 5000, seed=83))
+    c.output(c.call("argmin", self=c.call("abs", self=x), dim=None, keepdim=False))
+    return c
+
+
+def columns_min_dim_over_channels():
+    c = Chain()
+    x = c.input(randn(2, 6, 48, 48, dtype=torch.float16, seed=84))
+    values, indices = c.call("min", "dim", self=x, dim=1, keepdim=False)
+    c.output(values)
+    c.output(indices)
+    return c
+
+
 CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_keys,
                                  attention_softmax_f32_fully_masked_row, gemma_rms_norm_written_out,
                                  qwen_rms_norm_written_out, residual_add_layer_norm, add_rms_norm, log_softmax_odd_rows,
@@ -377,7 +414,9 @@ CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_ke
                                  log_softmax_over_the_leading_dim, var_over_a_middle_dim_beside_a_centred_output,
                                  amax_over_leading_and_last_dims_of_a_transposed_input,
                                  split_mean_over_the_batch_of_few_long_columns, columns_mean_over_a_middle_dim,
-                                 columns_softmax_over_nchw_channels, columns_var_beside_a_centred_output]}
+                                 columns_softmax_over_nchw_channels, columns_var_beside_a_centred_output,
+                                 argmax_with_ties_and_a_nan_row, max_dim_over_a_middle_dim_values_and_indices,
+                                 argmin_of_every_element_split, columns_min_dim_over_channels]}
 
 
 def main():
