@@ -122,6 +122,17 @@ class ResidualAddLayerNorm(torch.nn.Module):
         return h, self.norm(h)
 
 
+class OneOp(torch.nn.Module):
+    """One reduction alone (a single-op card), as a model calls it: fn(x)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
 # name -> (module factory, input specs for `kforge capture --inputs`, example tensors for the trace)
 CHAINS = {
     "gelu_tanh": (GeluTanhWrittenOut, ["8192x8192:float32"]),
@@ -135,6 +146,14 @@ CHAINS = {
     # Few long rows (single-op cards, no region): one block per row would leave most SMs idle.
     "layer_norm_few_long_rows": (lambda: torch.nn.LayerNorm(4194304), ["16x4194304:float32"]),
     "softmax_few_long_rows": (Softmax, ["32x1048576:float32"]),
+    # Reductions issue 27 found refused (single-op cards): over a middle dim and NCHW channels (a
+    # thread per row), statistics and index reductions over rows, instance_norm.
+    "sum_over_middle_dim": (lambda: OneOp(lambda x: x.sum(dim=1)), ["64x512x1024:float32"]),
+    "softmax_over_channels": (lambda: OneOp(lambda x: torch.softmax(x, dim=1)), ["32x21x128x128:float16"]),
+    "var_rows": (lambda: OneOp(lambda x: x.var(dim=-1)), ["8192x4096:bfloat16"]),
+    "logsumexp_rows": (lambda: OneOp(lambda x: torch.logsumexp(x, dim=-1)), ["8192x4096:float32"]),
+    "argmax_rows": (lambda: OneOp(lambda x: x.argmax(dim=-1)), ["8192x4096:float32"]),
+    "instance_norm": (lambda: OneOp(torch.nn.functional.instance_norm), ["32x64x128x128:float16"]),
 }
 
 
