@@ -81,19 +81,19 @@ std::uint64_t splitmix(std::uint64_t x)
 
 } // namespace
 
-const nlohmann::json* BuiltinProposer::familyParams(const SearchNode& node) const
+std::optional<nlohmann::json> BuiltinProposer::familyParams(const SearchNode& node) const
 {
     const nlohmann::json& d = node.provenance.details;
     if (!d.is_object() || d.value("family", std::string()) != m_family->name() || !d.contains("params"))
-        return nullptr;
-    return &d["params"];
+        return std::nullopt;
+    return m_family->withDefaults(d["params"]);
 }
 
 std::unordered_set<std::string> BuiltinProposer::paramSets(const SearchTree& tree) const
 {
     std::unordered_set<std::string> present;
     for (const SearchNode& node : tree.nodes())
-        if (const nlohmann::json* params = familyParams(node))
+        if (const auto params = familyParams(node))
             present.insert(params->dump());
     return present;
 }
@@ -230,7 +230,7 @@ Result<Proposal> BuiltinProposer::propose(const SearchTree& tree, const SearchNo
 {
     if (!m_family)
         return m_unsupported;
-    const nlohmann::json* parentParams = familyParams(parent);
+    const std::optional<nlohmann::json> parentParams = familyParams(parent);
     if (!parentParams) {
         Proposal failed;
         failed.provenance.kind = ProvenanceKind::BuiltinTransformation;
@@ -266,7 +266,7 @@ std::unordered_set<std::string> BuiltinProposer::exhaustedNodes(const SearchTree
         return exhausted;
     const std::unordered_set<std::string> present = paramSets(tree);
     for (const SearchNode& node : tree.nodes()) {
-        const nlohmann::json* params = familyParams(node);
+        const std::optional<nlohmann::json> params = familyParams(node);
         if (!params || untriedNeighbours(*params, present).empty())
             exhausted.insert(node.id);
     }
@@ -282,17 +282,17 @@ std::vector<Candidate> BuiltinProposer::likelyNext(const SearchTree& tree, const
     // untried neighbours, best node first.
     std::vector<const SearchNode*> passed;
     for (const SearchNode& node : tree.nodes())
-        if (node.status == NodeStatus::Passed && node.latency && node.provenance.details.contains("params"))
+        if (node.status == NodeStatus::Passed && node.latency && familyParams(node))
             passed.push_back(&node);
     std::sort(passed.begin(), passed.end(),
               [](const SearchNode* a, const SearchNode* b) { return a->latency->medianUs < b->latency->medianUs; });
     std::vector<nlohmann::json> sources;
     if (!passed.empty())
-        sources.push_back(passed[0]->provenance.details["params"]);
+        sources.push_back(*familyParams(*passed[0]));
     if (current.provenance.details.contains("params"))
-        sources.push_back(current.provenance.details["params"]);
+        sources.push_back(m_family->withDefaults(current.provenance.details["params"]));
     if (passed.size() > 1)
-        sources.push_back(passed[1]->provenance.details["params"]);
+        sources.push_back(*familyParams(*passed[1]));
     const std::unordered_set<std::string> present = paramSets(tree);
     std::vector<nlohmann::json> chosen;
     for (const nlohmann::json& from : sources) {

@@ -21,6 +21,7 @@
 #include "util/Result.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -56,8 +57,9 @@ private:
     /// The family made for one op (softmax, norms, pools, ...), or why none covers it.
     static Result<std::unique_ptr<KernelFamily>> makeTunedFamily(const OperatorCard& card);
     Result<Proposal> build(const nlohmann::json& params, Provenance provenance) const;
-    /// This family's template parameters of `node`, or null (a node an LLM or a user wrote).
-    const nlohmann::json* familyParams(const SearchNode& node) const;
+    /// This family's template parameters of `node` (KernelFamily::withDefaults of what it stored),
+    /// or nullopt (a node an LLM or a user wrote).
+    std::optional<nlohmann::json> familyParams(const SearchNode& node) const;
     /// Every parameter set of this family in `tree`, as JSON text (parameters are ints and bools,
     /// so equal text is equal JSON).
     std::unordered_set<std::string> paramSets(const SearchTree& tree) const;

@@ -39,6 +39,10 @@ public:
     virtual Result<Candidate> generate(const nlohmann::json& params) const = 0;
     /// Every valid neighbour of `params`, in a fixed order, none equal to `params`.
     virtual std::vector<Transformation> transformations(const nlohmann::json& params) const = 0;
+    /// `params` as a node stored them, with any parameter a later version of the family added set
+    /// to the value that gives the kernel those params made then (so an older tree's nodes can
+    /// still be revised). The default: unchanged.
+    virtual nlohmann::json withDefaults(const nlohmann::json& params) const { return params; }
 };
 
 /// Dtype helpers shared by the families. Only "float32", "float16" and "bfloat16" are claimed as

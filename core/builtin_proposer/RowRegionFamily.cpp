@@ -420,6 +420,18 @@ nlohmann::json RowRegionFamily::rootParams() const
     return {{"threads", threads}, {"rows_per_block", rows}, {"vector_width", v}, {"split", 1}, {"columns", false}};
 }
 
+nlohmann::json RowRegionFamily::withDefaults(const nlohmann::json& params) const
+{
+    nlohmann::json p = params;
+    if (p.is_object()) {
+        if (!p.contains("split"))
+            p["split"] = 1;
+        if (!p.contains("columns"))
+            p["columns"] = false;
+    }
+    return p;
+}
+
 std::int64_t RowRegionFamily::chunkLength(int split, int width) const
 {
     const std::int64_t vectors = (m_rowLength + width - 1) / width;

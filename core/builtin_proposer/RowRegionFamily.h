@@ -57,6 +57,8 @@ public:
     bool splitsAtRoot() const { return rootParams()["split"].get<int>() > 1; }
     nlohmann::json rootParams() const override;
     Result<Candidate> generate(const nlohmann::json& params) const override;
+    /// `split` (1) and `columns` (false) where older trees' params lack them.
+    nlohmann::json withDefaults(const nlohmann::json& params) const override;
 
 private:
     struct Operand {

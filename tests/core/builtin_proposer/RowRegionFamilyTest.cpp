@@ -549,3 +549,26 @@ TEST(RowRegionFamily, RowsAlongAStridedDimOfAdjacentRowsAreAThreadEach)
     rootCandidate(last.card(), &lastParams);
     EXPECT_EQ(lastParams["columns"], false);
 }
+
+TEST(RowRegionFamily, ParamsOfOlderTreesWithoutSplitOrColumnsAreRevised)
+{
+    // A tree saved before `split` and `columns` existed: its root's params lack both, and the
+    // proposer still revises it (as split 1, a row group per row).
+    const OperatorCard card = rmsNormWrittenOut("bfloat16", 64, 512);
+    BuiltinProposer proposer(card);
+    std::atomic<bool> stop{false};
+    SearchTree tree(card.id, 3);
+    auto root = proposer.proposeRoot(tree, stop);
+    ASSERT_TRUE(root.ok());
+    Provenance old = root->provenance;
+    old.details["params"].erase("split");
+    old.details["params"].erase("columns");
+    const std::string id = tree.addRoot(root->candidate, old, 0).value();
+    ASSERT_TRUE(tree.recordEvaluation(id, passed(10)).ok());
+    auto next = proposer.propose(tree, *tree.find(id), stop);
+    ASSERT_TRUE(next.ok());
+    EXPECT_TRUE(next->failureReason.empty()) << next->failureReason;
+    EXPECT_EQ(next->provenance.details["from"]["split"], 1);
+    EXPECT_EQ(next->provenance.details["from"]["columns"], false);
+    expectGoodCandidate(card, next->candidate, "a revision of an older node");
+}
