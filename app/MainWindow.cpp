@@ -29,6 +29,7 @@
 #include "views/cards/CardDetailsPane.h"
 #include "views/cards/CardsPane.h"
 #include "views/charts/LatencyChartsPane.h"
+#include "views/editor/AssemblyView.h"
 #include "views/editor/KernelEditorPane.h"
 #include "views/editor/QsciHeaders.h"
 #include "views/editor/SideBySideDiffView.h"
@@ -446,6 +447,11 @@ void MainWindow::showPane(Pane pane)
                                                        : views::KernelEditorPane::Tab::Editor);
         focus = pane == Pane::Diff ? static_cast<QWidget*>(m_editorPane->diffView()) : m_editorPane->sourceEditor();
         break;
+    case Pane::Assembly:
+        dock = m_editorDock;
+        m_editorPane->setCurrentTab(views::KernelEditorPane::Tab::Assembly); // requests the listing
+        focus = m_editorPane->assemblyView()->ptxView();
+        break;
     case Pane::Charts:
         dock = m_chartsDock;
         focus = m_chartsPane;
@@ -462,7 +468,7 @@ void MainWindow::showPane(Pane pane)
 
 bool MainWindow::isLoading() const
 {
-    return m_summariesPending || m_treeFileRequest != 0 || m_gpuProbePending;
+    return m_summariesPending || m_treeFileRequest != 0 || m_gpuProbePending || m_listingsPending > 0;
 }
 
 void MainWindow::finishLoadingStep()
@@ -1075,6 +1081,7 @@ void MainWindow::compileListing(const QString& nodeId, const QString& source)
     // NVRTC for the GPU the worker reported (sm_90 before it answers, or without one), off the GUI
     // thread; the pane drops a listing for a node it no longer shows.
     const std::string architecture = m_gpuArchitecture.toStdString();
+    ++m_listingsPending; // a screenshot of the tab waits for it (isLoading)
     QPointer<MainWindow> self(this);
     QThreadPool::globalInstance()->start([self, nodeId, source = source.toStdString(), architecture]() {
         const core::KernelListing listing = core::kernelListing(core::NvrtcCompiler(), source, architecture);
@@ -1086,9 +1093,12 @@ void MainWindow::compileListing(const QString& nodeId, const QString& source)
         QMetaObject::invokeMethod(
             qApp,
             [self, nodeId, listing, message]() {
-                if (self)
-                    self->m_editorPane->showAssembly(nodeId, QString::fromStdString(listing.ptx),
-                                                     QString::fromStdString(listing.sass), message);
+                if (!self)
+                    return;
+                self->m_editorPane->showAssembly(nodeId, QString::fromStdString(listing.ptx),
+                                                 QString::fromStdString(listing.sass), message);
+                --self->m_listingsPending;
+                self->finishLoadingStep();
             },
             Qt::QueuedConnection);
     });

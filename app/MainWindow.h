@@ -61,7 +61,7 @@ public:
     enum class SettingsMode { Persistent, Ephemeral };
     /// The panes below the cards table, each in front of the one it is tabbed with when shown
     /// (Diff: the Kernel Editor's Diff tab).
-    enum class Pane { Tree, Editor, Diff, Charts, Log };
+    enum class Pane { Tree, Editor, Diff, Assembly, Charts, Log };
     /// Shows an error to the user: `title` names the action, `message` is the one-line error.
     using ErrorReporter = std::function<void(const QString& title, const QString& message)>;
 
@@ -245,6 +245,7 @@ private:
     bool m_summariesPending = false; // the read of generation m_summaryGeneration is in flight
     quint64 m_treeFileRequest = 0;   // the current card's tree file read in flight, 0 when none
     bool m_gpuProbePending = false;
+    int m_listingsPending = 0;                           // PTX / SASS listings compiling for the editor pane
     QString m_gpuArchitecture = QStringLiteral("sm_90"); // the worker's GPU once it answered; NVRTC's target
     QMenu* m_recentMenu = nullptr;
     QAction* m_openModelAction = nullptr;

@@ -54,15 +54,15 @@ QString defaultNode(const core::SearchTree& tree)
 
 QStringList screenshotPaneNames()
 {
-    return {QStringLiteral("tree"), QStringLiteral("editor"), QStringLiteral("diff"), QStringLiteral("charts"),
-            QStringLiteral("log")};
+    return {QStringLiteral("tree"),     QStringLiteral("editor"), QStringLiteral("diff"),
+            QStringLiteral("assembly"), QStringLiteral("charts"), QStringLiteral("log")};
 }
 
 std::optional<MainWindow::Pane> screenshotPaneFromName(const QString& name)
 {
-    static constexpr MainWindow::Pane kPanes[] = {MainWindow::Pane::Tree, MainWindow::Pane::Editor,
-                                                  MainWindow::Pane::Diff, MainWindow::Pane::Charts,
-                                                  MainWindow::Pane::Log};
+    static constexpr MainWindow::Pane kPanes[] = {MainWindow::Pane::Tree,   MainWindow::Pane::Editor,
+                                                  MainWindow::Pane::Diff,   MainWindow::Pane::Assembly,
+                                                  MainWindow::Pane::Charts, MainWindow::Pane::Log};
     const qsizetype index = screenshotPaneNames().indexOf(name);
     if (index < 0)
         return std::nullopt;
@@ -172,8 +172,12 @@ ScreenshotOutcome prepareScreenshot(MainWindow& window, const ScreenshotRequest&
         }
         session->setCurrentNodeId(nodeId);
     }
-    if (request.pane)
+    if (request.pane) {
         window.showPane(*request.pane);
+        // The PTX / SASS tab compiles the node's listing now: the picture waits for it.
+        if (!waitForLoading(window, deadline))
+            return timedOut();
+    }
     return {};
 }
 

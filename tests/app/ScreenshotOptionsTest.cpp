@@ -14,6 +14,7 @@
 #include "search/TreeStore.h"
 #include "views/cards/CardsPane.h"
 #include "views/charts/LatencyChartsPane.h"
+#include "views/editor/AssemblyView.h"
 #include "views/editor/KernelEditorPane.h"
 #include "views/log/ValidationLogPane.h"
 #include "views/tree/TreeGraphView.h"
@@ -134,11 +135,11 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("paneName");
         QTest::addColumn<MainWindow::Pane>("pane");
-        const MainWindow::Pane panes[] = {MainWindow::Pane::Tree, MainWindow::Pane::Editor, MainWindow::Pane::Diff,
-                                          MainWindow::Pane::Charts, MainWindow::Pane::Log};
+        const MainWindow::Pane panes[] = {MainWindow::Pane::Tree,     MainWindow::Pane::Editor, MainWindow::Pane::Diff,
+                                          MainWindow::Pane::Assembly, MainWindow::Pane::Charts, MainWindow::Pane::Log};
         const QStringList names = kforge::app::screenshotPaneNames();
-        QCOMPARE(names.size(), 5);
-        for (int i = 0; i < 5; ++i)
+        QCOMPARE(names.size(), 6);
+        for (int i = 0; i < 6; ++i)
             QTest::newRow(qPrintable(names[i])) << names[i] << panes[i];
     }
 
@@ -174,6 +175,13 @@ private Q_SLOTS:
             QCOMPARE(window.kernelEditor()->currentTab(),
                      pane == MainWindow::Pane::Diff ? kforge::views::KernelEditorPane::Tab::Diff
                                                     : kforge::views::KernelEditorPane::Tab::Editor);
+        if (pane == MainWindow::Pane::Assembly) {
+            // The listing of n3 arrived before the window counted as loaded.
+            QCOMPARE(window.kernelEditor()->currentTab(), kforge::views::KernelEditorPane::Tab::Assembly);
+            QVERIFY(!window.isLoading());
+            const QString listed = window.kernelEditor()->assemblyView()->message();
+            QVERIFY2(listed.startsWith(QStringLiteral("Node n3")), qPrintable(listed)); // not "Compiling..."
+        }
     }
 
     void withoutSpeedupsTheTopRowAndTheRoot()
