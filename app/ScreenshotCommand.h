@@ -35,7 +35,7 @@ struct ScreenshotRequest {
     int timeoutMs = kScreenshotTimeoutS * 1000; // for all the loading together
 };
 
-/// The --pane names, in MainWindow::Pane order: tree, editor, diff, charts, log.
+/// The --pane names, in MainWindow::Pane order: tree, editor, diff, assembly, charts, log.
 QStringList screenshotPaneNames();
 /// The pane a --pane name stands for; nullopt for any other name.
 std::optional<MainWindow::Pane> screenshotPaneFromName(const QString& name);

@@ -143,7 +143,7 @@ private Q_SLOTS:
                                              << 1 << QStringLiteral("--node n0: card %3 has no search tree");
         QTest::newRow("unknown pane") << QStringList{QStringLiteral("--pane"), QStringLiteral("cards")} << 2
                                       << QStringLiteral(
-                                             "--pane cards: expected one of tree, editor, diff, charts, log");
+                                             "--pane cards: expected one of tree, editor, diff, assembly, charts, log");
         QTest::newRow("bad size") << QStringList{QStringLiteral("--size"), QStringLiteral("big")} << 2
                                   << QStringLiteral("--size big: expected WIDTHxHEIGHT in pixels, as 1400x860");
         QTest::newRow("bad timeout") << QStringList{QStringLiteral("--timeout"), QStringLiteral("0")} << 2
