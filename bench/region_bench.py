@@ -123,7 +123,7 @@ class ResidualAddLayerNorm(torch.nn.Module):
 
 
 class OneOp(torch.nn.Module):
-    """One reduction alone (a single-op card), as a model calls it: fn(x)."""
+    """One reduction or scan alone (a single-op card), as a model calls it: fn(x)."""
 
     def __init__(self, fn):
         super().__init__()
@@ -154,6 +154,10 @@ CHAINS = {
     "logsumexp_rows": (lambda: OneOp(lambda x: torch.logsumexp(x, dim=-1)), ["8192x4096:float32"]),
     "argmax_rows": (lambda: OneOp(lambda x: x.argmax(dim=-1)), ["8192x4096:float32"]),
     "instance_norm": (lambda: OneOp(torch.nn.functional.instance_norm), ["32x64x128x128:float16"]),
+    # Scans (the scan family): rows a block each, few long rows split over blocks, over NCHW channels.
+    "cumsum_rows": (lambda: OneOp(lambda x: torch.cumsum(x, dim=-1)), ["4096x8192:float32"]),
+    "cumsum_few_long_rows": (lambda: OneOp(lambda x: torch.cumsum(x, dim=-1)), ["4x8388608:float32"]),
+    "cumprod_over_channels": (lambda: OneOp(lambda x: torch.cumprod(x, dim=1)), ["32x64x128x128:bfloat16"]),
 }
 
 

@@ -11,6 +11,7 @@
 #include "builtin_proposer/PointwiseRegionFamily.h"
 #include "builtin_proposer/ReduceFamily.h"
 #include "builtin_proposer/RowRegionFamily.h"
+#include "builtin_proposer/ScanFamily.h"
 #include "builtin_proposer/SoftmaxFamily.h"
 #include "builtin_proposer/UnaryFamily.h"
 #include "pointwise/PointwiseExpression.h"
@@ -153,6 +154,8 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeTunedFamily(const Ope
         return wrap(ChannelsLastPoolFamily::create(card));
     if (ReduceFamily::coversOp(op))
         return wrap(ReduceFamily::create(card));
+    if (ScanFamily::coversOp(op))
+        return wrap(ScanFamily::create(card));
     if (MaxPool2dFamily::coversOp(op))
         return wrap(MaxPool2dFamily::create(card));
     if (BatchNormFamily::coversOp(op))

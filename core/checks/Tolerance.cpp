@@ -11,7 +11,7 @@ namespace kforge::core {
 
 OpClass opClassOf(const std::string& op)
 {
-    static constexpr std::array<std::string_view, 22> reductions = {"aten::softmax",
+    static constexpr std::array<std::string_view, 23> reductions = {"aten::softmax",
                                                                     "aten::_softmax",
                                                                     "aten::log_softmax",
                                                                     "aten::_log_softmax",
@@ -32,7 +32,8 @@ OpClass opClassOf(const std::string& op)
                                                                     "aten::avg_pool2d",
                                                                     "aten::norm",
                                                                     "aten::logsumexp",
-                                                                    "aten::cumsum"};
+                                                                    "aten::cumsum",
+                                                                    "aten::cumprod"};
     // max_pool2d selects an input value (no arithmetic): held to the tightest class.
     static constexpr std::array<std::string_view, 29> elementwise = {
         "aten::relu",      "aten::relu_",    "aten::gelu",       "aten::silu",  "aten::silu_", "aten::sigmoid",
@@ -55,6 +56,11 @@ OpClass opClassOf(const std::string& op)
     if (isPointwiseOpName(op))
         return OpClass::Elementwise;
     return OpClass::Other;
+}
+
+bool eagerRoundsEveryStep(const std::string& op)
+{
+    return op == "aten::cumsum" || op == "aten::cumprod";
 }
 
 const char* opClassName(OpClass opClass)

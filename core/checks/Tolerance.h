@@ -21,6 +21,12 @@ OpClass opClassOf(const std::string& op);
 /// (Reduction if any member reduces, else Other if any member is not elementwise).
 OpClass opClassOf(const OperatorCard& card);
 const char* opClassName(OpClass opClass);
+/// Whether eager's CUDA kernel for `op` accumulates in the tensor's own dtype, rounding after every
+/// step (cumsum, cumprod: a 16-bit scan's error grows with the row), so that a kernel accumulating
+/// in fp32 lies nearer the exact value than eager and may still differ from eager beyond the
+/// tolerance. Such a single-op card is judged like a chain when that happens: against the op run in
+/// float64, within twice eager's own error (docs/validation.md).
+bool eagerRoundsEveryStep(const std::string& op);
 
 struct Tolerance {
     double atol = 0;

@@ -7,6 +7,7 @@
 #include "checks/MinimumTraffic.h"
 #include "checks/ModelAccuracy.h"
 #include "checks/OutputComparison.h"
+#include "checks/Tolerance.h"
 #include "cubin/CubinModule.h"
 #include "gpu_evaluation/ChunkedTolerance.h"
 #include "gpu_evaluation/CopyBandwidth.h"
@@ -14,6 +15,7 @@
 #include "model/LaunchPlan.h"
 #include "project/ProjectJson.h"
 #include "protocol/Base64.h"
+#include "regions/RegionOperatorCard.h"
 
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
@@ -406,6 +408,24 @@ json checkJson(const std::string& name, bool passed, const std::string& detail)
     return json{{"name", name}, {"passed", passed}, {"detail", detail}};
 }
 
+// The chain whose float64 run judges `card`'s outputs where they differ from eager's beyond the
+// tolerance: a region card's own; for a single-op card whose eager kernel rounds every step, its
+// one-member chain (made into `opChain` once); none for any other card.
+const RegionChain* float64Judge(const OperatorCard& card, std::optional<RegionChain>& opChain)
+{
+    if (card.region)
+        return &*card.region;
+    if (!eagerRoundsEveryStep(card.op))
+        return nullptr;
+    if (!opChain) {
+        auto chainCard = makeOpChainCard(card);
+        if (!chainCard || !chainCard->region)
+            return nullptr;
+        opChain = *chainCard->region;
+    }
+    return &*opChain;
+}
+
 // A region's chain run in float64 on copies of `inputs`: the exact value its outputs approximate.
 Result<std::vector<at::Tensor>> chainInFloat64(const RegionChain& chain, const std::vector<at::Tensor>& inputs)
 {
@@ -450,6 +470,7 @@ Validation validate(const CubinModule& module, const LaunchPlan& plan, const Ope
             return v;
         }
         Result<std::vector<at::Tensor>> golden = makeError(ErrorCode::Internal, "not run", "float64 chain");
+        std::optional<RegionChain> opChain; // a single-op card's chain, made when first needed
         const std::vector<at::Tensor> inputsAfter = tensorsOf(set.inputs);
         for (size_t i = 0; i < inputsAfter.size(); ++i) {
             if (!bitwiseEqual(inputsAfter[i], pristine[i])) {
@@ -480,13 +501,15 @@ Validation validate(const CubinModule& module, const LaunchPlan& plan, const Ope
             const at::Tensor expected = set.expected[o].to(at::kDouble).contiguous().cpu();
             const ComparisonResult result =
                 compareOutputs(got.data_ptr<double>(), expected.data_ptr<double>(), got.sizes().vec(), tolerance);
-            if (!card.region || tolerance.exact) {
+            const RegionChain* judge = float64Judge(card, opChain);
+            if (!judge || tolerance.exact) {
                 fail(v, check, result.describe(tolerance));
                 return v;
             }
-            // A chain: eager rounds each member's output, the kernel may round once (OutputComparison.h).
+            // A chain: eager rounds each member's output, the kernel may round once (OutputComparison.h);
+            // a scan: eager rounds every step (Tolerance.h).
             if (!golden) {
-                golden = chainInFloat64(*card.region, tensorsOf(set.inputs));
+                golden = chainInFloat64(*judge, tensorsOf(set.inputs));
                 if (!golden) {
                     fail(v, check,
                          result.describe(tolerance) + "; no float64 run of the chain: " + golden.error().toString());

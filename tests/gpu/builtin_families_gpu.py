@@ -5,7 +5,8 @@ For each row length L in (1, 7, 197, 1000, 4097) and dtype (float32, bfloat16, f
 TorchScript model calls every op a built-in family covers on tensors whose innermost size is L
 (softmax, log_softmax, layer_norm, rms_norm, group_norm and batch_norm in eval mode (NCHW and channels-last),
 adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), mean, sum, var, std,
-vector_norm, logsumexp, instance_norm, argmax, max.dim, sum and softmax over dim 1, relu, gelu exact and tanh, silu, sigmoid, tanh,
+vector_norm, logsumexp, instance_norm, argmax, max.dim, sum and softmax over dim 1, cumsum (over the
+last dim and dim 1) and cumprod, relu, gelu exact and tanh, silu, sigmoid, tanh,
 neg (also of two slices, gathered into a dense output), rsqrt, cos, sin, pow 2, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, mul and add with a float64 0-dim tensor that
 moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), mul and add into a
@@ -65,6 +66,7 @@ COVERED = {
     "aten::embedding": 1, "aten::add_.Tensor": 2, "aten::to.dtype": 1, "aten::neg": 3, "aten::rsqrt": 1,
     "aten::cos": 1, "aten::sin": 1,
     "aten::pow.Tensor_Scalar": 1, "aten::type_as": 1, "aten::contiguous": 3, "aten::reshape": 1, "aten::cat": 2,
+    "aten::cumsum": 2, "aten::cumprod": 1,
 }
 # Row statistics and index reductions the row-region generator covers, counted by op whatever overload the trace records
 # (var.dim or var.correction): one card each. A row of one element is not a row: their cards at row
@@ -132,6 +134,7 @@ def make_model(length, dtype_name, device):
             # channels-last residual add_, as ResNet-50 fp16 channels-last's
             acc_cl = xp.clone(memory_format=torch.channels_last)
             acc_cl.add_(xp.clone(memory_format=torch.channels_last))
+            r = torch.rsqrt(d)
             return (
                 torch.softmax(x, dim=-1),
                 torch.log_softmax(x, dim=-1),
@@ -173,7 +176,10 @@ def make_model(length, dtype_name, device):
                 # of a slice, into a dense output (gathered): every other row of xp, and the upper
                 # half of xr's 16-element rows (rotate_half's -x[..., d/2:]: vector loads)
                 -xp[:, :, 1:], -xr[..., 8:],
-                torch.rsqrt(d),
+                r,
+                # scans: along the rows, over the channels (columns of the length), and a product of
+                # values in [0.58, 0.71] (rsqrt of d: shrinks slowly, no overflow)
+                torch.cumsum(x, dim=-1), torch.cumsum(xg, dim=1), torch.cumprod(r, dim=-1),
                 # the rotary tables' cos and sin (d * d is x * y's card: only the sin is new)
                 torch.cos(x), torch.sin(d * d),
                 x.pow(2),

@@ -47,6 +47,17 @@ TEST(Tolerance, RegionCardsTakeTheirLoosestMembersClass)
     EXPECT_EQ(opClassOf(op), OpClass::Elementwise);
 }
 
+TEST(Tolerance, ScansAreReductionsThatEagerRoundsEveryStep)
+{
+    for (const std::string op : {"aten::cumsum", "aten::cumprod"}) {
+        EXPECT_EQ(opClassOf(op), OpClass::Reduction) << op;
+        EXPECT_TRUE(eagerRoundsEveryStep(op)) << op;
+    }
+    // Eager accumulates these in fp32 and rounds once: an element-wise comparison judges them.
+    for (const std::string op : {"aten::sum", "aten::softmax", "aten::add"})
+        EXPECT_FALSE(eagerRoundsEveryStep(op)) << op;
+}
+
 TEST(OutputComparison, PassesWithinToleranceAndReportsMaxError)
 {
     const double expected[4] = {1.0, -2.0, 0.0, 1000.0};

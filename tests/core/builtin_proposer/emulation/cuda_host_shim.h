@@ -1,8 +1,8 @@
 // Host emulation of the CUDA subset the built-in kernels use, for emulate_builtin_families.py:
-// every thread of a block is an OS thread; __syncthreads is a block barrier and __shfl_xor_sync an
-// exchange between the 32 threads of a warp; __shared__ variables are function statics (blocks run
-// one after another). The fast-math intrinsics map to the exact host functions. For 16-bit kernels
-// cuda_fp16.h / cuda_bf16.h (host code since CUDA 9) come first, with KF_EMULATE_16BIT, so that the
+// every thread of a block is an OS thread; __syncthreads is a block barrier and __shfl_xor_sync,
+// __shfl_up_sync and __shfl_sync exchanges between the 32 threads of a warp; __shared__ variables
+// are function statics (blocks run one after another). The fast-math intrinsics map to the exact host functions. For
+// 16-bit kernels cuda_fp16.h / cuda_bf16.h (host code since CUDA 9) come first, with KF_EMULATE_16BIT, so that the
 // macros below replace their __shared__ and friends; the kernel's own #include is then a no-op.
 // Numbers from it say whether a kernel's indexing and arithmetic are right, not how fast it is.
 #pragma once
@@ -40,8 +40,10 @@ inline void __syncthreads()
     g_kfBlockBarrier->arrive_and_wait();
 }
 
-template <class T>
-T __shfl_xor_sync(unsigned, T value, int laneMask, int = 32)
+// Every lane of the warp publishes `value` and gets the one lane `source(lane)` published (its own
+// where that lane is outside the warp, as __shfl_up_sync keeps a lane's value below the offset).
+template <class T, class Source>
+T kfWarpExchange(T value, Source source)
 {
     KfWarp& warp = *g_kfWarps[threadIdx.x / 32];
     const unsigned lane = threadIdx.x % 32;
@@ -49,11 +51,30 @@ T __shfl_xor_sync(unsigned, T value, int laneMask, int = 32)
     std::memcpy(&bits, &value, sizeof(T));
     warp.slots[lane] = bits;
     warp.barrier.arrive_and_wait();
-    bits = warp.slots[lane ^ static_cast<unsigned>(laneMask)];
+    const int from = source(static_cast<int>(lane));
+    bits = warp.slots[from >= 0 && from < 32 ? static_cast<unsigned>(from) : lane];
     warp.barrier.arrive_and_wait();
     T out;
     std::memcpy(&out, &bits, sizeof(T));
     return out;
+}
+
+template <class T>
+T __shfl_xor_sync(unsigned, T value, int laneMask, int = 32)
+{
+    return kfWarpExchange(value, [laneMask](int lane) { return lane ^ laneMask; });
+}
+
+template <class T>
+T __shfl_up_sync(unsigned, T value, unsigned delta, int = 32)
+{
+    return kfWarpExchange(value, [delta](int lane) { return lane - static_cast<int>(delta); });
+}
+
+template <class T>
+T __shfl_sync(unsigned, T value, int srcLane, int = 32)
+{
+    return kfWarpExchange(value, [srcLane](int) { return srcLane % 32; });
 }
 
 inline float __int_as_float(unsigned bits)

@@ -20,7 +20,7 @@ reduction tolerances; a wrong index is off by O(1)). Timing and the GPU's own nu
 
 Usage: emulate_builtin_families.py --kforge build/cli/kforge --dump build/.../kforge_kernel_dump
                                    [--cuda-include /usr/local/cuda/include] [--matrix float32:7 bfloat16:197]
-                                   [--variants 3] [--jobs N] [--keep]
+                                   [--variants 3] [--jobs N] [--ops aten::cumsum ...] [--keep]
 """
 import argparse
 import concurrent.futures
@@ -236,8 +236,14 @@ def main():
     parser.add_argument("--cuda-include", help="the CUDA toolkit include directory (cuda_fp16.h, cuda_bf16.h)")
     parser.add_argument("--variants", type=int, default=3, help="candidates per card: the root and neighbours")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cards emulated at once")
+    parser.add_argument("--ops", nargs="+", metavar="OP",
+                        help="emulate only the cards of these ops (e.g. aten::cumsum): a quick re-check of one family")
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
+    unknown = sorted(set(args.ops or []) - set(families.COVERED))
+    if unknown:
+        print(f"error: --ops {' '.join(unknown)}: not among the covered ops", file=sys.stderr)
+        return 2
     if shutil.which(os.environ.get("CXX", "g++")) is None:
         print("skipped: no host C++ compiler")
         return 77
@@ -261,7 +267,8 @@ def main():
             if capture.returncode != 0:
                 failures.append(f"{label}: capture failed: {capture.stderr.strip()}")
                 continue
-            cards = [c for c in json.loads(capture.stdout)["cards"] if families.qualified(c) in families.COVERED]
+            cards = [c for c in json.loads(capture.stdout)["cards"]
+                     if families.qualified(c) in (args.ops or families.COVERED)]
             with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
                 for lines, problems, count in pool.map(lambda c: emulate_card(c, label, case, project, args), cards):
                     print("\n".join(lines), flush=True)
