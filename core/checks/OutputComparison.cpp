@@ -59,14 +59,14 @@ std::string multiplierText(double multiplier)
     return formatValue(multiplier) + "x eager's error vs float64";
 }
 
-// compareWithGolden's rule for one element.
-bool acceptableAgainstGolden(double got, double eager, double golden, const Tolerance& tolerance, double multiplier,
-                             std::string& why)
+// compareWithGolden's rule for one element, with eager's error `eagerError` (its own at the
+// element, or for a scan the largest so far along the line).
+bool acceptableAgainstGolden(double got, double eager, double golden, double eagerError, const Tolerance& tolerance,
+                             double multiplier, std::string& why)
 {
     if (!std::isfinite(got) || !std::isfinite(eager) || !std::isfinite(golden))
         return acceptable(got, eager, tolerance, why); // NaN/Inf where eager has them, or no exact value
     const double error = std::fabs(got - golden);
-    const double eagerError = std::fabs(eager - golden);
     if (error <= multiplier * eagerError + tolerance.atol + tolerance.rtol * std::fabs(golden))
         return true;
     why = "|got - float64| " + formatValue(error) + " > " + multiplierText(multiplier) + " (eager " +
@@ -144,21 +144,47 @@ ComparisonResult compareWithGolden(const double* got, const double* eager, const
     if (tolerance.exact)
         return compareOutputs(got, eager, sizes, tolerance);
     return compareElements(got, golden, sizes, [&](std::int64_t i, std::string& why) {
-        return acceptableAgainstGolden(got[i], eager[i], golden[i], tolerance, multiplier, why);
+        return acceptableAgainstGolden(got[i], eager[i], golden[i], std::fabs(eager[i] - golden[i]), tolerance,
+                                       multiplier, why);
     });
 }
 
-std::string describeGoldenComparison(const ComparisonResult& result, const Tolerance& tolerance, double multiplier)
+ComparisonResult compareScanWithGolden(const double* got, const double* eager, const double* golden,
+                                       const std::vector<std::int64_t>& sizes, std::size_t dim,
+                                       const Tolerance& tolerance, double multiplier)
+{
+    if (tolerance.exact || dim >= sizes.size())
+        return compareWithGolden(got, eager, golden, sizes, tolerance, multiplier);
+    const std::int64_t length = std::max<std::int64_t>(sizes[dim], 1);
+    std::int64_t inner = 1;
+    for (std::size_t d = dim + 1; d < sizes.size(); ++d)
+        inner *= std::max<std::int64_t>(sizes[d], 1);
+    // Element i = (outer * length + step) * inner + column: compareElements visits them in order, so
+    // one running maximum per column, restarted at step 0, is eager's largest error so far.
+    std::vector<double> largest(static_cast<std::size_t>(inner), 0.0);
+    return compareElements(got, golden, sizes, [&](std::int64_t i, std::string& why) {
+        double& level = largest[static_cast<std::size_t>(i % inner)];
+        if ((i / inner) % length == 0)
+            level = 0;
+        if (std::isfinite(eager[i]) && std::isfinite(golden[i]))
+            level = std::max(level, std::fabs(eager[i] - golden[i]));
+        return acceptableAgainstGolden(got[i], eager[i], golden[i], level, tolerance, multiplier, why);
+    });
+}
+
+std::string describeGoldenComparison(const ComparisonResult& result, const Tolerance& tolerance, double multiplier,
+                                     bool scan)
 {
     if (tolerance.exact)
         return result.describe(tolerance);
+    const std::string against = scan ? "the scan run in float64" : "the chain run in float64";
     if (result.passed)
-        return "all " + std::to_string(result.elements) + " elements within " + multiplierText(multiplier) + " + " +
-            tolerance.describe() +
-            " * |float64| of the chain run in float64 (eager rounds every member's output; max "
-            "abs error vs float64 " +
-            formatValue(result.maxAbsError) + ")";
-    return "against the chain run in float64: " + result.describe(tolerance);
+        return "all " + std::to_string(result.elements) + " elements within " + multiplierText(multiplier) +
+            (scan ? " (its largest so far along the scanned dim)" : "") + " + " + tolerance.describe() +
+            " * |float64| of " + against +
+            (scan ? " (eager rounds every step" : " (eager rounds every member's output") +
+            "; max abs error vs float64 " + formatValue(result.maxAbsError) + ")";
+    return "against " + against + ": " + result.describe(tolerance);
 }
 
 } // namespace kforge::core

@@ -46,8 +46,19 @@ ComparisonResult compareWithGolden(const double* got, const double* eager, const
                                    const std::vector<std::int64_t>& sizes, const Tolerance& tolerance,
                                    double multiplier);
 
+/// compareWithGolden for a scan along `dim` (cumsum, cumprod: eager rounds every step, so its error
+/// at an element is a random walk that crosses zero, and an element where eager happens to be exact
+/// says nothing about the error level reached): eager's error at an element is taken as its largest
+/// so far along the scanned dim, in that element's line. A wrong prefix (a lost carry, a shifted
+/// element) is off by the data's own magnitude, far above that level. Sizes row-major, `dim` < rank
+/// (else compareWithGolden).
+ComparisonResult compareScanWithGolden(const double* got, const double* eager, const double* golden,
+                                       const std::vector<std::int64_t>& sizes, std::size_t dim,
+                                       const Tolerance& tolerance, double multiplier);
+
 /// "all 4096 elements within 2x eager's error vs float64 + atol ... (max abs error vs float64 ...)" or
-/// the first failure, for compareWithGolden's result.
-std::string describeGoldenComparison(const ComparisonResult& result, const Tolerance& tolerance, double multiplier);
+/// the first failure, for compareWithGolden's (`scan`: compareScanWithGolden's) result.
+std::string describeGoldenComparison(const ComparisonResult& result, const Tolerance& tolerance, double multiplier,
+                                     bool scan = false);
 
 } // namespace kforge::core

@@ -426,6 +426,23 @@ const RegionChain* float64Judge(const OperatorCard& card, std::optional<RegionCh
     return &*opChain;
 }
 
+// The dim a scan card (cumsum, cumprod) scans, in [0, rank): its "dim" argument; nullopt for any
+// other card or an argument out of range.
+std::optional<std::size_t> scannedDim(const OperatorCard& card, std::int64_t rank)
+{
+    if (!eagerRoundsEveryStep(card.op))
+        return std::nullopt;
+    const ArgSpec* dim = card.findArg("dim");
+    if (!dim || dim->kind != ArgKind::Value || !dim->value.is_number_integer())
+        return std::nullopt;
+    std::int64_t d = dim->value.get<std::int64_t>();
+    if (d < 0)
+        d += rank;
+    if (d < 0 || d >= rank)
+        return std::nullopt;
+    return static_cast<std::size_t>(d);
+}
+
 // A region's chain run in float64 on copies of `inputs`: the exact value its outputs approximate.
 Result<std::vector<at::Tensor>> chainInFloat64(const RegionChain& chain, const std::vector<at::Tensor>& inputs)
 {
@@ -517,17 +534,19 @@ Validation validate(const CubinModule& module, const LaunchPlan& plan, const Ope
                 }
             }
             const at::Tensor exact = golden.value().at(o).to(at::kDouble).contiguous().cpu();
-            const ComparisonResult viaGolden =
-                compareWithGolden(got.data_ptr<double>(), expected.data_ptr<double>(), exact.data_ptr<double>(),
-                                  got.sizes().vec(), tolerance, kGoldenMultiplier);
+            const std::optional<std::size_t> scanned = card.region ? std::nullopt : scannedDim(card, got.dim());
+            const ComparisonResult viaGolden = scanned
+                ? compareScanWithGolden(got.data_ptr<double>(), expected.data_ptr<double>(), exact.data_ptr<double>(),
+                                        got.sizes().vec(), *scanned, tolerance, kGoldenMultiplier)
+                : compareWithGolden(got.data_ptr<double>(), expected.data_ptr<double>(), exact.data_ptr<double>(),
+                                    got.sizes().vec(), tolerance, kGoldenMultiplier);
+            const std::string verdict =
+                describeGoldenComparison(viaGolden, tolerance, kGoldenMultiplier, scanned.has_value());
             if (!viaGolden.passed) {
-                fail(v, check,
-                     result.describe(tolerance) + "; " +
-                         describeGoldenComparison(viaGolden, tolerance, kGoldenMultiplier));
+                fail(v, check, result.describe(tolerance) + "; " + verdict);
                 return v;
             }
-            v.checks.push_back(
-                checkJson(check, true, describeGoldenComparison(viaGolden, tolerance, kGoldenMultiplier)));
+            v.checks.push_back(checkJson(check, true, verdict));
         }
         // Determinism: a second run with a different poison (an in-place output starts from the
         // input again) must give the same bits.

@@ -153,6 +153,47 @@ TEST(OutputComparison, AChainKernelFartherFromFloat64ThanEagerFails)
     EXPECT_TRUE(compareWithGolden(close, eager, golden, sizes, f16, 2.0).passed);
 }
 
+// A cumsum along dim 1 of [2, 4]: eager's error is a random walk that crosses zero (element 2 of
+// line 0 happens to be exact), so an element is judged by eager's largest error so far in its line.
+TEST(OutputComparison, AScanIsJudgedByEagersLargestErrorSoFarAlongItsLine)
+{
+    const Tolerance f32 = toleranceFor("float32", OpClass::Reduction); // atol 1e-5, rtol 1e-4
+    const std::vector<std::int64_t> sizes{2, 4};
+    const double golden[] = {1.0, 2.0, 3.0, 4.0, /* line 1 */ 1.0, 2.0, 3.0, 4.0};
+    const double eager[] = {1.0, 2.001, 3.0, 4.0, /* line 1: exact */ 1.0, 2.0, 3.0, 4.0};
+    // Line 0: within 2 x 0.001 of the exact value after eager's error at step 1, also where eager
+    // itself is exact again. Line 1 keeps only the tolerance: its eager error is 0 all along.
+    const double got[] = {1.0, 2.0005, 3.0015, 3.9992, 1.0, 2.0, 3.0, 4.0};
+    EXPECT_FALSE(compareWithGolden(got, eager, golden, sizes, f32, 2.0).passed); // element-wise golden rule
+    const ComparisonResult scan = compareScanWithGolden(got, eager, golden, sizes, 1, f32, 2.0);
+    EXPECT_TRUE(scan.passed) << scan.describe(f32);
+    EXPECT_NE(describeGoldenComparison(scan, f32, 2.0, true).find("scan run in float64"), std::string::npos);
+
+    double wrongLine1[8];
+    std::copy(got, got + 8, wrongLine1);
+    wrongLine1[6] = 3.0015; // as far off as line 0's element 2, but line 1's eager is exact
+    const ComparisonResult bad = compareScanWithGolden(wrongLine1, eager, golden, sizes, 1, f32, 2.0);
+    EXPECT_FALSE(bad.passed);
+    EXPECT_EQ(bad.firstBadCoordinates, (std::vector<std::int64_t>{1, 2}));
+
+    // A lost carry (the prefix shifted by a whole element) is off by the data's magnitude.
+    const double shifted[] = {1.0, 2.0, 2.0, 3.0, 1.0, 2.0, 3.0, 4.0};
+    EXPECT_EQ(compareScanWithGolden(shifted, eager, golden, sizes, 1, f32, 2.0).mismatches, 2);
+}
+
+// Scanned along dim 0 of [3, 2]: the lines are the columns, each with its own running error.
+TEST(OutputComparison, AScanOverAnOuterDimTracksEachColumn)
+{
+    const Tolerance f32 = toleranceFor("float32", OpClass::Reduction);
+    const std::vector<std::int64_t> sizes{3, 2};
+    const double golden[] = {1.0, 1.0, 2.0, 2.0, 3.0, 3.0};
+    const double eager[] = {1.0, 1.0, 2.01, 2.0, 3.0, 3.0}; // column 0 errs at step 1, column 1 never
+    const double got[] = {1.0, 1.0, 2.0, 2.0, 3.015, 3.0};
+    EXPECT_TRUE(compareScanWithGolden(got, eager, golden, sizes, 0, f32, 2.0).passed);
+    const double gotColumn1[] = {1.0, 1.0, 2.0, 2.0, 3.0, 3.015};
+    EXPECT_FALSE(compareScanWithGolden(gotColumn1, eager, golden, sizes, 0, f32, 2.0).passed);
+}
+
 TEST(OutputComparison, GoldenComparisonKeepsEagersNanAndInfinityAndExactDtypes)
 {
     const Tolerance f32 = toleranceFor("float32", OpClass::Elementwise);
