@@ -9,6 +9,7 @@
 #include "builtin_proposer/MaxPool2dFamily.h"
 #include "builtin_proposer/NormFamily.h"
 #include "builtin_proposer/PointwiseRegionFamily.h"
+#include "builtin_proposer/PoolFamily.h"
 #include "builtin_proposer/ReduceFamily.h"
 #include "builtin_proposer/RowRegionFamily.h"
 #include "builtin_proposer/ScanFamily.h"
@@ -154,6 +155,8 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeTunedFamily(const Ope
         return wrap(ChannelsLastPoolFamily::create(card));
     if (ReduceFamily::coversOp(op))
         return wrap(ReduceFamily::create(card));
+    if (PoolFamily::coversOp(op))
+        return wrap(PoolFamily::create(card));
     if (ScanFamily::coversOp(op))
         return wrap(ScanFamily::create(card));
     if (MaxPool2dFamily::coversOp(op))

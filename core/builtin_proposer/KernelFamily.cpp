@@ -106,6 +106,37 @@ Result<const TensorSpec*> contiguousFloatInput(const OperatorCard& card, const s
     return &in;
 }
 
+std::optional<std::vector<std::int64_t>> poolingInts(const OperatorCard& card, const std::string& name,
+                                                     std::size_t count, const std::vector<std::int64_t>& fallback)
+{
+    const ArgSpec* arg = card.findArg(name);
+    if (!arg || arg->kind != ArgKind::Value)
+        return std::nullopt;
+    const nlohmann::json& v = arg->value;
+    if (v.is_number_integer())
+        return std::vector<std::int64_t>(count, v.get<std::int64_t>());
+    if (!v.is_array() || (v.size() > 1 && v.size() != count))
+        return std::nullopt;
+    for (const auto& x : v)
+        if (!x.is_number_integer())
+            return std::nullopt;
+    if (v.empty())
+        return fallback;
+    if (v.size() == 1)
+        return std::vector<std::int64_t>(count, v[0].get<std::int64_t>());
+    return v.get<std::vector<std::int64_t>>();
+}
+
+std::int64_t pooledSize(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+                        std::int64_t dilation, bool ceil)
+{
+    const std::int64_t span = in + 2 * padding - dilation * (kernel - 1) - 1 + (ceil ? stride - 1 : 0);
+    std::int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+    if (ceil && (out - 1) * stride >= in + padding)
+        --out;
+    return out;
+}
+
 bool isPowerOfTwo(std::int64_t v)
 {
     return v > 0 && (v & (v - 1)) == 0;

@@ -97,6 +97,16 @@ MergedDims mergeDims(const std::vector<std::size_t>& order, const std::vector<st
 /// of the width, so each vector starts on a multiple of it (base pointers are 16-byte aligned).
 bool stridesAllowVectors(const std::vector<std::int64_t>& strides, int width);
 
+/// A pooling argument of `count` ints (kernel_size, stride, padding, dilation): a list of `count`,
+/// or one int / a one-element list for every dim; `fallback` when the list is empty (stride=[]
+/// means the kernel size). nullopt when the argument is missing or not such a value.
+std::optional<std::vector<std::int64_t>> poolingInts(const OperatorCard& card, const std::string& name,
+                                                     std::size_t count, const std::vector<std::int64_t>& fallback);
+/// PyTorch's pooling output size for one dim (pooling_output_shape): ceil_mode drops a last window
+/// that would start in the right padding.
+std::int64_t pooledSize(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+                        std::int64_t dilation, bool ceil);
+
 /// Operand strides over an iteration space of `sizes`: right-aligned, 0 where the operand
 /// broadcasts (absent or size 1). nullopt when its sizes do not broadcast to `sizes`.
 std::optional<std::vector<std::int64_t>> broadcastStrides(const TensorSpec& t, const std::vector<std::int64_t>& sizes);

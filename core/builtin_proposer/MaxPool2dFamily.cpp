@@ -10,42 +10,6 @@ const std::vector<Knob> kKnobs = {{"threads", "threads-per-block", "", ""},
                                   {"vector_width", "vector-width", "", ""},
                                   {"outputs_per_thread", "outputs-per-thread", "", ""}};
 
-// An int[2] argument: [a, b], or one int / [a] for both dims; `fallback` when empty (stride=[]).
-bool pairArg(const OperatorCard& card, const char* name, std::array<std::int64_t, 2> fallback,
-             std::array<std::int64_t, 2>& out)
-{
-    const ArgSpec* arg = card.findArg(name);
-    if (!arg || arg->kind != ArgKind::Value)
-        return false;
-    const nlohmann::json& v = arg->value;
-    if (v.is_number_integer()) {
-        out = {v.get<std::int64_t>(), v.get<std::int64_t>()};
-        return true;
-    }
-    if (!v.is_array() || v.size() > 2)
-        return false;
-    for (const auto& x : v)
-        if (!x.is_number_integer())
-            return false;
-    if (v.empty())
-        out = fallback;
-    else if (v.size() == 1)
-        out = {v[0].get<std::int64_t>(), v[0].get<std::int64_t>()};
-    else
-        out = {v[0].get<std::int64_t>(), v[1].get<std::int64_t>()};
-    return true;
-}
-
-// PyTorch's pooling_output_shape.
-std::int64_t pooledSize(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t p, std::int64_t d, bool ceil)
-{
-    const std::int64_t span = in + 2 * p - d * (k - 1) - 1 + (ceil ? s - 1 : 0);
-    std::int64_t out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
-    if (ceil && (out - 1) * s >= in + p)
-        --out;
-    return out;
-}
-
 } // namespace
 
 Result<std::unique_ptr<MaxPool2dFamily>> MaxPool2dFamily::create(const OperatorCard& card)
@@ -63,10 +27,19 @@ Result<std::unique_ptr<MaxPool2dFamily>> MaxPool2dFamily::create(const OperatorC
     if (!in.isContiguous() && !f->m_channelsLast)
         return unsupportedCard(card, "input layout " + in.toShortString() + " (NCHW contiguous or channels-last only)");
     const ArgSpec* ceil = card.findArg("ceil_mode");
-    if (!pairArg(card, "kernel_size", {0, 0}, f->m_kernel) || !pairArg(card, "stride", f->m_kernel, f->m_stride) ||
-        !pairArg(card, "padding", {0, 0}, f->m_padding) || !pairArg(card, "dilation", {1, 1}, f->m_dilation) || !ceil ||
-        ceil->kind != ArgKind::Value || !ceil->value.is_boolean())
+    const auto kernel = poolingInts(card, "kernel_size", 2, {0, 0});
+    const auto stride = kernel ? poolingInts(card, "stride", 2, *kernel) : std::nullopt;
+    const auto padding = poolingInts(card, "padding", 2, {0, 0});
+    const auto dilation = poolingInts(card, "dilation", 2, {1, 1});
+    if (!kernel || !stride || !padding || !dilation || !ceil || ceil->kind != ArgKind::Value ||
+        !ceil->value.is_boolean())
         return unsupportedCard(card, "expected int[2] kernel_size, stride, padding, dilation and a bool ceil_mode");
+    for (int i = 0; i < 2; ++i) {
+        f->m_kernel[i] = (*kernel)[i];
+        f->m_stride[i] = (*stride)[i];
+        f->m_padding[i] = (*padding)[i];
+        f->m_dilation[i] = (*dilation)[i];
+    }
     for (int i = 0; i < 2; ++i)
         if (f->m_kernel[i] < 1 || f->m_stride[i] < 1 || f->m_padding[i] < 0 || f->m_dilation[i] < 1 ||
             f->m_padding[i] * 2 > f->m_kernel[i] || f->m_kernel[i] * f->m_dilation[i] > 64)

@@ -11,7 +11,7 @@ namespace kforge::core {
 
 OpClass opClassOf(const std::string& op)
 {
-    static constexpr std::array<std::string_view, 23> reductions = {"aten::softmax",
+    static constexpr std::array<std::string_view, 25> reductions = {"aten::softmax",
                                                                     "aten::_softmax",
                                                                     "aten::log_softmax",
                                                                     "aten::_log_softmax",
@@ -29,18 +29,22 @@ OpClass opClassOf(const std::string& op)
                                                                     "aten::std",
                                                                     "aten::adaptive_avg_pool2d",
                                                                     "aten::_adaptive_avg_pool2d",
+                                                                    "aten::avg_pool1d",
                                                                     "aten::avg_pool2d",
+                                                                    "aten::avg_pool3d",
                                                                     "aten::norm",
                                                                     "aten::logsumexp",
                                                                     "aten::cumsum",
                                                                     "aten::cumprod"};
-    // max_pool2d selects an input value (no arithmetic): held to the tightest class.
-    static constexpr std::array<std::string_view, 29> elementwise = {
-        "aten::relu",      "aten::relu_",    "aten::gelu",       "aten::silu",  "aten::silu_", "aten::sigmoid",
-        "aten::tanh",      "aten::add",      "aten::add_",       "aten::sub",   "aten::sub_",  "aten::mul",
-        "aten::mul_",      "aten::div",      "aten::div_",       "aten::neg",   "aten::exp",   "aten::log",
-        "aten::sqrt",      "aten::rsqrt",    "aten::abs",        "aten::clamp", "aten::where", "aten::pow",
-        "aten::embedding", "aten::hardtanh", "aten::max_pool2d", "aten::cos",   "aten::sin"};
+    // max pooling selects an input value (no arithmetic): held to the tightest class.
+    static constexpr std::array<std::string_view, 31> elementwise = {
+        "aten::relu",     "aten::relu_",      "aten::gelu",       "aten::silu",       "aten::silu_",
+        "aten::sigmoid",  "aten::tanh",       "aten::add",        "aten::add_",       "aten::sub",
+        "aten::sub_",     "aten::mul",        "aten::mul_",       "aten::div",        "aten::div_",
+        "aten::neg",      "aten::exp",        "aten::log",        "aten::sqrt",       "aten::rsqrt",
+        "aten::abs",      "aten::clamp",      "aten::where",      "aten::pow",        "aten::embedding",
+        "aten::hardtanh", "aten::max_pool1d", "aten::max_pool2d", "aten::max_pool3d", "aten::cos",
+        "aten::sin"};
     for (std::string_view name : reductions) {
         if (op == name)
             return OpClass::Reduction;

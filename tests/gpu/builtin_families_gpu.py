@@ -4,7 +4,8 @@
 For each row length L in (1, 7, 197, 1000, 4097) and dtype (float32, bfloat16, float16) one
 TorchScript model calls every op a built-in family covers on tensors whose innermost size is L
 (softmax, log_softmax, layer_norm, rms_norm, group_norm and batch_norm in eval mode (NCHW and channels-last),
-adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), mean, sum, var, std,
+adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), avg_pool1d/2d/3d and
+max_pool1d/3d, mean, sum, var, std,
 vector_norm, logsumexp, instance_norm, argmax, max.dim, sum and softmax over dim 1, cumsum (over the
 last dim and dim 1) and cumprod, relu, gelu exact and tanh, silu, sigmoid, tanh,
 neg (also of two slices, gathered into a dense output), rsqrt, cos, sin, pow 2, add / sub /
@@ -66,7 +67,8 @@ COVERED = {
     "aten::embedding": 1, "aten::add_.Tensor": 2, "aten::to.dtype": 1, "aten::neg": 3, "aten::rsqrt": 1,
     "aten::cos": 1, "aten::sin": 1,
     "aten::pow.Tensor_Scalar": 1, "aten::type_as": 1, "aten::contiguous": 3, "aten::reshape": 1, "aten::cat": 2,
-    "aten::cumsum": 2, "aten::cumprod": 1,
+    "aten::cumsum": 2, "aten::cumprod": 1, "aten::avg_pool1d": 1, "aten::max_pool1d": 1, "aten::avg_pool2d": 1,
+    "aten::avg_pool3d": 1, "aten::max_pool3d": 1,
 }
 # Row statistics and index reductions the row-region generator covers, counted by op whatever overload the trace records
 # (var.dim or var.correction): one card each. A row of one element is not a row: their cards at row
@@ -104,6 +106,9 @@ def make_model(length, dtype_name, device):
     import torch.nn.functional as F
 
     dtype = getattr(torch, dtype_name)
+    kw = 3 if length >= 3 else 1  # a 3-D window no wider than the input (eager refuses a wider one)
+    # The CPU has no 16-bit avg_pool3d (the host emulation's models): left out there.
+    no_avg_pool3d = device == "cpu" and dtype != torch.float32
     generator = torch.Generator().manual_seed(1000 + length)
 
     def randn(*shape, scale=1.0, shift=0.0):
@@ -153,10 +158,16 @@ def make_model(length, dtype_name, device):
                 F.adaptive_avg_pool2d(xp.contiguous(memory_format=torch.channels_last), 1),
                 F.max_pool2d(xp, 3, 2, 1),
                 F.max_pool2d(xp.contiguous(memory_format=torch.channels_last), 3, 2, 1),
+                # 1-D, 2-D and 3-D windows (xp as an unbatched [C, D, H, W] for the 3-D ones); the
+                # avg_pool2d's last window clipped by ceil_mode and not counting the padding
+                F.avg_pool1d(xg, 3, 2, 1), F.max_pool1d(xg, 3, 2, 1),
+                F.avg_pool2d(xp, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+                *([] if no_avg_pool3d else [F.avg_pool3d(xp, (2, 2, kw), stride=(1, 1, 2), padding=(1, 1, kw // 2))]),
+                F.max_pool3d(xp, (2, 2, kw), stride=(1, 1, 2), padding=(0, 1, kw // 2), dilation=(2, 1, 1)),
                 x.mean(dim=-1),
                 x.sum(dim=-1),
                 x.var(dim=-1), x.std(dim=-1, unbiased=False), torch.linalg.vector_norm(x, dim=-1),
-                torch.logsumexp(x, dim=-1), F.instance_norm(xg), x.argmax(dim=-1), *x.max(dim=-1),
+                torch.logsumexp(x, dim=-1), F.instance_norm(xp), x.argmax(dim=-1), *x.max(dim=-1),
                 # over the channels (dim 1): rows along a strided dim, a thread per row where there are
                 # 4096 rows or more
                 x4.sum(dim=1), torch.softmax(xg, dim=1),
