@@ -5,8 +5,12 @@
 #include <ATen/ops/_log_softmax_cuda_dispatch.h>
 #include <ATen/ops/_softmax_cuda_dispatch.h>
 #include <ATen/ops/add_cuda_dispatch.h>
+#include <ATen/ops/avg_pool2d_cuda_dispatch.h>
+#include <ATen/ops/avg_pool3d_cuda_dispatch.h>
 #include <ATen/ops/cat_cuda_dispatch.h>
 #include <ATen/ops/cos_cuda_dispatch.h>
+#include <ATen/ops/cumprod_cuda_dispatch.h>
+#include <ATen/ops/cumsum_cuda_dispatch.h>
 #include <ATen/ops/div_cuda_dispatch.h>
 #include <ATen/ops/gelu_cuda_dispatch.h>
 #include <ATen/ops/mean_cuda_dispatch.h>
@@ -208,6 +212,66 @@ at::Tensor sumHook(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
     return at::cuda::sum(self, dim, keepdim, dtype);
 }
 
+// cumsum / cumprod: the arguments as the capture records them (dim an int, dtype a ScalarType code or None).
+HookCall scanCall(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype)
+{
+    HookCall call{{{"self", &self}}, {}};
+    call.values.emplace_back("dim", dim);
+    call.values.emplace_back("dtype", dtype ? c10::IValue(static_cast<int64_t>(*dtype)) : c10::IValue());
+    return call;
+}
+
+at::Tensor cumsumHook(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype)
+{
+    if (auto out = serveCall("aten::cumsum", scanCall(self, dim, dtype)))
+        return out->front();
+    return at::cuda::cumsum(self, dim, dtype);
+}
+
+at::Tensor cumprodHook(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype)
+{
+    if (auto out = serveCall("aten::cumprod", scanCall(self, dim, dtype)))
+        return out->front();
+    return at::cuda::cumprod(self, dim, dtype);
+}
+
+// avg_pool2d / avg_pool3d: the window arguments as lists (the capture records kernel_size 3 as [3, 3]).
+HookCall averagePoolCall(const at::Tensor& self, at::IntArrayRef kernelSize, at::IntArrayRef stride,
+                         at::IntArrayRef padding, bool ceilMode, bool countIncludePad,
+                         std::optional<int64_t> divisorOverride)
+{
+    HookCall call{{{"self", &self}}, {}};
+    call.values.emplace_back("kernel_size", c10::IValue(kernelSize.vec()));
+    call.values.emplace_back("stride", c10::IValue(stride.vec()));
+    call.values.emplace_back("padding", c10::IValue(padding.vec()));
+    call.values.emplace_back("ceil_mode", ceilMode);
+    call.values.emplace_back("count_include_pad", countIncludePad);
+    call.values.emplace_back("divisor_override", divisorOverride ? c10::IValue(*divisorOverride) : c10::IValue());
+    return call;
+}
+
+at::Tensor avgPool2dHook(const at::Tensor& self, at::IntArrayRef kernelSize, at::IntArrayRef stride,
+                         at::IntArrayRef padding, bool ceilMode, bool countIncludePad,
+                         std::optional<int64_t> divisorOverride)
+{
+    if (auto out =
+            serveCall("aten::avg_pool2d",
+                      averagePoolCall(self, kernelSize, stride, padding, ceilMode, countIncludePad, divisorOverride)))
+        return out->front();
+    return at::cuda::avg_pool2d(self, kernelSize, stride, padding, ceilMode, countIncludePad, divisorOverride);
+}
+
+at::Tensor avgPool3dHook(const at::Tensor& self, at::IntArrayRef kernelSize, at::IntArrayRef stride,
+                         at::IntArrayRef padding, bool ceilMode, bool countIncludePad,
+                         std::optional<int64_t> divisorOverride)
+{
+    if (auto out =
+            serveCall("aten::avg_pool3d",
+                      averagePoolCall(self, kernelSize, stride, padding, ceilMode, countIncludePad, divisorOverride)))
+        return out->front();
+    return at::cuda::avg_pool3d(self, kernelSize, stride, padding, ceilMode, countIncludePad, divisorOverride);
+}
+
 const char* const kHooked[] = {"aten::_softmax",
                                "aten::_log_softmax",
                                "aten::relu",
@@ -232,7 +296,11 @@ const char* const kHooked[] = {"aten::_softmax",
                                "aten::silu_",
                                "aten::cat",
                                "aten::cos",
-                               "aten::sin"};
+                               "aten::sin",
+                               "aten::cumsum",
+                               "aten::cumprod",
+                               "aten::avg_pool2d",
+                               "aten::avg_pool3d"};
 
 } // namespace
 
@@ -290,6 +358,14 @@ bool registerPlainHook(torch::Library& library, const std::string& key)
         library.impl(name.c_str(), TORCH_FN(sumHook));
     else if (key == "aten::cat")
         library.impl(name.c_str(), TORCH_FN(catHook));
+    else if (key == "aten::cumsum")
+        library.impl(name.c_str(), TORCH_FN(cumsumHook));
+    else if (key == "aten::cumprod")
+        library.impl(name.c_str(), TORCH_FN(cumprodHook));
+    else if (key == "aten::avg_pool2d")
+        library.impl(name.c_str(), TORCH_FN(avgPool2dHook));
+    else if (key == "aten::avg_pool3d")
+        library.impl(name.c_str(), TORCH_FN(avgPool3dHook));
     else
         return false;
     return true;

@@ -1,6 +1,6 @@
 #pragma once
 // Typed CUDA-key overrides of the plain ATen operators named in core/cast/RuntimeOps.h (relu,
-// add.Tensor, _softmax, sum.dim_IntList, cat, ...). Each hook offers the call to the registry
+// add.Tensor, _softmax, sum.dim_IntList, cat, cumsum, avg_pool2d, ...). Each hook offers the call to the registry
 // (HookRegistry.h); when no packaged kernel serves it, the original kernel runs through its
 // per-backend function (at::cuda::<op>). Composite operators have their hooks in CompositeHooks.h.
 

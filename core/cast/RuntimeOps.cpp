@@ -40,6 +40,10 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
         {"aten::mean.dim", {"aten::mean", "dim"}},
         {"aten::sum.dim_IntList", {"aten::sum", "dim_IntList"}},
         {"aten::cat", {"aten::cat", ""}},
+        {"aten::cumsum", {"aten::cumsum", ""}},
+        {"aten::cumprod", {"aten::cumprod", ""}},
+        {"aten::avg_pool2d", {"aten::avg_pool2d", ""}},
+        {"aten::avg_pool3d", {"aten::avg_pool3d", ""}},
         // Composite operators: overridden as themselves (at the CUDA key, and for the
         // CompositeImplicitAutograd ones also at AutogradCUDA; see runtime/CompositeHooks.h).
         {"aten::layer_norm", {"aten::layer_norm", ""}},
