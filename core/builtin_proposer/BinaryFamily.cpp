@@ -36,14 +36,17 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     }
     const TensorSpec* operands[2] = {nullptr, nullptr};
     const char* names[2] = {"self", "other"};
+    // A card of a CPU capture (its output on the CPU: a compile-only search on a machine without a
+    // GPU) has every operand there; its kernels read them all from memory, as on the GPU.
+    const bool cpuCapture = !card.outputs.empty() && card.outputs[0].device.rfind("cuda", 0) != 0;
     for (int k = 0; k < 2; ++k) {
         const ArgSpec* arg = card.findArg(names[k]);
         if (!arg || arg->kind != ArgKind::Tensor || arg->tensors.size() != 1)
             return unsupportedCard(card, std::string("the card has no tensor argument '") + names[k] + "'");
         const TensorSpec& t = arg->tensors[0];
-        // A Python number traced into the graph arrives as a 0-dim CPU (float64/int64) "wrapped
-        // number" tensor; the card records its layout but not its value.
-        if (t.device.rfind("cuda", 0) != 0)
+        // On the GPU, a Python number traced into the graph arrives as a 0-dim CPU (float64/int64)
+        // "wrapped number" tensor; the card records its layout but not its value.
+        if (!cpuCapture && t.device.rfind("cuda", 0) != 0)
             return unsupportedCard(card,
                                    std::string("operand '") + names[k] + "' " + t.toShortString() + " on " + t.device +
                                        ": scalar operand value not captured");

@@ -1668,6 +1668,16 @@ TEST(BuiltinProposer, LastFamiliesRefuseWithTheReason)
     const TensorSpec wrapped{"float64", {}, {}, "cpu"}; // a traced Python float: `x * 0.5`
     EXPECT_NE(refusal(binaryCard("aten::mul", "float32", x, wrapped)).find("scalar operand value not captured"),
               std::string::npos);
+    // A CPU capture (a machine without a GPU): every operand and the output are on the CPU, and the
+    // kernel reads them all from memory, the 0-dim one too.
+    TensorSpec cpuX = x;
+    cpuX.device = "cpu";
+    OperatorCard cpuCard = binaryCard("aten::mul", "float32", cpuX, wrapped);
+    cpuCard.outputs[0].device = "cpu";
+    EXPECT_TRUE(BuiltinProposer::supports(cpuCard).ok());
+    OperatorCard cpuAdd = binaryCard("aten::add", "float32", cpuX, cpuX);
+    cpuAdd.outputs[0].device = "cpu";
+    EXPECT_TRUE(BuiltinProposer::supports(cpuAdd).ok());
     EXPECT_NE(refusal(binaryCard("aten::add", "float32", x, cudaTensor("float16", {4, 8}))).find("mixed dtypes"),
               std::string::npos);
     // div with a rounding mode is the pointwise generator's (PointwiseRegionFamilyTest), an unknown mode
