@@ -4,13 +4,16 @@
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/adaptive_avg_pool2d_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/avg_pool1d_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/batch_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/contiguous_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/embedding_compositeexplicitautograd_dispatch.h>
 #include <ATen/ops/group_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/layer_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/log_softmax_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/max_pool1d_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/max_pool2d_compositeimplicitautograd_dispatch.h>
+#include <ATen/ops/max_pool3d_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/reshape_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/rms_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/softmax_compositeimplicitautograd_dispatch.h>
@@ -139,20 +142,62 @@ at::Tensor adaptiveAvgPool2dHook(const at::Tensor& self, c10::SymIntArrayRef out
     return at::compositeimplicitautograd::adaptive_avg_pool2d_symint(self, outputSize);
 }
 
-// max_pool2d as a whole: eager computes max_pool2d_with_indices and drops the indices.
+HookCall maxPoolCall(const at::Tensor& self, at::IntArrayRef kernelSize, at::IntArrayRef stride,
+                     at::IntArrayRef padding, at::IntArrayRef dilation, bool ceilMode)
+{
+    return HookCall{{{"self", &self}},
+                    {{"kernel_size", intList(kernelSize)},
+                     {"stride", intList(stride)},
+                     {"padding", intList(padding)},
+                     {"dilation", intList(dilation)},
+                     {"ceil_mode", ceilMode}}};
+}
+
+// max_pool1d / 2d / 3d as a whole: eager computes max_poolNd_with_indices and drops the indices.
+template <bool AtAutograd>
+at::Tensor maxPool1dHook(const at::Tensor& self, at::IntArrayRef kernelSize, at::IntArrayRef stride,
+                         at::IntArrayRef padding, at::IntArrayRef dilation, bool ceilMode)
+{
+    if (auto out = serveComposite<AtAutograd>(
+            "aten::max_pool1d", maxPoolCall(self, kernelSize, stride, padding, dilation, ceilMode), {&self}))
+        return *out;
+    return at::compositeimplicitautograd::max_pool1d(self, kernelSize, stride, padding, dilation, ceilMode);
+}
+
 template <bool AtAutograd>
 at::Tensor maxPool2dHook(const at::Tensor& self, at::IntArrayRef kernelSize, at::IntArrayRef stride,
                          at::IntArrayRef padding, at::IntArrayRef dilation, bool ceilMode)
+{
+    if (auto out = serveComposite<AtAutograd>(
+            "aten::max_pool2d", maxPoolCall(self, kernelSize, stride, padding, dilation, ceilMode), {&self}))
+        return *out;
+    return at::compositeimplicitautograd::max_pool2d(self, kernelSize, stride, padding, dilation, ceilMode);
+}
+
+template <bool AtAutograd>
+at::Tensor maxPool3dHook(const at::Tensor& self, at::IntArrayRef kernelSize, at::IntArrayRef stride,
+                         at::IntArrayRef padding, at::IntArrayRef dilation, bool ceilMode)
+{
+    if (auto out = serveComposite<AtAutograd>(
+            "aten::max_pool3d", maxPoolCall(self, kernelSize, stride, padding, dilation, ceilMode), {&self}))
+        return *out;
+    return at::compositeimplicitautograd::max_pool3d(self, kernelSize, stride, padding, dilation, ceilMode);
+}
+
+// avg_pool1d: eager runs avg_pool2d on the input unsqueezed to a height of one.
+template <bool AtAutograd>
+at::Tensor avgPool1dHook(const at::Tensor& self, at::IntArrayRef kernelSize, at::IntArrayRef stride,
+                         at::IntArrayRef padding, bool ceilMode, bool countIncludePad)
 {
     HookCall call{{{"self", &self}},
                   {{"kernel_size", intList(kernelSize)},
                    {"stride", intList(stride)},
                    {"padding", intList(padding)},
-                   {"dilation", intList(dilation)},
-                   {"ceil_mode", ceilMode}}};
-    if (auto out = serveComposite<AtAutograd>("aten::max_pool2d", call, {&self}))
+                   {"ceil_mode", ceilMode},
+                   {"count_include_pad", countIncludePad}}};
+    if (auto out = serveComposite<AtAutograd>("aten::avg_pool1d", call, {&self}))
         return *out;
-    return at::compositeimplicitautograd::max_pool2d(self, kernelSize, stride, padding, dilation, ceilMode);
+    return at::compositeimplicitautograd::avg_pool1d(self, kernelSize, stride, padding, ceilMode, countIncludePad);
 }
 
 // to(dtype): a packaged kernel converts in one pass where eager's copy goes through its generic
@@ -262,7 +307,8 @@ at::Tensor embeddingHook(const at::Tensor& weight, const at::Tensor& indices, c1
 const char* const kComposite[] = {
     "aten::layer_norm", "aten::group_norm",  "aten::batch_norm",      "aten::rms_norm",   "aten::adaptive_avg_pool2d",
     "aten::embedding",  "aten::softmax.int", "aten::log_softmax.int", "aten::max_pool2d", "aten::to.dtype",
-    "aten::type_as",    "aten::contiguous",  "aten::reshape"};
+    "aten::type_as",    "aten::contiguous",  "aten::reshape",         "aten::max_pool1d", "aten::max_pool3d",
+    "aten::avg_pool1d"};
 
 template <class CudaHook, class AutogradHook>
 void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
@@ -303,6 +349,12 @@ bool registerComposite(torch::Library& cuda, torch::Library& autogradCuda, const
                      TORCH_FN(logSoftmaxIntHook<true>));
     else if (key == "aten::max_pool2d")
         registerBoth(cuda, autogradCuda, "max_pool2d", TORCH_FN(maxPool2dHook<false>), TORCH_FN(maxPool2dHook<true>));
+    else if (key == "aten::max_pool1d")
+        registerBoth(cuda, autogradCuda, "max_pool1d", TORCH_FN(maxPool1dHook<false>), TORCH_FN(maxPool1dHook<true>));
+    else if (key == "aten::max_pool3d")
+        registerBoth(cuda, autogradCuda, "max_pool3d", TORCH_FN(maxPool3dHook<false>), TORCH_FN(maxPool3dHook<true>));
+    else if (key == "aten::avg_pool1d")
+        registerBoth(cuda, autogradCuda, "avg_pool1d", TORCH_FN(avgPool1dHook<false>), TORCH_FN(avgPool1dHook<true>));
     else if (key == "aten::to.dtype")
         registerBoth(cuda, autogradCuda, "to.dtype", TORCH_FN(toDtypeHook<false>), TORCH_FN(toDtypeHook<true>));
     else if (key == "aten::type_as")

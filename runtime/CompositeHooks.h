@@ -1,7 +1,7 @@
 #pragma once
 // Dispatcher hooks for composite operators: layer_norm, group_norm, batch_norm, rms_norm,
-// adaptive_avg_pool2d, max_pool2d, softmax.int, log_softmax.int, to.dtype (CompositeImplicitAutograd) and embedding
-// (CompositeExplicitAutograd).
+// adaptive_avg_pool2d, avg_pool1d, max_pool1d / 2d / 3d, softmax.int, log_softmax.int, to.dtype
+// (CompositeImplicitAutograd) and embedding (CompositeExplicitAutograd).
 //
 // A packaged kernel computes the whole operator, so the hook sits on the operator itself, not on
 // the pieces it decomposes into:

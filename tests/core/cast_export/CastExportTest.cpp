@@ -315,7 +315,8 @@ TEST_F(CastExportTest, CompositeOperatorsAreDispatchedAsThemselves)
 {
     for (const char* op :
          {"aten::layer_norm", "aten::group_norm", "aten::batch_norm", "aten::rms_norm", "aten::adaptive_avg_pool2d",
-          "aten::max_pool2d", "aten::embedding", "aten::type_as", "aten::contiguous", "aten::reshape"}) {
+          "aten::max_pool2d", "aten::embedding", "aten::type_as", "aten::contiguous", "aten::reshape",
+          "aten::max_pool1d", "aten::max_pool3d", "aten::avg_pool1d"}) {
         std::string why;
         const auto hook = runtimeHookFor(op, why);
         ASSERT_TRUE(hook.has_value()) << op << ": " << why;
@@ -328,6 +329,17 @@ TEST_F(CastExportTest, CompositeOperatorsAreDispatchedAsThemselves)
     EXPECT_EQ(to->op, "aten::to");
     EXPECT_EQ(to->overload, "dtype");
     EXPECT_FALSE(runtimeHookFor("aten::to.dtype_layout", why).has_value());
+}
+
+TEST_F(CastExportTest, ScansAndAveragePoolsAreDispatchedAsThemselves)
+{
+    for (const char* op : {"aten::cumsum", "aten::cumprod", "aten::avg_pool2d", "aten::avg_pool3d"}) {
+        std::string why;
+        const auto hook = runtimeHookFor(op, why);
+        ASSERT_TRUE(hook.has_value()) << op << ": " << why;
+        EXPECT_EQ(hook->op, op);
+        EXPECT_EQ(hook->overload, "");
+    }
 }
 
 TEST_F(CastExportTest, InPlaceUnaryOperatorsAreDispatchedAsThemselves)
