@@ -8,6 +8,7 @@
 #include <ATen/ops/batch_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/contiguous_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/embedding_compositeexplicitautograd_dispatch.h>
+#include <ATen/ops/flatten_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/group_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/layer_norm_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/log_softmax_compositeimplicitautograd_dispatch.h>
@@ -265,6 +266,21 @@ at::Tensor reshapeHook(const at::Tensor& self, c10::SymIntArrayRef shape)
     return at::compositeimplicitautograd::reshape_symint(self, shape);
 }
 
+// flatten(start_dim, end_dim): a reshape into the flattened sizes, hooked the same way (a
+// transposed input copies; a contiguous one is a view, never served).
+template <bool AtAutograd>
+at::Tensor flattenHook(const at::Tensor& self, int64_t startDim, int64_t endDim)
+{
+    if (self.is_contiguous()) {
+        countFallback("aten::flatten.using_ints", kAlreadyContiguous);
+        return at::compositeimplicitautograd::flatten(self, startDim, endDim);
+    }
+    HookCall call{{{"self", &self}}, {{"start_dim", startDim}, {"end_dim", endDim}}};
+    if (auto out = serveComposite<AtAutograd>("aten::flatten.using_ints", call, {&self}))
+        return *out;
+    return at::compositeimplicitautograd::flatten(self, startDim, endDim);
+}
+
 // softmax.int / log_softmax.int as a whole: with dtype=float32 on a 16-bit input eager converts
 // the input in a kernel of its own before _softmax; a packaged kernel reads the 16-bit input and
 // writes float32 in one pass.
@@ -304,11 +320,23 @@ at::Tensor embeddingHook(const at::Tensor& weight, const at::Tensor& indices, c1
                                                            sparse);
 }
 
-const char* const kComposite[] = {
-    "aten::layer_norm", "aten::group_norm",  "aten::batch_norm",      "aten::rms_norm",   "aten::adaptive_avg_pool2d",
-    "aten::embedding",  "aten::softmax.int", "aten::log_softmax.int", "aten::max_pool2d", "aten::to.dtype",
-    "aten::type_as",    "aten::contiguous",  "aten::reshape",         "aten::max_pool1d", "aten::max_pool3d",
-    "aten::avg_pool1d"};
+const char* const kComposite[] = {"aten::layer_norm",
+                                  "aten::group_norm",
+                                  "aten::batch_norm",
+                                  "aten::rms_norm",
+                                  "aten::adaptive_avg_pool2d",
+                                  "aten::embedding",
+                                  "aten::softmax.int",
+                                  "aten::log_softmax.int",
+                                  "aten::max_pool2d",
+                                  "aten::to.dtype",
+                                  "aten::type_as",
+                                  "aten::contiguous",
+                                  "aten::reshape",
+                                  "aten::max_pool1d",
+                                  "aten::max_pool3d",
+                                  "aten::avg_pool1d",
+                                  "aten::flatten.using_ints"};
 
 template <class CudaHook, class AutogradHook>
 void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
@@ -363,6 +391,9 @@ bool registerComposite(torch::Library& cuda, torch::Library& autogradCuda, const
         registerBoth(cuda, autogradCuda, "contiguous", TORCH_FN(contiguousHook<false>), TORCH_FN(contiguousHook<true>));
     else if (key == "aten::reshape")
         registerBoth(cuda, autogradCuda, "reshape", TORCH_FN(reshapeHook<false>), TORCH_FN(reshapeHook<true>));
+    else if (key == "aten::flatten.using_ints")
+        registerBoth(cuda, autogradCuda, "flatten.using_ints", TORCH_FN(flattenHook<false>),
+                     TORCH_FN(flattenHook<true>));
     else if (key == "aten::embedding")
         cuda.impl("embedding", TORCH_FN(embeddingHook));
     else

@@ -140,7 +140,7 @@ bool UnaryFamily::coversOp(const std::string& qualifiedOp)
         qualifiedOp == "aten::neg" || qualifiedOp == "aten::rsqrt" || qualifiedOp == "aten::cos" ||
         qualifiedOp == "aten::sin" || qualifiedOp == "aten::pow.Tensor_Scalar" || qualifiedOp == "aten::relu_" ||
         qualifiedOp == "aten::silu_" || qualifiedOp == "aten::type_as" || qualifiedOp == "aten::contiguous" ||
-        qualifiedOp == "aten::reshape";
+        qualifiedOp == "aten::reshape" || qualifiedOp == "aten::flatten.using_ints";
 }
 
 Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& card)
@@ -159,19 +159,22 @@ Result<std::unique_ptr<UnaryFamily>> UnaryFamily::create(const OperatorCard& car
     // reshape() of a tensor it cannot view (repeat_kv's expanded keys and values into [B, H, S, D]):
     // eager copies it into a new contiguous tensor of the new sizes, whose bytes are those of a
     // contiguous tensor of the input's sizes; the kernel is contiguous()'s gather into that.
-    const bool reshape = op == "aten::reshape";
+    // flatten(start_dim, end_dim) is a reshape into the flattened sizes (the card's output's).
+    const bool reshape = op == "aten::reshape" || op == "aten::flatten.using_ints";
+    const std::string reshapeName = op == "aten::reshape" ? "reshape" : "flatten";
     TensorSpec reshapedOutput;
     if (reshape) {
         const TensorSpec& result = card.outputs[0];
         if (result.numel() != in.numel())
             return unsupportedCard(
-                card, "reshape into " + result.toShortString() + ": expected an output of as many elements");
+                card, reshapeName + " into " + result.toShortString() + ": expected an output of as many elements");
         // A copying reshape returns a new contiguous tensor: any other output layout is a view.
         if (!result.isContiguous())
-            return unsupportedCard(
-                card, "reshape into " + result.toShortString() + " returns a view of its input (no kernel to run)");
+            return unsupportedCard(card,
+                                   reshapeName + " into " + result.toShortString() +
+                                       " returns a view of its input (no kernel to run)");
         if (reshapeCanView(in, result.sizes))
-            return unsupportedCard(card, "reshape of a tensor it can view returns a view (no copy to run)");
+            return unsupportedCard(card, reshapeName + " of a tensor it can view returns a view (no copy to run)");
         reshapedOutput = TensorSpec{result.dtype, in.sizes, contiguousStrides(in.sizes), result.device};
     } else if (card.outputs[0].sizes != in.sizes) {
         return unsupportedCard(card, "expected one output of the input's sizes");

@@ -9,8 +9,8 @@
 // dtype conversion aten::to.dtype into another of those dtypes (widened exactly, rounded to nearest even),
 // aten::type_as (the same conversion), in place aten::relu_ and aten::silu_ (torchvision's ReLU(inplace=True): output 0
 // is self), and copies with the identity op: aten::contiguous of a tensor not already in the layout asked for,
-// aten::reshape of a tensor it cannot view (gathered into a contiguous tensor of the input's sizes, which has the
-// reshaped output's bytes). Parameters (docs/builtin-proposer.md):
+// aten::reshape (and aten::flatten.using_ints, a reshape) of a tensor it cannot view (gathered into a contiguous tensor
+// of the input's sizes, which has the reshaped output's bytes). Parameters (docs/builtin-proposer.md):
 //   threads           threads per block (64..1024, power of two)
 //   vector_width      elements per load/store (1, 2, 4, 8; at most 16 bytes); the numel % width
 //                     trailing elements are done by a scalar tail (gather: must divide the

@@ -60,6 +60,7 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
         {"aten::type_as", {"aten::type_as", ""}},
         {"aten::contiguous", {"aten::contiguous", ""}},
         {"aten::reshape", {"aten::reshape", ""}},
+        {"aten::flatten.using_ints", {"aten::flatten", "using_ints"}},
     };
     if (auto found = hooks.find(qualifiedOp); found != hooks.end())
         return found->second;

@@ -8,7 +8,7 @@ adaptive_avg_pool2d to 1 and max_pool2d 3x3 stride 2 (NCHW and channels-last), a
 max_pool1d/3d, mean, sum, var, std,
 vector_norm, logsumexp, instance_norm, argmax, max.dim, sum and softmax over dim 1, cumsum (over the
 last dim and dim 1) and cumprod, relu, gelu exact and tanh, silu, sigmoid, tanh,
-neg (also of two slices, gathered into a dense output), rsqrt, cos, sin, pow 2, add / sub /
+neg (also of two slices, gathered into a dense output), flatten of a transposed tensor, rsqrt, cos, sin, pow 2, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, mul and add with a float64 0-dim tensor that
 moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), mul and add into a
 transposed output (the decoders' rotary embedding on q.transpose(1, 2)), add of a channels-last and
@@ -68,7 +68,7 @@ COVERED = {
     "aten::cos": 1, "aten::sin": 1,
     "aten::pow.Tensor_Scalar": 1, "aten::type_as": 1, "aten::contiguous": 3, "aten::reshape": 1, "aten::cat": 2,
     "aten::cumsum": 2, "aten::cumprod": 1, "aten::avg_pool1d": 1, "aten::max_pool1d": 1, "aten::avg_pool2d": 1,
-    "aten::avg_pool3d": 1, "aten::max_pool3d": 1,
+    "aten::avg_pool3d": 1, "aten::max_pool3d": 1, "aten::flatten.using_ints": 1,
 }
 # Row statistics and index reductions the row-region generator covers, counted by op whatever overload the trace records
 # (var.dim or var.correction): one card each. A row of one element is not a row: their cards at row
@@ -187,6 +187,8 @@ def make_model(length, dtype_name, device):
                 # of a slice, into a dense output (gathered): every other row of xp, and the upper
                 # half of xr's 16-element rows (rotate_half's -x[..., d/2:]: vector loads)
                 -xp[:, :, 1:], -xr[..., 8:],
+                # flatten of a transposed tensor copies (a reshape that cannot view)
+                xr.transpose(1, 2).flatten(1),
                 r,
                 # scans: along the rows, over the channels (columns of the length), and a product of
                 # values in [0.58, 0.71] (rsqrt of d: shrinks slowly, no overflow)

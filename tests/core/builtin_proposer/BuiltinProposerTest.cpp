@@ -430,6 +430,37 @@ TEST(BuiltinProposer, ContiguousOfAStridedTensorIsAnIdentityGather)
     EXPECT_NE(BuiltinProposer::supports(both).error().message.find("returns the tensor itself"), std::string::npos);
 }
 
+TEST(BuiltinProposer, FlattenIsAReshapeIntoTheFlattenedSizes)
+{
+    // A ViT-style x.flatten(2) of a transposed [B, C, H, W] (the bundled example's): eager copies.
+    auto flattenCard = [](const TensorSpec& in, std::int64_t startDim, const std::vector<std::int64_t>& sizes) {
+        OperatorCard card;
+        card.op = "aten::flatten";
+        card.overload = "using_ints";
+        card.args.push_back(ArgSpec{"self", "Tensor", ArgKind::Tensor, {in}, nullptr});
+        card.args.push_back(ArgSpec{"start_dim", "int", ArgKind::Value, {}, startDim});
+        card.args.push_back(ArgSpec{"end_dim", "int", ArgKind::Value, {}, -1});
+        card.outputs = {TensorSpec{in.dtype, sizes, contiguousStrides(sizes), "cuda:0"}};
+        card.id = "card-flatten-" + in.dtype;
+        return card;
+    };
+    for (const std::string& dtype : kDtypes) {
+        SCOPED_TRACE(dtype);
+        const OperatorCard card =
+            flattenCard(TensorSpec{dtype, {4, 256, 4, 16}, {16384, 16, 4096, 1}, "cuda:0"}, 2, {4, 256, 64});
+        const SearchTree tree = growChain(card, 2, true);
+        ASSERT_GE(tree.size(), 2u);
+        EXPECT_NE(tree.root()->candidate.source.find("gathered from a strided input"), std::string::npos);
+    }
+    // The pooled head's flatten(1) of [N, C, 1, 1] views its input: no kernel to run.
+    const std::string refusal =
+        BuiltinProposer::supports(
+            flattenCard(TensorSpec{"float32", {4, 64, 1, 1}, {64, 1, 1, 1}, "cuda:0"}, 1, {4, 64}))
+            .error()
+            .message;
+    EXPECT_NE(refusal.find("flatten of a tensor it can view returns a view"), std::string::npos) << refusal;
+}
+
 TEST(BuiltinProposer, ReshapeThatCopiesIsAGatherAndOneThatViewsIsRefused)
 {
     // repeat_kv: k[:, :, None].expand(B, KV, n_rep, S, D).reshape(B, KV * n_rep, S, D) of a transposed

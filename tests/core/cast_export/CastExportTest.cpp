@@ -329,6 +329,10 @@ TEST_F(CastExportTest, CompositeOperatorsAreDispatchedAsThemselves)
     EXPECT_EQ(to->op, "aten::to");
     EXPECT_EQ(to->overload, "dtype");
     EXPECT_FALSE(runtimeHookFor("aten::to.dtype_layout", why).has_value());
+    const auto flatten = runtimeHookFor("aten::flatten.using_ints", why); // a reshape that may copy
+    ASSERT_TRUE(flatten.has_value()) << why;
+    EXPECT_EQ(flatten->op, "aten::flatten");
+    EXPECT_EQ(flatten->overload, "using_ints");
 }
 
 TEST_F(CastExportTest, ScansAndAveragePoolsAreDispatchedAsThemselves)
