@@ -6,6 +6,7 @@
 #include "CandidateChecks.h"
 
 #include "builtin_proposer/BuiltinProposer.h"
+#include "builtin_proposer/ScanFamily.h"
 
 #include <gtest/gtest.h>
 
@@ -159,22 +160,20 @@ TEST(ScanFamily, RefusesWithTheReason)
 
 TEST(ScanFamily, HandEditedParamsAreRefusedWithTheParameter)
 {
-    BuiltinProposer proposer(scanCard("aten::cumsum", "float32", {4, 1000}, -1));
-    ASSERT_TRUE(BuiltinProposer::supports(scanCard("aten::cumsum", "float32", {4, 1000}, -1)));
-    const OperatorCard card = scanCard("aten::cumsum", "float32", {4, 1000}, -1);
-    for (const json& bad : {json{{"threads", 256}, {"warp_per_row", true}, {"vector_width", 3}, {"split", 1}},
-                            json{{"threads", 256}, {"warp_per_row", true}, {"vector_width", 1}, {"split", 2}},
-                            json{{"threads", 256}, {"warp_per_row", false}, {"vector_width", 8}, {"split", 128}}}) {
-        SCOPED_TRACE(bad.dump());
-        SearchTree tree(card.id, 1);
-        Provenance provenance;
-        provenance.kind = ProvenanceKind::BuiltinTransformation;
-        provenance.details = {{"family", "scan"}, {"params", bad}};
-        const std::string id = tree.addRoot(Candidate{}, provenance, 0).value();
-        ASSERT_TRUE(tree.recordEvaluation(id, passed(10)).ok());
-        std::atomic<bool> stop{false};
-        auto next = proposer.propose(tree, *tree.find(id), stop);
-        ASSERT_TRUE(next.ok());
-        EXPECT_FALSE(next->failureReason.empty());
+    auto family = ScanFamily::create(scanCard("aten::cumsum", "float32", {4, 1000}, -1));
+    ASSERT_TRUE(family.ok()) << family.error().toString();
+    const std::vector<std::pair<json, std::string>> bad = {
+        {{{"threads", 256}, {"warp_per_row", true}, {"vector_width", 3}, {"split", 1}}, "vector_width"},
+        {{{"threads", 256}, {"warp_per_row", true}, {"vector_width", 1}, {"split", 2}}, "split"},
+        {{{"threads", 256}, {"warp_per_row", false}, {"vector_width", 8}, {"split", 1}}, "vector_width 8"},
+        {{{"threads", 256}, {"warp_per_row", false}, {"vector_width", 4}, {"split", 128}}, "split must be 1..64"},
+        {{{"threads", 256}, {"warp_per_row", false}, {"vector_width", 4}}, "split"}};
+    for (const auto& [params, named] : bad) {
+        SCOPED_TRACE(params.dump());
+        auto candidate = family.value()->generate(params);
+        ASSERT_FALSE(candidate.ok());
+        EXPECT_EQ(candidate.error().code, ErrorCode::InvalidArgument);
+        EXPECT_NE(candidate.error().toString().find(named), std::string::npos) << candidate.error().toString();
+        EXPECT_TRUE(family.value()->transformations(params).empty()); // nothing to revise from
     }
 }
