@@ -471,6 +471,7 @@ Validation validate(const CubinModule& module, const LaunchPlan& plan, const Ope
 {
     Validation v;
     const OpClass opClass = opClassOf(card);
+    std::optional<RegionChain> opChain; // a single-op card's chain, made when a set first needs it
     // Earlier sets stay alive while later ones run, so no two sets share input addresses (a kernel
     // that caches results by pointer cannot pass).
     for (InputSet& set : sets) {
@@ -487,7 +488,6 @@ Validation validate(const CubinModule& module, const LaunchPlan& plan, const Ope
             return v;
         }
         Result<std::vector<at::Tensor>> golden = makeError(ErrorCode::Internal, "not run", "float64 chain");
-        std::optional<RegionChain> opChain; // a single-op card's chain, made when first needed
         const std::vector<at::Tensor> inputsAfter = tensorsOf(set.inputs);
         for (size_t i = 0; i < inputsAfter.size(); ++i) {
             if (!bitwiseEqual(inputsAfter[i], pristine[i])) {
