@@ -20,10 +20,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 namespace kforge::core {
 
 namespace {
+
+// The reason for an op no family takes.
+constexpr std::string_view kNotCovered = "op not covered by the built-in proposer yet";
 
 // Ops that always return a view of their input, whatever the layout: their time in a profile is
 // host work (a new tensor header), and no kernel of any proposer could replace them. (reshape,
@@ -125,16 +130,22 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeFamily(const Operator
     // one they refuse (a strided input, amax): the row-region generator, which splits rows.
     // (group_norm's own family splits its groups already; the generator takes only what it refuses.)
     std::unique_ptr<RowRegionFamily> rows;
+    std::optional<Error> rowsRefusal;
     if (isRowReductionOp(card.op)) {
         if (auto f = RowRegionFamily::createForOp(card)) {
             if (f.value()->splitsAtRoot() && card.op != "aten::group_norm")
                 return std::unique_ptr<KernelFamily>(std::move(f.value()));
             rows = std::move(f.value());
+        } else {
+            rowsRefusal = f.error();
         }
     }
     auto tuned = makeTunedFamily(card);
     if (!tuned && rows)
         return std::unique_ptr<KernelFamily>(std::move(rows));
+    // An op only the generator covers (var, logsumexp, argmax, ...): its reason, not "not covered".
+    if (!tuned && rowsRefusal && tuned.error().message == kNotCovered)
+        return *rowsRefusal;
     return tuned;
 }
 
@@ -189,7 +200,7 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeTunedFamily(const Ope
             return makeError(ErrorCode::Unsupported, "not training: returns its input (no kernel to run)",
                              "built-in proposer, " + op);
     }
-    return makeError(ErrorCode::Unsupported, "op not covered by the built-in proposer yet", "built-in proposer, " + op);
+    return makeError(ErrorCode::Unsupported, std::string(kNotCovered), "built-in proposer, " + op);
 }
 
 BuiltinProposer::BuiltinProposer(OperatorCard card) : m_card(std::move(card))

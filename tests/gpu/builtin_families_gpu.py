@@ -370,9 +370,13 @@ def run_case(case, kforge, workdir, env, ops=None):
             (skipped if match.group(1) == "skip" else errors)[match.group(2)] = match.group(4)
     # Exit 1 with no card error line: the cards named by --cards that failed are listed in one
     # "N of M cards failed" line; region cards the proposer refused are reported below, not failures.
+    # Row statistics over rows of one element named by --cards are listed there too, with their reason.
     failed_line = re.search(r"kforge: error: (\d+) of \d+ cards failed", optimize.stderr)
     refused_regions = len(re.findall(r"[0-9a-f]{8} region: [^(]*\(built-in proposer", optimize.stderr))
-    only_refused_regions = failed_line is not None and int(failed_line.group(1)) == refused_regions
+    one_element = {m.group(1): m.group(2) for m in re.finditer(
+        r"([0-9a-f]{8}) aten::\S+ \(built-in proposer, aten::\S+: ([^)]*" + ONE_ELEMENT_ROW + r"[^)]*)\)", optimize.stderr)}
+    refused = refused_regions + len(one_element)
+    only_refused_regions = failed_line is not None and int(failed_line.group(1)) == refused
     if optimize.returncode not in (0, 1) or (optimize.returncode == 1 and not errors and not only_refused_regions):
         case.fail("optimize", f"exit {optimize.returncode}: {one_line(optimize.stderr)}")
 
@@ -395,9 +399,10 @@ def run_case(case, kforge, workdir, env, ops=None):
         elif short in errors:
             case.fail(label, "optimize error: " + one_line(errors[short]))
             status = "FAIL: optimize error: " + one_line(errors[short], 160)
-        elif short in skipped and statistic and ONE_ELEMENT_ROW in skipped[short]:
-            case.reported.append(f"{case.name} {label}: refused, rows of one element: {skipped[short]}")
-            status = "one-element rows (reported): " + one_line(skipped[short], 160)
+        elif statistic and (short in one_element or ONE_ELEMENT_ROW in skipped.get(short, "")):
+            reason = one_element.get(short) or skipped[short]
+            case.reported.append(f"{case.name} {label}: refused, rows of one element: {reason}")
+            status = "one-element rows (reported): " + one_line(reason, 160)
         elif short in skipped:
             if op in IN_PROGRESS or op in GENERATED:
                 case.reported.append(f"{case.name} {label}: unsupported by the proposer: {skipped[short]}")

@@ -753,6 +753,20 @@ TEST(BuiltinProposer, RefusesUncoveredCardsWithTheReason)
     EXPECT_NE(reasonOf(erfc).find("approximate='sigmoid'"), std::string::npos);
 
     EXPECT_TRUE(BuiltinProposer::supports(softmaxCard("aten::softmax", "int", "float32", {3, 5})).ok());
+
+    // An op only the row-region generator covers, over rows of one element: its reason, not "not
+    // covered" (argmax over a dim of size 1).
+    OperatorCard argmax;
+    argmax.op = "aten::argmax";
+    argmax.args.push_back(
+        ArgSpec{"self", "Tensor", ArgKind::Tensor, {TensorSpec{"float32", {3, 1}, {1, 1}, "cuda:0"}}, nullptr});
+    argmax.args.push_back(ArgSpec{"dim", "int?", ArgKind::Value, {}, 1});
+    argmax.args.push_back(ArgSpec{"keepdim", "bool", ArgKind::Value, {}, false});
+    argmax.outputs = {TensorSpec{"int64", {3}, {1}, "cuda:0"}};
+    argmax.id = "card-argmax-one-element-rows";
+    EXPECT_NE(reasonOf(argmax).find("rows of fewer than two elements"), std::string::npos) << reasonOf(argmax);
+    argmax.args[0].tensors[0] = TensorSpec{"float32", {3, 5}, {5, 1}, "cuda:0"};
+    EXPECT_TRUE(BuiltinProposer::supports(argmax).ok());
 }
 
 TEST(BuiltinProposer, AParentWithoutTemplateParametersIsAFailedProposal)
