@@ -546,7 +546,8 @@ std::string RowRegionFamily::preamble(const nlohmann::json& params, std::int64_t
     std::ostringstream s;
     s << "// Built-in row region " << m_chain << ": " << m_rows << " rows of " << m_rowLength
       << " elements, fp32 math, " << m_reduces.size() << " reduction(s) over each row, "
-      << (columns    ? "a thread per row, a pass over the row per reduction and one for the outputs.\n"
+      << (columns && columnsHoldRow() ? "a thread per row, its inputs read once into registers.\n"
+              : columns               ? "a thread per row, a pass over the row per reduction and one for the outputs.\n"
               : keep ? "one read of each input and one write of each output, the row held in registers.\n"
                      : std::to_string(split) + " blocks per row, one kernel per reduction and one for the outputs.\n")
       << "// Template parameters: " << params.dump() << "\n";

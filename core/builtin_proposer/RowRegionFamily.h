@@ -124,6 +124,9 @@ private:
     bool rowsRunAlongMemory() const;
     /// columns = true: one thread per row, a pass over the row per reduction (RowRegionColumns.cpp).
     Result<Candidate> generateColumns(const nlohmann::json& params) const;
+    /// Whether a thread per row holds its whole row's element inputs in registers (a short row: a
+    /// softmax over 21 channels), so that each input is read once instead of once per pass.
+    bool columnsHoldRow() const;
 
     PointwiseExpression m_expression;
     std::vector<Operand> m_inputs, m_outputs;

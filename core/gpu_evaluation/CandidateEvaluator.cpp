@@ -409,13 +409,15 @@ json checkJson(const std::string& name, bool passed, const std::string& detail)
 }
 
 // The chain whose float64 run judges `card`'s outputs where they differ from eager's beyond the
-// tolerance: a region card's own; for a single-op card whose eager kernel rounds every step, its
-// one-member chain (made into `opChain` once); none for any other card.
+// tolerance: a region card's own; for a single-op card whose eager kernel rounds every step (a
+// scan) or accumulates in an order of its own (a reduction: sums of many terms whose rounding
+// errors differ from eager's where the result cancels), its one-member chain (made into `opChain`
+// once); none for any other card.
 const RegionChain* float64Judge(const OperatorCard& card, std::optional<RegionChain>& opChain)
 {
     if (card.region)
         return &*card.region;
-    if (!eagerRoundsEveryStep(card.op))
+    if (!eagerRoundsEveryStep(card.op) && opClassOf(card.op) != OpClass::Reduction)
         return nullptr;
     if (!opChain) {
         auto chainCard = makeOpChainCard(card);
@@ -524,7 +526,7 @@ Validation validate(const CubinModule& module, const LaunchPlan& plan, const Ope
                 return v;
             }
             // A chain: eager rounds each member's output, the kernel may round once (OutputComparison.h);
-            // a scan: eager rounds every step (Tolerance.h).
+            // a scan: eager rounds every step (Tolerance.h); a reduction: another summation order.
             if (!golden) {
                 golden = chainInFloat64(*judge, tensorsOf(set.inputs));
                 if (!golden) {

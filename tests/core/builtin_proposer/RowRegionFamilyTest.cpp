@@ -537,8 +537,26 @@ TEST(RowRegionFamily, RowsAlongAStridedDimOfAdjacentRowsAreAThreadEach)
     EXPECT_EQ(params["columns"], true);
     EXPECT_NE(root.source.find("a thread per row"), std::string::npos) << root.source;
     EXPECT_NE(root.source.find("kf_row_region_columns"), std::string::npos);
+    // 64 elements a row: read once into registers; the sum is compensated.
+    EXPECT_NE(root.source.find("its inputs read once into registers"), std::string::npos) << root.source;
+    EXPECT_NE(root.source.find("held[c0][n] = xs[n][0]"), std::string::npos);
+    EXPECT_NE(root.source.find("lost +="), std::string::npos);
     expectGoodCandidate(card, root, "columns");
     growChain(card, 4, true); // other rows per block; a row group per row where the threads allow
+    // 512 elements a row: every pass reads the row again, no registers hold it.
+    RegionChainBuilder longer;
+    longer.output(longer.call("aten::sum", "dim_IntList",
+                              {{"self", longer.input(spec("float32", {8, 512, 1024}))},
+                               {"dim", json({1})},
+                               {"keepdim", json(false)},
+                               {"dtype", std::monostate{}}},
+                              spec("float32", {8, 1024})));
+    json longerParams;
+    const Candidate longerRoot = rootCandidate(singleOpCard(longer.card()), &longerParams);
+    EXPECT_EQ(longerParams["columns"], true);
+    EXPECT_NE(longerRoot.source.find("a pass over the row per reduction"), std::string::npos) << longerRoot.source;
+    EXPECT_EQ(longerRoot.source.find("held["), std::string::npos);
+    EXPECT_NE(longerRoot.source.find("lost +="), std::string::npos);
     // A softmax over the last dim keeps a row group per row.
     RegionChainBuilder last;
     const TensorSpec t = spec("float32", {8192, 64});

@@ -17,7 +17,8 @@ every element, instance_norm -> relu, split std and logsumexp over few long rows
 leading and middle dims (sum and mean over a middle dim, softmax over NCHW channels with a NaN,
 log_softmax over dim 0, var over a middle dim beside x - mean, amax over dims 0 and 2 of a permuted
 input, a split mean over the batch of few long columns; a thread per row where 4096 rows or more are
-adjacent in memory: a mean over a middle dim, a softmax over NCHW channels with a NaN, var beside x - mean),
+adjacent in memory: a mean over a middle dim, a softmax over NCHW channels with a NaN, var beside x - mean,
+a float32 sum of long rows that cancel and an infinite one),
 and index reductions (argmax with ties and a row of two NaNs, max.dim over a middle dim with both
 outputs, a split argmin of every element, min.dim over NCHW channels a thread per row). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
 compiled with the host C++ compiler against cuda_host_shim.h, run on the chain's inputs with its
@@ -363,6 +364,19 @@ def columns_var_beside_a_centred_output():
     return c
 
 
+def columns_sum_of_long_rows_that_cancel():
+    # 4096 rows of 2048 float32 terms of magnitude 100, a thread each: summed one term at a time
+    # without compensation, the error (~5e-3) exceeds the tolerance where a sum cancels to near 0.
+    # The CPU's eager sums these strided rows one term at a time too, so the reference is the exact
+    # sum rounded to float32.
+    c = Chain()
+    xs = randn(2, 2048, 2048, seed=83) * 100
+    xs[1, 7, 5] = float("inf")  # an infinite sum stays inf (the compensation skips it)
+    x = c.input(xs)
+    c.output(c.call("sum", "dim_IntList", self=x, dim=[1], keepdim=False), reference=xs.double().sum(1).float())
+    return c
+
+
 def argmax_with_ties_and_a_nan_row():
     c = Chain()
     xs = (randn(6, 45, seed=81) * 2).round()  # small integers: ties, the first one wins
@@ -415,6 +429,7 @@ CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_ke
                                  amax_over_leading_and_last_dims_of_a_transposed_input,
                                  split_mean_over_the_batch_of_few_long_columns, columns_mean_over_a_middle_dim,
                                  columns_softmax_over_nchw_channels, columns_var_beside_a_centred_output,
+                                 columns_sum_of_long_rows_that_cancel,
                                  argmax_with_ties_and_a_nan_row, max_dim_over_a_middle_dim_values_and_indices,
                                  argmin_of_every_element_split, columns_min_dim_over_channels]}
 
