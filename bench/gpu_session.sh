@@ -29,6 +29,10 @@
 #   regions [ARGS...]                bench/region_bench.py ARGS: fused-region chains captured, searched and
 #                                    timed against eager's chain and torch.compile (e.g. `--chains
 #                                    gelu_tanh --iterations 8`); needs build first
+#   problems [ARGS...]               bench/single_op_problems.py ARGS: the single-op problem set (activations, norms,
+#                                    softmax, reductions, pooling, scans; 1 MiB to 6 GiB) against eager, torch.compile
+#                                    and the copy floor (e.g. `--only softmax_f32_6gib`; about 10 s a problem);
+#                                    needs build first
 #   dispatch                         bench/dispatch_overhead.py (the runtime's host cost per hooked call,
 #                                    hit and fallback; about a minute); needs build first
 #   full                             the whole test suite, the example and the older benchmarks (capture
@@ -173,6 +177,13 @@ regions() {
     tail -20 "$out/region_bench.log"
 }
 
+problems() {
+    python3 "$root/bench/single_op_problems.py" --kforge "$root/build/cli/kforge" --out "$out/problems" "$@" \
+        > "$out/single_op_problems.log" 2>&1
+    echo "single_op_problems exit $?" >> "$out/single_op_problems.log"
+    tail -60 "$out/single_op_problems.log"
+}
+
 # The older benchmarks keep their trees, reports and kernels; the models, samples and cubins they
 # wrote (gigabytes) are deleted.
 full() {
@@ -199,7 +210,7 @@ full() {
     cat "$out/search_targets.md"; tail -n 3 "$out/search_targets.err"
 }
 
-usage="usage: gpu_session.sh [--out DIR] [--pack] build | check [ARGS...] | suite MODELS [ARGS...] | baselines MODELS ARGS... | families [ARGS...] | regions [ARGS...] | dispatch | full"
+usage="usage: gpu_session.sh [--out DIR] [--pack] build | check [ARGS...] | suite MODELS [ARGS...] | baselines MODELS ARGS... | families [ARGS...] | regions [ARGS...] | problems [ARGS...] | dispatch | full"
 case "${1:-}" in
     build) record_environment; build; finish build environment.txt build.log ;;
     check) shift; record_environment; check "$@"; finish check environment.txt ctest-gpu.log ;;
@@ -212,6 +223,7 @@ case "${1:-}" in
         shift; record_environment; baselines "$@"; finish baselines environment.txt baselines.log ;;
     families) shift; record_environment; families "$@"; finish families environment.txt families.log ;;
     regions) shift; record_environment; regions "$@"; finish regions environment.txt region_bench.log ;;
+    problems) shift; record_environment; problems "$@"; finish problems environment.txt single_op_problems.log ;;
     dispatch) record_environment; dispatch; finish dispatch environment.txt dispatch_overhead.md ;;
     full) record_environment; full; finish full environment.txt test.log ctest-gpu.log ;;
     -h | --help | help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;

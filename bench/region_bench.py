@@ -158,6 +158,12 @@ CHAINS = {
     "cumsum_rows": (lambda: OneOp(lambda x: torch.cumsum(x, dim=-1)), ["4096x8192:float32"]),
     "cumsum_few_long_rows": (lambda: OneOp(lambda x: torch.cumsum(x, dim=-1)), ["4x8388608:float32"]),
     "cumprod_over_channels": (lambda: OneOp(lambda x: torch.cumprod(x, dim=1)), ["32x64x128x128:bfloat16"]),
+    # Pooling (the pool family): a ResNet-style 3x3 average, a 3-D max pool over video-like volumes.
+    "avg_pool2d_3x3": (
+        lambda: OneOp(lambda x: torch.nn.functional.avg_pool2d(x, 3, 1, 1)),
+        ["32x64x112x112:float16"],
+    ),
+    "max_pool3d_2x2x2": (lambda: OneOp(lambda x: torch.nn.functional.max_pool3d(x, 2)), ["8x64x32x64x64:bfloat16"]),
 }
 
 
@@ -168,6 +174,13 @@ def example(spec):
 
 def bench_chain(name, args, env, workdir, copy_gbps):
     factory, specs = CHAINS[name]
+    return bench_module(name, factory, specs, args, env, workdir, copy_gbps)
+
+
+def bench_module(name, factory, specs, args, env, workdir, copy_gbps):
+    """Rows of measure_card for the region cards of `factory()` traced on inputs `specs` (its
+    cards when it has no region), searched with `args.iterations` (bench/single_op_problems.py uses
+    it too)."""
     module = factory().cuda().eval()
     dtypes = {getattr(torch, s.split(":")[1]) for s in specs}
     if len(dtypes) == 1 and next(iter(dtypes)) != torch.float32:
