@@ -1,8 +1,8 @@
 #include "runtime/CompositeHooks.h"
 
+#include "runtime/CompositeServe.h"
 #include "runtime/HookRegistry.h"
 
-#include <ATen/core/grad_mode.h>
 #include <ATen/ops/adaptive_avg_pool2d_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/avg_pool1d_compositeimplicitautograd_dispatch.h>
 #include <ATen/ops/batch_norm_compositeimplicitautograd_dispatch.h>
@@ -27,34 +27,6 @@ namespace kforge::runtime {
 
 namespace {
 
-using OptionalTensor = std::optional<at::Tensor>;
-
-// Whether autograd must see this call: grad mode on and an input that requires a gradient (or
-// carries a forward-mode tangent).
-bool needsAutograd(std::initializer_list<const at::Tensor*> tensors)
-{
-    if (!at::GradMode::is_enabled())
-        return false;
-    for (const at::Tensor* t : tensors)
-        if (t && t->defined() && (t->requires_grad() || t->_fw_grad(/*level=*/0).defined()))
-            return true;
-    return false;
-}
-
-const at::Tensor* present(const OptionalTensor& t)
-{
-    return t && t->defined() ? &*t : nullptr;
-}
-
-// An optional tensor argument: a tensor the guard checks, or None among the values.
-void addOptional(HookCall& call, const char* name, const OptionalTensor& t)
-{
-    if (const at::Tensor* tensor = present(t))
-        call.tensors.emplace_back(name, tensor);
-    else
-        call.values.emplace_back(name, c10::IValue());
-}
-
 c10::IValue intList(at::IntArrayRef values)
 {
     return c10::IValue(values.vec());
@@ -63,21 +35,6 @@ c10::IValue intList(at::IntArrayRef values)
 c10::IValue intList(c10::SymIntArrayRef values)
 {
     return intList(C10_AS_INTARRAYREF_SLOW(values));
-}
-
-// Serves `call` through the packaged kernels unless autograd needs the original (AtAutograd hooks
-// only: at the CUDA key autograd is already behind us).
-template <bool AtAutograd>
-std::optional<at::Tensor> serveComposite(const char* hook, const HookCall& call,
-                                         std::initializer_list<const at::Tensor*> inputs)
-{
-    if (AtAutograd && needsAutograd(inputs)) {
-        countFallback(hook, "autograd: an input requires a gradient");
-        return std::nullopt;
-    }
-    if (auto out = serveCall(hook, call))
-        return out->front();
-    return std::nullopt;
 }
 
 template <bool AtAutograd>

@@ -3,6 +3,7 @@
 #include "runtime/CompositeHooks.h"
 #include "runtime/HookRegistry.h"
 #include "runtime/OpHooks.h"
+#include "runtime/ReductionHooks.h"
 
 #include "model/RegionChain.h"
 
@@ -13,7 +14,7 @@ namespace kforge::runtime {
 bool hookSupported(const core::RuntimeHook& hook)
 {
     const std::string key = hookKey(hook);
-    return key == core::kRegionOp || plainHookKnown(key) || compositeHookKnown(key);
+    return key == core::kRegionOp || plainHookKnown(key) || compositeHookKnown(key) || reductionHookKnown(key);
 }
 
 namespace {
@@ -51,7 +52,7 @@ std::vector<std::unique_ptr<torch::Library>> registerHooks()
     for (const std::string& key : pendingHookKeys()) {
         if (key == core::kRegionOp) // served through kforge::region_call (RegionCall.h), no override
             continue;
-        if (!registerPlainHook(*library, key))
+        if (!registerPlainHook(*library, key) && !registerReductionHook(*library, *autograd, key))
             registerComposite(*library, *autograd, key);
     }
     publishRegistry();

@@ -44,6 +44,28 @@ std::optional<RuntimeHook> runtimeHookFor(const std::string& qualifiedOp, std::s
         {"aten::cumprod", {"aten::cumprod", ""}},
         {"aten::avg_pool2d", {"aten::avg_pool2d", ""}},
         {"aten::avg_pool3d", {"aten::avg_pool3d", ""}},
+        // Statistics and index reductions (runtime/ReductionHooks.h): the `correction` overloads
+        // and the others at their CUDA kernels, the `dim` overloads and instance_norm as themselves.
+        {"aten::var.correction", {"aten::var", "correction"}},
+        {"aten::std.correction", {"aten::std", "correction"}},
+        {"aten::var_mean.correction", {"aten::var_mean", "correction"}},
+        {"aten::std_mean.correction", {"aten::std_mean", "correction"}},
+        {"aten::var.dim", {"aten::var", "dim"}},
+        {"aten::std.dim", {"aten::std", "dim"}},
+        {"aten::var_mean.dim", {"aten::var_mean", "dim"}},
+        {"aten::std_mean.dim", {"aten::std_mean", "dim"}},
+        {"aten::logsumexp", {"aten::logsumexp", ""}},
+        {"aten::argmax", {"aten::argmax", ""}},
+        {"aten::argmin", {"aten::argmin", ""}},
+        {"aten::max.dim", {"aten::max", "dim"}},
+        {"aten::min.dim", {"aten::min", "dim"}},
+        {"aten::max", {"aten::max", ""}},
+        {"aten::min", {"aten::min", ""}},
+        {"aten::amax", {"aten::amax", ""}},
+        {"aten::amin", {"aten::amin", ""}},
+        {"aten::prod.dim_int", {"aten::prod", "dim_int"}},
+        {"aten::linalg_vector_norm", {"aten::linalg_vector_norm", ""}},
+        {"aten::instance_norm", {"aten::instance_norm", ""}},
         // Composite operators: overridden as themselves (at the CUDA key, and for the
         // CompositeImplicitAutograd ones also at AutogradCUDA; see runtime/CompositeHooks.h).
         {"aten::layer_norm", {"aten::layer_norm", ""}},

@@ -299,15 +299,15 @@ TEST_F(CastExportTest, PreviewListsWhatExportWouldShipAndEveryOtherCardsReasonWi
 TEST_F(CastExportTest, OperatorTheRuntimeCannotDispatchFallsBackWithItsReason)
 {
     Project project;
-    // argmax: the built-in proposer covers it, the runtime has no hook for it yet.
-    const OperatorCard argmax = makeCard("aten::argmax", "");
-    project.cards = {argmax};
-    const ExportResult result = exportOk(project, {{argmax.id, makeTree(argmax, {{NodeStatus::Passed, 5, 10, 2.0}})}});
+    // leaky_relu: the built-in proposer covers it, the runtime has no hook for it yet.
+    const OperatorCard leaky = makeCard("aten::leaky_relu", "");
+    project.cards = {leaky};
+    const ExportResult result = exportOk(project, {{leaky.id, makeTree(leaky, {{NodeStatus::Passed, 5, 10, 2.0}})}});
     std::string why;
-    ASSERT_FALSE(runtimeHookFor(argmax.qualifiedName(), why).has_value());
+    ASSERT_FALSE(runtimeHookFor(leaky.qualifiedName(), why).has_value());
     EXPECT_FALSE(result.decisions[0].custom);
     EXPECT_EQ(result.decisions[0].reason, "best 2.000x (n0); " + why);
-    EXPECT_NE(result.decisions[0].reason.find("no dispatch hook for aten::argmax"), std::string::npos);
+    EXPECT_NE(result.decisions[0].reason.find("no dispatch hook for aten::leaky_relu"), std::string::npos);
     EXPECT_TRUE(compiles.empty());
 }
 
@@ -333,6 +333,39 @@ TEST_F(CastExportTest, CompositeOperatorsAreDispatchedAsThemselves)
     ASSERT_TRUE(flatten.has_value()) << why;
     EXPECT_EQ(flatten->op, "aten::flatten");
     EXPECT_EQ(flatten->overload, "using_ints");
+}
+
+TEST_F(CastExportTest, StatisticsAndIndexReductionsAreDispatchedAsThemselves)
+{
+    // Each as the capture records it: overload and all (var.dim and var.correction are two hooks).
+    const std::pair<const char*, const char*> hooks[] = {{"aten::var", "correction"},
+                                                         {"aten::std", "correction"},
+                                                         {"aten::var_mean", "correction"},
+                                                         {"aten::std_mean", "correction"},
+                                                         {"aten::var", "dim"},
+                                                         {"aten::std", "dim"},
+                                                         {"aten::var_mean", "dim"},
+                                                         {"aten::std_mean", "dim"},
+                                                         {"aten::logsumexp", ""},
+                                                         {"aten::argmax", ""},
+                                                         {"aten::argmin", ""},
+                                                         {"aten::max", "dim"},
+                                                         {"aten::min", "dim"},
+                                                         {"aten::amax", ""},
+                                                         {"aten::amin", ""},
+                                                         {"aten::prod", "dim_int"},
+                                                         {"aten::linalg_vector_norm", ""},
+                                                         {"aten::instance_norm", ""},
+                                                         {"aten::max", ""},
+                                                         {"aten::min", ""}};
+    for (const auto& [op, overload] : hooks) {
+        const std::string qualified = std::string(op) + (*overload ? std::string(".") + overload : std::string());
+        std::string why;
+        const auto hook = runtimeHookFor(qualified, why);
+        ASSERT_TRUE(hook.has_value()) << qualified << ": " << why;
+        EXPECT_EQ(hook->op, op);
+        EXPECT_EQ(hook->overload, overload);
+    }
 }
 
 TEST_F(CastExportTest, ScansAndAveragePoolsAreDispatchedAsThemselves)
