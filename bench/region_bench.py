@@ -187,7 +187,9 @@ def bench_module(name, factory, specs, args, env, workdir, copy_gbps):
         module = module.to(next(iter(dtypes)))
     model = os.path.join(workdir, name + ".pt")
     with torch.no_grad():
-        torch.jit.trace(module, tuple(example(s) for s in specs)).save(model)
+        # no trace check: it runs the module twice more and compares on the device (a 6 GiB softmax
+        # ran out of memory there)
+        torch.jit.trace(module, tuple(example(s) for s in specs), check_trace=False).save(model)
     project = os.path.join(workdir, name)
     capture = run([args.kforge, "capture", model, "--inputs", *specs, "-o", project, "--device", "cuda",
                    "--samples", "1", "--sample-budget-mb", "16384", "--quiet", "--json"], 1200, env)

@@ -10,8 +10,8 @@ model's code writes it. Checks: no card of those ops is left out for want of a d
 package (exported with --min-speedup 0.01: this tests the hooks, not the speed) passes the
 in-model check; with it loaded, every custom kernel records hits under torch.no_grad() and again
 under torch.inference_mode() (the AutogradCUDA and CUDA keys of the composite hooks), the outputs
-are within the evaluator's float32 reduction tolerance of eager's (indices equal), and unloading
-restores eager. Exit 77 without a GPU.
+pass the evaluator's rule (within the float32 reduction tolerance of eager's, or within twice
+eager's own error of the model run in float64; indices equal), and unloading restores eager. Exit 77 without a GPU.
 
 Usage: reduction_hooks_gpu.py --kforge build/cli/kforge --library build/runtime/libkforge_runtime.so
 """
@@ -51,16 +51,25 @@ class Reductions(torch.nn.Module):
                 F.avg_pool2d(image, 3, 1, 1), F.avg_pool3d(image, 2))
 
 
-def compare(got, expected):
-    """The first output (index and reason) outside the tolerance, or None."""
-    for i, (g, e) in enumerate(zip(got, expected)):
+def compare(got, expected, exact):
+    """The first output (index and reason) that fails the evaluator's rule, or None: indices equal to
+    eager's; values within the float32 reduction tolerance of eager's, or else within twice eager's
+    own error of the float64 run plus that tolerance (docs/validation.md: a scan or a sum in another
+    order than eager's differs from it where the result cancels)."""
+    for i, (g, e, x) in enumerate(zip(got, expected, exact)):
         if g.dtype != e.dtype or g.shape != e.shape:
             return f"output {i}: {g.dtype} {list(g.shape)}, eager {e.dtype} {list(e.shape)}"
         if not g.is_floating_point():
             if not torch.equal(g, e):
                 return f"output {i}: indices differ from eager's"
-        elif not torch.allclose(g, e, atol=1e-5, rtol=1e-4, equal_nan=True):
-            return f"output {i}: max abs error {(g - e).abs().max().item():.3g}"
+            continue
+        if torch.allclose(g, e, atol=1e-5, rtol=1e-4, equal_nan=True):
+            continue
+        g, e, x = g.double(), e.double(), x.double()
+        bad = (g - x).abs() > 2 * (e - x).abs() + 1e-5 + 1e-4 * x.abs()
+        if bad.any():
+            return (f"output {i}: {int(bad.sum())} elements beyond 2x eager's error vs float64; max abs error vs "
+                    f"eager {(g - e).abs().max().item():.3g}")
     return None
 
 
@@ -80,6 +89,7 @@ def main():
               torch.randn(8, 16, 24, 24, device="cuda"))
     with torch.no_grad():
         expected = model(*inputs)
+        exact = model(*(t.double() for t in inputs))
     failures = []
     with tempfile.TemporaryDirectory(prefix="kforge-reduction-hooks-") as work:
         cast = os.path.join(work, "model.cast")
@@ -119,9 +129,9 @@ def main():
     if len(hooked) < len(HOOKED) // 2:
         failures.append(f"only {len(hooked)} of the {len(HOOKED)} hooked ops shipped a kernel: {hooked}")
     for name, outputs in (("no_grad", got), ("inference_mode", got_inference)):
-        if problem := compare(outputs, expected):
+        if problem := compare(outputs, expected, exact):
             failures.append(f"with the package ({name}): {problem}")
-    if problem := compare(after, expected):
+    if problem := compare(after, expected, exact):
         failures.append(f"after unload: {problem}")
     if failures:
         print("FAILED:\n  " + "\n  ".join(failures))
