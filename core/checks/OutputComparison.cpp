@@ -26,31 +26,36 @@ std::string formatValue(double value)
     return text;
 }
 
-// Whether a (got, expected) pair is acceptable, and why not.
-bool acceptable(double got, double expected, const Tolerance& tolerance, std::string& why)
+// Whether a (got, expected) pair is acceptable, and why not (into `why` where given: only the first
+// bad element's reason is kept, and formatting one for each of millions would take seconds).
+bool acceptable(double got, double expected, const Tolerance& tolerance, std::string* why)
 {
     if (std::isnan(expected) || std::isnan(got)) {
         if (std::isnan(expected) && std::isnan(got))
             return true;
-        why = std::isnan(got) ? "NaN where eager has a number" : "a number where eager has NaN";
+        if (why)
+            *why = std::isnan(got) ? "NaN where eager has a number" : "a number where eager has NaN";
         return false;
     }
     if (std::isinf(expected) || std::isinf(got)) {
         if (got == expected)
             return true;
-        why = "infinity mismatch";
+        if (why)
+            *why = "infinity mismatch";
         return false;
     }
     if (tolerance.exact) {
         if (got == expected)
             return true;
-        why = "not equal (exact comparison)";
+        if (why)
+            *why = "not equal (exact comparison)";
         return false;
     }
     const double diff = std::fabs(got - expected);
     if (diff <= tolerance.atol + tolerance.rtol * std::fabs(expected))
         return true;
-    why = "|diff| " + formatValue(diff) + " > " + tolerance.describe() + " * |expected|";
+    if (why)
+        *why = "|diff| " + formatValue(diff) + " > " + tolerance.describe() + " * |expected|";
     return false;
 }
 
@@ -62,15 +67,16 @@ std::string multiplierText(double multiplier)
 // compareWithGolden's rule for one element, with eager's error `eagerError` (its own at the
 // element, or for a scan the largest so far along the line).
 bool acceptableAgainstGolden(double got, double eager, double golden, double eagerError, const Tolerance& tolerance,
-                             double multiplier, std::string& why)
+                             double multiplier, std::string* why)
 {
     if (!std::isfinite(got) || !std::isfinite(eager) || !std::isfinite(golden))
         return acceptable(got, eager, tolerance, why); // NaN/Inf where eager has them, or no exact value
     const double error = std::fabs(got - golden);
     if (error <= multiplier * eagerError + tolerance.atol + tolerance.rtol * std::fabs(golden))
         return true;
-    why = "|got - float64| " + formatValue(error) + " > " + multiplierText(multiplier) + " (eager " +
-        formatValue(eager) + ", error " + formatValue(eagerError) + ") + " + tolerance.describe() + " * |float64|";
+    if (why)
+        *why = "|got - float64| " + formatValue(error) + " > " + multiplierText(multiplier) + " (eager " +
+            formatValue(eager) + ", error " + formatValue(eagerError) + ") + " + tolerance.describe() + " * |float64|";
     return false;
 }
 
@@ -92,8 +98,9 @@ std::string ComparisonResult::describe(const Tolerance& tolerance) const
 
 namespace {
 
-// The element loop both comparisons share: `acceptableAt(i, why)` judges element i, and the errors,
-// the first bad element and its "expected" are measured against `reference`.
+// The element loop both comparisons share: `acceptableAt(i, why)` judges element i (its reason into
+// *why until the first bad element has one, then why is null), and the errors, the first bad element
+// and its "expected" are measured against `reference`.
 template <typename Judge>
 ComparisonResult compareElements(const double* got, const double* reference, const std::vector<std::int64_t>& sizes,
                                  Judge acceptableAt)
@@ -105,7 +112,7 @@ ComparisonResult compareElements(const double* got, const double* reference, con
     result.elements = count;
     for (std::int64_t i = 0; i < count; ++i) {
         std::string why;
-        const bool ok = acceptableAt(i, why);
+        const bool ok = acceptableAt(i, result.firstBadIndex < 0 ? &why : nullptr);
         if (std::isfinite(got[i]) && std::isfinite(reference[i])) {
             const double diff = std::fabs(got[i] - reference[i]);
             result.maxAbsError = std::max(result.maxAbsError, diff);
@@ -132,7 +139,7 @@ ComparisonResult compareElements(const double* got, const double* reference, con
 ComparisonResult compareOutputs(const double* got, const double* expected, const std::vector<std::int64_t>& sizes,
                                 const Tolerance& tolerance)
 {
-    return compareElements(got, expected, sizes, [&](std::int64_t i, std::string& why) {
+    return compareElements(got, expected, sizes, [&](std::int64_t i, std::string* why) {
         return acceptable(got[i], expected[i], tolerance, why);
     });
 }
@@ -143,7 +150,7 @@ ComparisonResult compareWithGolden(const double* got, const double* eager, const
 {
     if (tolerance.exact)
         return compareOutputs(got, eager, sizes, tolerance);
-    return compareElements(got, golden, sizes, [&](std::int64_t i, std::string& why) {
+    return compareElements(got, golden, sizes, [&](std::int64_t i, std::string* why) {
         return acceptableAgainstGolden(got[i], eager[i], golden[i], std::fabs(eager[i] - golden[i]), tolerance,
                                        multiplier, why);
     });
@@ -162,7 +169,7 @@ ComparisonResult compareScanWithGolden(const double* got, const double* eager, c
     // Element i = (outer * length + step) * inner + column: compareElements visits them in order, so
     // one running maximum per column, restarted at step 0, is eager's largest error so far.
     std::vector<double> largest(static_cast<std::size_t>(inner), 0.0);
-    return compareElements(got, golden, sizes, [&](std::int64_t i, std::string& why) {
+    return compareElements(got, golden, sizes, [&](std::int64_t i, std::string* why) {
         double& level = largest[static_cast<std::size_t>(i % inner)];
         if ((i / inner) % length == 0)
             level = 0;
