@@ -56,12 +56,23 @@ class ExampleModel(nn.Module):
         return self.head(F.adaptive_avg_pool2d(x, 1).flatten(1))
 
 
+# What tools/kforge_export.py reads from a model file: `kforge_export.py examples/make_example_model.py
+# model.pt inputs.pt` exports this model as your own would be.
+def make_model():
+    torch.manual_seed(0)
+    return ExampleModel()
+
+
+def make_inputs():
+    torch.manual_seed(1)
+    return (torch.randn(4, 3, 32, 32),)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    torch.manual_seed(0)
-    export_for_kforge(ExampleModel(), (torch.randn(4, 3, 32, 32),),
-                      os.path.join(out, "example_model.pt"), os.path.join(out, "example_inputs.pt"))
+    export_for_kforge(make_model(), make_inputs(), os.path.join(out, "example_model.pt"),
+                      os.path.join(out, "example_inputs.pt"))
 
 
 if __name__ == "__main__":

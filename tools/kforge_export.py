@@ -13,6 +13,7 @@ inputs; the export fails loudly if the TorchScript outputs differ from eager one
 baked in data-dependent control flow, for example). See docs/exporting-models.md.
 """
 import argparse
+import os
 import sys
 
 import torch
@@ -64,7 +65,7 @@ def main(argv=None):
     parser.add_argument("inputs_path")
     parser.add_argument("--script", action="store_true", help="use torch.jit.script instead of trace")
     args = parser.parse_args(argv)
-    namespace = {"__name__": "kforge_export_source"}
+    namespace = {"__name__": "kforge_export_source", "__file__": os.path.abspath(args.source)}
     with open(args.source) as f:
         exec(compile(f.read(), args.source, "exec"), namespace)
     for name in ("make_model", "make_inputs"):

@@ -25,11 +25,18 @@ struct Run {
     QByteArray err;
 };
 
-Run runKernelForge(const QStringList& arguments)
+// Runs kernelforge offscreen, or with `headless` as on a machine without a display: no
+// QT_QPA_PLATFORM, DISPLAY or WAYLAND_DISPLAY.
+Run runKernelForge(const QStringList& arguments, bool headless = false)
 {
     QProcess process;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    if (headless) {
+        for (const char* name : {"QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"})
+            env.remove(QString::fromLatin1(name));
+    } else {
+        env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    }
     process.setProcessEnvironment(env);
     process.start(QStringLiteral(KFORGE_KERNELFORGE_EXE), arguments);
     Run run;
@@ -79,6 +86,22 @@ private Q_SLOTS:
         const QImage image(png);
         QVERIFY(!image.isNull());
         QCOMPARE(image.size(), QSize(1400, 860));
+    }
+
+    void withoutADisplayAScreenshotRendersOffscreenAndAWindowFailsWithOneLine()
+    {
+        const QString png = m_dir.filePath(QStringLiteral("headless.png"));
+        const Run shot = runKernelForge({m_searched, QStringLiteral("--screenshot"), png}, true);
+        QVERIFY2(shot.exitCode == 0, shot.err.constData());
+        QVERIFY(!QImage(png).isNull());
+        const Run help = runKernelForge({QStringLiteral("--help")}, true);
+        QCOMPARE(help.exitCode, 0);
+        QVERIFY(help.out.contains("--screenshot"));
+        const Run window = runKernelForge({m_searched}, true);
+        QCOMPARE(window.exitCode, 1);
+        QCOMPARE(QString::fromUtf8(window.err),
+                 QStringLiteral("kernelforge: error: no display to open the window on (DISPLAY and WAYLAND_DISPLAY "
+                                "are unset); on a machine without one, --screenshot FILE.png renders it offscreen\n"));
     }
 
     void screenshotWithoutAProject()
