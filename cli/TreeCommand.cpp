@@ -145,7 +145,10 @@ int runTreeCommand(const std::vector<std::string>& args)
         return fail(card.error().toString());
     const core::TreeStore store(core::TreeStore::defaultPath(projectDir, card->id));
     if (!store.exists())
-        return fail(store.file().string() + ": no search tree for card " + card->id + " yet");
+        return fail(store.file().string() + ": no search tree for card " + card->id +
+                    (card->vendorBacked ? ": vendor-backed (cuBLAS/cuDNN), which a search leaves out unless it names "
+                                          "the card (kforge optimize --cards)"
+                                        : " yet (kforge optimize PROJECT_DIR --cards " + card->id.substr(0, 8) + ")"));
     auto tree = store.load();
     if (!tree)
         return fail(tree.error().toString());
