@@ -257,13 +257,14 @@ TEST_F(CastExportTest, PreviewListsWhatExportWouldShipAndEveryOtherCardsReasonWi
     Project project;
     const OperatorCard softmax = makeCard("aten::softmax", "int");
     const OperatorCard relu = makeCard("aten::relu", "");
-    const OperatorCard argmax = makeCard("aten::argmax", "");
+    const OperatorCard unhooked = makeCard("aten::leaky_relu", ""); // no runtime hook
     OperatorCard unsearched = makeCard("aten::tanh", "");
     unsearched.id = "tanh-card";
-    project.cards = {softmax, relu, argmax, unsearched};
-    const std::map<std::string, SearchTree> trees{{softmax.id, makeTree(softmax, {{NodeStatus::Passed, 5, 10, 2.0}})},
-                                                  {relu.id, makeTree(relu, {{NodeStatus::Passed, 10, 10.4, 1.04}})},
-                                                  {argmax.id, makeTree(argmax, {{NodeStatus::Passed, 5, 10, 2.0}})}};
+    project.cards = {softmax, relu, unhooked, unsearched};
+    const std::map<std::string, SearchTree> trees{
+        {softmax.id, makeTree(softmax, {{NodeStatus::Passed, 5, 10, 2.0}})},
+        {relu.id, makeTree(relu, {{NodeStatus::Passed, 10, 10.4, 1.04}})},
+        {unhooked.id, makeTree(unhooked, {{NodeStatus::Passed, 5, 10, 2.0}})}};
 
     const std::vector<ExportPreviewRow> rows = previewCastExport(project, trees, {}, kDefaultMinSpeedup);
     EXPECT_TRUE(compiles.empty()); // a preview compiles nothing
