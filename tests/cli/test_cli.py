@@ -222,7 +222,15 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
 
     def test_tree_without_a_search_says_so(self):
         project, card = self.softmax_project()
-        self.assert_one_error_line(kforge("tree", project, "--card", card), "no search tree for card " + card)
+        self.assert_one_error_line(kforge("tree", project, "--card", card),
+                                   "no search tree for card " + card + " yet (kforge optimize PROJECT_DIR --cards ")
+        # A vendor-backed card gets no tree from a default search: the line says so.
+        out = os.path.join(self.tmp, "block")
+        self.assertEqual(kforge("capture", self.model("transformer_block.pt"), "--inputs", "2x8x32", "-o", out,
+                                "--device", "cpu", "--quiet").returncode, 0)
+        vendor = next(c for c in json.loads(kforge("cards", out, "--json").stdout)["cards"] if c["vendor_backed"])
+        self.assert_one_error_line(kforge("tree", out, "--card", vendor["id"]),
+                                   "vendor-backed (cuBLAS/cuDNN), which a search leaves out unless it names the card")
         self.assert_one_error_line(kforge("tree", project), "--card", code=2)
 
     def test_optimize_builds_a_resumable_tree(self):
