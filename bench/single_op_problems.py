@@ -34,7 +34,7 @@ sys.path.insert(0, ROOT)
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from card_bench import copy_bandwidth_gbps, one_line  # noqa: E402
-from region_bench import OneOp, bench_module  # noqa: E402
+from region_bench import OneOp, bench_module, fmt  # noqa: E402
 from suite import environment  # noqa: E402
 
 
@@ -106,10 +106,6 @@ def input_mib(specs):
             n *= int(s)
         total += n * ELEMENT_BYTES[dtype]
     return total / 2**20
-
-
-def fmt(value, pattern="{:.1f}"):
-    return "-" if value is None else pattern.format(value)
 
 
 # "Faster than eager": at least export's default --min-speedup, so that a tie within the timer's

@@ -295,14 +295,6 @@ const char* const kComposite[] = {"aten::layer_norm",
                                   "aten::avg_pool1d",
                                   "aten::flatten.using_ints"};
 
-template <class CudaHook, class AutogradHook>
-void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
-                  AutogradHook atAutograd)
-{
-    cuda.impl(name, atCuda);
-    autogradCuda.impl(name, atAutograd);
-}
-
 } // namespace
 
 bool compositeHookKnown(const std::string& key)

@@ -2,12 +2,13 @@
 // What a hook of a composite operator does before it offers a call (CompositeHooks.h,
 // ReductionHooks.h): optional tensor arguments into the call, and the autograd rule of a hook at
 // the AutogradCUDA key (a call whose inputs need a gradient runs the original, which records the
-// graph of its pieces as eager does).
+// graph of its pieces as eager does); and the registration of such a hook at both keys.
 
 #include "runtime/HookRegistry.h"
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/grad_mode.h>
+#include <torch/library.h>
 
 #include <initializer_list>
 #include <optional>
@@ -64,6 +65,16 @@ std::optional<at::Tensor> serveComposite(const char* hook, const HookCall& call,
     if (auto out = serveCompositeOutputs<AtAutograd>(hook, call, inputs))
         return out->front();
     return std::nullopt;
+}
+
+/// Registers a CompositeImplicitAutograd operator's hook at the CUDA key (calls under
+/// inference_mode) and at AutogradCUDA (every other call).
+template <class CudaHook, class AutogradHook>
+void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
+                  AutogradHook atAutograd)
+{
+    cuda.impl(name, atCuda);
+    autogradCuda.impl(name, atAutograd);
 }
 
 } // namespace kforge::runtime

@@ -269,14 +269,6 @@ const char* const kReductions[] = {"aten::var.correction",
                                    "aten::linalg_vector_norm",
                                    "aten::instance_norm"};
 
-template <class CudaHook, class AutogradHook>
-void registerBoth(torch::Library& cuda, torch::Library& autogradCuda, const char* name, CudaHook atCuda,
-                  AutogradHook atAutograd)
-{
-    cuda.impl(name, atCuda);
-    autogradCuda.impl(name, atAutograd);
-}
-
 } // namespace
 
 bool reductionHookKnown(const std::string& key)
