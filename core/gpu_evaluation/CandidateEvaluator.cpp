@@ -9,8 +9,10 @@
 #include "checks/OutputComparison.h"
 #include "checks/Tolerance.h"
 #include "cubin/CubinModule.h"
+#include "gpu_evaluation/CardInputSets.h"
 #include "gpu_evaluation/ChunkedTolerance.h"
 #include "gpu_evaluation/CopyBandwidth.h"
+#include "gpu_evaluation/EagerReference.h"
 #include "gpu_evaluation/GpuActivityTimer.h"
 #include "model/LaunchPlan.h"
 #include "project/ProjectJson.h"
@@ -65,6 +67,7 @@ struct PhaseClock {
 struct EvalOptions {
     int freshInputSets = 3;
     std::uint64_t seed = 1;
+    std::optional<std::int64_t> residentBytes; // the input sets' device budget (CardInputSets.h)
     int warmup = 5;
     int repetitions = 50;
     int warmRepetitions = 20;
@@ -79,6 +82,8 @@ EvalOptions parseOptions(const json& request)
     const json& o = request.at("options");
     options.freshInputSets = o.value("fresh_input_sets", options.freshInputSets);
     options.seed = o.value("seed", options.seed);
+    if (o.contains("resident_bytes") && o.at("resident_bytes").is_number_integer())
+        options.residentBytes = o.at("resident_bytes").get<std::int64_t>();
     options.warmup = o.value("warmup", options.warmup);
     options.repetitions = std::max(3, o.value("repetitions", options.repetitions));
     options.warmRepetitions = std::max(3, o.value("warm_repetitions", options.warmRepetitions));
@@ -122,12 +127,6 @@ bool bitwiseEqual(const at::Tensor& a, const at::Tensor& b)
 {
     return a.sizes() == b.sizes() && at::equal(bitsOf(a), bitsOf(b));
 }
-
-struct InputSet {
-    std::string name;                 // "sample call-3" or "fresh input set 2"
-    std::vector<c10::IValue> inputs;  // on the device, exact layouts
-    std::vector<at::Tensor> expected; // eager outputs (device or host)
-};
 
 // One candidate run's output tensors with poisoned contents and guard bytes around them.
 struct CandidateOutputs {
@@ -305,104 +304,6 @@ Result<CandidateOutputs> runCandidate(const CubinModule& module, const LaunchPla
     return outputs;
 }
 
-// A fresh tensor with the layout of `t` in new storage (so no address repeats) on t's device, values
-// drawn there to match t's range: floats normal with its mean and standard deviation, integers
-// uniform between its minimum and maximum, bools uniform.
-at::Tensor freshTensorLike(const at::Tensor& t, at::Generator& generator)
-{
-    at::Tensor out = torchinterop::cloneExact(t, t.device());
-    if (t.numel() == 0)
-        return out;
-    // An expanded (overlapping) tensor, e.g. repeat_kv's keys before their reshape, cannot be
-    // written element by element: its storage is (cloneExact gave it exactly its span, offset 0).
-    const bool overlapping = at::has_internal_overlap(out) == at::MemOverlap::Yes;
-    at::Tensor target = overlapping
-        ? out.as_strided({static_cast<std::int64_t>(out.storage().nbytes()) / out.element_size()}, {1}, 0)
-        : out;
-    const auto options = at::TensorOptions().device(t.device());
-    at::Tensor drawn;
-    if (at::isFloatingType(t.scalar_type())) {
-        const at::Tensor asFloat = t.to(at::kFloat);
-        const double mean = asFloat.mean().item<double>();
-        const double std = t.numel() > 1 ? asFloat.std().item<double>() : 1.0;
-        drawn = at::randn(target.sizes(), generator, options.dtype(at::kFloat)) * (std > 0 ? std : 1.0) + mean;
-    } else if (t.scalar_type() == at::kBool) {
-        drawn = at::randint(0, 2, target.sizes(), generator, options.dtype(at::kLong));
-    } else {
-        const at::Tensor asLong = t.to(at::kLong);
-        drawn = at::randint(asLong.min().item<std::int64_t>(), asLong.max().item<std::int64_t>() + 1, target.sizes(),
-                            generator, options.dtype(at::kLong));
-    }
-    target.copy_(drawn);
-    return out;
-}
-
-// Fresh inputs with the layouts and devices of `real`: every defined tensor in them, in lists
-// (aten::cat's tensors) and tuples too, a freshTensorLike; everything else as it is.
-std::vector<c10::IValue> freshInputsLike(const std::vector<c10::IValue>& real, at::Generator& generator)
-{
-    const auto fresh = [&generator](const at::Tensor& t) { return t.defined() ? freshTensorLike(t, generator) : t; };
-    std::vector<c10::IValue> inputs;
-    for (const c10::IValue& value : real)
-        inputs.push_back(torchinterop::mapTensors(value, fresh));
-    return inputs;
-}
-
-std::vector<at::Tensor> tensorsOf(const std::vector<c10::IValue>& values)
-{
-    std::vector<at::Tensor> tensors;
-    for (const c10::IValue& value : values) {
-        if (value.isTensor())
-            tensors.push_back(value.toTensor());
-        else if (value.isTensorList())
-            for (const at::Tensor& t : value.toTensorVector())
-                tensors.push_back(t);
-    }
-    return tensors;
-}
-
-// What eager computes for a card: its op through the dispatcher, or a region card's chain replayed
-// (capture/ChainReplay.h). Throws what LibTorch throws; a chain's failure as std::runtime_error.
-class EagerReference {
-public:
-    static Result<EagerReference> of(const OperatorCard& card)
-    {
-        EagerReference reference;
-        if (card.region) {
-            auto chain = ChainReplay::prepare(*card.region);
-            if (!chain)
-                return chain.error();
-            reference.m_chain = std::make_shared<ChainReplay>(std::move(chain.value()));
-            return reference;
-        }
-        auto handle = c10::Dispatcher::singleton().findSchema({card.op, card.overload});
-        if (!handle)
-            return makeError(ErrorCode::Unsupported, "operator not found in the dispatcher", card.qualifiedName());
-        reference.m_handle = *handle;
-        return reference;
-    }
-
-    /// The schema of an op card (for its mutated argument); none for a region.
-    const c10::FunctionSchema* schema() const { return m_handle ? &m_handle->schema() : nullptr; }
-
-    std::vector<at::Tensor> operator()(const std::vector<c10::IValue>& inputs) const
-    {
-        if (m_chain) {
-            auto outputs = m_chain->run(tensorsOf(inputs));
-            if (!outputs)
-                throw std::runtime_error(outputs.error().toString());
-            return outputs.value();
-        }
-        std::vector<c10::IValue> stack(inputs.begin(), inputs.end());
-        m_handle->callBoxed(stack);
-        return tensorsOf(stack);
-    }
-
-private:
-    std::optional<c10::OperatorHandle> m_handle;
-    std::shared_ptr<const ChainReplay> m_chain;
-};
-
 json checkJson(const std::string& name, bool passed, const std::string& detail)
 {
     return json{{"name", name}, {"passed", passed}, {"detail", detail}};
@@ -469,14 +370,21 @@ void fail(Validation& v, const std::string& check, const std::string& message)
 }
 
 Validation validate(const CubinModule& module, const LaunchPlan& plan, const OperatorCard& card,
-                    std::vector<InputSet>& sets, c10::Device device, const std::optional<MutatedArgument>& mutated)
+                    const CardInputSets& sets, c10::Device device, const std::optional<MutatedArgument>& mutated)
 {
     Validation v;
     const OpClass opClass = opClassOf(card);
     std::optional<RegionChain> opChain; // a single-op card's chain, made when a set first needs it
-    // Earlier sets stay alive while later ones run, so no two sets share input addresses (a kernel
-    // that caches results by pointer cannot pass).
-    for (InputSet& set : sets) {
+    // Resident sets stay alive while later ones run, so no two of them share input addresses; a
+    // transient set may reuse the last one's, but with other values: a kernel that caches results
+    // by pointer fails either way.
+    for (std::size_t k = 0; k < sets.size(); ++k) {
+        auto held = sets.at(k);
+        if (!held) {
+            fail(v, "input set " + std::to_string(k + 1), held.error().toString());
+            return v;
+        }
+        const InputSet& set = *held.value();
         std::vector<at::Tensor> pristine;
         for (const at::Tensor& t : tensorsOf(set.inputs))
             pristine.push_back(torchinterop::cloneExact(t, t.device()));
@@ -710,74 +618,9 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
     return result;
 }
 
-// The input sets of the card evaluated last, kept on the device between evaluations: a search
-// evaluates many candidates of one card, and loading samples and recomputing eager references
-// dominates an evaluation otherwise. The key holds everything the sets depend on (sample files
-// with their sizes and modification times, seed, number of fresh sets).
-struct CachedCardInputs {
-    std::string key;
-    std::vector<InputSet> sets;
-};
-std::optional<CachedCardInputs> g_cardInputs;
-
-void forgetCardInputs()
-{
-    g_cardInputs.reset();
-}
-
-Result<std::vector<InputSet>*> cardInputs(const fs::path& projectDir, const OperatorCard& card,
-                                          const EagerReference& handle, const EvalOptions& options, c10::Device device)
-{
-    std::string key = projectDir.string() + "|" + card.id + "|" + std::to_string(options.seed) + "|" +
-        std::to_string(options.freshInputSets);
-    for (const SampleRef& ref : card.samples) {
-        std::error_code ec;
-        const fs::path file = projectDir / ref.file;
-        const auto size = fs::file_size(file, ec);
-        const auto modified = fs::last_write_time(file, ec).time_since_epoch().count();
-        key += "|" + ref.file + ":" + std::to_string(size) + ":" + std::to_string(modified);
-    }
-    if (g_cardInputs && g_cardInputs->key == key)
-        return &g_cardInputs->sets;
-    g_cardInputs.reset();
-
-    std::vector<InputSet> sets;
-    for (const SampleRef& ref : card.samples) {
-        auto sample = loadSampleFile(projectDir / ref.file);
-        if (!sample)
-            return sample.error();
-        InputSet set;
-        set.name = "sample call-" + std::to_string(ref.callPosition);
-        for (const c10::IValue& value : sample->inputs)
-            set.inputs.push_back(torchinterop::cloneValue(value, device));
-        for (const at::Tensor& t : tensorsOf(sample->outputs))
-            set.expected.push_back(t.to(device));
-        sets.push_back(std::move(set));
-    }
-    at::Generator generator = at::make_generator<at::CUDAGeneratorImpl>(device.index());
-    generator.set_current_seed(options.seed);
-    try {
-        for (int k = 0; k < options.freshInputSets; ++k) {
-            InputSet set;
-            set.name = "fresh input set " + std::to_string(k + 1);
-            set.inputs = freshInputsLike(sets.front().inputs, generator);
-            std::vector<c10::IValue> copies;
-            for (const c10::IValue& value : set.inputs)
-                copies.push_back(torchinterop::cloneValue(value, device));
-            set.expected = handle(copies);
-            sets.push_back(std::move(set));
-        }
-    } catch (const std::exception& e) {
-        return makeError(ErrorCode::Internal, "eager reference failed: " + torchinterop::oneLineError(e),
-                         card.qualifiedName());
-    }
-    synchronizeOrDie("eager reference");
-    g_cardInputs = CachedCardInputs{key, std::move(sets)};
-    return &g_cardInputs->sets;
-}
-
 // Device memory after an evaluation: PyTorch's live tensor bytes (which must return to the same
-// value after every candidate: the card's inputs are all that stays) and the driver's view.
+// value after every candidate: the card's inputs are all that stays), their peak during this
+// evaluation and the driver's view.
 json deviceMemory(c10::Device device)
 {
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
@@ -786,6 +629,7 @@ json deviceMemory(c10::Device device)
     size_t total = 0;
     cudaMemGetInfo(&free, &total);
     return json{{"allocated_bytes", stats.allocated_bytes[aggregate].current},
+                {"peak_allocated_bytes", stats.allocated_bytes[aggregate].peak},
                 {"reserved_bytes", stats.reserved_bytes[aggregate].current},
                 {"device_used_bytes", total - free}};
 }
@@ -810,7 +654,10 @@ Result<json> describeGpu()
                 {"torch", TORCH_VERSION}};
 }
 
-Result<json> evaluateCandidate(const json& request)
+namespace {
+
+// evaluateCandidate's work; throws c10::OutOfMemoryError when the device runs out.
+Result<json> runEvaluation(const json& request)
 {
     for (const char* field : {"project_dir", "card", "plan", "cubin_base64"}) {
         if (!request.contains(field))
@@ -849,16 +696,22 @@ Result<json> evaluateCandidate(const json& request)
 
     c10::InferenceMode inferenceMode;
     PhaseClock clock;
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
     cudaFree(nullptr); // makes the primary context current for the driver API
     auto module = CubinModule::load(cubin, plan.value());
     if (!module)
         return module.error();
 
     const fs::path projectDir = request.at("project_dir").get<std::string>();
-    auto inputs = cardInputs(projectDir, card.value(), *handle, options, device);
+    InputSetOptions setOptions;
+    setOptions.freshSets = options.freshInputSets;
+    setOptions.seed = options.seed;
+    setOptions.eagerWritesInputs = mutated->has_value() || card->isRegion();
+    setOptions.residentBytes = options.residentBytes;
+    auto inputs = cardInputs(projectDir, card.value(), *handle, setOptions, device);
     if (!inputs)
         return inputs.error();
-    std::vector<InputSet>& sets = *inputs.value();
+    const CardInputSets& sets = *inputs.value();
     clock.lap("inputs_and_references");
 
     json report{{"card", card->id}, {"op", card->qualifiedName()}, {"device", describeGpu().value()}};
@@ -867,6 +720,7 @@ Result<json> evaluateCandidate(const json& request)
     report["phase_ms"] = clock.laps;
     report["checks"] = validation.checks;
     report["validated_input_sets"] = sets.size();
+    report["input_sets"] = sets.describe();
     report["device_memory"] = deviceMemory(device);
     if (!validation.passed && validation.failure.value("check", std::string()).ends_with(": inputs"))
         forgetCardInputs(); // the candidate wrote into the cached inputs: `sets` is gone from here on
@@ -878,8 +732,8 @@ Result<json> evaluateCandidate(const json& request)
     report["status"] = "passed";
     if (!options.time)
         return report;
-    auto timing =
-        timeBoth(module.value(), plan.value(), card.value(), sets.front(), *handle, device, options, mutated.value());
+    auto timing = timeBoth(module.value(), plan.value(), card.value(), sets.timingSet(), *handle, device, options,
+                           mutated.value());
     if (!timing)
         return timing.error();
     report["timing"] = timing.value();
@@ -909,6 +763,36 @@ Result<json> evaluateCandidate(const json& request)
     }
     report["bandwidth"] = bandwidth;
     return report;
+}
+
+} // namespace
+
+Result<json> evaluateCandidate(const json& request)
+{
+    try {
+        return runEvaluation(request);
+    } catch (const c10::OutOfMemoryError&) {
+        // One line for the node instead of the allocator's paragraph; the cached sets and the
+        // allocator's blocks go, so that the next candidate starts from an empty device.
+        const c10::Device device(c10::kCUDA, 0);
+        const json memory = deviceMemory(device);
+        forgetCardInputs();
+        c10::cuda::CUDACachingAllocator::emptyCache();
+        const auto gib = [](std::int64_t bytes) {
+            char text[32];
+            std::snprintf(text, sizeof text, "%.1f", static_cast<double>(bytes) / (1 << 30));
+            return std::string(text);
+        };
+        const std::int64_t total = at::cuda::getDeviceProperties(0)->totalGlobalMem;
+        const std::int64_t others =
+            memory["device_used_bytes"].get<std::int64_t>() - memory["reserved_bytes"].get<std::int64_t>();
+        return makeError(ErrorCode::Unsupported,
+                         "out of GPU memory: this evaluation held " +
+                             gib(memory["peak_allocated_bytes"].get<std::int64_t>()) +
+                             " GiB at its peak, other processes " + gib(std::max<std::int64_t>(others, 0)) +
+                             " GiB, of the device's " + gib(total) + " GiB",
+                         "evaluate");
+    }
 }
 
 } // namespace kforge::core

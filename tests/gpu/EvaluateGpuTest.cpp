@@ -43,7 +43,8 @@ protected:
     }
 
     static json bench(const std::string& kernelFile, int timeoutSeconds = 60, bool sanitize = false,
-                      const std::filesystem::path& projectDir = {}, const OperatorCard* card = nullptr)
+                      const std::filesystem::path& projectDir = {}, const OperatorCard* card = nullptr,
+                      const json& evaluationOptions = json::object())
     {
         BenchRequest request;
         request.projectDir = projectDir.empty() ? s_scratch->path() / "project" : projectDir;
@@ -52,6 +53,7 @@ protected:
         request.sourceName = kernelFile;
         request.evaluateTimeout = std::chrono::seconds(timeoutSeconds);
         request.sanitize = sanitize;
+        request.evaluationOptions = evaluationOptions;
         auto report = benchCandidate(request, *s_compiler, *s_worker);
         EXPECT_TRUE(report.ok()) << report.error().toString();
         return report.ok() ? report.value() : json();
@@ -100,6 +102,29 @@ TEST_F(EvaluateGpuTest, CorrectSoftmaxPassesAndIsTimedAgainstEager)
     EXPECT_GT(evaluation["bandwidth"]["fraction_of_copy"].get<double>(), 0);
     EXPECT_LT(evaluation["bandwidth"]["fraction_of_copy"].get<double>(), 1.10);
     EXPECT_EQ(report["compile"]["architecture"].get<std::string>(), "sm_90");
+}
+
+TEST_F(EvaluateGpuTest, SetsTooLargeToKeepAreMadeAgainWithTheSameValues)
+{
+    // A device budget of 0 bytes: only the timing sample stays on the device, each fresh set is
+    // drawn again when validated. Its values are those the resident sets had: the same checks
+    // with the same errors.
+    const json kept = bench("softmax_correct.cu");
+    const json transient = bench("softmax_correct.cu", 60, false, {}, nullptr, json{{"resident_bytes", 0}});
+    ASSERT_EQ(kept.value("status", ""), "passed") << kept.dump(2);
+    ASSERT_EQ(transient.value("status", ""), "passed") << transient.dump(2);
+    EXPECT_TRUE(kept["evaluation"]["input_sets"]["resident"].get<bool>());
+    EXPECT_FALSE(transient["evaluation"]["input_sets"]["resident"].get<bool>());
+    EXPECT_EQ(transient["evaluation"]["validated_input_sets"].get<int>(), 1 + 3);
+    EXPECT_EQ(transient["evaluation"]["checks"], kept["evaluation"]["checks"]);
+    // 64x1000 bf16 in and out: one set is 256000 bytes; four kept sets held four times that.
+    EXPECT_EQ(kept["evaluation"]["input_sets"]["set_bytes"].get<std::int64_t>(), 2 * 64 * 1000 * 2);
+    const std::int64_t peakKept = kept["evaluation"]["device_memory"]["peak_allocated_bytes"].get<std::int64_t>();
+    EXPECT_GT(peakKept, 0);
+    // A kernel that caches by pointer is still caught by sets made again.
+    const json cached = bench("softmax_cached.cu", 60, false, {}, nullptr, json{{"resident_bytes", 0}});
+    EXPECT_EQ(cached.value("status", ""), "failed") << cached.dump(2);
+    EXPECT_NE(reason(cached).find("fresh input set 1: output 0"), std::string::npos) << reason(cached);
 }
 
 TEST_F(EvaluateGpuTest, KernelThatSkipsOutputsIsRejected)
