@@ -424,10 +424,8 @@ Validation validate(const CubinModule& module, const LaunchPlan& plan, const Ope
                 v.checks.push_back(checkJson(check, true, passed.describe(tolerance)));
                 continue;
             }
-            const at::Tensor got = first->views[o].to(at::kDouble).contiguous().cpu();
-            const at::Tensor expected = set.expected[o].to(at::kDouble).contiguous().cpu();
-            const ComparisonResult result =
-                compareOutputs(got.data_ptr<double>(), expected.data_ptr<double>(), got.sizes().vec(), tolerance);
+            const at::Tensor& got = first->views[o];
+            const ComparisonResult result = compareInSlices(got, set.expected[o], tolerance);
             const RegionChain* judge = float64Judge(card, opChain);
             if (!judge || tolerance.exact) {
                 fail(v, check, result.describe(tolerance));
@@ -443,13 +441,9 @@ Validation validate(const CubinModule& module, const LaunchPlan& plan, const Ope
                     return v;
                 }
             }
-            const at::Tensor exact = golden.value().at(o).to(at::kDouble).contiguous().cpu();
             const std::optional<std::size_t> scanned = card.region ? std::nullopt : scannedDim(card, got.dim());
-            const ComparisonResult viaGolden = scanned
-                ? compareScanWithGolden(got.data_ptr<double>(), expected.data_ptr<double>(), exact.data_ptr<double>(),
-                                        got.sizes().vec(), *scanned, tolerance, kGoldenMultiplier)
-                : compareWithGolden(got.data_ptr<double>(), expected.data_ptr<double>(), exact.data_ptr<double>(),
-                                    got.sizes().vec(), tolerance, kGoldenMultiplier);
+            const ComparisonResult viaGolden = compareWithGoldenInSlices(got, set.expected[o], golden.value().at(o),
+                                                                         tolerance, kGoldenMultiplier, scanned);
             const std::string verdict =
                 describeGoldenComparison(viaGolden, tolerance, kGoldenMultiplier, scanned.has_value());
             if (!viaGolden.passed) {

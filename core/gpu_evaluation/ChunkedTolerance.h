@@ -1,14 +1,22 @@
 #pragma once
-// compareOutputs' acceptance rule (checks/OutputComparison.h) evaluated with ATen on the tensors'
-// device, slice by slice: a candidate's output of any size is judged with float64 temporaries of a
-// bounded size (issue 27: the evaluator's memory stays a small multiple of the card's tensors; a
-// 6 GiB output compared whole in float64 needed tens of GiB of temporaries).
+// Output comparisons of tensors of any size with float64 temporaries of a bounded size (issue 27:
+// the evaluator's memory stays a small multiple of the card's tensors; a 6 GiB output compared
+// whole in float64 needed tens of GiB of temporaries on the device and on the host).
+//
+// allWithinTolerance: compareOutputs' acceptance rule (checks/OutputComparison.h) evaluated with
+// ATen on the tensors' device, slice by slice: the common case, a candidate that passes.
+// compareInSlices / compareWithGoldenInSlices: the element-by-element comparisons that describe a
+// failure or judge it against float64, on the host one slice at a time, merged into one result
+// over the whole tensors.
 
+#include "checks/OutputComparison.h"
 #include "checks/Tolerance.h"
 
 #include <ATen/ATen.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 
 namespace kforge::core {
 
@@ -23,5 +31,18 @@ constexpr std::int64_t kToleranceSliceElements = std::int64_t{1} << 24;
 /// of at most `sliceElements` elements (one whole innermost row when a row alone is more).
 bool allWithinTolerance(const at::Tensor& got, const at::Tensor& expected, const Tolerance& tolerance, double& maxAbs,
                         std::int64_t sliceElements = kToleranceSliceElements);
+
+/// compareOutputs(got, expected) over the whole tensors (same sizes, any devices), computed on
+/// float64 host copies of one slice at a time. Counts and maxima cover every element; the first
+/// bad element is the one with the least row-major index, with its coordinates in the whole tensor.
+ComparisonResult compareInSlices(const at::Tensor& got, const at::Tensor& expected, const Tolerance& tolerance,
+                                 std::int64_t sliceElements = kToleranceSliceElements);
+
+/// compareWithGolden(got, eager, golden), or compareScanWithGolden along `scannedDim` (whose lines
+/// no slice cuts), over the whole tensors, likewise slice by slice.
+ComparisonResult compareWithGoldenInSlices(const at::Tensor& got, const at::Tensor& eager, const at::Tensor& golden,
+                                           const Tolerance& tolerance, double multiplier,
+                                           std::optional<std::size_t> scannedDim,
+                                           std::int64_t sliceElements = kToleranceSliceElements);
 
 } // namespace kforge::core
