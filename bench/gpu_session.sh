@@ -33,6 +33,9 @@
 #                                    softmax, reductions, pooling, scans; 1 MiB to 6 GiB) against eager, torch.compile
 #                                    and the copy floor (e.g. `--only softmax_f32_6gib`; about 10 s a problem);
 #                                    needs build first
+#   throughput [ARGS...]             bench/search_throughput.py ARGS: candidates per minute on a 256 MiB and a
+#                                    6 GiB card, each candidate's phases and the evaluator's peak memory
+#                                    (e.g. `--seconds 60 --only layer_norm_256mib_f32`); needs build first
 #   dispatch                         bench/dispatch_overhead.py (the runtime's host cost per hooked call,
 #                                    hit and fallback; about a minute); needs build first
 #   full                             the whole test suite, the example and the older benchmarks (capture
@@ -184,6 +187,13 @@ problems() {
     tail -60 "$out/single_op_problems.log"
 }
 
+throughput() {
+    python3 "$root/bench/search_throughput.py" --kforge "$root/build/cli/kforge" --out "$out/throughput" "$@" \
+        > "$out/search_throughput.log" 2>&1
+    echo "search_throughput exit $?" >> "$out/search_throughput.log"
+    tail -30 "$out/search_throughput.log"
+}
+
 # The older benchmarks keep their trees, reports and kernels; the models, samples and cubins they
 # wrote (gigabytes) are deleted.
 full() {
@@ -210,7 +220,7 @@ full() {
     cat "$out/search_targets.md"; tail -n 3 "$out/search_targets.err"
 }
 
-usage="usage: gpu_session.sh [--out DIR] [--pack] build | check [ARGS...] | suite MODELS [ARGS...] | baselines MODELS ARGS... | families [ARGS...] | regions [ARGS...] | problems [ARGS...] | dispatch | full"
+usage="usage: gpu_session.sh [--out DIR] [--pack] build | check [ARGS...] | suite MODELS [ARGS...] | baselines MODELS ARGS... | families [ARGS...] | regions [ARGS...] | problems [ARGS...] | throughput [ARGS...] | dispatch | full"
 case "${1:-}" in
     build) record_environment; build; finish build environment.txt build.log ;;
     check) shift; record_environment; check "$@"; finish check environment.txt ctest-gpu.log ;;
@@ -224,6 +234,7 @@ case "${1:-}" in
     families) shift; record_environment; families "$@"; finish families environment.txt families.log ;;
     regions) shift; record_environment; regions "$@"; finish regions environment.txt region_bench.log ;;
     problems) shift; record_environment; problems "$@"; finish problems environment.txt single_op_problems.log ;;
+    throughput) shift; record_environment; throughput "$@"; finish throughput environment.txt search_throughput.log ;;
     dispatch) record_environment; dispatch; finish dispatch environment.txt dispatch_overhead.md ;;
     full) record_environment; full; finish full environment.txt test.log ctest-gpu.log ;;
     -h | --help | help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'; exit 0 ;;
