@@ -87,7 +87,7 @@ std::string relu6(A a)
 
 std::string mish(A a)
 {
-    return "(" + a[0].expr + " * tanhf(log1pf(expf(" + a[0].expr + "))))";
+    return "kfMish(" + a[0].expr + ")";
 }
 
 std::string softshrink(A a)
@@ -280,7 +280,20 @@ std::string logicalNot(A a)
 
 std::string helpers()
 {
-    return R"(// remainder from fmod's result: plus the divisor where it is non-zero with the other sign.
+    return R"(// mish, x * tanh(log1p(exp(x))), with one exponential and no tanhf / log1pf (a 16-bit mish was
+// bound by those functions' instructions, not by memory): for n = exp(x), tanh(log(1 + n)) =
+// n (n + 2) / (n (n + 2) + 2), every term positive, so nothing cancels. Above 20 tanh(softplus(x))
+// rounds to 1 in float32 and the result is x (n * n would overflow past 44). NaN stays NaN; -inf
+// gives -inf * 0 = NaN, as eager's formula does.
+__device__ __forceinline__ float kfMish(float x)
+{
+    if (x > 20.0f)
+        return x;
+    const float n = expf(x);
+    const float p = n * (n + 2.0f);
+    return x * (p / (p + 2.0f));
+}
+// remainder from fmod's result: plus the divisor where it is non-zero with the other sign.
 __device__ __forceinline__ float kfRemainder(float mod, float b)
 {
     return (mod != 0.0f && ((b < 0.0f) != (mod < 0.0f))) ? mod + b : mod;

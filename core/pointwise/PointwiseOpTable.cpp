@@ -215,7 +215,7 @@ void addUnaryRows(const Row& row)
     row("hardtanh", "", {kSelf, {"min_val", false}, {"max_val", false}}, R::Promote, f::hardtanh,
         "clamp(self, min_val, max_val), NaN stays NaN", {}, {});
     row("relu6", "", {kSelf}, R::Promote, f::relu6, "clamp(self, 0, 6), NaN stays NaN", {}, {});
-    row("mish", "", {kSelf}, R::Promote, f::mish, "self * tanhf(log1pf(expf(self)))", {}, {});
+    row("mish", "", {kSelf}, R::Promote, f::mish, "self * tanh(softplus(self)) with one expf (kfMish)", {}, {});
     row("softshrink", "", {kSelf, kLambd}, R::Promote, f::softshrink,
         "self > lambd ? self - lambd : self < -lambd ? self + lambd : 0 (NaN stays NaN; lambd in self's dtype)", {},
         {});
