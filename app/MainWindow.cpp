@@ -68,7 +68,7 @@ namespace kforge::app {
 namespace {
 
 // Bump when docks are added, removed or renamed: an old saved state is then ignored.
-constexpr int kLayoutVersion = 3;
+constexpr int kLayoutVersion = 4;
 constexpr int kStatusMessageMs = 8000;
 
 const QString kGeometryKey = QStringLiteral("mainWindow/geometry");
@@ -233,13 +233,16 @@ MainWindow::~MainWindow() = default;
 
 void MainWindow::createDocks()
 {
-    m_summaryPane = new views::ProjectSummaryPane(m_session, this);
-    setCentralWidget(m_summaryPane);
-
+    // The cards table is the centre: what every other pane is about. The project's static summary
+    // is a tab beside the card's details, so that it never takes room from the tree, the charts or
+    // the log.
     m_cardsPane = new views::CardsPane(m_cardsModel, m_session, this);
-    m_cardsDock = new QDockWidget(tr("Operator Cards"), this);
-    m_cardsDock->setObjectName(QStringLiteral("cardsDock"));
-    m_cardsDock->setWidget(m_cardsPane);
+    setCentralWidget(m_cardsPane);
+
+    m_summaryPane = new views::ProjectSummaryPane(m_session, this);
+    m_projectDock = new QDockWidget(tr("Project"), this);
+    m_projectDock->setObjectName(QStringLiteral("projectDock"));
+    m_projectDock->setWidget(m_summaryPane);
 
     m_detailsPane = new views::CardDetailsPane(m_session, this);
     m_detailsDock = new QDockWidget(tr("Card Details"), this);
@@ -407,7 +410,7 @@ void MainWindow::createStatusBar()
 
 QList<QDockWidget*> MainWindow::docks() const
 {
-    return {m_cardsDock, m_detailsDock, m_treeDock, m_editorDock, m_logDock, m_chartsDock, m_auditDock};
+    return {m_detailsDock, m_projectDock, m_treeDock, m_editorDock, m_logDock, m_chartsDock, m_auditDock};
 }
 
 void MainWindow::resetLayout()
@@ -416,8 +419,8 @@ void MainWindow::resetLayout()
         dock->setFloating(false);
         removeDockWidget(dock);
     }
-    addDockWidget(Qt::TopDockWidgetArea, m_cardsDock);
     addDockWidget(Qt::RightDockWidgetArea, m_detailsDock);
+    tabifyDockWidget(m_detailsDock, m_projectDock);
     addDockWidget(Qt::BottomDockWidgetArea, m_treeDock);
     addDockWidget(Qt::BottomDockWidgetArea, m_editorDock);
     splitDockWidget(m_treeDock, m_editorDock, Qt::Horizontal);
@@ -428,9 +431,14 @@ void MainWindow::resetLayout()
         dock->show();
     m_treeDock->raise(); // the tree in front of the log it is tabbed with
     m_editorDock->raise();
-    resizeDocks({m_cardsDock, m_treeDock}, {height() * 2 / 5, height() * 2 / 5}, Qt::Vertical);
-    resizeDocks({m_detailsDock}, {width() / 4}, Qt::Horizontal);
-    resizeDocks({m_treeDock, m_editorDock}, {width() * 3 / 8, width() * 3 / 8}, Qt::Horizontal);
+    m_detailsDock->raise();
+    // The panes below the cards get the larger part: the tree, the editor's source, three charts
+    // and the log's messages need height; the table scrolls.
+    resizeDocks({m_treeDock}, {height() * 11 / 20}, Qt::Vertical);
+    // The details column a little narrower than a quarter: at 1400 px the log's message column
+    // keeps 200 px beside its time, level, card, node and phase.
+    resizeDocks({m_detailsDock}, {width() * 2 / 9}, Qt::Horizontal);
+    resizeDocks({m_treeDock, m_editorDock}, {width() * 7 / 18, width() * 7 / 18}, Qt::Horizontal);
 }
 
 void MainWindow::showPane(Pane pane)

@@ -213,7 +213,7 @@ private:
     views::ProjectSummaryPane* m_summaryPane = nullptr;
     views::CardsPane* m_cardsPane = nullptr;
     views::CardDetailsPane* m_detailsPane = nullptr;
-    QDockWidget* m_cardsDock = nullptr;
+    QDockWidget* m_projectDock = nullptr;
     QDockWidget* m_detailsDock = nullptr;
     SearchTreeModel* m_treeModel = nullptr;
     views::TreeGraphView* m_treeView = nullptr; // inside m_treePane

@@ -381,7 +381,7 @@ QVariant ValidationLogModel::data(const QModelIndex& index, int role) const
         case LevelColumn:
             return levelName(entry.level);
         case CardColumn:
-            return entry.cardId;
+            return entry.cardId.left(8); // the cards table's short id; the tooltip has the whole
         case NodeColumn:
             return entry.nodeId;
         case PhaseColumn:
@@ -395,6 +395,8 @@ QVariant ValidationLogModel::data(const QModelIndex& index, int role) const
             return entry.time.isValid() ? entry.time.toString(Qt::ISODateWithMs) : QVariant();
         if (index.column() == MessageColumn)
             return entry.message;
+        if (index.column() == CardColumn && !entry.cardId.isEmpty())
+            return entry.cardId;
         return {};
     case LevelRole:
         return static_cast<int>(entry.level);

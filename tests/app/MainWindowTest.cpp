@@ -769,16 +769,19 @@ private Q_SLOTS:
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         auto* details = window.findChild<QDockWidget*>(QStringLiteral("cardDetailsDock"));
-        auto* cards = window.findChild<QDockWidget*>(QStringLiteral("cardsDock"));
-        QVERIFY(details && cards);
+        auto* project = window.findChild<QDockWidget*>(QStringLiteral("projectDock"));
+        QVERIFY(details && project);
+        // The cards table is the centre, not a dock that could be closed.
+        QCOMPARE(window.centralWidget(), static_cast<QWidget*>(window.cardsPane()));
         action(window, "toggle_cardDetailsDock")->trigger();
         QVERIFY(details->isHidden());
-        cards->setFloating(true);
+        project->setFloating(true);
         action(window, "actionResetLayout")->trigger();
         QVERIFY(!details->isHidden());
-        QVERIFY(!cards->isFloating());
-        QCOMPARE(window.dockWidgetArea(cards), Qt::TopDockWidgetArea);
+        QVERIFY(!project->isFloating());
+        QCOMPARE(window.dockWidgetArea(project), Qt::RightDockWidgetArea);
         QCOMPARE(window.dockWidgetArea(details), Qt::RightDockWidgetArea);
+        QCOMPARE(window.tabifiedDockWidgets(details), QList<QDockWidget*>({project}));
     }
 
     void statusBarNamesTheGpuAndTheProposer()
@@ -834,7 +837,7 @@ private Q_SLOTS:
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         QVERIFY(window.findChild<QDockWidget*>(QStringLiteral("cardDetailsDock"))->isHidden());
-        QVERIFY(!window.findChild<QDockWidget*>(QStringLiteral("cardsDock"))->isHidden());
+        QVERIFY(!window.findChild<QDockWidget*>(QStringLiteral("projectDock"))->isHidden());
 
         QStringList entries;
         QAction* otherEntry = nullptr;

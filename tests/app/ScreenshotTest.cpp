@@ -4,6 +4,9 @@
 // build tree. No numbers in it are made up. (docs/screenshots/*.png are refreshed on request only,
 // by tools/refresh_screenshots.sh; no test writes into the source tree.)
 //
+// Then every pane (tree, editor, diff, PTX / SASS, charts, log) in front at 1400x860 and 1920x1080
+// over the same real search, each checked legible; those pictures go to the build tree too.
+//
 // Then the MCTS tree pane at 1400x860 and 1920x1080 over search trees of 50 and 500 nodes (built
 // from core's SearchTree with plausible outcomes and speedups, saved where a search keeps them):
 // the node list holds every node, labels never overlap, the keys move the selection through the
@@ -17,19 +20,27 @@
 #include "app/ScreenshotCommand.h"
 #include "capture/CaptureJob.h"
 #include "model/NodeRanking.h"
+#include "models/CardsTableModel.h"
 #include "models/SearchSettings.h"
 #include "models/SearchTreeModel.h"
 #include "models/Session.h"
+#include "models/ValidationLogModel.h"
 #include "search/TreeStore.h"
 #include "views/cards/CardDetailsPane.h"
 #include "views/cards/CardsPane.h"
+#include "views/charts/LatencyChartsPane.h"
+#include "views/editor/AssemblyView.h"
 #include "views/editor/KernelEditorPane.h"
+#include "views/editor/QsciHeaders.h"
+#include "views/editor/SideBySideDiffView.h"
+#include "views/log/ValidationLogPane.h"
 #include "views/tree/SpeedupLegend.h"
 #include "views/tree/TreeGraphView.h"
 #include "views/tree/TreeMinimap.h"
 #include "views/tree/TreeNodeList.h"
 #include "views/tree/TreePane.h"
 
+#include <QChart>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileInfo>
@@ -40,6 +51,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <map>
 
 using kforge::app::MainWindow;
@@ -90,11 +102,12 @@ bool labelsApart(const kforge::views::TreeGraphView& view, const core::SearchTre
 class ScreenshotTest : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void rendersTheMainWindowOverARealSearch()
+    // The project every real-search picture is taken over: the transformer test model captured on
+    // this machine's CPU and its softmax card searched for 12 iterations.
+    void initTestCase()
     {
-        QTemporaryDir dir;
-        QVERIFY(dir.isValid());
-        const QString project = dir.filePath(QStringLiteral("transformer_block"));
+        QVERIFY(m_dir.isValid());
+        const QString project = m_dir.filePath(QStringLiteral("transformer_block"));
         kforge::core::CaptureOptions options;
         options.modelPath = KFORGE_TEST_MODELS_DIR "/transformer_block.pt";
         options.inputs = {"4x64x32"};
@@ -120,6 +133,17 @@ private Q_SLOTS:
         search.session()->setCurrentCardId(softmax);
         QVERIFY(search.startOptimize({softmax}));
         QTRY_VERIFY_WITH_TIMEOUT(!search.optimizeJob()->isRunning(), 240000);
+        m_project = project;
+        m_softmax = softmax;
+        m_cardCount = cardCount;
+    }
+
+    void rendersTheMainWindowOverARealSearch()
+    {
+        const QString project = m_project;
+        const QString softmax = m_softmax;
+        const int cardCount = m_cardCount;
+        QVERIFY(!project.isEmpty());
 
         // What `kernelforge PROJECT --screenshot FILE --card <softmax prefix> --node n3` renders.
         MainWindow window(MainWindow::SettingsMode::Ephemeral);
@@ -161,6 +185,105 @@ private Q_SLOTS:
         QImage reloaded(png);
         QCOMPARE(reloaded.size(), image.size());
         QCOMPARE(reloaded.convertToFormat(QImage::Format_RGB32), image.convertToFormat(QImage::Format_RGB32));
+    }
+
+    void everyPaneAtBothSizes_data()
+    {
+        QTest::addColumn<QSize>("windowSize");
+        QTest::addColumn<QString>("pane");
+        for (const QSize size : {QSize(1400, 860), QSize(1920, 1080)})
+            for (const QString& pane : kforge::app::screenshotPaneNames())
+                QTest::addRow("%dx%d, %s", size.width(), size.height(), qPrintable(pane)) << size << pane;
+    }
+
+    // `kernelforge PROJECT --screenshot F --pane NAME --size WxH --node n3` over the real search:
+    // the pane in front, large enough to read, drawn (not blank), with what makes it legible in view
+    // (the charts' plot areas, the log's message column, the cards table's status column).
+    void everyPaneAtBothSizes()
+    {
+        QFETCH(QSize, windowSize);
+        QFETCH(QString, pane);
+        QVERIFY(!m_project.isEmpty());
+        MainWindow window(MainWindow::SettingsMode::Ephemeral);
+        kforge::app::ScreenshotRequest request;
+        request.projectDir = m_project;
+        request.cardId = m_softmax;
+        request.nodeId = QStringLiteral("n3");
+        request.pane = kforge::app::screenshotPaneFromName(pane);
+        request.size = windowSize;
+        QVERIFY(request.pane.has_value());
+        const kforge::app::ScreenshotOutcome outcome = kforge::app::prepareScreenshot(window, request);
+        QVERIFY2(outcome.status == kforge::app::ScreenshotOutcome::Status::Ready, qPrintable(outcome.error));
+        const QImage image = kforge::app::grabScreenshot(window);
+        QCOMPARE(image.size(), windowSize);
+        // Into the build tree (before the checks, so that a failure can be looked at).
+        const QString png = QStringLiteral(KFORGE_BINARY_DIR "/screenshots/pane-%1-%2x%3.png")
+                                .arg(pane)
+                                .arg(windowSize.width())
+                                .arg(windowSize.height());
+        QVERIFY(QDir().mkpath(QFileInfo(png).absolutePath()));
+        QVERIFY(image.save(png, "PNG"));
+
+        QWidget* shown = nullptr;
+        switch (*request.pane) {
+        case MainWindow::Pane::Tree:
+            shown = window.treePane();
+            QCOMPARE(window.treeView()->nodeCount(), 12);
+            QVERIFY(window.treePane()->nodeList()->isVisible());
+            break;
+        case MainWindow::Pane::Editor:
+            shown = window.kernelEditor();
+            QVERIFY(!window.kernelEditor()->source().isEmpty());
+            // The source gets the larger share of the editor beside the launch plan.
+            QVERIFY(window.kernelEditor()->sourceEditor()->width() > window.kernelEditor()->planEditor()->width());
+            break;
+        case MainWindow::Pane::Diff:
+            shown = window.kernelEditor()->diffView();
+            break;
+        case MainWindow::Pane::Assembly:
+            shown = window.kernelEditor()->assemblyView();
+            break;
+        case MainWindow::Pane::Charts: {
+            shown = window.latencyCharts();
+            for (QChart* chart : {window.latencyCharts()->progressChart(), window.latencyCharts()->nodeChart(),
+                                  window.latencyCharts()->speedupChart()}) {
+                QVERIFY(!chart->axes().isEmpty());
+                // Room for the data between the axes, not only their labels.
+                QVERIFY2(chart->plotArea().width() > 150 && chart->plotArea().height() > 80,
+                         qPrintable(QStringLiteral("%1: plot area %2x%3")
+                                        .arg(chart->title())
+                                        .arg(chart->plotArea().width())
+                                        .arg(chart->plotArea().height())));
+            }
+            break;
+        }
+        case MainWindow::Pane::Log: {
+            shown = window.validationLog();
+            QTableView* log = window.validationLog()->tableView();
+            QVERIFY(log->model()->rowCount() > 0);
+            const int column = kforge::app::ValidationLogModel::MessageColumn;
+            const int visible =
+                std::min(log->columnViewportPosition(column) + log->columnWidth(column), log->viewport()->width()) -
+                log->columnViewportPosition(column);
+            QVERIFY2(!log->isColumnHidden(column) && visible > 200,
+                     qPrintable(QStringLiteral("the message column shows %1 px").arg(visible)));
+            break;
+        }
+        }
+        QVERIFY(shown->isVisible());
+        QVERIFY2(shown->width() >= 400 && shown->height() >= 200,
+                 qPrintable(QStringLiteral("%1 is %2x%3").arg(pane).arg(shown->width()).arg(shown->height())));
+        const QRect area(shown->mapTo(&window, QPoint(0, 0)), shown->size());
+        QVERIFY2(distinctColors(image, area) > 20, qPrintable(pane + QStringLiteral(" is blank")));
+
+        // The cards table's status stays in view beside any pane.
+        QTableView* cards = window.cardsPane()->tableView();
+        if (cards->isVisible()) {
+            const int status = kforge::app::CardsTableModel::StatusColumn;
+            QVERIFY2(!cards->isColumnHidden(status) &&
+                         cards->columnViewportPosition(status) + 40 < cards->viewport()->width(),
+                     "the cards table's status column is out of view");
+        }
     }
 
     void treePane_data()
@@ -293,6 +416,12 @@ private Q_SLOTS:
         QVERIFY(collapsed.save(stem + QStringLiteral("-collapsed.png"), "PNG"));
         QVERIFY(pane->grab().save(stem + QStringLiteral("-pane.png"), "PNG"));
     }
+
+private:
+    QTemporaryDir m_dir;
+    QString m_project; // the captured and searched project under m_dir
+    QString m_softmax; // its softmax card's id
+    int m_cardCount = 0;
 };
 
 QTEST_MAIN(ScreenshotTest)

@@ -12,10 +12,13 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace kforge::views {
 namespace {
 
 constexpr int kMaxTensorsColumnWidth = 340;
+constexpr int kMinTensorsColumnWidth = 160;
 
 } // namespace
 
@@ -91,9 +94,17 @@ void CardsPane::followSession(const QString& id)
 void CardsPane::fitColumns()
 {
     m_table->resizeColumnsToContents();
-    // Long tensor lists would push the numbers out of view; the tooltip has them in full.
-    if (m_table->columnWidth(CardsTableModel::TensorsColumn) > kMaxTensorsColumnWidth)
-        m_table->setColumnWidth(CardsTableModel::TensorsColumn, kMaxTensorsColumnWidth);
+    // Long tensor lists would push the numbers and the status out of view; the tooltip has them in
+    // full. The column gets at most what the table's width leaves beside the others up to Status
+    // (never below kMinTensorsColumnWidth; the notes after the status may scroll).
+    int others = 0;
+    for (int column = 0; column <= CardsTableModel::StatusColumn; ++column)
+        if (column != CardsTableModel::TensorsColumn)
+            others += m_table->columnWidth(column);
+    const int room = m_table->viewport()->width() - others;
+    const int cap = std::clamp(room, kMinTensorsColumnWidth, kMaxTensorsColumnWidth);
+    if (m_table->columnWidth(CardsTableModel::TensorsColumn) > cap)
+        m_table->setColumnWidth(CardsTableModel::TensorsColumn, cap);
 }
 
 void CardsPane::updateCount()

@@ -10,6 +10,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
+#include <QGraphicsLayout>
 #include <QHBoxLayout>
 #include <QHorizontalStackedBarSeries>
 #include <QLabel>
@@ -41,6 +42,10 @@ QChartView* makeChartView(const QString& objectName, QWidget* parent)
     chart->setAnimationOptions(QChart::NoAnimation);
     chart->legend()->setAlignment(Qt::AlignBottom);
     chart->setMargins(QMargins(4, 4, 4, 4));
+    // No frame of empty space around the plot (QChart's layout keeps one by default): at 1400x860
+    // a chart has about 180 px of height for its title, axes, legend and data.
+    chart->layout()->setContentsMargins(0, 0, 0, 0);
+    chart->setBackgroundRoundness(0);
     auto* view = new QChartView(chart, parent); // the view owns the chart
     view->setObjectName(objectName);
     view->setRenderHint(QPainter::Antialiasing);
@@ -103,6 +108,8 @@ LatencyChartsPane::LatencyChartsPane(QWidget* parent) : QWidget(parent), m_model
     m_nodeView = makeChartView(QStringLiteral("latencyNodeView"), this);
     m_speedupView = makeChartView(QStringLiteral("latencySpeedupView"), this);
     m_nodeView->chart()->legend()->hide();
+    // The progress chart's two entries beside the plot: it has more width than height to spare.
+    m_progressView->chart()->legend()->setAlignment(Qt::AlignRight);
 
     // The axes live as long as the charts; rebuilding replaces only the series (removing axes
     // from a chart leaves their items behind until the next deferred-delete pass).
@@ -129,13 +136,13 @@ LatencyChartsPane::LatencyChartsPane(QWidget* parent) : QWidget(parent), m_model
     auto* bottom = new QSplitter(Qt::Horizontal, this);
     bottom->addWidget(m_nodeView);
     bottom->addWidget(m_speedupView);
-    bottom->setStretchFactor(0, 1);
-    bottom->setStretchFactor(1, 2);
+    // Sizes, not only stretch factors: those share out what is left after the charts' size hints,
+    // which had left the speedup chart a third of the node chart's width.
+    bottom->setSizes({1000, 1000});
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_progressView);
     split->addWidget(bottom);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setSizes({1000, 1000}); // each row of charts half the height: plot areas above 80 px at 860
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);

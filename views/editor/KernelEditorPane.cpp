@@ -183,6 +183,7 @@ KernelEditorPane::KernelEditorPane(QWidget* parent)
     splitter->addWidget(planBox);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
+    splitter->setSizes({3000, 2000}); // 3:2 from the start, not only of the space past the size hints
     splitter->setChildrenCollapsible(false);
 
     m_tabs->addTab(splitter, tr("Source"));

@@ -163,17 +163,6 @@ ValidationLogPane::ValidationLogPane(QWidget* parent) : QWidget(parent)
     // Source order (oldest first) until the user clicks a header.
     m_table->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
     m_table->setSortingEnabled(true);
-    m_table->setColumnWidth(ValidationLogModel::TimeColumn,
-                            m_table->fontMetrics().horizontalAdvance(QStringLiteral("00:00:00.000")) + 16);
-    m_table->setColumnWidth(ValidationLogModel::LevelColumn,
-                            m_table->fontMetrics().horizontalAdvance(QStringLiteral("warning")) + 16);
-    m_table->setColumnWidth(ValidationLogModel::CardColumn,
-                            m_table->fontMetrics().horizontalAdvance(QStringLiteral("0123456789abcdef")) + 16);
-    m_table->setColumnWidth(ValidationLogModel::NodeColumn,
-                            m_table->fontMetrics().horizontalAdvance(QStringLiteral("n0000")) + 16);
-    m_table->setColumnWidth(ValidationLogModel::PhaseColumn,
-                            m_table->fontMetrics().horizontalAdvance(QStringLiteral("validate")) + 16);
-
     m_copyAction = new QAction(tr("&Copy"), this);
     m_copyAction->setObjectName(QStringLiteral("validationLogCopy"));
     m_copyAction->setShortcut(QKeySequence::Copy);
@@ -212,6 +201,26 @@ void ValidationLogPane::setModel(app::ValidationLogModel* model)
 {
     logProxy(m_proxy)->setLog(model);
     m_model = model;
+    sizeColumns();
+}
+
+void ValidationLogPane::sizeColumns()
+{
+    // Once the columns exist (widths set before a model gives them are dropped): the short columns
+    // as wide as their longest text (a card's 8-digit short id, as in the cards table), the message
+    // column takes the rest.
+    const QFontMetrics metrics = m_table->fontMetrics();
+    const int padding = 12;
+    m_table->setColumnWidth(ValidationLogModel::TimeColumn,
+                            metrics.horizontalAdvance(QStringLiteral("00:00:00.000")) + padding);
+    m_table->setColumnWidth(ValidationLogModel::LevelColumn,
+                            metrics.horizontalAdvance(QStringLiteral("warning")) + padding);
+    m_table->setColumnWidth(ValidationLogModel::CardColumn,
+                            metrics.horizontalAdvance(QStringLiteral("01234567")) + padding);
+    m_table->setColumnWidth(ValidationLogModel::NodeColumn,
+                            metrics.horizontalAdvance(QStringLiteral("n0000")) + padding);
+    m_table->setColumnWidth(ValidationLogModel::PhaseColumn,
+                            metrics.horizontalAdvance(QStringLiteral("validate")) + padding);
 }
 
 void ValidationLogPane::setMinimumLevel(app::LogLevel level)

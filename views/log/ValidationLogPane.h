@@ -63,6 +63,7 @@ Q_SIGNALS:
 
 private:
     void updateNodeFilterButton();
+    void sizeColumns();
 
     QPointer<app::ValidationLogModel> m_model;
     QSortFilterProxyModel* m_proxy = nullptr;

@@ -1,5 +1,5 @@
 #pragma once
-// The main window's central widget: what the open project captured (model, inputs, device,
+// The Project dock (tabbed with Card Details): what the open project captured (model, inputs, device,
 // versions, call and card counts, total eager time), or how to open one when none is open.
 //
 // Thread: GUI thread only. Observes the session; does not own it.
