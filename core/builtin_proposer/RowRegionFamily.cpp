@@ -19,11 +19,18 @@ const std::vector<Knob> kKnobs = {{"threads", "threads-per-row", "", ""},
                                   {"rows_per_block", "rows-per-block", "", ""},
                                   {"vector_width", "vector-width", "", ""},
                                   {"split", "split-rows", "", ""},
-                                  {"columns", "", "thread-per-row", "threads-across-row"}};
+                                  {"columns", "", "thread-per-row", "threads-across-row"},
+                                  {"column_parts", "column-parts", "", ""}};
 
 // Rows a column kernel needs before one thread per row fills a GPU better than a warp per row:
 // 32 blocks of 128 threads.
 constexpr std::int64_t kRowsForColumns = 4096;
+// Threads a large GPU keeps in flight: 2048 on each of a 132-SM H100's / H200's SMs. A column
+// kernel with fewer rows than half of this lets threads share a row (column_parts), up to kMaxParts
+// of at least kMinPartLength elements each.
+constexpr std::int64_t kThreadsToFill = 132 * 2048;
+constexpr int kMaxParts = 8;
+constexpr std::int64_t kMinPartLength = 8;
 
 // Blocks a large GPU runs at once, about: two per SM of a 132-SM H100 / H200. A split row aims at
 // this many blocks; fewer rows than half of it are "few".
@@ -181,8 +188,6 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
         else if (n.kind == Kind::Apply)
             f->m_perRow[i] = std::all_of(n.operands.begin(), n.operands.end(),
                                          [&](int o) { return o < 0 || f->m_perRow[static_cast<std::size_t>(o)]; });
-        else if (n.kind == Kind::Column)
-            f->m_perRow[i] = false;
         else if (n.kind == Kind::Reduce && f->m_perRow[static_cast<std::size_t>(n.operands[0])])
             return unsupportedCard(card, "a reduction of a value that does not vary along the row");
     }
@@ -261,19 +266,20 @@ Result<std::unique_ptr<RowRegionFamily>> RowRegionFamily::create(const OperatorC
         if (!op.perRow)
             op.slot = y++;
     f->m_live = e.dependencies(e.outputs());
-    for (std::size_t i = 0; i < nodes.size(); ++i)
-        if (nodes[i].kind == Kind::Column && f->m_live[i])
-            f->m_columnSlot = x++; // the element's row column, loaded beside the inputs
     f->m_rowSlot.assign(nodes.size(), -1);
+    f->m_indexSlot.assign(nodes.size(), -1);
     f->m_stage.assign(nodes.size(), -1);
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         const PointwiseNode& n = nodes[i];
-        if (!f->m_live[i] || !f->m_perRow[i] || n.kind == Kind::Constant)
+        // A Position node is its pair reduction's index, ri[] (valueName).
+        if (!f->m_live[i] || !f->m_perRow[i] || n.kind == Kind::Constant || n.kind == Kind::Position)
             continue;
         f->m_rowSlot[i] = f->m_rowValues++;
         if (n.kind == Kind::Reduce) {
             f->m_stage[i] = static_cast<int>(f->m_reduces.size());
             f->m_reduces.push_back(static_cast<int>(i));
+            if (isPairReduce(n.reduce))
+                f->m_indexSlot[i] = f->m_indices++;
         } else {
             for (int o : n.operands)
                 if (o >= 0)
@@ -320,8 +326,7 @@ bool RowRegionFamily::fewLongRows(std::int64_t rows, std::int64_t rowLength)
 int RowRegionFamily::elementInputs() const
 {
     return static_cast<int>(
-               std::count_if(m_inputs.begin(), m_inputs.end(), [](const Operand& o) { return o.used && !o.perRow; })) +
-        (m_columnSlot >= 0 ? 1 : 0);
+        std::count_if(m_inputs.begin(), m_inputs.end(), [](const Operand& o) { return o.used && !o.perRow; }));
 }
 
 bool RowRegionFamily::vectorWidthAllowed(int width) const
@@ -360,14 +365,24 @@ Result<void> RowRegionFamily::check(const nlohmann::json& p) const
         return makeError(ErrorCode::InvalidArgument,
                          "vector_width " + std::to_string(v) + " not allowed for the row length and dtypes", context);
     const int split = p["split"].get<int>();
+    const int parts = p["column_parts"].get<int>();
     if (p["columns"].get<bool>()) {
         if (split != 1 || rows != 1 || v != 1)
             return makeError(ErrorCode::InvalidArgument,
                              "a thread per row (columns) needs split 1, rows_per_block 1 and vector_width 1", context);
         if (threads > 32 && threads / 2 >= m_rows)
             return makeError(ErrorCode::InvalidArgument, "more threads than there are rows", context);
+        if (parts > kMaxParts || threads * parts > 1024)
+            return makeError(ErrorCode::InvalidArgument,
+                             "column_parts must be at most " + std::to_string(kMaxParts) +
+                                 " and threads * column_parts at most 1024",
+                             context);
+        if (parts > 1 && static_cast<std::int64_t>(parts - 1) * columnPartLength(parts) >= m_rowLength)
+            return makeError(ErrorCode::InvalidArgument, "more column parts than the row has elements", context);
         return {};
     }
+    if (parts != 1)
+        return makeError(ErrorCode::InvalidArgument, "column_parts needs a thread per row (columns)", context);
     if (split > 1) {
         const std::int64_t chunk = chunkLength(split, v);
         if (rows != 1 || split > kMaxSplit || m_rows * split > 2147483647LL)
@@ -397,8 +412,15 @@ Result<void> RowRegionFamily::check(const nlohmann::json& p) const
 
 nlohmann::json RowRegionFamily::rootParams() const
 {
-    if (rowsRunAlongMemory() && m_rows >= kRowsForColumns)
-        return {{"threads", 128}, {"rows_per_block", 1}, {"vector_width", 1}, {"split", 1}, {"columns", true}};
+    if (rowsRunAlongMemory() && m_rows >= kRowsForColumns) {
+        // Threads share a row until the rows' threads fill the GPU (or the parts get short).
+        int parts = 1;
+        while (parts < kMaxParts && m_rows * parts * 2 <= kThreadsToFill &&
+               columnPartLength(parts * 2) >= kMinPartLength)
+            parts *= 2;
+        return {{"threads", 128}, {"rows_per_block", 1}, {"vector_width", 1},
+                {"split", 1},     {"columns", true},     {"column_parts", parts}};
+    }
     const int v = widestAllowedWidth([this](int w) { return vectorWidthAllowed(w); });
     if (fewLongRows(m_rows, m_rowLength) || m_rowLength > static_cast<std::int64_t>(1024) * kMaxElementsPerThread) {
         // Blocks enough to fill the GPU, each chunk at least two vectors per thread of 256 threads.
@@ -408,7 +430,8 @@ nlohmann::json RowRegionFamily::rootParams() const
         int threads = 256;
         while (threads > 32 && static_cast<std::int64_t>(threads / 2) * v >= chunkLength(split, v))
             threads /= 2;
-        return {{"threads", threads}, {"rows_per_block", 1}, {"vector_width", v}, {"split", split}, {"columns", false}};
+        return {{"threads", threads}, {"rows_per_block", 1}, {"vector_width", v},
+                {"split", split},     {"columns", false},    {"column_parts", 1}};
     }
     // About four vectors per thread, whole warps, and blocks of at least 256 threads.
     int threads = 32;
@@ -417,7 +440,8 @@ nlohmann::json RowRegionFamily::rootParams() const
     int rows = 1;
     while (threads * rows < 256 && rows < 32)
         rows *= 2;
-    return {{"threads", threads}, {"rows_per_block", rows}, {"vector_width", v}, {"split", 1}, {"columns", false}};
+    return {{"threads", threads}, {"rows_per_block", rows}, {"vector_width", v},
+            {"split", 1},         {"columns", false},       {"column_parts", 1}};
 }
 
 nlohmann::json RowRegionFamily::withDefaults(const nlohmann::json& params) const
@@ -428,8 +452,15 @@ nlohmann::json RowRegionFamily::withDefaults(const nlohmann::json& params) const
             p["split"] = 1;
         if (!p.contains("columns"))
             p["columns"] = false;
+        if (!p.contains("column_parts"))
+            p["column_parts"] = 1;
     }
     return p;
+}
+
+std::int64_t RowRegionFamily::columnPartLength(int parts) const
+{
+    return (m_rowLength + parts - 1) / parts;
 }
 
 std::int64_t RowRegionFamily::chunkLength(int split, int width) const
@@ -447,11 +478,36 @@ bool RowRegionFamily::cachedBefore(int id, int stage, bool keep) const
 std::string RowRegionFamily::valueName(int id, int stage, bool keep) const
 {
     const auto i = static_cast<std::size_t>(id);
+    const PointwiseNode& n = m_expression.nodes()[i];
+    if (n.kind == Kind::Position)
+        return "ri[" + std::to_string(m_indexSlot[static_cast<std::size_t>(n.operands[0])]) + "]";
     if (m_rowSlot[i] >= 0)
         return "rv[" + std::to_string(m_rowSlot[i]) + "]";
     if (cachedBefore(id, stage, keep))
         return "c[" + std::to_string(m_cacheSlot[i]) + "]";
     return "v" + std::to_string(id);
+}
+
+std::string RowRegionFamily::rowValueDeclarations(const std::string& indent) const
+{
+    return indent + "float rv[NRV];\n" + indent + "(void)rv;\n" +
+        (m_indices > 0 ? indent + "int ri[NRI];\n" + indent + "(void)ri;\n" : std::string());
+}
+
+std::string RowRegionFamily::reductionResult(int k, const std::string& indent) const
+{
+    const int node = m_reduces.at(static_cast<std::size_t>(k));
+    const int index = m_indexSlot[static_cast<std::size_t>(node)];
+    return indent + valueName(node, 0) + " = acc;\n" +
+        (index >= 0 ? indent + "ri[" + std::to_string(index) + "] = at;\n" : std::string());
+}
+
+std::string RowRegionFamily::storedRowValue(const Operand& o) const
+{
+    // An index is an int (exact past 2^24, where kfStore's float argument would round it).
+    if (m_expression.nodes()[static_cast<std::size_t>(o.node)].kind == Kind::Position)
+        return "static_cast<t_" + o.name + ">(" + valueName(o.node, 0) + ")";
+    return "kfStore_" + o.name + "(" + valueName(o.node, 0) + ")";
 }
 
 std::string RowRegionFamily::elementFunction(const std::string& name, const std::vector<int>& roots, int stage,
@@ -474,8 +530,6 @@ std::string RowRegionFamily::elementFunction(const std::string& name, const std:
             continue;
         if (n.kind == Kind::Input)
             s << "    const float v" << i << " = x[" << m_inputs[static_cast<std::size_t>(n.input)].slot << "];\n";
-        else if (n.kind == Kind::Column)
-            s << "    const float v" << i << " = x[" << m_columnSlot << "]; // the row column\n";
         else
             s << "    const float v" << i << " = " << m_expression.applyExpression(static_cast<int>(i), nameOf)
               << "; // " << n.op->name << " -> " << n.dtype << "\n";
@@ -543,11 +597,14 @@ std::string RowRegionFamily::preamble(const nlohmann::json& params, std::int64_t
     const int split = params["split"].get<int>();
     const bool columns = params["columns"].get<bool>();
     const bool keep = split == 1 && !columns; // registers hold the row: values kept between stages
+    const int parts = params["column_parts"].get<int>();
+    const std::string threadsPerRow =
+        parts == 1 ? "a thread per row" : std::to_string(parts) + " threads per row, each a part of it";
     std::ostringstream s;
     s << "// Built-in row region " << m_chain << ": " << m_rows << " rows of " << m_rowLength
       << " elements, fp32 math, " << m_reduces.size() << " reduction(s) over each row, "
-      << (columns && columnsHoldRow() ? "a thread per row, its inputs read once into registers.\n"
-              : columns               ? "a thread per row, a pass over the row per reduction and one for the outputs.\n"
+      << (columns && columnsHoldRow() ? threadsPerRow + ", its inputs read once into registers.\n"
+              : columns               ? threadsPerRow + ", a pass over the row per reduction and one for the outputs.\n"
               : keep ? "one read of each input and one write of each output, the row held in registers.\n"
                      : std::to_string(split) + " blocks per row, one kernel per reduction and one for the outputs.\n")
       << "// Template parameters: " << params.dump() << "\n";
@@ -572,10 +629,11 @@ std::string RowRegionFamily::preamble(const nlohmann::json& params, std::int64_t
                : std::string())
       << "constexpr int NX = " << std::max(elementInputs(), 1) << ";\n"
       << "constexpr int NRV = " << std::max(m_rowValues, 1) << ";\n"
+      << (m_indices > 0 ? "constexpr int NRI = " + std::to_string(m_indices) + ";\n" : std::string())
       << "constexpr int NC = " << std::max(m_cached, 1) << ";\n"
       << operandDefinitions(v) << m_expression.helpers();
     for (const PointwiseReduce kind : reduceKinds())
-        s << row_code::reduceFunction(kind);
+        s << row_code::reduceFunctions(kind);
     for (std::size_t k = 0; k < m_reduces.size(); ++k)
         s << elementFunction("kfStage" + std::to_string(k), {nodes[static_cast<std::size_t>(m_reduces[k])].operands[0]},
                              static_cast<int>(k), keep);
@@ -645,10 +703,6 @@ std::string RowRegionFamily::elementInputLoads(const std::string& target, const 
               << indent << "    " << at << "[e] = " << inside << " ? kfLoad_" << o.name << "(" << o.name << "[ro_"
               << o.name << " + kfColOffset_" << o.name << "(c0 + e)]) : 0.0f;\n";
     }
-    if (m_columnSlot >= 0)
-        s << "#pragma unroll\n"
-          << indent << "for (int e = 0; e < V; ++e) // the row column\n"
-          << indent << "    " << target << "[" << m_columnSlot << "][e] = static_cast<float>(c0 + e);\n";
     return s.str();
 }
 
@@ -712,12 +766,13 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
     s << preamble(params, items, rowsPerBlock) << kernelHead(kernel, "THREADS * RPB", true, "")
       << "    __shared__ float scratch[RPB * (WARPS > 1 ? WARPS : 1)];\n"
       << "    (void)scratch;\n"
+      << (m_indices > 0 ? "    __shared__ int scratch_at[RPB * (WARPS > 1 ? WARPS : 1)];\n" : "")
       << "    const int lane = threadIdx.x % THREADS;\n"
       << "    for (long long first = static_cast<long long>(blockIdx.x) * RPB; first < ROWS;\n"
       << "         first += static_cast<long long>(gridDim.x) * RPB) {\n"
       << "        const long long row = first + threadIdx.x / THREADS;\n"
       << "        const bool active = row < ROWS;\n"
-      << "        float rv[NRV];\n        float xs[ITEMS][NX][V];\n        float cs[ITEMS][NC][V];\n"
+      << rowValueDeclarations("        ") << "        float xs[ITEMS][NX][V];\n        float cs[ITEMS][NC][V];\n"
       << "        (void)cs;\n";
     // Row inputs, then the element inputs of this thread's vectors.
     for (const Operand& o : m_inputs)
@@ -735,7 +790,8 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
         // The reduced element value, kept for the stages and outputs after this one.
         const auto operand = static_cast<std::size_t>(reduce.operands[0]);
         const int keep = m_cachedAt[operand] == static_cast<int>(k) ? m_cacheSlot[operand] : -1;
-        s << "        {\n            float acc = " << row_code::identity(kind) << ";\n"
+        s << "        {\n"
+          << row_code::accumulators(kind, "            ")
           << "#pragma unroll\n            for (int k = 0; k < ITEMS; ++k) {\n"
           << "                const int c0 = (k * THREADS + lane) * V;\n"
           << "                if (!(active && c0 < N))\n                    continue;\n"
@@ -749,11 +805,10 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
           << "                    float y[1];\n"
           << "                    kfStage" << k << "(x, c, rv, y);\n"
           << (keep >= 0 ? "                    cs[k][" + std::to_string(keep) + "][e] = y[0];\n" : std::string())
-          << "                    acc = " << row_code::combine(kind, "acc", "y[0]") << ";\n"
+          << "                    " << row_code::fold(kind, "y[0]", "c0 + e") << "\n"
           << "                }\n            }\n"
-          << "            " << valueName(m_reduces[k], 0) << " = kfRow_" << row_code::reduceName(kind)
-          << "(acc, scratch);\n"
-          << "        }\n"
+          << "            " << row_code::rowCombine(kind) << "\n"
+          << reductionResult(static_cast<int>(k), "            ") << "        }\n"
           << rowStatements(static_cast<int>(k), "        ");
     }
     // Element outputs.
@@ -770,7 +825,7 @@ Result<Candidate> RowRegionFamily::generate(const nlohmann::json& params) const
     for (const Operand& o : m_outputs)
         if (o.perRow)
             s << "        if (active && lane == 0)\n            " << o.name << "[kfRowOffset_" << o.name
-              << "(row)] = kfStore_" << o.name << "(" << valueName(o.node, 0) << ");\n";
+              << "(row)] = " << storedRowValue(o) << ";\n";
     s << "    }\n}\n";
 
     const std::int64_t grid = std::clamp<std::int64_t>((m_rows + rowsPerBlock - 1) / rowsPerBlock, 1, 2147483647LL);

@@ -29,7 +29,11 @@
 // partial of its reduction to scratch, and the next merges a row's partials in a fixed order.
 // With columns = true (rows along a strided dim, adjacent rows adjacent in memory: a reduction over a
 // middle or leading dim) each thread walks one row and `threads` is the rows of a block
-// (RowRegionColumns.cpp).
+// (RowRegionColumns.cpp); column_parts P (1, 2, 4, 8; 1 unless columns) lets P threads share a row,
+// each a contiguous Pth of it, where the rows alone are too few to fill the GPU.
+// Index reductions (argmax, max.dim) are pair reductions: every layout carries (value, int index)
+// through its walk and combines the pairs across threads, warps, blocks and parts by eager's rule
+// (row_code::fold).
 // Thread: see KernelFamily.
 
 #include "builtin_proposer/KernelFamily.h"
@@ -57,7 +61,7 @@ public:
     bool splitsAtRoot() const { return rootParams()["split"].get<int>() > 1; }
     nlohmann::json rootParams() const override;
     Result<Candidate> generate(const nlohmann::json& params) const override;
-    /// `split` (1) and `columns` (false) where older trees' params lack them.
+    /// `split` (1), `columns` (false) and `column_parts` (1) where older trees' params lack them.
     nlohmann::json withDefaults(const nlohmann::json& params) const override;
 
 private:
@@ -93,6 +97,12 @@ private:
                                 bool keep = true) const;
     /// `rv[k] = ...;` for each live row value computed from inputs and reductions up to `stage` only.
     std::string rowStatements(int stage, const std::string& indent) const;
+    /// `float rv[NRV];` and, where the chain has pair reductions, `int ri[NRI];`: a row's values.
+    std::string rowValueDeclarations(const std::string& indent) const;
+    /// The statements that store reduction `k`'s accumulator (acc, and a pair's at) as its row values.
+    std::string reductionResult(int k, const std::string& indent) const;
+    /// The value a row output `o` stores: its node's value converted to the output's dtype.
+    std::string storedRowValue(const Operand& o) const;
     std::string operandDefinitions(int width) const;
     /// What every kernel of a candidate starts with: the comment, the constants, operand types and
     /// offsets, the formulas' helpers and the row combine functions.
@@ -116,6 +126,8 @@ private:
     std::vector<int> elementOutputNodes() const;
     /// The kinds of the chain's reductions, each once, in order of first use.
     std::vector<PointwiseReduce> reduceKinds() const;
+    /// The elements of a row each of `parts` column parts walks, the last part shorter.
+    std::int64_t columnPartLength(int parts) const;
     /// The chunk of a row each block of a split row covers: whole vectors, the last chunk shorter.
     std::int64_t chunkLength(int split, int width) const;
     Result<Candidate> generateSplit(const nlohmann::json& params) const;
@@ -132,18 +144,19 @@ private:
     std::vector<Operand> m_inputs, m_outputs;
     std::vector<std::int64_t> m_outer;   // the row shape's outer sizes (all but the reduced dims)
     std::vector<std::int64_t> m_rowDims; // the reduced dims, merged where every operand allows
-    int m_columnSlot = -1;               // the slot in x[] of the element's row column (a Column node), -1 if none
     std::int64_t m_rows = 0;
     std::int64_t m_rowLength = 0;
     std::vector<bool> m_live;     // per node: an output depends on it
     std::vector<bool> m_perRow;   // per node: one value per row
-    std::vector<int> m_rowSlot;   // per node: its index in rv[] (live row values but constants), else -1
+    std::vector<int> m_rowSlot;   // per node: its index in rv[] (live row values but constants, positions), else -1
+    std::vector<int> m_indexSlot; // per pair Reduce node: the index in ri[] of the index it carries, else -1
     std::vector<int> m_stage;     // per row node: the reduction stage after which it is known (-1: at the start)
     std::vector<int> m_reduces;   // live Reduce nodes, in order (stage k computes m_reduces[k])
     std::vector<int> m_cacheSlot; // per node: its index in cs[] (a reduced element value kept), else -1
     std::vector<int> m_cachedAt;  // per kept node: the stage that computes and keeps it
     int m_cached = 0;
     int m_rowValues = 0;
+    int m_indices = 0;
     std::string m_chain;
 };
 

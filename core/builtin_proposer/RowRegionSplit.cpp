@@ -3,7 +3,8 @@
 // row values known before it (merging the earlier stages' partials of its row, in chunk order, so
 // every block of a row gets the same values), reduces its chunk and writes one partial. The last
 // kernel, kf_row_region_outputs, merges every stage and writes its chunk of the element outputs
-// (the row outputs from the row's first block). Each input is read once per kernel.
+// (the row outputs from the row's first block). Each input is read once per kernel. A pair
+// reduction (argmax) writes its partial's index beside it, to the `indices` scratch.
 #include "builtin_proposer/RowRegionCode.h"
 #include "builtin_proposer/RowRegionFamily.h"
 
@@ -13,15 +14,21 @@ namespace kforge::core {
 
 namespace {
 
-// `float kfMerge_<kind>(const float* p)`: a row's SPLIT partials combined in chunk order.
+// `float kfMerge_<kind>(const float* p)`: a row's SPLIT partials combined in chunk order; for a pair
+// `void kfMerge_<kind>(const float* p, const int* q, float& acc, int& at)`, with their indices q.
 std::string mergeFunction(PointwiseReduce r)
 {
     std::ostringstream s;
-    s << "__device__ __forceinline__ float kfMerge_" << row_code::reduceName(r) << "(const float* p)\n{\n"
-      << "    float v = p[0];\n"
-      << "    for (int s = 1; s < SPLIT; ++s)\n"
-      << "        v = " << row_code::combine(r, "v", "p[s]") << ";\n"
-      << "    return v;\n}\n";
+    if (isPairReduce(r))
+        s << "__device__ __forceinline__ void kfMerge_" << row_code::reduceName(r)
+          << "(const float* p, const int* q, float& acc, int& at)\n{\n"
+          << "    acc = p[0];\n    at = q[0];\n";
+    else
+        s << "__device__ __forceinline__ float kfMerge_" << row_code::reduceName(r) << "(const float* p)\n{\n"
+          << "    float acc = p[0];\n";
+    s << "    for (int s = 1; s < SPLIT; ++s)\n"
+      << "        " << row_code::fold(r, "p[s]", "q[s]") << "\n"
+      << (isPairReduce(r) ? "}\n" : "    return acc;\n}\n");
     return s.str();
 }
 
@@ -31,23 +38,30 @@ std::string RowRegionFamily::splitRowStart(int stagesKnown) const
 {
     const std::vector<PointwiseNode>& nodes = m_expression.nodes();
     std::ostringstream s;
-    if (stagesKnown < static_cast<int>(m_reduces.size()))
+    if (stagesKnown < static_cast<int>(m_reduces.size())) {
         s << "    __shared__ float scratch[WARPS > 1 ? WARPS : 1];\n";
+        if (m_indices > 0)
+            s << "    __shared__ int scratch_at[WARPS > 1 ? WARPS : 1];\n";
+    }
     s << "    const int lane = threadIdx.x;\n"
       << "    const long long row = blockIdx.x / SPLIT;\n"
       << "    const int part = static_cast<int>(blockIdx.x % SPLIT);\n"
       << "    const bool active = true;\n"
-      << "    float rv[NRV];\n"
-      << "    (void)rv;\n";
+      << rowValueDeclarations("    ");
     for (const Operand& o : m_inputs)
         if (o.used)
             s << "    const long long ro_" << o.name << " = kfRowOffset_" << o.name << "(row);\n";
     s << rowInputLoads("    ") << rowStatements(-1, "    ");
     for (int j = 0; j < stagesKnown; ++j) {
         const auto reduce = static_cast<std::size_t>(m_reduces[static_cast<std::size_t>(j)]);
-        s << "    " << valueName(m_reduces[static_cast<std::size_t>(j)], 0) << " = kfMerge_"
-          << row_code::reduceName(nodes[reduce].reduce) << "(partials + (" << j << "LL * ROWS + row) * SPLIT);\n"
-          << rowStatements(j, "    ");
+        const std::string at = "(" + std::to_string(j) + "LL * ROWS + row) * SPLIT";
+        const std::string merge = std::string("kfMerge_") + row_code::reduceName(nodes[reduce].reduce);
+        if (m_indexSlot[reduce] >= 0)
+            s << "    " << merge << "(partials + " << at << ", indices + " << at << ", "
+              << valueName(static_cast<int>(reduce), 0) << ", ri[" << m_indexSlot[reduce] << "]);\n";
+        else
+            s << "    " << valueName(static_cast<int>(reduce), 0) << " = " << merge << "(partials + " << at << ");\n";
+        s << rowStatements(j, "    ");
     }
     s << "    const int begin = part * CHUNK;\n"
       << "    const int end = begin + CHUNK < N ? begin + CHUNK : N;\n"
@@ -76,31 +90,42 @@ Result<Candidate> RowRegionFamily::generateSplit(const nlohmann::json& params) c
     std::vector<std::string> inputs;
     for (const Operand& o : m_inputs)
         inputs.push_back(o.token);
+    // The partials of every stage; where the chain has a pair reduction, their indices too.
+    const bool pairs = m_indices > 0;
+    std::vector<std::string> scratchArgs = {"ptr:scratch.partials"};
+    if (pairs)
+        scratchArgs.push_back("ptr:scratch.indices");
+    const std::string writable =
+        pairs ? "float* __restrict__ partials, int* __restrict__ indices" : "float* __restrict__ partials";
+    const std::string readable = pairs ? "const float* __restrict__ partials, const int* __restrict__ indices"
+                                       : "const float* __restrict__ partials";
     nlohmann::json launches = nlohmann::json::array();
     const std::int64_t grid = m_rows * split;
     for (std::size_t k = 0; k < m_reduces.size(); ++k) {
         const PointwiseReduce kind = nodes[static_cast<std::size_t>(m_reduces[k])].reduce;
         const std::string kernel = "kf_row_region_stage" + std::to_string(k);
-        s << kernelHead(kernel, "THREADS", false, "float* __restrict__ partials") << splitRowStart(static_cast<int>(k))
-          << "    float acc = " << row_code::identity(kind) << ";\n"
-          << chunkLoop << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n"
+        s << kernelHead(kernel, "THREADS", false, writable) << splitRowStart(static_cast<int>(k))
+          << row_code::accumulators(kind, "    ") << chunkLoop
+          << "#pragma unroll\n        for (int e = 0; e < V; ++e) {\n"
           << "            float x[NX];\n#pragma unroll\n"
           << "            for (int n = 0; n < NX; ++n)\n                x[n] = xs[n][e];\n"
           << "            const float c[NC] = {};\n"
           << "            float y[1];\n"
           << "            kfStage" << k << "(x, c, rv, y);\n"
-          << "            acc = " << row_code::combine(kind, "acc", "y[0]") << ";\n"
+          << "            " << row_code::fold(kind, "y[0]", "c0 + e") << "\n"
           << "        }\n    }\n"
-          << "    acc = kfRow_" << row_code::reduceName(kind) << "(acc, scratch);\n"
-          << "    if (lane == 0)\n        partials[(" << k << "LL * ROWS + row) * SPLIT + part] = acc;\n}\n";
+          << "    " << row_code::rowCombine(kind) << "\n"
+          << "    if (lane == 0) {\n        partials[(" << k << "LL * ROWS + row) * SPLIT + part] = acc;\n"
+          << (isPairReduce(kind) ? "        indices[(" + std::to_string(k) + "LL * ROWS + row) * SPLIT + part] = at;\n"
+                                 : std::string())
+          << "    }\n}\n";
         std::vector<std::string> args = inputs;
-        args.push_back("ptr:scratch.partials");
+        args.insert(args.end(), scratchArgs.begin(), scratchArgs.end());
         launches.push_back(launchJson(kernel, grid, threads, args));
     }
 
     const std::string kernel = "kf_row_region_outputs";
-    s << kernelHead(kernel, "THREADS", true, "const float* __restrict__ partials")
-      << splitRowStart(static_cast<int>(m_reduces.size()));
+    s << kernelHead(kernel, "THREADS", true, readable) << splitRowStart(static_cast<int>(m_reduces.size()));
     if (!elementOutputNodes().empty()) {
         for (const Operand& o : m_outputs)
             if (!o.perRow)
@@ -110,19 +135,19 @@ Result<Candidate> RowRegionFamily::generateSplit(const nlohmann::json& params) c
     for (const Operand& o : m_outputs)
         if (o.perRow)
             s << "    if (part == 0 && lane == 0)\n        " << o.name << "[kfRowOffset_" << o.name
-              << "(row)] = kfStore_" << o.name << "(" << valueName(o.node, 0) << ");\n";
+              << "(row)] = " << storedRowValue(o) << ";\n";
     s << "}\n";
     std::vector<std::string> args = inputs;
     for (const Operand& o : m_outputs)
         args.push_back(o.token);
-    args.push_back("ptr:scratch.partials");
+    args.insert(args.end(), scratchArgs.begin(), scratchArgs.end());
     launches.push_back(launchJson(kernel, grid, threads, args));
 
     const std::int64_t partials = static_cast<std::int64_t>(m_reduces.size()) * m_rows * split;
-    return Candidate{
-        s.str(),
-        {{"launches", launches},
-         {"scratch", nlohmann::json::array({{{"name", "partials"}, {"bytes", partials * 4}, {"zero", false}}})}}};
+    nlohmann::json scratch = nlohmann::json::array({{{"name", "partials"}, {"bytes", partials * 4}, {"zero", false}}});
+    if (pairs)
+        scratch.push_back({{"name", "indices"}, {"bytes", partials * 4}, {"zero", false}});
+    return Candidate{s.str(), {{"launches", launches}, {"scratch", scratch}}};
 }
 
 } // namespace kforge::core

@@ -121,8 +121,13 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
         for (const auto& [value, writer] : overwritten)
             if (value == source)
                 return refuse(label + ": reads a value member " + std::to_string(writer) + " overwrote in place");
-        if (source.fromMember)
-            return memberNodes.at(static_cast<std::size_t>(source.index)).at(static_cast<std::size_t>(source.output));
+        if (source.fromMember) {
+            const int node =
+                memberNodes.at(static_cast<std::size_t>(source.index)).at(static_cast<std::size_t>(source.output));
+            if (e.m_nodes[static_cast<std::size_t>(node)].kind == PointwiseNode::Kind::Position)
+                return refuse(label + ": reads an index reduction's int64 indices (integer tensors are not covered)");
+            return node;
+        }
         PointwiseNode input;
         input.input = source.index;
         input.dtype = card.args.at(static_cast<std::size_t>(source.index)).tensors[0].dtype;

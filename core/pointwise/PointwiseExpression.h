@@ -14,12 +14,12 @@
 // input (softmax, log_softmax the last; sum, mean, amax, amin, prod, var, std, var_mean, std_mean,
 // logsumexp, linalg_vector_norm and norm any trailing dims, all of them included; max and min
 // without a dim every element; max.dim, min.dim, argmax and argmin with the int64 index of the
-// first extreme, found through a Column node; layer_norm and rms_norm their normalized_shape; group_norm every dim
-// after the batch, in groups of channels; instance_norm every dim after the channel) becomes Reduce
-// nodes (a sum, product, max or min over the row) and the pointwise ops around them, in fp32 as
-// eager's kernels compute it, its result rounded once to the member's dtype (logsumexp, which eager
-// composes of ops in the input's dtype, rounds after each). Which values vary along the row and
-// which are one per row is the kernel's business (layouts): the DAG only orders them.
+// first extreme, one pair reduction and its Position node; layer_norm and rms_norm their normalized_shape; group_norm
+// every dim after the batch, in groups of channels; instance_norm every dim after the channel) becomes Reduce nodes (a
+// sum, product, max or min over the row) and the pointwise ops around them, in fp32 as eager's kernels compute it, its
+// result rounded once to the member's dtype (logsumexp, which eager composes of ops in the input's dtype, rounds after
+// each). Which values vary along the row and which are one per row is the kernel's business (layouts): the DAG only
+// orders them.
 
 #include "model/OperatorCard.h"
 #include "pointwise/PointwiseOpTable.h"
@@ -37,13 +37,21 @@ struct PointwiseOptions {
     bool rowReductions = false; // decompose row reductions into Reduce nodes; refused otherwise
 };
 
-/// What a Reduce node combines over the row: eager's sum or product, or its NaN-propagating max / min.
-enum class PointwiseReduce { Sum, Max, Min, Prod };
+/// What a Reduce node combines over the row: eager's sum or product, or its NaN-propagating max / min;
+/// or (ArgMax, ArgMin) a pair reduction: (value, index) pairs carried together through one walk of the
+/// row, eager's rule picking the first index holding the max (min), NaN above (below) every number
+/// (the first NaN wins), ties to the lower index. That rule is a total order on pairs of distinct
+/// indices, so combining in any order or tree gives the same pair. The node's value is the extreme
+/// (NaN-propagating, as Max / Min); a Position node reading it is the index.
+enum class PointwiseReduce { Sum, Max, Min, Prod, ArgMax, ArgMin };
+
+/// Whether `r` carries an index beside its value (ArgMax, ArgMin).
+bool isPairReduce(PointwiseReduce r);
 
 struct PointwiseNode {
-    // Column: the element's position along its row (0 .. row length - 1, in the reduced dims'
-    // order, exact in fp32 below 2^24): what an index reduction (argmax, max.dim) reduces.
-    enum class Kind { Input, Constant, Apply, Reduce, Column };
+    // Position: the int64 index along the row (in the reduced dims' order) of the element that the
+    // pair reduction operands[0] picked; an integer, so only a region output may read it.
+    enum class Kind { Input, Constant, Apply, Reduce, Position };
     Kind kind = Kind::Input;
     int input = -1;                     // Input: the region input ("in<input>")
     std::vector<std::int64_t> view;     // Input: the sizes it is read at when not its own (group_norm's
@@ -125,7 +133,7 @@ private:
                            const std::vector<int>& argNodes);
     /// addRowReduction's index reductions (max.dim, min.dim, argmax, argmin) over `row`: the value
     /// (max.dim, min.dim) and the int64 index of its first occurrence, eager's tie rule.
-    Result<std::vector<int>> addRowIndexReduction(const ChainMember& member, std::string_view name, const Row& row);
+    std::vector<int> addRowIndexReduction(const ChainMember& member, std::string_view name, const Row& row);
     /// addRowReduction's statistics (var, std, var_mean, std_mean, linalg_vector_norm, norm,
     /// logsumexp) over `row` (PointwiseRowStatistics.cpp).
     Result<std::vector<int>> addRowStatistic(const ChainMember& member, std::string_view name, const Row& row);
@@ -133,7 +141,8 @@ private:
     /// An fp32 value as a member's result: rounded once where `dtype` is 16-bit.
     int roundedTo(int value, const std::string& dtype);
     int constantNode(double value);
-    int columnNode();
+    /// The index Position node of pair reduction `pair`.
+    int positionNode(int pair);
     int applyNode(const char* op, const char* overload, std::vector<int> operands, const std::string& dtype,
                   bool round);
     int reduceNode(PointwiseReduce reduce, int operand, int member, std::vector<std::int64_t> reducedDims,

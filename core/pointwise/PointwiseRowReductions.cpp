@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <limits>
 #include <string_view>
 
 namespace kforge::core {
@@ -39,6 +38,11 @@ bool isFloat(const std::string& dtype)
 
 } // namespace
 
+bool isPairReduce(PointwiseReduce r)
+{
+    return r == PointwiseReduce::ArgMax || r == PointwiseReduce::ArgMin;
+}
+
 bool isRowReductionOp(const std::string& op)
 {
     std::string_view name(op);
@@ -57,11 +61,12 @@ int PointwiseExpression::constantNode(double value)
     return intern(std::move(n));
 }
 
-int PointwiseExpression::columnNode()
+int PointwiseExpression::positionNode(int pair)
 {
     PointwiseNode n;
-    n.kind = PointwiseNode::Kind::Column;
-    n.dtype = "float32";
+    n.kind = PointwiseNode::Kind::Position;
+    n.operands = {pair};
+    n.dtype = "int64";
     return intern(std::move(n));
 }
 
@@ -198,12 +203,8 @@ Result<std::vector<int>> PointwiseExpression::addRowReduction(const ChainMember&
             return refuse(y.error().message);
         return std::vector<int>{y.value()};
     }
-    if (withIndex) {
-        auto y = addRowIndexReduction(member, name, row);
-        if (!y)
-            return refuse(y.error().message);
-        return y;
-    }
+    if (withIndex)
+        return addRowIndexReduction(member, name, row);
     // A dtype argument converts the input first: covered where that changes no value in fp32 (to
     // float32, or to the input's own dtype); half_to_float likewise.
     if (!(row.out == in.dtype || row.out == "float32"))
@@ -245,27 +246,17 @@ Result<std::vector<int>> PointwiseExpression::addRowReduction(const ChainMember&
     return std::vector<int>{y};
 }
 
-Result<std::vector<int>> PointwiseExpression::addRowIndexReduction(const ChainMember& member, std::string_view name,
-                                                                   const Row& row)
+std::vector<int> PointwiseExpression::addRowIndexReduction(const ChainMember& member, std::string_view name,
+                                                           const Row& row)
 {
-    // The column reaches 2^24 in fp32 exactly; a longer row's positions would round.
-    if (row.length > (std::int64_t{1} << 24))
-        return makeError(ErrorCode::Unsupported, "an index reduction over a row of more than 2^24 elements");
+    // One walk of the row carries (value, index) pairs (PointwiseReduce::ArgMax): the index is an
+    // int, exact for any row the layouts cover.
     const bool max = name == "max" || name == "argmax";
-    const int x = row.x;
-    const int extreme = reduceOver(row, max ? PointwiseReduce::Max : PointwiseReduce::Min, x);
-    // The first position holding the extreme: where x equals it, or is NaN (then the extreme is
-    // NaN, propagated, and eager gives the first NaN's index), the least position.
-    const int hit = applyNode(
-        "logical_or", "",
-        {applyNode("eq", "Tensor", {x, extreme}, "bool", false), applyNode("ne", "Tensor", {x, x}, "bool", false)},
-        "bool", false);
-    const int position = applyNode(
-        "where", "self", {hit, columnNode(), constantNode(std::numeric_limits<double>::infinity())}, "float32", false);
-    const int index = applyNode("_to_copy", "", {reduceOver(row, PointwiseReduce::Min, position)}, "int64", false);
+    const int pair = reduceOver(row, max ? PointwiseReduce::ArgMax : PointwiseReduce::ArgMin, row.x);
+    const int index = positionNode(pair);
     if (name.starts_with("arg"))
-        return std::vector<int>{index};
-    return std::vector<int>{roundedTo(extreme, member.outputs[0].dtype), index};
+        return {index};
+    return {roundedTo(pair, member.outputs[0].dtype), index};
 }
 
 Result<int> PointwiseExpression::addRowNorm(const ChainMember& member, std::string_view name, const Row& row,

@@ -128,7 +128,12 @@ TEST(RowRegionFamily, RmsNormWrittenOutIsOneReductionAndOneKernel)
     EXPECT_EQ(launch["args"], json({"ptr:in0", "ptr:in1", "ptr:out0"}));
     // 96 rows of 1024 bf16: 32 threads of 8-wide vectors, four per thread, eight rows a block.
     EXPECT_EQ(params,
-              json({{"threads", 32}, {"rows_per_block", 8}, {"vector_width", 8}, {"split", 1}, {"columns", false}}));
+              json({{"threads", 32},
+                    {"rows_per_block", 8},
+                    {"vector_width", 8},
+                    {"split", 1},
+                    {"columns", false},
+                    {"column_parts", 1}}));
     EXPECT_EQ(launch["grid"], json::array({12}));
     growChain(card, 6, true);
 }
@@ -236,7 +241,12 @@ TEST(RowRegionFamily, LongRowsSplitOverBlocksOneKernelPerReduction)
     const Candidate root = rootCandidate(card, &params);
     // 2 rows x 16 chunks of 4096 elements: 256 threads of 8-wide vectors, two each.
     EXPECT_EQ(params,
-              json({{"threads", 256}, {"rows_per_block", 1}, {"vector_width", 8}, {"split", 16}, {"columns", false}}));
+              json({{"threads", 256},
+                    {"rows_per_block", 1},
+                    {"vector_width", 8},
+                    {"split", 16},
+                    {"columns", false},
+                    {"column_parts", 1}}));
     const json& launches = root.launchPlan["launches"];
     ASSERT_EQ(launches.size(), 3u);
     EXPECT_EQ(launches[0]["kernel"], "kf_row_region_stage0");
@@ -471,12 +481,14 @@ TEST(RowRegionFamily, StatisticsAndInstanceNormAreSingleOpRowRegions)
         b.output(b.unary("aten::relu", m));
         EXPECT_NE(refusalOf(b.card()).find("max / min of two tensors"), std::string::npos) << refusalOf(b.card());
     }
-    { // argmax: the index of the first maximum as int64, through the row column
+    { // argmax: the index of the first maximum as int64, one pair reduction carrying an int index
         const OperatorCard card =
             single("aten::argmax", "", {{"dim", json(-1)}, {"keepdim", json(false)}}, t, spec("int64", {6}));
         const Candidate root = rootCandidate(card);
-        EXPECT_NE(root.source.find("static_cast<float>(c0 + e)"), std::string::npos) << root.source;
+        EXPECT_NE(root.source.find("1 reduction(s)"), std::string::npos) << root.source;
+        EXPECT_NE(root.source.find("kfPair_argmax(acc, at, y[0], c0 + e);"), std::string::npos) << root.source;
         EXPECT_NE(root.source.find("typedef long long t_out0"), std::string::npos) << root.source;
+        EXPECT_NE(root.source.find("= static_cast<t_out0>(ri[0]);"), std::string::npos) << root.source;
         expectGoodCandidate(card, root, "argmax");
         growChain(card, 2, true);
     }
@@ -523,7 +535,8 @@ TEST(RowRegionFamily, ReductionsOverLeadingAndMiddleDimsWalkTheirRowsAtTheirStri
 TEST(RowRegionFamily, RowsAlongAStridedDimOfAdjacentRowsAreAThreadEach)
 {
     // mean over the middle dim of [8, 64, 1024] (a single-op card): 8192 rows of 64 elements 1024
-    // apart, adjacent rows adjacent in memory, so the root gives each thread a row.
+    // apart, adjacent rows adjacent in memory, so the root gives each row threads of its own; 8192
+    // threads would leave most of a GPU idle, so eight share a row (column_parts), 8 elements each.
     RegionChainBuilder b;
     b.output(b.call("aten::mean", "dim",
                     {{"self", b.input(spec("float16", {8, 64, 1024}))},
@@ -535,12 +548,17 @@ TEST(RowRegionFamily, RowsAlongAStridedDimOfAdjacentRowsAreAThreadEach)
     json params;
     const Candidate root = rootCandidate(card, &params);
     EXPECT_EQ(params["columns"], true);
-    EXPECT_NE(root.source.find("a thread per row"), std::string::npos) << root.source;
+    EXPECT_EQ(params["column_parts"], 8);
+    EXPECT_NE(root.source.find("8 threads per row"), std::string::npos) << root.source;
     EXPECT_NE(root.source.find("kf_row_region_columns"), std::string::npos);
-    // 64 elements a row: read once into registers; the sum is compensated.
+    EXPECT_EQ(root.launchPlan["launches"][0]["block"], json::array({1024}));
+    EXPECT_EQ(root.launchPlan["launches"][0]["grid"], json::array({64}));
+    // 64 elements a row: read once into registers; the sum is compensated, the parts' (acc, lost)
+    // pairs combined in shared memory.
     EXPECT_NE(root.source.find("its inputs read once into registers"), std::string::npos) << root.source;
-    EXPECT_NE(root.source.find("held[c0][n] = xs[n][0]"), std::string::npos);
+    EXPECT_NE(root.source.find("held[j][n] = xs[n][0]"), std::string::npos);
     EXPECT_NE(root.source.find("lost +="), std::string::npos);
+    EXPECT_NE(root.source.find("part_lost[part][lane] = lost;"), std::string::npos);
     expectGoodCandidate(card, root, "columns");
     growChain(card, 4, true); // other rows per block; a row group per row where the threads allow
     // 512 elements a row: every pass reads the row again, no registers hold it.
@@ -568,10 +586,127 @@ TEST(RowRegionFamily, RowsAlongAStridedDimOfAdjacentRowsAreAThreadEach)
     EXPECT_EQ(lastParams["columns"], false);
 }
 
+// A single-op max.dim (min.dim) card over `dim` of float32 `sizes`, both outputs (values, int64
+// indices), keepdim.
+OperatorCard maxDimCard(const std::string& op, const std::vector<std::int64_t>& sizes, std::int64_t dim)
+{
+    std::vector<std::int64_t> kept = sizes;
+    kept[static_cast<std::size_t>(dim)] = 1;
+    RegionChainBuilder b;
+    b.output(b.call(op, "dim", {{"self", b.input(spec("float32", sizes))}, {"dim", json(dim)}, {"keepdim", json(true)}},
+                    spec("float32", kept)));
+    OperatorCard card = b.card();
+    card.region->members[0].outputs.push_back(spec("int64", kept));
+    card.region->outputs.push_back(ChainSource{true, 0, 1});
+    card.outputs.push_back(spec("int64", kept));
+    return singleOpCard(card);
+}
+
+TEST(RowRegionFamily, IndexReductionsAreOnePairReductionInEveryLayout)
+{
+    { // argmax over the rows of [8192, 4096]: row groups, one walk carrying (value, int index)
+        RegionChainBuilder b;
+        b.output(b.call("aten::argmax", "",
+                        {{"self", b.input(spec("float32", {8192, 4096}))}, {"dim", json(-1)}, {"keepdim", json(false)}},
+                        spec("int64", {8192})));
+        const OperatorCard card = singleOpCard(b.card());
+        json params;
+        const Candidate root = rootCandidate(card, &params);
+        EXPECT_EQ(params["split"], 1);
+        EXPECT_EQ(params["columns"], false);
+        EXPECT_NE(root.source.find("1 reduction(s)"), std::string::npos) << root.source;
+        EXPECT_NE(root.source.find("kfRow_argmax(acc, at, scratch, scratch_at);"), std::string::npos) << root.source;
+        EXPECT_NE(root.source.find("__shared__ int scratch_at["), std::string::npos);
+        expectGoodCandidate(card, root, "argmax row groups");
+        growChain(card, 3, true);
+    }
+    { // argmin of all 2^25 elements: one row, longer than fp32 counts exactly, split over blocks;
+      // each block's partial index goes to the indices scratch beside its value
+        RegionChainBuilder b;
+        b.output(b.call("aten::argmin", "",
+                        {{"self", b.input(spec("float32", {std::int64_t{1} << 25}))},
+                         {"dim", std::monostate{}},
+                         {"keepdim", json(false)}},
+                        spec("int64", {})));
+        const OperatorCard card = singleOpCard(b.card());
+        json params;
+        const Candidate root = rootCandidate(card, &params);
+        EXPECT_GT(params["split"].get<int>(), 1);
+        const json& launches = root.launchPlan["launches"];
+        ASSERT_EQ(launches.size(), 2u); // the one reduction, then the outputs
+        EXPECT_EQ(launches[0]["args"], json({"ptr:self", "ptr:scratch.partials", "ptr:scratch.indices"}));
+        EXPECT_EQ(root.launchPlan["scratch"][1]["name"], "indices");
+        EXPECT_NE(root.source.find("kfMerge_argmin(partials + "), std::string::npos) << root.source;
+        expectGoodCandidate(card, root, "argmin split");
+        growChain(card, 2, true);
+    }
+    { // max.dim over the middle dim of [256, 128, 512]: 131072 rows of 128, two threads a row
+        const OperatorCard card = maxDimCard("aten::max", {256, 128, 512}, 1);
+        json params;
+        const Candidate root = rootCandidate(card, &params);
+        EXPECT_EQ(params["columns"], true);
+        EXPECT_EQ(params["column_parts"], 2);
+        EXPECT_NE(root.source.find("1 reduction(s)"), std::string::npos) << root.source;
+        EXPECT_NE(root.source.find("part_at[part][lane] = at;"), std::string::npos) << root.source;
+        EXPECT_NE(root.source.find("kfPair_argmax(acc, at, part_acc[p][lane], part_at[p][lane]);"), std::string::npos);
+        EXPECT_EQ(root.launchPlan["launches"][0]["block"], json::array({256}));
+        EXPECT_EQ(root.launchPlan["launches"][0]["grid"], json::array({1024}));
+        expectGoodCandidate(card, root, "max.dim columns");
+        growChain(card, 4, true);
+    }
+}
+
+TEST(RowRegionFamily, AnIndexReadByAnotherOpIsRefused)
+{
+    // The indices are int64; the chain's fp32 values cannot carry them on.
+    RegionChainBuilder b;
+    const TensorSpec t = spec("float32", {6, 40});
+    const Value i = b.call("aten::argmax", "", {{"self", b.input(t)}, {"dim", json(-1)}, {"keepdim", json(true)}},
+                           spec("int64", {6, 1}));
+    b.output(b.binary("aten::mul", i, json(2), spec("int64", {6, 1})));
+    EXPECT_NE(refusalOf(b.card()).find("reads an index reduction's int64 indices"), std::string::npos)
+        << refusalOf(b.card());
+}
+
+TEST(RowRegionFamily, ColumnPartsFillTheGpuWhereRowsAreFew)
+{
+    // sum over the middle dim of [64, 512, 1024]: 65536 rows of 512; four threads a row.
+    RegionChainBuilder b;
+    b.output(b.call("aten::sum", "dim_IntList",
+                    {{"self", b.input(spec("float32", {64, 512, 1024}))},
+                     {"dim", json({1})},
+                     {"keepdim", json(false)},
+                     {"dtype", std::monostate{}}},
+                    spec("float32", {64, 1024})));
+    const OperatorCard card = singleOpCard(b.card());
+    json params;
+    const Candidate root = rootCandidate(card, &params);
+    EXPECT_EQ(params["column_parts"], 4);
+    EXPECT_NE(root.source.find("constexpr int PARTS = 4;"), std::string::npos) << root.source;
+    EXPECT_NE(root.source.find("kfAddCompensated(acc, lost, part_acc[p][lane]);"), std::string::npos);
+    EXPECT_EQ(root.launchPlan["launches"][0]["block"], json::array({512}));
+    expectGoodCandidate(card, root, "column parts");
+    // The search walks column_parts like the other knobs, and only where threads share rows.
+    const SearchTree tree = growChain(card, 8, true);
+    bool otherParts = false;
+    for (const SearchNode& node : tree.nodes()) {
+        const json& p = node.provenance.details["params"];
+        otherParts = otherParts || p["column_parts"] != 4;
+        EXPECT_TRUE(p["columns"] == true || p["column_parts"] == 1) << p.dump();
+    }
+    EXPECT_TRUE(otherParts);
+    // Many rows: a thread each.
+    const OperatorCard many = maxDimCard("aten::min", {64, 64, 8192}, 1);
+    json manyParams;
+    rootCandidate(many, &manyParams);
+    EXPECT_EQ(manyParams["columns"], true);
+    EXPECT_EQ(manyParams["column_parts"], 1);
+}
+
 TEST(RowRegionFamily, ParamsOfOlderTreesWithoutSplitOrColumnsAreRevised)
 {
-    // A tree saved before `split` and `columns` existed: its root's params lack both, and the
-    // proposer still revises it (as split 1, a row group per row).
+    // A tree saved before `split`, `columns` and `column_parts` existed: its root's params lack them,
+    // and the proposer still revises it (as split 1, a row group per row, one part).
     const OperatorCard card = rmsNormWrittenOut("bfloat16", 64, 512);
     BuiltinProposer proposer(card);
     std::atomic<bool> stop{false};
@@ -581,6 +716,7 @@ TEST(RowRegionFamily, ParamsOfOlderTreesWithoutSplitOrColumnsAreRevised)
     Provenance old = root->provenance;
     old.details["params"].erase("split");
     old.details["params"].erase("columns");
+    old.details["params"].erase("column_parts");
     const std::string id = tree.addRoot(root->candidate, old, 0).value();
     ASSERT_TRUE(tree.recordEvaluation(id, passed(10)).ok());
     auto next = proposer.propose(tree, *tree.find(id), stop);
@@ -588,5 +724,6 @@ TEST(RowRegionFamily, ParamsOfOlderTreesWithoutSplitOrColumnsAreRevised)
     EXPECT_TRUE(next->failureReason.empty()) << next->failureReason;
     EXPECT_EQ(next->provenance.details["from"]["split"], 1);
     EXPECT_EQ(next->provenance.details["from"]["columns"], false);
+    EXPECT_EQ(next->provenance.details["from"]["column_parts"], 1);
     expectGoodCandidate(card, next->candidate, "a revision of an older node");
 }

@@ -20,7 +20,11 @@ input, a split mean over the batch of few long columns; a thread per row where 4
 adjacent in memory: a mean over a middle dim, a softmax over NCHW channels with a NaN, var beside x - mean,
 a float32 sum of long rows that cancel and an infinite one),
 and index reductions (argmax with ties and a row of two NaNs, max.dim over a middle dim with both
-outputs, a split argmin of every element, min.dim over NCHW channels a thread per row). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
+outputs, a split argmin of every element, min.dim over NCHW channels a thread per row; argmax and
+argmin of rows with ties at several positions, NaN first, last and several, rows all -inf, all +inf
+and all equal, the same rows split over blocks by max.dim), and column parts (threads sharing a row
+of a middle dim: max.dim and a bf16 argmin of those rows, a softmax over NCHW channels with a NaN,
+var beside x - mean). kforge_kernel_dump writes the built-in proposer's root candidate and a few neighbours; each is
 compiled with the host C++ compiler against cuda_host_shim.h, run on the chain's inputs with its
 launch plan (outputs poisoned with NaN) and compared with eager's outputs within
 emulate_builtin_families.py's tolerances (NaN where eager has NaN).
@@ -412,6 +416,80 @@ def columns_min_dim_over_channels():
     return c
 
 
+def index_rows(rows, length, seed):
+    """Rows that test eager's index rule: small integers (ties at several positions), then rows with
+    a NaN first, a NaN last, several NaNs, every element -inf, every element +inf, every element
+    equal, the extreme tied at the first and last positions."""
+    xs = (randn(rows, length, seed=seed) * 2).round()
+    xs[0, 0] = float("nan")
+    xs[1, -1] = float("nan")
+    xs[2, [3, length // 2, length - 2]] = float("nan")
+    xs[3, :] = float("-inf")
+    xs[4, :] = float("inf")
+    xs[5, :] = 7.0
+    xs[6, :] = 0.0
+    xs[6, [0, length - 1]] = 9.0
+    xs[6, length // 3] = -9.0
+    xs[7, [0, length - 1]] = -9.0
+    return xs
+
+
+def argmax_and_argmin_of_special_rows():
+    c = Chain()
+    x = c.input(index_rows(10, 300, seed=85))
+    c.output(c.call("argmax", self=x, dim=-1, keepdim=True))
+    c.output(c.call("argmin", self=x, dim=-1, keepdim=False))
+    return c
+
+
+def max_dim_of_special_rows_split_over_blocks():
+    # 10 rows of 20000: few long rows, each cut over several blocks, ties and NaNs in different chunks.
+    c = Chain()
+    xs = index_rows(10, 20000, seed=86)
+    xs[8, [100, 19000]] = 50.0  # the max in the first and the last chunk: the first wins
+    x = c.input(xs)
+    values, indices = c.call("max", "dim", self=x, dim=-1, keepdim=False)
+    c.output(values)
+    c.output(indices)
+    return c
+
+
+def columns_parts_max_dim_over_a_middle_dim():
+    # [4, 64, 1024] over dim 1: 4096 rows of 64, a thread per row and part (column_parts 8).
+    c = Chain()
+    xs = index_rows(4096, 64, seed=87).reshape(4, 1024, 64).transpose(1, 2).contiguous()
+    x = c.input(xs)
+    values, indices = c.call("max", "dim", self=x, dim=1, keepdim=True)
+    c.output(values)
+    c.output(indices)
+    return c
+
+
+def columns_parts_argmin_over_a_middle_dim_bf16():
+    c = Chain()
+    xs = index_rows(4096, 40, seed=88).reshape(2, 2048, 40).transpose(1, 2).to(torch.bfloat16).contiguous()
+    c.output(c.call("argmin", self=c.input(xs), dim=1, keepdim=False))
+    return c
+
+
+def columns_parts_softmax_over_nchw_channels():
+    # 32 channels of 4096 positions: four threads share each row, each holding 8 channels.
+    c = Chain()
+    xs = randn(2, 32, 32, 64, dtype=torch.float16, seed=89) * 3
+    xs[1, 20, 5, 6] = float("nan")
+    c.output(c.call("_softmax", self=c.input(xs), dim=1, half_to_float=False))
+    return c
+
+
+def columns_parts_var_beside_a_centred_output():
+    c = Chain()
+    x = c.input(randn(2, 100, 2048, seed=90) * 2 + 1)
+    mean = c.call("mean", "dim", self=x, dim=[1], keepdim=True)
+    c.output(c.call("sub", "Tensor", self=x, other=mean, alpha=1))
+    c.output(c.call("var", "correction", self=x, dim=[1], correction=1, keepdim=False))
+    return c
+
+
 CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_keys,
                                  attention_softmax_f32_fully_masked_row, gemma_rms_norm_written_out,
                                  qwen_rms_norm_written_out, residual_add_layer_norm, add_rms_norm, log_softmax_odd_rows,
@@ -431,7 +509,11 @@ CASES = {f.__name__: f for f in [attention_softmax, attention_softmax_f16_odd_ke
                                  columns_softmax_over_nchw_channels, columns_var_beside_a_centred_output,
                                  columns_sum_of_long_rows_that_cancel,
                                  argmax_with_ties_and_a_nan_row, max_dim_over_a_middle_dim_values_and_indices,
-                                 argmin_of_every_element_split, columns_min_dim_over_channels]}
+                                 argmin_of_every_element_split, columns_min_dim_over_channels,
+                                 argmax_and_argmin_of_special_rows, max_dim_of_special_rows_split_over_blocks,
+                                 columns_parts_max_dim_over_a_middle_dim, columns_parts_argmin_over_a_middle_dim_bf16,
+                                 columns_parts_softmax_over_nchw_channels,
+                                 columns_parts_var_beside_a_centred_output]}
 
 
 def main():
