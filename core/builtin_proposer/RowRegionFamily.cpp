@@ -27,13 +27,14 @@ const std::vector<Knob> kKnobs = {{"threads", "threads-per-row", "", ""},
 constexpr std::int64_t kRowsForColumns = 4096;
 // Threads a large GPU keeps in flight: 2048 on each of a 132-SM H100's / H200's SMs. A column
 // kernel with fewer rows than half of this lets threads share a row (column_parts), up to kMaxParts
-// of at least kMinPartLength elements each.
+// of at least kMinPartLength elements each; a split row aims at this many threads, so that enough
+// loads are in flight to reach memory bandwidth.
 constexpr std::int64_t kThreadsToFill = 132 * 2048;
 constexpr int kMaxParts = 8;
 constexpr std::int64_t kMinPartLength = 8;
 
-// Blocks a large GPU runs at once, about: two per SM of a 132-SM H100 / H200. A split row aims at
-// this many blocks; fewer rows than half of it are "few".
+// Blocks of a row-per-block kernel a large GPU needs, about: two per SM of a 132-SM H100 / H200;
+// fewer rows than half of it are "few" (a split row's start).
 constexpr std::int64_t kBlocksToFill = 264;
 constexpr int kMaxSplit = 1024;
 
@@ -423,9 +424,11 @@ nlohmann::json RowRegionFamily::rootParams() const
     }
     const int v = widestAllowedWidth([this](int w) { return vectorWidthAllowed(w); });
     if (fewLongRows(m_rows, m_rowLength) || m_rowLength > static_cast<std::int64_t>(1024) * kMaxElementsPerThread) {
-        // Blocks enough to fill the GPU, each chunk at least two vectors per thread of 256 threads.
+        // Blocks of 256 threads enough to fill the GPU's thread slots, each chunk at least two vectors
+        // per thread.
         int split = 2;
-        while (split < kMaxSplit && m_rows * split * 2 <= kBlocksToFill && chunkLength(split * 2, v) >= 256LL * v * 2)
+        while (split < kMaxSplit && m_rows * split * 2 * 256 <= kThreadsToFill &&
+               chunkLength(split * 2, v) >= 256LL * v * 2)
             split *= 2;
         int threads = 256;
         while (threads > 32 && static_cast<std::int64_t>(threads / 2) * v >= chunkLength(split, v))

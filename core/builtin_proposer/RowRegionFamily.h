@@ -121,8 +121,9 @@ private:
     std::string elementOutputStores(const std::string& inputs, const std::string& kept, const std::string& indent,
                                     int width) const;
     /// The start of a split kernel's body: the block's row and chunk, the row inputs and the row
-    /// values of the first `stagesKnown` reductions, merged from `partials`.
-    std::string splitRowStart(int stagesKnown) const;
+    /// values of the first `stagesKnown` reductions, merged from `partials`. With `blockPerRow` the
+    /// grid has one block per row (part 0), not SPLIT.
+    std::string splitRowStart(int stagesKnown, bool blockPerRow = false) const;
     std::vector<int> elementOutputNodes() const;
     /// The kinds of the chain's reductions, each once, in order of first use.
     std::vector<PointwiseReduce> reduceKinds() const;

@@ -3,7 +3,8 @@
 // row values known before it (merging the earlier stages' partials of its row, in chunk order, so
 // every block of a row gets the same values), reduces its chunk and writes one partial. The last
 // kernel, kf_row_region_outputs, merges every stage and writes its chunk of the element outputs
-// (the row outputs from the row's first block). Each input is read once per kernel. A pair
+// (the row outputs from the row's first block; a chain of row outputs only, a mean of every element,
+// runs it as one warp per row, which has nothing else to do). Each input is read once per kernel. A pair
 // reduction (argmax) writes its partial's index beside it, to the `indices` scratch.
 #include "builtin_proposer/RowRegionCode.h"
 #include "builtin_proposer/RowRegionFamily.h"
@@ -34,7 +35,7 @@ std::string mergeFunction(PointwiseReduce r)
 
 } // namespace
 
-std::string RowRegionFamily::splitRowStart(int stagesKnown) const
+std::string RowRegionFamily::splitRowStart(int stagesKnown, bool blockPerRow) const
 {
     const std::vector<PointwiseNode>& nodes = m_expression.nodes();
     std::ostringstream s;
@@ -44,8 +45,9 @@ std::string RowRegionFamily::splitRowStart(int stagesKnown) const
             s << "    __shared__ int scratch_at[WARPS > 1 ? WARPS : 1];\n";
     }
     s << "    const int lane = threadIdx.x;\n"
-      << "    const long long row = blockIdx.x / SPLIT;\n"
-      << "    const int part = static_cast<int>(blockIdx.x % SPLIT);\n"
+      << (blockPerRow ? "    const long long row = blockIdx.x;\n    const int part = 0;\n"
+                      : "    const long long row = blockIdx.x / SPLIT;\n"
+                        "    const int part = static_cast<int>(blockIdx.x % SPLIT);\n")
       << "    const bool active = true;\n"
       << rowValueDeclarations("    ");
     for (const Operand& o : m_inputs)
@@ -125,8 +127,10 @@ Result<Candidate> RowRegionFamily::generateSplit(const nlohmann::json& params) c
     }
 
     const std::string kernel = "kf_row_region_outputs";
-    s << kernelHead(kernel, "THREADS", true, readable) << splitRowStart(static_cast<int>(m_reduces.size()));
-    if (!elementOutputNodes().empty()) {
+    const bool rowOutputsOnly = elementOutputNodes().empty();
+    s << kernelHead(kernel, "THREADS", true, readable)
+      << splitRowStart(static_cast<int>(m_reduces.size()), rowOutputsOnly);
+    if (!rowOutputsOnly) {
         for (const Operand& o : m_outputs)
             if (!o.perRow)
                 s << "    const long long ro_" << o.name << " = kfRowOffset_" << o.name << "(row);\n";
@@ -141,7 +145,7 @@ Result<Candidate> RowRegionFamily::generateSplit(const nlohmann::json& params) c
     for (const Operand& o : m_outputs)
         args.push_back(o.token);
     args.insert(args.end(), scratchArgs.begin(), scratchArgs.end());
-    launches.push_back(launchJson(kernel, grid, threads, args));
+    launches.push_back(rowOutputsOnly ? launchJson(kernel, m_rows, 32, args) : launchJson(kernel, grid, threads, args));
 
     const std::int64_t partials = static_cast<std::int64_t>(m_reduces.size()) * m_rows * split;
     nlohmann::json scratch = nlohmann::json::array({{{"name", "partials"}, {"bytes", partials * 4}, {"zero", false}}});

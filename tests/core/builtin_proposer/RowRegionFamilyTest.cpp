@@ -283,11 +283,34 @@ TEST(RowRegionFamily, FewLongRowsOfASingleNormCardGoToTheSplitKernel)
     const OperatorCard single = singleOpCard(b.card());
     json params;
     const Candidate root = rootCandidate(single, &params);
-    EXPECT_EQ(params["split"], 16); // 16 rows x 16 chunks: 256 blocks
+    EXPECT_EQ(params["split"], 64); // 16 rows x 64 chunks: 1024 blocks of 256 threads, a GPU's thread slots
     const json& launches = root.launchPlan["launches"];
     ASSERT_EQ(launches.size(), 3u); // mean, the squared deviations' mean, the outputs
     EXPECT_EQ(launches[2]["args"], json({"ptr:input", "ptr:weight", "ptr:bias", "ptr:out0", "ptr:scratch.partials"}));
     expectGoodCandidate(single, root, "root");
+}
+
+TEST(RowRegionFamily, AMeanOfEveryElementFillsTheGpuAndMergesInOneWarp)
+{
+    // The mean of all of [8192, 8192] bf16: one row, 1024 blocks of 256 threads reading 8-wide
+    // vectors, then one warp merging their partials (nothing else is written).
+    RegionChainBuilder b;
+    b.output(b.call("aten::mean", "", {{"self", b.input(spec("bfloat16", {8192, 8192}))}, {"dtype", std::monostate{}}},
+                    spec("bfloat16", {})));
+    const OperatorCard card = singleOpCard(b.card());
+    json params;
+    const Candidate root = rootCandidate(card, &params);
+    EXPECT_EQ(params["split"], 1024);
+    EXPECT_EQ(params["threads"], 256);
+    EXPECT_EQ(params["vector_width"], 8);
+    const json& launches = root.launchPlan["launches"];
+    ASSERT_EQ(launches.size(), 2u);
+    EXPECT_EQ(launches[0]["grid"], json::array({1024}));
+    EXPECT_EQ(launches[1]["grid"], json::array({1}));
+    EXPECT_EQ(launches[1]["block"], json::array({32}));
+    EXPECT_NE(root.source.find("const long long row = blockIdx.x;\n    const int part = 0;"), std::string::npos)
+        << root.source;
+    expectGoodCandidate(card, root, "mean of every element");
 }
 
 TEST(RowRegionFamily, StridedSingleOpSoftmaxAndLayerNormAreRowRegions)
