@@ -262,6 +262,25 @@ class ResidualNorm(nn.Module):
         return self.fc2(self.norm(h)) + h
 
 
+class SqueezeExciteBlock(nn.Module):
+    """MobileNetV3's batch_norm -> hardswish, then its squeeze-excite: avgpool -> 1x1 conv -> relu ->
+    1x1 conv -> hardsigmoid -> mul by the block's input. The regions batch_norm -> hardswish and
+    hardsigmoid -> mul (broadcast over H and W); the pool and the convolutions between them keep the
+    two apart (a path through non-members)."""
+
+    def __init__(self, channels=16, squeezed=8):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(channels)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(channels, squeezed, 1)
+        self.fc2 = nn.Conv2d(squeezed, channels, 1)
+
+    def forward(self, x):
+        x = F.hardswish(self.bn(x))
+        scale = F.hardsigmoid(self.fc2(F.relu(self.fc1(self.pool(x)))))
+        return x * scale
+
+
 def save_region_models(out):
     """The models of the fused-region tests (tests/core/capture/RegionCaptureTest.cpp)."""
     trace(BnReluAddStack(), torch.randn(2, 8, 8, 8)).save(os.path.join(out, "bn_relu_add_stack.pt"))
@@ -271,6 +290,7 @@ def save_region_models(out):
     trace(GeluTanhWrittenOut(), torch.randn(4, 64)).save(os.path.join(out, "gelu_tanh_written_out.pt"))
     trace(SwiGluMlp(), torch.randn(2, 8, 32)).save(os.path.join(out, "swiglu_mlp.pt"))
     trace(ResidualNorm(), torch.randn(2, 8, 32)).save(os.path.join(out, "residual_norm.pt"))
+    trace(SqueezeExciteBlock(), torch.randn(2, 16, 8, 8)).save(os.path.join(out, "squeeze_excite.pt"))
 
 
 def save_mixed_precision_block(out):

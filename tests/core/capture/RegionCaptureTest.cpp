@@ -144,6 +144,28 @@ TEST(RegionCapture, ResidualAddAndLayerNormIsOneRegionAndTheLastAddStaysOut)
     EXPECT_EQ(regions[0].outputs.size(), 2u);
 }
 
+TEST(RegionCapture, SqueezeExciteGivesNormActivationAndScaleRegions)
+{
+    ScratchDir scratch;
+    const auto regions = regionsOf(capture(scratch, "squeeze_excite.pt", {"2x16x8x8"}));
+    std::vector<std::string> chains;
+    for (const RegionCard& region : regions)
+        chains.push_back(region.chainText());
+    std::sort(chains.begin(), chains.end());
+    ASSERT_EQ(chains, (std::vector<std::string>{"batch_norm -> hardswish", "hardsigmoid -> mul"}));
+    for (const RegionCard& region : regions) {
+        ASSERT_EQ(region.outputs.size(), 1u) << region.chainText();
+        if (region.chainText() == "hardsigmoid -> mul") {
+            // The scale [2, 16, 1, 1] from the convolution and the activations [2, 16, 8, 8].
+            ASSERT_EQ(region.inputs.size(), 2u);
+            EXPECT_EQ(region.outputs[0].spec.sizes, (std::vector<std::int64_t>{2, 16, 8, 8}));
+        } else {
+            // The hardswish output feeds both the pool and the scale's mul: an output of the region.
+            EXPECT_EQ(region.outputs[0].spec.sizes, (std::vector<std::int64_t>{2, 16, 8, 8}));
+        }
+    }
+}
+
 TEST(RegionCapture, RegionIdsAreStableAcrossCaptures)
 {
     ScratchDir scratch;
