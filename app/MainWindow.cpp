@@ -579,16 +579,17 @@ void MainWindow::refreshSearchSummaries()
     QThreadPool::globalInstance()->start([self, project, dir, generation, builtinProposer]() {
         auto summaries = std::make_shared<QHash<QString, CardSearchSummary>>(summarizeSearches(dir, *project));
         // A card never searched that the built-in proposer does not cover says so, with the
-        // proposer's reason, instead of "not started" for ever (an LLM may write any op).
-        if (builtinProposer)
-            if (auto selection = core::selectCardsToSearch(*project, {}, /*builtin=*/true))
-                for (const core::SkippedCard& skipped : selection->skipped) {
-                    CardSearchSummary& summary = (*summaries)[fromStd(skipped.card->id)];
-                    if (summary.status == CardSearchStatus::NotStarted && !skipped.card->vendorBacked) {
-                        summary.status = CardSearchStatus::NotCovered;
-                        summary.reason = fromStd(skipped.reason);
-                    }
-                }
+        // proposer's reason, instead of "not started" for ever (an LLM may write any op); a view
+        // or an identity says there is nothing to run, whatever the proposer.
+        if (auto selection = core::selectCardsToSearch(*project, {}, builtinProposer))
+            for (const core::SkippedCard& skipped : selection->skipped) {
+                CardSearchSummary& summary = (*summaries)[fromStd(skipped.card->id)];
+                if (summary.status != CardSearchStatus::NotStarted || skipped.card->vendorBacked)
+                    continue;
+                summary.status =
+                    skipped.card->computesNothing() ? CardSearchStatus::NothingToRun : CardSearchStatus::NotCovered;
+                summary.reason = fromStd(skipped.reason);
+            }
         QMetaObject::invokeMethod(
             qApp,
             [self, project, summaries, generation]() {

@@ -28,6 +28,8 @@ QString cardSearchStatusText(CardSearchStatus status)
         return QCoreApplication::translate("CardSearchSummary", "failed");
     case CardSearchStatus::NotCovered:
         return QCoreApplication::translate("CardSearchSummary", "not covered");
+    case CardSearchStatus::NothingToRun:
+        return QCoreApplication::translate("CardSearchSummary", "no kernel to run");
     case CardSearchStatus::VendorSkipped:
         return QCoreApplication::translate("CardSearchSummary", "skipped (vendor)");
     }

@@ -26,6 +26,7 @@ enum class CardSearchStatus {
     NoSample,      // the card has no captured sample, so nothing could be validated
     Failed,        // searched on a GPU, every node failed (the root's reason says why)
     NotCovered,    // the proposer in use has no kernel for it (reason says why); never searched
+    NothingToRun,  // a view of an input or the input itself (flatten, transpose, dropout in eval)
     VendorSkipped  // cuBLAS/cuDNN-backed: the search skips it
 };
 QString cardSearchStatusText(CardSearchStatus status); // "not started", "searching", ...

@@ -162,6 +162,16 @@ private Q_SLOTS:
         QVERIFY(window.menuBar()->isVisible());
         QTableView* table = window.cardsPane()->tableView();
         QCOMPARE(table->model()->rowCount(), cardCount);
+        // Each card's status says what happened or why nothing will: the transposes are views
+        // (no kernel to run), the linears vendor-backed, the searched softmax compiled only.
+        std::map<QString, QSet<QString>> statusesByOp;
+        for (int row = 0; row < table->model()->rowCount(); ++row)
+            statusesByOp[table->model()->index(row, kforge::app::CardsTableModel::OpColumn).data().toString()].insert(
+                table->model()->index(row, kforge::app::CardsTableModel::StatusColumn).data().toString());
+        QCOMPARE(statusesByOp[QStringLiteral("aten::transpose.int")],
+                 QSet<QString>({QStringLiteral("no kernel to run")}));
+        QCOMPARE(statusesByOp[QStringLiteral("aten::linear")], QSet<QString>({QStringLiteral("skipped (vendor)")}));
+        QCOMPARE(statusesByOp[QStringLiteral("aten::softmax.int")], QSet<QString>({QStringLiteral("compiled only")}));
         QVERIFY(table->isVisible());
         QCOMPARE(window.session()->currentCardId(), softmax);
         QVERIFY(window.treeView()->isVisible());

@@ -156,6 +156,12 @@ private Q_SLOTS:
         QCOMPARE(text(model, 2, CardsTableModel::StatusColumn), QStringLiteral("not covered"));
         QCOMPARE(text(model, 2, CardsTableModel::StatusColumn, Qt::ToolTipRole), uncovered.reason);
         QCOMPARE(text(model, 0, CardsTableModel::StatusColumn, Qt::ToolTipRole), QString());
+        CardSearchSummary view;
+        view.status = CardSearchStatus::NothingToRun;
+        view.reason = QStringLiteral("no kernel to run: its output is a view of an input or the input itself");
+        model.setSearchSummaries({{QString::fromStdString(project->cards[2].id), view}});
+        QCOMPARE(text(model, 2, CardsTableModel::StatusColumn), QStringLiteral("no kernel to run"));
+        QCOMPARE(text(model, 2, CardsTableModel::StatusColumn, Qt::ToolTipRole), view.reason);
 
         core::SearchTree measured;
         const std::string fast = addRoot(measured, kforge::test::passed(40.0, 50.0));
