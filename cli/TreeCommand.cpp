@@ -2,13 +2,16 @@
 #include "ProjectCard.h"
 #include "util/ArgParser.h"
 
+#include "model/LaunchPlan.h"
 #include "model/NodeRanking.h"
 #include "model/SearchTreeJson.h"
 #include "model/TextBounds.h"
 #include "search/ProvenanceTexts.h"
 #include "search/TreeStore.h"
+#include "util/AtomicFile.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -127,18 +130,42 @@ int printNode(const core::SearchNode& node, const core::TextBlobStore& blobs)
     return 0;
 }
 
+// A node's kernel as one file `kforge bench --kernel` takes: its source, with its launch plan
+// embedded ahead of it unless the source carries one already. Never overwrites a file.
+int saveKernel(const core::SearchNode& node, const std::filesystem::path& file)
+{
+    std::error_code ec;
+    if (std::filesystem::exists(file, ec))
+        return fail("--save-kernel " + file.string() +
+                    ": the file exists; not overwritten (remove it or name another)");
+    std::string text = node.candidate.source;
+    if (!core::embeddedPlanText(text)) {
+        const std::string plan = node.candidate.launchPlan.dump(2);
+        if (plan.find("*/") != std::string::npos)
+            return fail("--save-kernel: node " + node.id + "'s launch plan holds \"*/\" and cannot be embedded");
+        text = "/*kforge-plan\n" + plan + "\n*/\n" + text;
+    }
+    if (auto written = core::writeFileAtomically(file, text); !written)
+        return fail(written.error().toString());
+    std::cout << "wrote " << file.string() << ": node " << node.id << "'s source with its launch plan (" << text.size()
+              << " bytes); kforge bench PROJECT_DIR --card ID --kernel " << file.string() << " runs it\n";
+    return 0;
+}
+
 } // namespace
 
 int runTreeCommand(const std::vector<std::string>& args)
 {
     core::ArgParser parser;
-    parser.option("--card").option("--node").flag("--json");
+    parser.option("--card").option("--node").option("--save-kernel").flag("--json");
     if (auto error = parser.parse(args))
         return fail("tree: " + *error + " (see 'kforge tree --help')", 2);
     if (parser.positionals().size() != 1 || !parser.has("--card"))
         return fail("tree: expected PROJECT_DIR --card ID (see 'kforge tree --help')", 2);
     if (parser.has("--node") && parser.has("--json"))
         return fail("tree: --node prints one node as text, --json the whole tree: choose one", 2);
+    if (parser.has("--save-kernel") && !parser.has("--node"))
+        return fail("tree: --save-kernel FILE saves one node's kernel: name it with --node ID", 2);
     const std::string projectDir = parser.positionals().front();
     auto card = openProjectCard(projectDir, *parser.value("--card"));
     if (!card)
@@ -157,6 +184,8 @@ int runTreeCommand(const std::vector<std::string>& args)
         if (!node)
             return fail("--node " + printable(*id) + ": no such node in " + store.file().string() + " (" +
                         std::to_string(tree->size()) + " nodes)");
+        if (auto file = parser.value("--save-kernel"))
+            return saveKernel(*node, *file);
         return printNode(*node, store.blobs());
     }
     const std::map<std::string, const core::SearchNode*> bestByGpu = core::bestNodeByGpu(tree.value());

@@ -24,7 +24,7 @@ Commands:
                       compile, validate and time one candidate kernel; prints a JSON report
   optimize PROJECT_DIR [--cards ID...] [--iterations N] [--time-limit S] [--seed S] [--resume|--restart]
                       search faster kernels for the cards (MCTS; built-in or LLM proposer)
-  tree PROJECT_DIR --card ID [--json | --node ID]
+  tree PROJECT_DIR --card ID [--json | --node ID [--save-kernel FILE]]
                       print a card's search tree: status, latency, speedup, what produced each node
   export PROJECT_DIR -o FILE.cast [--min-speedup X] [--cards ID...] [--arch sm_NN...] [options]
                       package the best proven kernel of every card into a .cast file, with an audit
@@ -97,7 +97,7 @@ Ctrl-C stops the compile or the evaluation at once and exits with status 130.
   --worker PATH       the kforge-worker executable (default: next to kforge; or $KFORGE_WORKER)
 )";
 
-constexpr const char* kTreeHelp = R"(usage: kforge tree PROJECT_DIR --card ID [--json | --node ID]
+constexpr const char* kTreeHelp = R"(usage: kforge tree PROJECT_DIR --card ID [--json | --node ID [--save-kernel FILE]]
 
 Prints the search tree of one card (PROJECT_DIR/search/<card id>/tree.json, docs/search.md): per
 node its parent, status, median latency, speedup over eager and the transformation, LLM or manual
@@ -110,6 +110,10 @@ root attempts that failed and were retried are listed first.
               replies appear as references to their text blobs (docs/search.md, "Text blobs")
   --node ID   one node in full: status, reason, source, launch plan and, for an LLM node, the
               system prompt and every call's prompt, reply and error, read from the text blobs
+  --save-kernel FILE
+              with --node: write that node's kernel to FILE instead, its launch plan embedded as a
+              /*kforge-plan ... */ block, ready to edit and run with 'kforge bench --kernel FILE'
+              (an existing FILE is never overwritten)
 )";
 
 constexpr const char* kOptimizeHelp = R"(usage: kforge optimize PROJECT_DIR [options]

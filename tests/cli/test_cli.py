@@ -256,6 +256,33 @@ class CliTest(ErrorLineAssertions, unittest.TestCase):
         tree = json.loads(kforge("tree", project, "--card", card, "--json").stdout)
         self.assertEqual(len(tree["nodes"]), 6)
 
+    def test_tree_saves_a_node_kernel_that_bench_runs(self):
+        project, card = self.softmax_project()
+        self.assertEqual(kforge("optimize", project, "--iterations", "2", "--seed", "1").returncode, 0)
+        kernel = os.path.join(self.tmp, "my_kernel.cu")
+        saved = kforge("tree", project, "--card", card, "--node", "n1", "--save-kernel", kernel)
+        self.assertEqual(saved.returncode, 0, saved.stderr)
+        self.assertIn("wrote " + kernel, saved.stdout)
+        tree = json.loads(kforge("tree", project, "--card", card, "--json").stdout)
+        node = next(n for n in tree["nodes"] if n["id"] == "n1")
+        with open(kernel) as f:
+            text = f.read()
+        # The plan ahead of the node's own source, as kforge bench reads it.
+        self.assertTrue(text.startswith("/*kforge-plan\n"), text[:80])
+        plan = json.loads(text[len("/*kforge-plan"):text.index("*/")])
+        self.assertEqual(plan, node["candidate"]["launch_plan"])
+        self.assertTrue(text.endswith(node["candidate"]["source"]))
+        bench = kforge("bench", project, "--card", card, "--kernel", kernel)
+        self.assertEqual(bench.returncode, 0, bench.stderr)
+        self.assertEqual(json.loads(bench.stdout)["status"], "compiled-only")
+        # An existing file is never overwritten; --save-kernel needs a node.
+        self.assert_one_error_line(kforge("tree", project, "--card", card, "--node", "n0", "--save-kernel", kernel),
+                                   "exists", "not overwritten")
+        with open(kernel) as f:
+            self.assertEqual(f.read(), text)
+        self.assert_one_error_line(kforge("tree", project, "--card", card, "--save-kernel", kernel), "--node",
+                                   code=2)
+
     def test_optimize_stops_when_the_search_space_is_exhausted(self):
         # softmax over rows of 7 float32s: the built-in transformations reach about 70 parameter
         # sets; the search makes each once, then stops, instead of filling the rest of the 200
