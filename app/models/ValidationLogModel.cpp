@@ -227,6 +227,11 @@ void addSanitizer(NodeEntries& entries, const core::SanitizerResult& sanitizer)
     }
     for (const core::SanitizerToolResult& run : sanitizer.tools) {
         const QString tool = fromStd(run.tool);
+        if (!run.skipped.empty()) {
+            entries.add(LogLevel::Info, LogPhase::Sanitize,
+                        ValidationLogModel::tr("%1: not run: %2").arg(tool, fromStd(run.skipped)));
+            continue;
+        }
         const bool evaluationOk = run.evaluation.empty() || run.evaluation == "passed";
         if (run.errors && *run.errors == 0 && evaluationOk) {
             entries.add(LogLevel::Info, LogPhase::Sanitize, ValidationLogModel::tr("%1: clean").arg(tool));

@@ -1,6 +1,7 @@
 #include "evaluation/CandidateBench.h"
 
 #include "evaluation/KernelResourceReport.h"
+#include "evaluation/SanitizerScope.h"
 #include "evaluation/SanitizerTool.h"
 #include "model/LaunchPlan.h"
 #include "project/ProjectJson.h"
@@ -11,6 +12,7 @@
 #include <array>
 #include <chrono>
 #include <future>
+#include <map>
 #include <regex>
 
 namespace kforge::core {
@@ -48,27 +50,34 @@ json finish(json report, const std::string& status, const std::string& reason,
 // Runs the captured-sample validation of a candidate under each compute-sanitizer tool, in a
 // worker of its own (the tools slow kernels 10-100x and must see the whole process; see
 // SanitizerTool.h). Any finding fails the candidate.
-// The four tools run at once (nothing is timed; each is its own process on the GPU), which makes
-// the gate about as long as its slowest tool; the report and the failure line name the tools in
-// the fixed order memcheck, racecheck, initcheck, synccheck whatever finishes first.
-json sanitize(const BenchRequest& request, json payload, const WorkerClient& worker, std::string& failure)
+// The tools run at once (nothing is timed; each is its own process on the GPU), which makes the
+// gate about as long as its slowest tool; the report and the failure line name the tools in the
+// fixed order memcheck, racecheck, initcheck, synccheck whatever finishes first. A tool that can
+// find nothing in this candidate (SanitizerScope.h: `skip`) is not run; its record says why.
+json sanitize(const BenchRequest& request, json payload, const WorkerClient& worker,
+              const std::map<std::string, std::string>& skip, std::string& failure)
 {
     const std::string tool = findComputeSanitizer();
     if (tool.empty())
         return json{{"checked", false}, {"reason", "compute-sanitizer not found: not sanitizer-checked"}};
     payload["options"] = json{{"time", false}, {"fresh_input_sets", 0}};
-    constexpr std::array<const char*, 4> kTools = {"memcheck", "racecheck", "initcheck", "synccheck"};
-    std::array<std::future<SanitizerToolRun>, kTools.size()> runs;
-    for (std::size_t i = 0; i < kTools.size(); ++i)
-        runs[i] = std::async(std::launch::async, [&, name = std::string(kTools[i])] {
-            return runSanitizerTool(tool, name, payload, worker.command(), request.sanitizerTimeout);
-        });
+    constexpr std::size_t kCount = std::size(kSanitizerTools);
+    std::array<std::future<SanitizerToolRun>, kCount> runs;
+    for (std::size_t i = 0; i < kCount; ++i)
+        if (!skip.contains(kSanitizerTools[i]))
+            runs[i] = std::async(std::launch::async, [&, name = std::string(kSanitizerTools[i])] {
+                return runSanitizerTool(tool, name, payload, worker.command(), request.sanitizerTimeout);
+            });
     json results = json::object();
-    for (std::size_t i = 0; i < kTools.size(); ++i) {
+    for (std::size_t i = 0; i < kCount; ++i) {
+        if (const auto skipped = skip.find(kSanitizerTools[i]); skipped != skip.end()) {
+            results[kSanitizerTools[i]] = json{{"evaluation", "skipped"}, {"skipped", skipped->second}};
+            continue;
+        }
         SanitizerToolRun run = runs[i].get();
         if (failure.empty())
             failure = run.failure;
-        results[kTools[i]] = std::move(run.record);
+        results[kSanitizerTools[i]] = std::move(run.record);
     }
     return json{{"checked", true}, {"tool", tool}, {"passed", failure.empty()}, {"tools", results}};
 }
@@ -211,7 +220,8 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
             return finish(report, "failed", reason, started);
         if (request.sanitize) {
             std::string failure;
-            report["sanitizer"] = sanitize(request, payload, worker, failure);
+            const auto skip = sanitizerToolsToSkip(compiled->ptx, report["compile"]["kernels"]);
+            report["sanitizer"] = sanitize(request, payload, worker, skip, failure);
             if (!failure.empty())
                 return finish(report, "failed", failure, started);
         } else {

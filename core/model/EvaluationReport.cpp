@@ -201,6 +201,7 @@ SanitizerResult sanitizerOf(const json& sanitizer)
             run.errors = intField(it.value(), "errors");
             run.evaluation = stringField(it.value(), "evaluation");
             run.log = stringField(it.value(), "log");
+            run.skipped = stringField(it.value(), "skipped");
             result.tools.push_back(std::move(run));
         }
     }

@@ -127,6 +127,7 @@ struct SanitizerToolResult {
     std::optional<int> errors; // its summary's count; absent when its log had none
     std::string evaluation;    // the worker's status under the tool, or why it failed
     std::string log;           // the tool's log
+    std::string skipped;       // why the tool did not run (it can find nothing in this candidate)
 };
 
 /// The sanitizer gate (docs/validation.md, "Sanitizer gate").

@@ -115,7 +115,9 @@ core::SearchTree logTree()
                    {"log",
                     "========= COMPUTE-SANITIZER\n========= Error: Race reported between Write access at k+0x90\n"
                     "=========     and Read access at k+0x120 [4 hazards]\n\n========= RACECHECK SUMMARY: 2 hazards\n"
-                    "========= ERROR SUMMARY: 2 errors\n"}}}}}}}});
+                    "========= ERROR SUMMARY: 2 errors\n"}}},
+                 // A tool that can find nothing in the candidate is not run (SanitizerScope.h).
+                 {"synccheck", {{"evaluation", "skipped"}, {"skipped", "no barrier in the PTX"}}}}}}}});
     test::addChild(tree, "n0", "smem-tile", racy);
 
     test::addChild(tree, "n0", "block-256"); // pending
@@ -274,7 +276,7 @@ private Q_SLOTS:
     void sanitizerFindingIsAnError()
     {
         const QList<LogEntry> n3 = entriesOf(ValidationLogModel::entriesFromTree(logTree()), QStringLiteral("n3"));
-        QCOMPARE(n3.size(), 5);
+        QCOMPARE(n3.size(), 6);
         QCOMPARE(n3[1].phase, LogPhase::Time);
         QVERIFY(n3[1].message.startsWith(QStringLiteral("12.3 \u00b5s, 1.85x eager")));
         QCOMPARE(n3[2].level, LogLevel::Info);
@@ -285,9 +287,12 @@ private Q_SLOTS:
         QCOMPARE(n3[3].message,
                  QStringLiteral("racecheck: 2 error(s): Error: Race reported between Write access at "
                                 "k+0x90\nand Read access at k+0x120 [4 hazards]\nRACECHECK SUMMARY: 2 hazards"));
-        QCOMPARE(n3[4].level, LogLevel::Error);
-        QCOMPARE(n3[4].phase, LogPhase::Sanitize); // the node failed at the sanitizer gate
-        QCOMPARE(n3[4].message, QStringLiteral("wrong result: failed: compute-sanitizer racecheck: 2 error(s)"));
+        QCOMPARE(n3[4].level, LogLevel::Info);
+        QCOMPARE(n3[4].phase, LogPhase::Sanitize);
+        QCOMPARE(n3[4].message, QStringLiteral("synccheck: not run: no barrier in the PTX"));
+        QCOMPARE(n3[5].level, LogLevel::Error);
+        QCOMPARE(n3[5].phase, LogPhase::Sanitize); // the node failed at the sanitizer gate
+        QCOMPARE(n3[5].message, QStringLiteral("wrong result: failed: compute-sanitizer racecheck: 2 error(s)"));
     }
 
     void pendingAndMalformedNodes()
@@ -299,7 +304,7 @@ private Q_SLOTS:
         QCOMPARE(n5[0].level, LogLevel::Error);
         QCOMPARE(n5[0].phase, LogPhase::Validate);
         QCOMPARE(n5[0].message, QStringLiteral("crashed: crashed: worker died (signal 11)"));
-        QCOMPARE(all.size(), 4 + 5 + 4 + 5 + 1);
+        QCOMPARE(all.size(), 4 + 5 + 4 + 6 + 1);
     }
 
     void nodesWithoutReports()
@@ -325,7 +330,7 @@ private Q_SLOTS:
         ValidationLogModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setEntries(ValidationLogModel::entriesFromTree(logTree()));
-        QCOMPARE(model.rowCount(), 19);
+        QCOMPARE(model.rowCount(), 20);
         QCOMPARE(model.columnCount(), int(ValidationLogModel::ColumnCount));
         const QModelIndex level = model.index(5, ValidationLogModel::LevelColumn); // n1's warning
         QCOMPARE(level.data().toString(), QStringLiteral("warning"));

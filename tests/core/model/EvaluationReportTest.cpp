@@ -57,7 +57,8 @@ json fullReport()
         "device_memory": {"allocated_bytes": 1, "reserved_bytes": 2, "device_used_bytes": 3}},
       "sanitizer": {"checked": true, "tool": "/usr/local/cuda/bin/compute-sanitizer", "passed": true,
                     "tools": {"memcheck": {"errors": 0, "evaluation": "passed", "log": "========= ERROR SUMMARY: 0 errors"},
-                              "racecheck": {"errors": 0, "evaluation": "passed", "log": ""}}},
+                              "racecheck": {"errors": 0, "evaluation": "passed", "log": ""},
+                              "synccheck": {"evaluation": "skipped", "skipped": "no barrier in the PTX"}}},
       "wall_ms": 1300.5
     })");
 }
@@ -118,9 +119,13 @@ TEST(EvaluationReport, AFullReportIsTypedFieldByField)
     ASSERT_TRUE(r.sanitizer.has_value());
     EXPECT_TRUE(r.sanitizer->checked);
     EXPECT_EQ(r.sanitizer->passed, true);
-    ASSERT_EQ(r.sanitizer->tools.size(), 2u);
+    ASSERT_EQ(r.sanitizer->tools.size(), 3u);
     EXPECT_EQ(r.sanitizer->tools[0].tool, "memcheck");
     EXPECT_EQ(r.sanitizer->tools[0].errors, 0);
+    EXPECT_TRUE(r.sanitizer->tools[0].skipped.empty());
+    EXPECT_EQ(r.sanitizer->tools[2].tool, "synccheck");
+    EXPECT_EQ(r.sanitizer->tools[2].skipped, "no barrier in the PTX");
+    EXPECT_FALSE(r.sanitizer->tools[2].errors.has_value());
     EXPECT_EQ(r.gpuModel, "NVIDIA H200");
     // The document is kept whole: fields the type does not name (wall_ms, device_memory) included.
     EXPECT_EQ(r.document(), fullReport());
