@@ -177,10 +177,10 @@ def bench_chain(name, args, env, workdir, copy_gbps):
     return bench_module(name, factory, specs, args, env, workdir, copy_gbps)
 
 
-def bench_module(name, factory, specs, args, env, workdir, copy_gbps):
-    """Rows of measure_card for the region cards of `factory()` traced on inputs `specs` (its
-    cards when it has no region), searched with `args.iterations` (bench/single_op_problems.py uses
-    it too)."""
+def capture_module(name, factory, specs, kforge, env, workdir):
+    """`factory()` on the GPU (in the inputs' dtype when they share one), traced on example inputs of
+    `specs` and captured by `kforge capture` with one sample per card into workdir/name: (the
+    project folder, the capture's cards). bench/search_throughput.py uses it too."""
     module = factory().cuda().eval()
     dtypes = {getattr(torch, s.split(":")[1]) for s in specs}
     if len(dtypes) == 1 and next(iter(dtypes)) != torch.float32:
@@ -190,12 +190,21 @@ def bench_module(name, factory, specs, args, env, workdir, copy_gbps):
         # no trace check: it runs the module twice more and compares on the device (a 6 GiB softmax
         # ran out of memory there)
         torch.jit.trace(module, tuple(example(s) for s in specs), check_trace=False).save(model)
+    del module
+    torch.cuda.empty_cache()  # the capture runs in its own process: leave it the device's memory
     project = os.path.join(workdir, name)
-    capture = run([args.kforge, "capture", model, "--inputs", *specs, "-o", project, "--device", "cuda",
+    capture = run([kforge, "capture", model, "--inputs", *specs, "-o", project, "--device", "cuda",
                    "--samples", "1", "--sample-budget-mb", "16384", "--quiet", "--json"], 1200, env)
     if capture.returncode != 0:
         raise RuntimeError("kforge capture: " + one_line(capture.stderr))
-    cards = json.loads(capture.stdout)["cards"]
+    return project, json.loads(capture.stdout)["cards"]
+
+
+def bench_module(name, factory, specs, args, env, workdir, copy_gbps):
+    """Rows of measure_card for the region cards of `factory()` traced on inputs `specs` (its
+    cards when it has no region), searched with `args.iterations` (bench/single_op_problems.py uses
+    it too)."""
+    project, cards = capture_module(name, factory, specs, args.kforge, env, workdir)
     # The chain's region cards; a chain of one op (few long rows) is its single-op card.
     regions = [c for c in cards if c.get("region")] or cards
     if not regions:

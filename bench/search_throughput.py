@@ -29,7 +29,7 @@ sys.path.insert(0, ROOT)
 
 import torch  # noqa: E402
 from card_bench import one_line, run  # noqa: E402
-from region_bench import OneOp, example, fmt  # noqa: E402
+from region_bench import OneOp, capture_module, fmt  # noqa: E402
 from suite import environment  # noqa: E402
 
 # name -> (module factory, input specs)
@@ -60,21 +60,7 @@ def node_phases(node):
 
 def bench_problem(name, args, env, workdir):
     factory, specs = PROBLEMS[name]
-    module = factory().cuda().eval()
-    dtype = getattr(torch, specs[0].split(":")[1])
-    if dtype != torch.float32:
-        module = module.to(dtype)
-    model = os.path.join(workdir, name + ".pt")
-    with torch.no_grad():
-        torch.jit.trace(module, tuple(example(s) for s in specs), check_trace=False).save(model)
-    del module
-    torch.cuda.empty_cache()
-    project = os.path.join(workdir, name)
-    capture = run([args.kforge, "capture", model, "--inputs", *specs, "-o", project, "--device", "cuda",
-                   "--samples", "1", "--sample-budget-mb", "16384", "--quiet", "--json"], 1200, env)
-    if capture.returncode != 0:
-        raise RuntimeError("kforge capture: " + one_line(capture.stderr))
-    cards = json.loads(capture.stdout)["cards"]
+    project, cards = capture_module(name, factory, specs, args.kforge, env, workdir)
     if len(cards) != 1:
         raise RuntimeError(f"expected one card, the capture made {len(cards)}")
     card = cards[0]
