@@ -109,6 +109,8 @@ core::Result<std::unique_ptr<PackagedKernel>> PackagedKernel::load(const core::C
         if (!core::torchinterop::scalarTypeFromName(g.dtype, type))
             return makeError(ErrorCode::Unsupported, "guard dtype " + g.dtype + " of " + g.arg, "kernel " + kernel.id);
         loaded->m_guardTypes.push_back(type);
+        const core::ArgSpec* arg = loaded->m_card.findArg(g.arg);
+        loaded->m_hostNumbers.push_back(arg && loaded->m_card.isHostNumberArg(*arg));
     }
     if (loaded->m_card.isRegion())
         loaded->m_regionDtypes = floatingDtypesOf(*loaded->m_card.region);
@@ -256,6 +258,22 @@ bool PackagedKernel::servesHostScalar(std::size_t i, const at::Tensor& t) const
     return !m_hostScalarOutput.empty() && hostScalarComputesAlike(t, m_hostScalarOutput);
 }
 
+std::string PackagedKernel::hostNumberProblem(std::size_t i, const at::Tensor& t) const
+{
+    const core::TensorGuard& g = m_guard.tensors[i];
+    if (!t.is_cpu() || t.dim() != 0)
+        return g.arg + ": the kernel was proven with a number on the host here, and this is a tensor on " +
+            t.device().str() + " of " + std::to_string(t.dim()) + " dims";
+    if (t.scalar_type() != m_guardTypes[i])
+        return g.arg + ": a " + std::string(c10::toString(t.scalar_type())) +
+            " number where the kernel was proven on " + g.dtype;
+    // The plan passes the value as a double: exact for every integer up to 2^53.
+    if (c10::isIntegralType(t.scalar_type(), /*includeBool=*/false) &&
+        std::abs(static_cast<double>(t.item<std::int64_t>())) > 9007199254740992.0)
+        return g.arg + ": an integer beyond 2^53, which the kernel would read rounded";
+    return {};
+}
+
 bool PackagedKernel::matches(const HookCall& call) const
 {
     if (!m_capabilityMismatch.empty() || call.tensors.size() != m_guard.tensors.size())
@@ -269,6 +287,11 @@ bool PackagedKernel::matches(const HookCall& call) const
                 t = tensor;
         if (!t || !t->defined())
             return false;
+        if (m_hostNumbers[i]) {
+            if (!hostNumberProblem(i, *t).empty())
+                return false;
+            continue;
+        }
         if (servesHostScalar(i, *t))
             continue; // served from its device copy (HostScalars.h)
         if (!t->is_cuda() || t->get_device() != m_device || t->scalar_type() != m_guardTypes[i] ||
@@ -304,6 +327,14 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
                 t = tensor;
         if (!t || !t->defined())
             return g.arg + ": missing";
+        if (m_hostNumbers[i]) {
+            if (std::string problem = hostNumberProblem(i, *t); !problem.empty())
+                return problem;
+            core::CallTensor c; // the guard's own 0-dim spec: the number is not in device memory
+            c.dtype = g.dtype;
+            spec.tensors.push_back(std::move(c));
+            continue;
+        }
         const bool hostScalar = g.sizes.empty() && t->is_cpu() && t->dim() == 0;
         if (hostScalar && t->scalar_type() == m_guardTypes[i] && !servesHostScalar(i, *t))
             return g.arg + ": a host number where the kernel was proven on a 0-dim device tensor, and eager " +
@@ -333,7 +364,17 @@ std::string PackagedKernel::mismatch(const HookCall& call) const
 core::Result<std::vector<at::Tensor>> PackagedKernel::launch(const HookCall& call) const
 {
     core::LaunchBindings bindings;
+    const auto isHostNumber = [this](const char* name) {
+        for (std::size_t i = 0; i < m_guard.tensors.size(); ++i)
+            if (m_guard.tensors[i].arg == name)
+                return static_cast<bool>(m_hostNumbers[i]);
+        return false;
+    };
     for (const auto& [name, tensor] : call.tensors) {
+        if (isHostNumber(name)) { // its value, read on the host as eager reads it
+            bindings.cardValues[planName(name)] = tensor->item<double>();
+            continue;
+        }
         const at::Tensor* onDevice = tensor;
         if (tensor->is_cpu()) { // a host scalar matches() let through
             onDevice = deviceCopyOfHostScalar(*tensor, m_device);

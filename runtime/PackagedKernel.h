@@ -69,6 +69,9 @@ private:
     /// Whether guard tensor i, a 0-dim device operand, may be served from the host scalar `t` (a
     /// region kernel: any 0-dim CPU tensor of its dtype but a wrapped number).
     bool servesHostScalar(std::size_t i, const at::Tensor& t) const;
+    /// Why `t` cannot be guard tensor i where the card had a host number there (a value the kernel
+    /// takes by value, read on the host as eager reads it); empty when it can.
+    std::string hostNumberProblem(std::size_t i, const at::Tensor& t) const;
 
     std::string m_id;
     core::OperatorCard m_card;
@@ -78,6 +81,7 @@ private:
     int m_device = 0;
     std::string m_writtenArg;                  // in-place cards: the argument output 0 is ("self" of add_)
     std::vector<c10::ScalarType> m_guardTypes; // per guard tensor, parsed once at load
+    std::vector<bool> m_hostNumbers;           // per guard tensor: the card had a host number there
     std::vector<std::string> m_regionDtypes;   // region kernels: the float dtypes its members compute in
     std::string m_hostScalarOutput;   // the output dtype host numbers may serve (core/cast/HostNumbers.h); "": never
     std::string m_capabilityMismatch; // why this device can never match; empty when it can

@@ -44,12 +44,19 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
         if (!arg || arg->kind != ArgKind::Tensor || arg->tensors.size() != 1)
             return unsupportedCard(card, std::string("the card has no tensor argument '") + names[k] + "'");
         const TensorSpec& t = arg->tensors[0];
-        // On the GPU, a Python number traced into the graph arrives as a 0-dim CPU (float64/int64)
-        // "wrapped number" tensor; the card records its layout but not its value.
-        if (!cpuCapture && t.device.rfind("cuda", 0) != 0)
+        // On the GPU, a Python number arrives as a 0-dim CPU (float64/int64) "wrapped number"
+        // tensor: the kernel takes its value, read at each launch (a host number).
+        if (card.isHostNumberArg(*arg)) {
+            if (f->m_hostNumber)
+                return unsupportedCard(card, "both operands are numbers on the host");
+            f->m_hostNumber = true;
+            f->m_scalarOperand = k;
+            f->m_scalarDtype = t.dtype;
+        } else if (!cpuCapture && t.device.rfind("cuda", 0) != 0) {
             return unsupportedCard(card,
                                    std::string("operand '") + names[k] + "' " + t.toShortString() + " on " + t.device +
-                                       ": scalar operand value not captured");
+                                       ": only a 0-dim tensor may be on the host");
+        }
         operands[k] = &t;
     }
     if (op == "aten::div.Tensor_mode") {
@@ -72,6 +79,10 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     if (!row)
         return unsupportedCard(card, row.error().message);
     f->m_expression = row.value()->formula({{"a", std::nullopt}, {"b", std::nullopt}, alphaOperand});
+    // Eager's CUDA true division by a CPU scalar multiplies by its reciprocal, taken in fp32
+    // (kfScalarOperand returns the reciprocal).
+    if (f->m_op == "div" && f->m_hostNumber && f->m_scalarOperand == 1)
+        f->m_expression = "(a * b)";
     const TensorSpec& a = *operands[0];
     const TensorSpec& b = *operands[1];
     if (card.outputs.size() != 1)
@@ -81,7 +92,7 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     // constant that moved to the GPU with the model: an attention scale, an RMSNorm eps) takes no part
     // in type promotion. Eager's CUDA kernel reads it through a dynamic cast to the output's dtype and
     // computes in fp32; the kernel does the same, reading the value at every launch.
-    for (int k = 0; k < 2; ++k) {
+    for (int k = 0; k < 2 && !f->m_hostNumber; ++k) {
         const TensorSpec& t = *operands[k];
         const TensorSpec& dense = *operands[1 - k];
         if (t.sizes.empty() && t.dtype != out.dtype && dense.dtype == out.dtype &&
@@ -238,7 +249,14 @@ std::string BinaryFamily::scalarOperandComment() const
 {
     if (m_scalarOperand < 0)
         return {};
-    return std::string("// '") + (m_scalarOperand == 0 ? "self" : "other") + "' is a 0-dim " + m_scalarDtype +
+    const std::string name = m_scalarOperand == 0 ? "self" : "other";
+    if (m_hostNumber)
+        return "// '" + name + "' is a " + m_scalarDtype +
+            " number on the host: the launch passes its value, which the kernel reads straight into fp32 as eager "
+            "reads a CPU scalar" +
+            (m_op == "div" && m_scalarOperand == 1 ? " (and divides by multiplying with its fp32 reciprocal)" : "") +
+            ".\n";
+    return "// '" + name + "' is a 0-dim " + m_scalarDtype +
         " tensor: its value, cast to the output's dtype as eager's CUDA kernel casts it, is read once per thread.\n";
 }
 
@@ -247,10 +265,14 @@ std::string BinaryFamily::kernelSignature(const std::string& kernel) const
     // In place, y is x (and z may be x): no __restrict__ promises. Each element is read and
     // written by the same thread, so aliasing is safe.
     const std::string restrictQualifier = m_inPlace ? "" : " __restrict__";
-    auto operandType = [&](int k) { return k == m_scalarOperand ? "scalar_operand_t" : "in_t"; };
-    return "extern \"C\" __global__ void __launch_bounds__(THREADS) " + kernel + "(const " + operandType(0) + "*" +
-        restrictQualifier + " x, const " + operandType(1) + "*" + restrictQualifier + " z, out_t*" + restrictQualifier +
-        " y)";
+    auto operand = [&](int k, const char* name) {
+        if (k == m_scalarOperand && m_hostNumber)
+            return std::string("const double ") + name; // the value itself
+        return std::string("const ") + (k == m_scalarOperand ? "scalar_operand_t" : "in_t") + "*" + restrictQualifier +
+            " " + name;
+    };
+    return "extern \"C\" __global__ void __launch_bounds__(THREADS) " + kernel + "(" + operand(0, "x") + ", " +
+        operand(1, "z") + ", out_t*" + restrictQualifier + " y)";
 }
 
 std::string BinaryFamily::kernelPrelude(const std::string& expr, const std::string& constants) const
@@ -258,7 +280,13 @@ std::string BinaryFamily::kernelPrelude(const std::string& expr, const std::stri
     std::ostringstream s;
     s << dtypePrelude(m_dtype, m_dtype) << constants
       << "__device__ __forceinline__ float kfOp(float a, float b) { return " << expr << "; }\n";
-    if (m_scalarOperand >= 0) {
+    if (m_hostNumber) {
+        const bool reciprocal = m_op == "div" && m_scalarOperand == 1;
+        s << "// The host number as eager's CUDA kernel reads a CPU scalar: its value straight into fp32"
+          << (reciprocal ? ",\n// and, as a divisor, its reciprocal taken in fp32.\n" : ".\n")
+          << "__device__ __forceinline__ float kfScalarOperand(double v) { return "
+          << (reciprocal ? "1.0f / static_cast<float>(v)" : "static_cast<float>(v)") << "; }\n";
+    } else if (m_scalarOperand >= 0) {
         s << dtypeLoader("kfLoadScalarOperand", m_scalarDtype) // its header first: the typedef needs the type
           << "typedef " << dtypeCType(m_scalarDtype) << " scalar_operand_t;\n"
           << "// The 0-dim operand as eager's CUDA kernel sees it: converted to the output's dtype (through\n"
@@ -393,15 +421,18 @@ Result<Candidate> BinaryFamily::generate(const nlohmann::json& params) const
     return oneLaunch(s.str(), kernel, grid, threads);
 }
 
-Candidate BinaryFamily::oneLaunch(const std::string& source, const std::string& kernel, std::int64_t grid, int threads)
+Candidate BinaryFamily::oneLaunch(const std::string& source, const std::string& kernel, std::int64_t grid,
+                                  int threads) const
 {
     if (grid > 2147483647LL)
         grid = 2147483647LL; // the kernel's grid-stride (or block) loop covers the rest
     Candidate candidate;
     candidate.source = source;
-    candidate.launchPlan = {
-        {"launches",
-         nlohmann::json::array({launchJson(kernel, grid, threads, {"ptr:self", "ptr:other", "ptr:out0"})})}};
+    candidate.launchPlan = {{"launches",
+                             nlohmann::json::array({launchJson(
+                                 kernel, grid, threads,
+                                 {m_hostNumber && m_scalarOperand == 0 ? "f64:self" : "ptr:self",
+                                  m_hostNumber && m_scalarOperand == 1 ? "f64:other" : "ptr:other", "ptr:out0"})})}};
     return candidate;
 }
 

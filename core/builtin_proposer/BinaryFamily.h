@@ -6,7 +6,10 @@
 // are CUDA tensors of the output's dtype (float32/float16/bfloat16), any sizes that broadcast and any
 // strides; or one of them is a 0-dim CUDA tensor of another floating dtype (float64 included: a
 // traced Python number), whose value the kernel reads at each launch and casts to the output's dtype
-// as eager's CUDA kernel does. The output is contiguous, or 4-D channels-last with both operands laid
+// as eager's CUDA kernel does; or a host number (OperatorCard::isHostNumberArg: a Python number
+// the call received as a 0-dim CPU tensor), which the plan passes by value (`f64:other`) and the
+// kernel reads straight into fp32, as eager reads a CPU scalar (a divisor as its fp32 reciprocal).
+// The output is contiguous, or 4-D channels-last with both operands laid
 // out exactly as it (ResNet's residual add_ in channels-last fp16: flat over storage order), or any
 // other dense layout, walked in its storage order. Each operand's broadcast strides against the
 // output shape are computed at generation time (size-1 dims dropped, mergeable dims merged) and
@@ -49,7 +52,7 @@ private:
     /// 0-dim operand's loader: what every path's source starts with after its header comment.
     std::string kernelPrelude(const std::string& expr, const std::string& constants) const;
     /// A candidate of one launch of `kernel` (self, other, out0) on min(grid, 2^31 - 1) blocks.
-    static Candidate oneLaunch(const std::string& source, const std::string& kernel, std::int64_t grid, int threads);
+    Candidate oneLaunch(const std::string& source, const std::string& kernel, std::int64_t grid, int threads) const;
     /// The transpose_tile path's source and plan (BinaryTiledKernel.cpp); `prelude` from kernelPrelude.
     Candidate generateTiled(const nlohmann::json& params, const std::string& kernel, const std::string& prelude) const;
 
@@ -65,6 +68,7 @@ private:
     std::vector<std::int64_t> m_strides[2]; // broadcast strides of self / other over m_dims
     int m_scalarOperand = -1;               // 0 self, 1 other: a 0-dim operand of another dtype; -1 none
     std::string m_scalarDtype;              // its dtype
+    bool m_hostNumber = false;              // the 0-dim operand is a host number: a kernel parameter by value
     // Transposed operands: m_tileDim is a merged dim (not the innermost) where operand k with
     // m_tiled[k] has stride 1 while its innermost stride is neither 0 nor 1; -1 when no operand is.
     int m_tileDim = -1;

@@ -14,8 +14,8 @@
 // as a 0-dim CUDA tensor.
 //
 // Floating constants (an attention scale, an RMSNorm eps) stay where the load put them: the built-in
-// binary kernels read such an operand from the GPU (BinaryFamily), and a CPU scalar's value is not
-// captured yet.
+// binary kernels read such an operand from the GPU (BinaryFamily). An integer constant kept here is a
+// host number of the cards that read it: their kernels take its value (docs/kernel-contract.md).
 
 #include <torch/csrc/jit/api/module.h>
 

@@ -21,7 +21,7 @@ struct LaunchBindings {
     std::map<std::string, CUdeviceptr> tensorArgs; // "self", "tensors.2" (list element)
     std::vector<CUdeviceptr> outputs;
     std::map<std::string, CUdeviceptr> scratch;
-    std::map<std::string, double> cardValues; // numeric non-tensor card arguments
+    std::map<std::string, double> cardValues; // numeric non-tensor card arguments and host numbers
 };
 
 class CubinModule {

@@ -238,7 +238,10 @@ LaunchBindings bindingsFor(const OperatorCard& card, const std::vector<c10::IVal
     LaunchBindings bindings;
     for (size_t i = 0; i < card.args.size() && i < inputs.size(); ++i) {
         const ArgSpec& arg = card.args[i];
-        if (arg.kind == ArgKind::Tensor && inputs[i].isTensor()) {
+        if (arg.kind == ArgKind::Tensor && inputs[i].isTensor() && card.isHostNumberArg(arg)) {
+            // A host number stays on the host (CardInputSets.h); the kernel takes its value.
+            bindings.cardValues[arg.name] = inputs[i].toTensor().item<double>();
+        } else if (arg.kind == ArgKind::Tensor && inputs[i].isTensor()) {
             bindings.tensorArgs[arg.name] = reinterpret_cast<CUdeviceptr>(inputs[i].toTensor().data_ptr());
         } else if (arg.kind == ArgKind::TensorList && inputs[i].isList()) {
             int k = 0;
@@ -507,7 +510,7 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
     std::vector<c10::IValue> eagerInputs = set.inputs;
     if (mutated || card.isRegion())
         for (c10::IValue& value : eagerInputs)
-            value = torchinterop::cloneValue(value, device);
+            value = cloneWhereItIs(value);
     at::Tensor flush = at::empty({kL2FlushBytes}, at::TensorOptions().dtype(at::kByte).device(device));
     const CUstream stream = currentStream();
 

@@ -3,6 +3,7 @@
 #include "capture/SampleIO.h"
 #include "capture/TorchInterop.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAGeneratorImpl.h>
@@ -57,14 +58,35 @@ at::Tensor freshTensorLike(const at::Tensor& t, at::Generator& generator)
     return out;
 }
 
+// A host number's fresh value, drawn on the host: a float normal around the captured value
+// (standard deviation 1), an integer uniform in [-(2|v| + 2), 2|v| + 2], a bool either. Unlike a
+// tensor's, a single value has no spread to match, and it must change for a baked-in copy to fail.
+at::Tensor freshHostNumber(const at::Tensor& t, at::Generator& generator)
+{
+    if (at::isFloatingType(t.scalar_type())) {
+        const double value = t.item<double>();
+        return at::empty({}, t.options()).normal_(std::isfinite(value) ? value : 0.0, 1.0, generator);
+    }
+    if (t.scalar_type() == at::kBool)
+        return at::randint(0, 2, {}, generator, t.options());
+    const std::int64_t bound = 2 * std::abs(t.item<std::int64_t>()) + 2;
+    return at::randint(-bound, bound + 1, {}, generator, t.options());
+}
+
 // Fresh inputs with the layouts and devices of `real`: every defined tensor in them, in lists
-// (aten::cat's tensors) and tuples too, a freshTensorLike; everything else as it is.
-std::vector<c10::IValue> freshInputsLike(const std::vector<c10::IValue>& real, at::Generator& generator)
+// (aten::cat's tensors) and tuples too, a freshTensorLike (drawn by `generator`), a host number
+// (`hostNumbers[i]`) a freshHostNumber (drawn by `hostGenerator`); everything else as it is.
+std::vector<c10::IValue> freshInputsLike(const std::vector<c10::IValue>& real, const std::vector<bool>& hostNumbers,
+                                         at::Generator& generator, at::Generator& hostGenerator)
 {
     const auto fresh = [&generator](const at::Tensor& t) { return t.defined() ? freshTensorLike(t, generator) : t; };
     std::vector<c10::IValue> inputs;
-    for (const c10::IValue& value : real)
-        inputs.push_back(torchinterop::mapTensors(value, fresh));
+    for (std::size_t i = 0; i < real.size(); ++i) {
+        if (i < hostNumbers.size() && hostNumbers[i] && real[i].isTensor())
+            inputs.emplace_back(freshHostNumber(real[i].toTensor(), hostGenerator));
+        else
+            inputs.push_back(torchinterop::mapTensors(real[i], fresh));
+    }
     return inputs;
 }
 
@@ -78,12 +100,16 @@ std::int64_t setBytes(const InputSet& set)
     return bytes;
 }
 
-std::shared_ptr<const InputSet> onDevice(const InputSet& set, c10::Device device)
+// `set` copied onto `device`, host numbers (`hostNumbers[i]`) left on the host.
+std::shared_ptr<const InputSet> onDevice(const InputSet& set, c10::Device device, const std::vector<bool>& hostNumbers)
 {
     auto copy = std::make_shared<InputSet>();
     copy->name = set.name;
-    for (const c10::IValue& value : set.inputs)
-        copy->inputs.push_back(torchinterop::cloneValue(value, device));
+    for (std::size_t i = 0; i < set.inputs.size(); ++i) {
+        const bool hostNumber = i < hostNumbers.size() && hostNumbers[i];
+        copy->inputs.push_back(hostNumber ? cloneWhereItIs(set.inputs[i])
+                                          : torchinterop::cloneValue(set.inputs[i], device));
+    }
     for (const at::Tensor& t : set.expected)
         copy->expected.push_back(t.to(device));
     return copy;
@@ -115,7 +141,7 @@ std::string cacheKey(const fs::path& projectDir, const OperatorCard& card, const
 Result<std::shared_ptr<const InputSet>> CardInputSets::at(std::size_t k) const
 {
     if (k < m_samples.size())
-        return k == 0 || m_resident ? m_samples[k] : onDevice(*m_samples[k], m_device);
+        return k == 0 || m_resident ? m_samples[k] : onDevice(*m_samples[k], m_device, m_hostNumbers);
     const std::size_t fresh = k - m_samples.size();
     if (m_resident)
         return m_fresh.at(fresh);
@@ -126,15 +152,17 @@ Result<std::shared_ptr<const InputSet>> CardInputSets::freshSet(int k) const
 {
     at::Generator generator = at::make_generator<at::CUDAGeneratorImpl>(m_device.index());
     // Philox streams of distinct seeds are independent: set k's values depend on k alone.
-    generator.set_current_seed(m_options.seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(k));
+    const std::uint64_t seed = m_options.seed + 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(k);
+    generator.set_current_seed(seed);
+    at::Generator hostGenerator = at::make_generator<at::CPUGeneratorImpl>(seed);
     auto set = std::make_shared<InputSet>();
     set->name = "fresh input set " + std::to_string(k + 1);
     try {
-        set->inputs = freshInputsLike(m_samples.front()->inputs, generator);
+        set->inputs = freshInputsLike(m_samples.front()->inputs, m_hostNumbers, generator, hostGenerator);
         if (m_options.eagerWritesInputs) {
             std::vector<c10::IValue> copies;
             for (const c10::IValue& value : set->inputs)
-                copies.push_back(torchinterop::cloneValue(value, m_device));
+                copies.push_back(cloneWhereItIs(value));
             set->expected = m_eager(copies);
         } else {
             set->expected = m_eager(set->inputs);
@@ -164,6 +192,8 @@ Result<CardInputSets*> cardInputs(const fs::path& projectDir, const OperatorCard
     sets.m_eager = eager;
     sets.m_options = options;
     sets.m_device = device;
+    for (const ArgSpec& arg : card.args)
+        sets.m_hostNumbers.push_back(card.isHostNumberArg(arg));
     std::vector<InputSet> loaded; // past the first sample, on the host until the budget is known
     for (const SampleRef& ref : card.samples) {
         auto sample = loadSampleFile(projectDir / ref.file);
@@ -175,7 +205,7 @@ Result<CardInputSets*> cardInputs(const fs::path& projectDir, const OperatorCard
         set.expected = tensorsOf(sample->outputs);
         if (sets.m_samples.empty()) {
             sets.m_setBytes = setBytes(set);
-            sets.m_samples.push_back(onDevice(set, device));
+            sets.m_samples.push_back(onDevice(set, device, sets.m_hostNumbers));
         } else {
             loaded.push_back(std::move(set));
         }
@@ -185,7 +215,7 @@ Result<CardInputSets*> cardInputs(const fs::path& projectDir, const OperatorCard
         : kResidentShare * static_cast<double>(at::cuda::getDeviceProperties(device.index())->totalGlobalMem);
     sets.m_resident = static_cast<double>(sets.m_setBytes) * static_cast<double>(sets.size()) <= budget;
     for (InputSet& set : loaded)
-        sets.m_samples.push_back(sets.m_resident ? onDevice(set, device)
+        sets.m_samples.push_back(sets.m_resident ? onDevice(set, device, sets.m_hostNumbers)
                                                  : std::make_shared<const InputSet>(std::move(set)));
     if (sets.m_resident) {
         for (int k = 0; k < options.freshSets; ++k) {
@@ -197,6 +227,11 @@ Result<CardInputSets*> cardInputs(const fs::path& projectDir, const OperatorCard
     }
     g_cardInputs = CachedCardInputs{key, std::move(sets)};
     return &g_cardInputs->sets;
+}
+
+c10::IValue cloneWhereItIs(const c10::IValue& value)
+{
+    return torchinterop::mapTensors(value, [](const at::Tensor& t) { return torchinterop::cloneExact(t, t.device()); });
 }
 
 void forgetCardInputs()

@@ -9,6 +9,11 @@
 // card keeps only its first sample there (the one candidates are timed on); the other samples wait
 // in host memory and each fresh set is drawn again from its own seed when it is validated (the same
 // values for every candidate), so that one extra set is on the device at a time.
+//
+// Host numbers (OperatorCard::isHostNumberArg: a 0-dim CPU tensor of a GPU call) stay on the host,
+// as the model passed them: eager reads their value there (unrounded, where a 0-dim device operand
+// is first converted to the op's dtype), and a kernel takes the value as a number. A fresh set
+// draws a new value for each, so a kernel that baked the captured number in fails.
 
 #include "gpu_evaluation/EagerReference.h"
 #include "model/OperatorCard.h"
@@ -26,7 +31,8 @@
 
 namespace kforge::core {
 
-/// One set: the inputs a candidate runs on and eager's outputs for them, on the device.
+/// One set: the inputs a candidate runs on and eager's outputs for them, on the device (host
+/// numbers on the host).
 struct InputSet {
     std::string name;                 // "sample call-3" or "fresh input set 2"
     std::vector<c10::IValue> inputs;  // exact layouts
@@ -64,6 +70,7 @@ private:
     EagerReference m_eager;
     InputSetOptions m_options;
     c10::Device m_device = c10::Device(c10::kCUDA, 0);
+    std::vector<bool> m_hostNumbers; // per card argument: a host number (stays on the host)
     bool m_resident = true;
     std::int64_t m_setBytes = 0;
     std::vector<std::shared_ptr<const InputSet>> m_samples; // on the device, or past the first on the host
@@ -74,6 +81,10 @@ private:
 /// (files, sizes, modification times) and options as the last call return the same sets.
 Result<CardInputSets*> cardInputs(const std::filesystem::path& projectDir, const OperatorCard& card,
                                   const EagerReference& eager, const InputSetOptions& options, c10::Device device);
+
+/// A copy of every tensor in `value`, each on the device it is on (a host number stays on the host):
+/// what eager runs on when it may write its inputs.
+c10::IValue cloneWhereItIs(const c10::IValue& value);
 
 /// Drops the cache (a candidate wrote into the cached inputs, or the device ran out of memory).
 void forgetCardInputs();

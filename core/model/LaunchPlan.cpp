@@ -136,6 +136,11 @@ Result<void> checkParam(const KernelParam& param, const LaunchPlan& plan, const 
                                  "' (tensor arguments: " + tensorArgNames(card) + ")");
         if (arg->kind == ArgKind::None)
             return planError(where, "'" + param.token + "': argument '" + param.name + "' is None in this card");
+        if (arg->kind == ArgKind::Tensor && param.index < 0 && card.isHostNumberArg(*arg))
+            return planError(
+                where,
+                "'" + param.token + "': '" + param.name +
+                    "' is a number on the host (a 0-dim CPU tensor): pass its value, e.g. 'f64:" + param.name + "'");
         if (arg->kind == ArgKind::Tensor && param.index < 0)
             return {};
         if (arg->kind == ArgKind::TensorList && param.index >= 0 && param.index < static_cast<int>(arg->tensors.size()))
@@ -152,6 +157,8 @@ Result<void> checkParam(const KernelParam& param, const LaunchPlan& plan, const 
         if (!arg)
             return planError(
                 where, "'" + param.token + "': '" + param.name + "' is neither a number nor an argument of the card");
+        if (card.isHostNumberArg(*arg))
+            return {};
         if (arg->kind != ArgKind::Value || !(arg->value.is_number() || arg->value.is_boolean()))
             return planError(where, "'" + param.token + "': argument '" + param.name + "' is not a number");
         return {};

@@ -25,7 +25,7 @@ enum class ParamSource {
     TensorArg, // a tensor argument of the card, by schema name (list element: name.K)
     Output,    // the Nth output (outN)
     Scratch,   // a scratch buffer of the plan (scratch.NAME)
-    CardValue, // a non-tensor argument of the card, by schema name
+    CardValue, // a non-tensor argument of the card, or a host number's value, by schema name
     Literal,   // a number written in the plan
 };
 
@@ -76,7 +76,8 @@ Result<LaunchPlan> parseLaunchPlan(const nlohmann::json& json, const OperatorCar
 
 /// Checks a parsed plan against the card and the limits: every binding resolves (the named tensor
 /// argument exists and is present, the output index is in range, the scratch buffer is declared,
-/// scalar sources are numeric card values), every launch has 1..max threads per block and a
+/// scalar sources are numeric card values or host numbers (OperatorCard::isHostNumberArg), which a
+/// pointer may not name), every launch has 1..max threads per block and a
 /// non-empty grid, shared memory and scratch sizes are in range, outputs equal the card's.
 Result<void> validateLaunchPlan(const LaunchPlan& plan, const OperatorCard& card, const LaunchLimits& limits = {});
 

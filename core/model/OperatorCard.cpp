@@ -32,6 +32,14 @@ bool OperatorCard::runsOnHost() const
     return std::none_of(outputs.begin(), outputs.end(), onGpu);
 }
 
+bool OperatorCard::isHostNumberArg(const ArgSpec& arg) const
+{
+    if (arg.kind != ArgKind::Tensor || arg.tensors.size() != 1 || outputs.empty())
+        return false;
+    const TensorSpec& t = arg.tensors[0];
+    return t.sizes.empty() && t.device == "cpu" && outputs[0].device.rfind("cuda", 0) == 0;
+}
+
 const ArgSpec* OperatorCard::findArg(const std::string& name) const
 {
     for (const ArgSpec& arg : args) {

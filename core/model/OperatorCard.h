@@ -78,6 +78,11 @@ struct OperatorCard {
     /// item() of a CPU scalar a traced model keeps. A CUDA capture times such a card by wall clock
     /// and leaves it out of the model's GPU time (timeShare 0): it occupies no GPU.
     bool runsOnHost() const;
+    /// True when `arg` is a host number of a GPU card: one 0-dim tensor on the CPU in a call whose
+    /// outputs are on a GPU (a Python number the call received as a wrapped CPU tensor, or a 0-dim
+    /// CPU tensor the model made). Eager reads its value on the host at each call; a kernel takes
+    /// that value as a number (docs/kernel-contract.md), never a pointer.
+    bool isHostNumberArg(const ArgSpec& arg) const;
 
     bool operator==(const OperatorCard&) const = default;
 };

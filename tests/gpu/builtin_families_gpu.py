@@ -10,7 +10,8 @@ vector_norm, logsumexp, instance_norm, argmax, max.dim, sum and softmax over dim
 last dim and dim 1) and cumprod, relu, gelu exact and tanh, silu, sigmoid, tanh,
 neg (also of two slices, gathered into a dense output), flatten of a transposed tensor, rsqrt, cos, sin, pow 2, add / sub /
 mul / div with a broadcast [L] and a same-shape operand, mul and add with a float64 0-dim tensor that
-moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), mul and add into a
+moved to the GPU with the model (a decoder's attention scale, an RMSNorm eps), mul by a number on
+the host (the row length, a 0-dim int64 CPU tensor), mul and add into a
 transposed output (the decoders' rotary embedding on q.transpose(1, 2)), add of a channels-last and
 an NCHW operand both ways (SD's VAE attention residual: a transposed operand), an in-place add_ on a
 clone, embedding, a dtype conversion (bfloat16 / float16 to float32, float32 to float16) and a
@@ -57,13 +58,13 @@ ITERATIONS = 4
 
 # Ops of the model that a built-in family covers, with the number of cards each must give
 # (add/sub/mul/div: one with a broadcast [L] operand, one with a same-shape operand; add and mul
-# also one with a float64 0-dim operand and one into a transposed output; add also the two mixed
-# channels-last / NCHW ones).
+# also one with a float64 0-dim operand and one into a transposed output; mul also one by a host
+# number; add also the two mixed channels-last / NCHW ones).
 COVERED = {
     "aten::softmax.int": 2, "aten::log_softmax.int": 1, "aten::layer_norm": 1, "aten::rms_norm": 1,
     "aten::group_norm": 2, "aten::batch_norm": 2, "aten::adaptive_avg_pool2d": 2, "aten::max_pool2d": 2, "aten::mean.dim": 1,
     "aten::sum.dim_IntList": 2, "aten::relu": 2, "aten::relu_": 2, "aten::silu_": 1, "aten::gelu": 2, "aten::silu": 1, "aten::sigmoid": 1,
-    "aten::tanh": 1, "aten::add.Tensor": 6, "aten::sub.Tensor": 2, "aten::mul.Tensor": 4, "aten::div.Tensor": 2,
+    "aten::tanh": 1, "aten::add.Tensor": 6, "aten::sub.Tensor": 2, "aten::mul.Tensor": 5, "aten::div.Tensor": 2,
     "aten::embedding": 1, "aten::add_.Tensor": 2, "aten::to.dtype": 1, "aten::neg": 3, "aten::rsqrt": 1,
     "aten::cos": 1, "aten::sin": 1,
     "aten::pow.Tensor_Scalar": 1, "aten::type_as": 1, "aten::contiguous": 3, "aten::reshape": 1, "aten::cat": 2,
@@ -200,6 +201,9 @@ def make_model(length, dtype_name, device):
                 x - b, x - y,
                 x * b, x * y,
                 x * self.scale64, x + self.scale64,
+                # a number on the host: the trace keeps the row length as a 0-dim int64 constant,
+                # which stays on the CPU (HostScalarConstants.h): the kernel takes its value
+                x * x.shape[-1],
                 # into a transposed (dense, permuted) output, as the decoders' rotary embedding:
                 # q.transpose(1, 2) * cos and + a contiguous operand (whose contiguous() is a card too)
                 xp.transpose(1, 2) * b, xp.transpose(1, 2) + xp.transpose(1, 2).contiguous(),

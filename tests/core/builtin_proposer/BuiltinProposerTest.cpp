@@ -1597,6 +1597,63 @@ TEST(BuiltinProposer, BinaryReadsAZeroDimOperandOfAnotherDtypeAtEveryLaunch)
               std::string::npos);
 }
 
+TEST(BuiltinProposer, BinaryTakesAHostNumberByValue)
+{
+    // `x * 0.5` or `x * x.shape[-1]` run eagerly on the GPU: the number arrives as a 0-dim CPU
+    // tensor. The plan passes its value (f64:NAME) and the kernel reads it straight into fp32.
+    std::atomic<bool> stop{false};
+    const TensorSpec float64Number{"float64", {}, {}, "cpu"};
+    const TensorSpec int64Number{"int64", {}, {}, "cpu"};
+    for (const std::string& dtype : kDtypes) {
+        auto t = [&](std::vector<std::int64_t> sizes) { return cudaTensor(dtype, sizes); };
+        struct Case {
+            OperatorCard card;
+            const char* token;      // the number's plan argument
+            const char* conversion; // kfScalarOperand's body
+        };
+        const std::vector<Case> cases = {
+            {binaryCard("aten::mul", dtype, t({4, 16, 64, 64}), float64Number), "f64:other", "static_cast<float>(v)"},
+            {binaryCard("aten::mul", dtype, int64Number, t({8, 197, 64})), "f64:self", "static_cast<float>(v)"},
+            {binaryCard("aten::sub", dtype, t({4, 64, 1}), float64Number, 2), "f64:other", "static_cast<float>(v)"},
+            {binaryCard("aten::div", dtype, t({1000, 3}), float64Number), "f64:other", "1.0f / static_cast<float>(v)"},
+            {binaryCard("aten::div", dtype, float64Number, t({1000, 3})), "f64:self", "static_cast<float>(v)"},
+            {binaryCard("aten::mul_", dtype, t({8, 197, 64}), int64Number), "f64:other", "static_cast<float>(v)"},
+        };
+        for (const Case& c : cases) {
+            SCOPED_TRACE(c.card.op + " " + dtype + " " + c.card.args[0].toShortString() + " " +
+                         c.card.args[1].toShortString());
+            auto root = BuiltinProposer(c.card).proposeRoot(SearchTree("c", 1), stop);
+            ASSERT_TRUE(root.ok()) << root.error().toString();
+            const std::string& source = root->candidate.source;
+            const bool selfIsNumber = c.card.args[0].tensors[0].sizes.empty();
+            EXPECT_NE(source.find(std::string("const double ") + (selfIsNumber ? "x" : "z")), std::string::npos)
+                << source;
+            EXPECT_NE(source.find(std::string("float kfScalarOperand(double v) { return ") + c.conversion + "; }"),
+                      std::string::npos)
+                << source;
+            EXPECT_EQ(source.find("kfLoad(kfStore("), std::string::npos) << "no rounding to the output's dtype";
+            const bool reciprocal = std::string(c.conversion).starts_with("1.0f");
+            EXPECT_EQ(source.find("return (a * b);") != std::string::npos,
+                      reciprocal || c.card.op == "aten::mul" || c.card.op == "aten::mul_")
+                << source;
+            const nlohmann::json args = root->candidate.launchPlan["launches"][0]["args"];
+            EXPECT_EQ(args[selfIsNumber ? 0 : 1], c.token);
+            auto plan = parseLaunchPlan(root->candidate.launchPlan, c.card);
+            ASSERT_TRUE(plan.ok()) << plan.error().toString();
+            EXPECT_TRUE(validateLaunchPlan(plan.value(), c.card).ok());
+            EXPECT_GE(growChain(c.card, 2, true).size(), 2u); // compiles, and has neighbours
+        }
+    }
+    // Only a 0-dim tensor may be on the host, and only one of the two.
+    const TensorSpec x = cudaTensor("float32", {4, 8});
+    EXPECT_NE(refusal(binaryCard("aten::mul", "float32", x, TensorSpec{"float32", {8}, {1}, "cpu"}))
+                  .find("only a 0-dim tensor may be on the host"),
+              std::string::npos);
+    EXPECT_NE(refusal(binaryCard("aten::mul", "float32", float64Number, float64Number))
+                  .find("both operands are numbers on the host"),
+              std::string::npos);
+}
+
 TEST(BuiltinProposer, LikelyNextHoldsWhatTheNextRevisionOfTheBestNodeWillBe)
 {
     const OperatorCard card = softmaxCard("aten::softmax", "int", "bfloat16", {64, 512});
@@ -1710,9 +1767,7 @@ TEST(BuiltinProposer, LastFamiliesRefuseWithTheReason)
     EXPECT_NE(refusal(batchNormCard("float64", {2, 8, 4}, false)).find("dtype float64 not covered"), std::string::npos);
 
     const TensorSpec x = cudaTensor("float32", {4, 8});
-    const TensorSpec wrapped{"float64", {}, {}, "cpu"}; // a traced Python float: `x * 0.5`
-    EXPECT_NE(refusal(binaryCard("aten::mul", "float32", x, wrapped)).find("scalar operand value not captured"),
-              std::string::npos);
+    const TensorSpec wrapped{"float64", {}, {}, "cpu"}; // a Python float: `x * 0.5`
     // A CPU capture (a machine without a GPU): every operand and the output are on the CPU, and the
     // kernel reads them all from memory, the 0-dim one too.
     TensorSpec cpuX = x;

@@ -101,6 +101,42 @@ TEST(LaunchPlan, BindingANoneArgumentOrAMissingOutputOrScratchIsRefused)
     EXPECT_NE(planErrorOf(plan, softmaxCard()).find("is not a number"), std::string::npos);
 }
 
+TEST(LaunchPlan, AHostNumberIsPassedByValueNeverByPointer)
+{
+    // `x * 0.5` on the GPU: the number is a 0-dim CPU tensor the kernel cannot address.
+    OperatorCard card;
+    card.op = "aten::mul";
+    card.overload = "Tensor";
+    const TensorSpec x{"float32", {4, 8}, {8, 1}, "cuda:0"};
+    card.args = {ArgSpec{"self", "Tensor", ArgKind::Tensor, {x}, nullptr},
+                 ArgSpec{"other", "Tensor", ArgKind::Tensor, {TensorSpec{"float64", {}, {}, "cpu"}}, nullptr}};
+    card.outputs = {x};
+    EXPECT_TRUE(card.isHostNumberArg(card.args[1]));
+    EXPECT_FALSE(card.isHostNumberArg(card.args[0]));
+    const json byValue = json::parse(
+        R"({"launches": [{"kernel": "k", "grid": 1, "block": 32, "args": ["ptr:self", "f64:other", "ptr:out0"]}]})");
+    auto plan = parseLaunchPlan(byValue, card);
+    ASSERT_TRUE(plan.ok()) << plan.error().toString();
+    EXPECT_EQ(plan->launches[0].params[1].source, ParamSource::CardValue);
+    EXPECT_TRUE(validateLaunchPlan(plan.value(), card).ok());
+    json byPointer = byValue;
+    byPointer["launches"][0]["args"][1] = "ptr:other";
+    const std::string error = planErrorOf(byPointer, card);
+    EXPECT_NE(error.find("launches[0].args[1]"), std::string::npos) << error;
+    EXPECT_NE(error.find("a number on the host (a 0-dim CPU tensor): pass its value, e.g. 'f64:other'"),
+              std::string::npos)
+        << error;
+    // A dense tensor is never a number; a 0-dim CPU tensor of a call on the CPU is read from memory.
+    json denseByValue = byValue;
+    denseByValue["launches"][0]["args"][1] = "f64:self";
+    EXPECT_NE(planErrorOf(denseByValue, card).find("is not a number"), std::string::npos);
+    OperatorCard onHost = card;
+    onHost.args[0].tensors[0].device = "cpu";
+    onHost.outputs[0].device = "cpu";
+    EXPECT_FALSE(onHost.isHostNumberArg(onHost.args[1]));
+    EXPECT_TRUE(planErrorOf(byPointer, onHost).empty());
+}
+
 TEST(LaunchPlan, ZeroOrTooManyThreadsAreRefused)
 {
     json plan = twoPassPlan();
