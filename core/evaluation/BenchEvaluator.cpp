@@ -71,6 +71,7 @@ Result<Evaluation> BenchEvaluator::evaluate(const Candidate& candidate, const st
     request.plan = candidate.launchPlan;
     request.evaluateTimeout = m_evaluateTimeout;
     request.stop = &stop;
+    request.bestSpeedupByGpu = m_bestSpeedups;
     auto report = benchCandidate(request, m_compiler, m_worker);
     if (!report)
         return report.error();

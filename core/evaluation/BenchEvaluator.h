@@ -32,6 +32,7 @@ public:
     /// Compiles `likelyNext` on the compile-ahead pool for the worker's architecture (nothing before
     /// the worker has described its GPU).
     void prepareAhead(const std::vector<Candidate>& likelyNext) override;
+    void noteBestSpeedups(const std::map<std::string, double>& byGpuModel) override { m_bestSpeedups = byGpuModel; }
     /// Compiles the pool has finished so far.
     std::size_t compiledAhead() const { return m_compileAhead.completed(); }
 
@@ -42,6 +43,7 @@ private:
     std::filesystem::path m_projectDir;
     OperatorCard m_card;
     std::chrono::milliseconds m_evaluateTimeout;
+    std::map<std::string, double> m_bestSpeedups; // noteBestSpeedups' last
     CachingCompiler m_compiler;
     CompileAhead m_compileAhead{m_compiler}; // after m_compiler: destroyed (joined) before it
     WorkerClient m_worker;

@@ -199,6 +199,10 @@ Result<json> benchCandidate(const BenchRequest& request, CachingCompiler& compil
         {"cubin_base64",
          base64Encode(std::string_view(reinterpret_cast<const char*>(compiled->cubin.data()), compiled->cubin.size()))},
         {"options", request.evaluationOptions}};
+    if (gpu.contains("gpu") && gpu.at("gpu").is_string())
+        if (const auto best = request.bestSpeedupByGpu.find(gpu.at("gpu").get<std::string>());
+            best != request.bestSpeedupByGpu.end())
+            payload["options"]["best_speedup"] = best->second;
     phaseStart = std::chrono::steady_clock::now();
     WorkerResponse response =
         worker.request("evaluate", payload, request.evaluateTimeout, request.stopEvaluation ? request.stop : nullptr);

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,9 @@ struct BenchRequest {
     const std::atomic<bool>* stop = nullptr;
     bool stopEvaluation = false;
     nlohmann::json evaluationOptions = nlohmann::json::object(); // see CandidateEvaluator
+    /// The best speedup of the card's tree per GPU model: the entry of the worker's GPU goes to the
+    /// evaluation as "best_speedup", below which timing may stop early (docs/validation.md).
+    std::map<std::string, double> bestSpeedupByGpu;
     /// After a passed evaluation, run the validation on the captured samples again in workers
     /// started under compute-sanitizer (memcheck, racecheck, initcheck, synccheck).
     bool sanitize = false;

@@ -4,6 +4,7 @@
 #include "capture/EagerReplay.h"
 #include "capture/SampleIO.h"
 #include "capture/TorchInterop.h"
+#include "checks/EarlyTimingStop.h"
 #include "checks/MinimumTraffic.h"
 #include "checks/ModelAccuracy.h"
 #include "checks/OutputComparison.h"
@@ -72,6 +73,7 @@ struct EvalOptions {
     int repetitions = 50;
     int warmRepetitions = 20;
     bool time = true;
+    double bestSpeedup = 0; // the best node's on this GPU model: timing may stop early below it
 };
 
 EvalOptions parseOptions(const json& request)
@@ -88,6 +90,8 @@ EvalOptions parseOptions(const json& request)
     options.repetitions = std::max(3, o.value("repetitions", options.repetitions));
     options.warmRepetitions = std::max(3, o.value("warm_repetitions", options.warmRepetitions));
     options.time = o.value("time", options.time);
+    if (o.contains("best_speedup") && o.at("best_speedup").is_number())
+        options.bestSpeedup = o.at("best_speedup").get<double>();
     return options;
 }
 
@@ -588,17 +592,31 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
         }
         return {};
     };
-    if (auto r = measure(true, options.repetitions, candidateCold, eagerCold); !r)
+    auto pairedRatios = [&] {
+        std::vector<double> ratios;
+        for (size_t i = 0; i < candidateCold.size(); ++i)
+            ratios.push_back(candidateCold[i] > 0 ? eagerCold[i] / candidateCold[i] : 0);
+        return ratios;
+    };
+    // A search tells the card's best speedup: a candidate clearly slower after the first brackets
+    // is not timed further (docs/validation.md, "Stopping early").
+    const int look =
+        options.bestSpeedup > 0 ? std::min(kEarlyLookRepetitions, options.repetitions) : options.repetitions;
+    if (auto r = measure(true, look, candidateCold, eagerCold); !r)
         return r.error();
-    if (auto r = measure(false, options.warmRepetitions, candidateWarm, eagerWarm); !r)
+    const bool stoppedEarly = look < options.repetitions && clearlySlowerThanBest(pairedRatios(), options.bestSpeedup);
+    if (!stoppedEarly && options.repetitions > look)
+        if (auto r = measure(true, options.repetitions - look, candidateCold, eagerCold); !r)
+            return r.error();
+    const int warmRepetitions =
+        stoppedEarly ? std::min(kStoppedWarmRepetitions, options.warmRepetitions) : options.warmRepetitions;
+    if (auto r = measure(false, warmRepetitions, candidateWarm, eagerWarm); !r)
         return r.error();
 
     const std::string method = cupti ? "cupti kernel activity, L2 flushed" : "cuda events, L2 flushed";
     const EagerTiming candidate = summarize(candidateCold, method);
     const EagerTiming eagerTiming = summarize(eagerCold, method);
-    std::vector<double> ratios;
-    for (size_t i = 0; i < candidateCold.size(); ++i)
-        ratios.push_back(candidateCold[i] > 0 ? eagerCold[i] / candidateCold[i] : 0);
+    const std::vector<double> ratios = pairedRatios();
 
     const EagerTiming paired = summarizeDurations(ratios, "", "paired ratio"); // the ratios' median, quartiles
     json result{{"method", method},
@@ -610,6 +628,9 @@ Result<json> timeBoth(const CubinModule& module, const LaunchPlan& plan, const O
                 {"speedup_q1", paired.q1Us},
                 {"speedup_q3", paired.q3Us},
                 {"speedup_of_medians", candidate.medianUs > 0 ? eagerTiming.medianUs / candidate.medianUs : 0}};
+    if (stoppedEarly)
+        result["stopped_early"] = json{
+            {"after_repetitions", look}, {"best_speedup", options.bestSpeedup}, {"speedup_q3", thirdQuartile(ratios)}};
     if (!cupti)
         result["cupti_unavailable"] = cuptiProblem;
     return result;

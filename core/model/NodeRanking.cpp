@@ -97,6 +97,15 @@ std::map<std::string, const SearchNode*> bestNodeByGpu(const SearchTree& tree)
     return best;
 }
 
+std::map<std::string, double> bestSpeedupByGpu(const SearchTree& tree)
+{
+    std::map<std::string, double> speedups;
+    for (const auto& [model, node] : bestNodeByGpu(tree))
+        if (const std::optional<double> speedup = nodeSpeedup(*node))
+            speedups[model] = *speedup;
+    return speedups;
+}
+
 const SearchNode* bestNode(const SearchTree& tree)
 {
     const std::map<std::string, const SearchNode*> best = bestNodeByGpu(tree);

@@ -49,6 +49,9 @@ std::string rankedGpuModel(const SearchTree& tree);
 /// node of that model ranks above (ties: the earlier node), keyed by model.
 std::map<std::string, const SearchNode*> bestNodeByGpu(const SearchTree& tree);
 
+/// The speedup of each GPU model's best node (bestNodeByGpu), where it has one.
+std::map<std::string, double> bestSpeedupByGpu(const SearchTree& tree);
+
 /// The best node of the tree: bestNodeByGpu's entry for rankedGpuModel. Null when nothing passed.
 const SearchNode* bestNode(const SearchTree& tree);
 

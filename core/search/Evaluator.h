@@ -6,6 +6,8 @@
 #include "util/Result.h"
 
 #include <atomic>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace kforge::core {
@@ -22,6 +24,11 @@ public:
     /// Candidates the search may evaluate next: an evaluator may prepare them (compile ahead on
     /// other threads) while evaluate() runs. A hint only: it must not change any evaluation's result.
     virtual void prepareAhead(const std::vector<Candidate>& likelyNext) { (void)likelyNext; }
+    /// The speedup of the card's best node on each GPU model (NodeRanking.h: bestSpeedupByGpu), given
+    /// before each evaluate(): an evaluator may stop timing a candidate clearly slower than its GPU
+    /// model's best (docs/validation.md, "Stopping early"). Its speedup is then measured over fewer
+    /// repetitions; a candidate that could become the best is always timed in full.
+    virtual void noteBestSpeedups(const std::map<std::string, double>& byGpuModel) { (void)byGpuModel; }
 };
 
 } // namespace kforge::core

@@ -207,6 +207,7 @@ Result<SearchOutcome> SearchRun::runSequential()
             // While this candidate compiles and runs on the GPU, the ones likely to follow compile
             // on other threads (docs/search.md, "Compiling ahead").
             evaluator.prepareAhead(m_proposer.likelyNext(m_tree, proposal.value(), kCompileAheadCandidates));
+            evaluator.noteBestSpeedups(bestSpeedupByGpu(m_tree));
             auto evaluated = evaluator.evaluate(proposal->candidate, m_stop);
             m_evaluationCounts[0].fetch_add(1);
             if (!evaluated) {
@@ -327,6 +328,7 @@ Result<SearchOutcome> SearchRun::runParallel()
             while (busy[slot])
                 ++slot;
             m_evaluators[slot]->prepareAhead(m_proposer.likelyNext(m_tree, proposal.value(), kCompileAheadCandidates));
+            m_evaluators[slot]->noteBestSpeedups(bestSpeedupByGpu(m_tree));
             Candidate candidate = proposal->candidate;
             Result<std::string> id = appendProposal(parentId, std::move(proposal.value()));
             if (!id) {

@@ -127,6 +127,38 @@ TEST_F(EvaluateGpuTest, SetsTooLargeToKeepAreMadeAgainWithTheSameValues)
     EXPECT_NE(reason(cached).find("fresh input set 1: output 0"), std::string::npos) << reason(cached);
 }
 
+TEST_F(EvaluateGpuTest, ACandidateClearlySlowerThanTheBestIsTimedBriefly)
+{
+    // A search hands the evaluation its GPU model's best speedup: far above this kernel's, so its
+    // timing stops after the first brackets; far below, and it is timed in full.
+    const json full = bench("softmax_correct.cu");
+    ASSERT_EQ(full.value("status", ""), "passed") << full.dump(2);
+    const std::string gpu = full["worker"]["gpu"]["gpu"].get<std::string>();
+    auto benchWithBest = [&](double best) {
+        BenchRequest request;
+        request.projectDir = s_scratch->path() / "project";
+        request.card = *s_card;
+        request.source = readWholeFile(std::string(KFORGE_GPU_KERNELS_DIR) + "/softmax_correct.cu").value();
+        request.bestSpeedupByGpu = {{gpu, best}, {"another GPU", 0.001}};
+        auto report = benchCandidate(request, *s_compiler, *s_worker);
+        EXPECT_TRUE(report.ok()) << report.error().toString();
+        return report.ok() ? report.value() : json();
+    };
+    const json stopped = benchWithBest(1000.0);
+    ASSERT_EQ(stopped.value("status", ""), "passed") << stopped.dump(2);
+    const json& timing = stopped["evaluation"]["timing"];
+    ASSERT_TRUE(timing.contains("stopped_early")) << timing.dump();
+    EXPECT_EQ(timing["stopped_early"]["after_repetitions"].get<int>(), 10);
+    EXPECT_EQ(timing["candidate"]["repetitions"].get<int>(), 10);
+    EXPECT_EQ(timing["eager"]["repetitions"].get<int>(), 10);
+    EXPECT_EQ(timing["candidate_warm_l2"]["repetitions"].get<int>(), 3);
+    EXPECT_GT(timing["speedup"].get<double>(), 0);
+    const json timed = benchWithBest(0.001)["evaluation"]["timing"];
+    EXPECT_FALSE(timed.contains("stopped_early")) << timed.dump();
+    EXPECT_EQ(timed["candidate"]["repetitions"].get<int>(), 50);
+    EXPECT_EQ(timed["candidate_warm_l2"]["repetitions"].get<int>(), 20);
+}
+
 TEST_F(EvaluateGpuTest, KernelThatSkipsOutputsIsRejected)
 {
     const json report = bench("softmax_skips_last.cu");

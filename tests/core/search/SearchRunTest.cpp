@@ -119,6 +119,29 @@ TEST(SearchRun, EveryEvaluationIsPrecededByTheProposersLikelyNextCandidates)
     EXPECT_EQ(dump(f.tree), dump(g.tree));
 }
 
+TEST(SearchRun, EveryEvaluationKnowsTheBestSpeedupSoFar)
+{
+    // What lets the evaluator stop timing a clearly slower candidate: before each evaluation, the
+    // best node's speedup per GPU model (the synthetic evaluator's nodes name none: "").
+    ScratchDir dir;
+    SyntheticProposer proposer;
+    SyntheticEvaluator evaluator;
+    Finished f = runFresh(dir.path() / "tree.json", 3, fixedClockOptions(20), proposer, evaluator);
+    ASSERT_EQ(evaluator.bestNoted.size(), static_cast<std::size_t>(evaluator.calls));
+    ASSERT_GE(evaluator.calls, 10);
+    EXPECT_TRUE(evaluator.bestNoted.front().empty()); // nothing passed yet
+    for (std::size_t i = 0; i < evaluator.bestNoted.size(); ++i) {
+        SCOPED_TRACE(i);
+        if (evaluator.bestReturned[i] == 0) {
+            EXPECT_TRUE(evaluator.bestNoted[i].empty());
+            continue;
+        }
+        ASSERT_EQ(evaluator.bestNoted[i].size(), 1u);
+        EXPECT_NEAR(evaluator.bestNoted[i].at(""), evaluator.bestReturned[i], 1e-9);
+    }
+    EXPECT_NEAR(bestSpeedupByGpu(f.tree).at(""), evaluator.bestSoFar, 1e-9);
+}
+
 TEST(SearchRun, ChildCountsNeverExceedTheWideningLimitWhenNothingFails)
 {
     ScratchDir dir;

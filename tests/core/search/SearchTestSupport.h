@@ -10,10 +10,12 @@
 #include "search/SearchRun.h"
 #include "util/Hash.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,15 @@ public:
     std::function<void(int call)> sideEffect;         // e.g. request a stop, or _exit
     std::vector<std::vector<std::string>> prepared;   // sources of every prepareAhead call
     int callsWhenLastPrepared = -1;
+    std::vector<std::map<std::string, double>> bestNoted; // every noteBestSpeedups call
+    std::vector<double> bestReturned;                     // the best speedup returned before each of them
+    double bestSoFar = 0;
+
+    void noteBestSpeedups(const std::map<std::string, double>& byGpuModel) override
+    {
+        bestNoted.push_back(byGpuModel);
+        bestReturned.push_back(bestSoFar);
+    }
 
     void prepareAhead(const std::vector<Candidate>& likelyNext) override
     {
@@ -131,6 +142,7 @@ public:
         e.status = NodeStatus::Passed;
         e.latency = LatencyStats{median, median * 0.98, median * 1.03};
         e.eagerUs = eagerUs;
+        bestSoFar = std::max(bestSoFar, eagerUs / median);
         return e;
     }
 };
