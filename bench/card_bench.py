@@ -19,6 +19,7 @@ import json
 import os
 import statistics
 import time
+import traceback
 
 import torch
 from processes import run  # noqa: F401 - the scripts import it from here
@@ -31,6 +32,22 @@ DISAGREEMENT_LIMIT = 0.10  # evaluator vs do_bench beyond this is flagged in the
 def one_line(text, limit=400):
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def run_each(names, tag, bench_one, errors, after_each=None):
+    """Runs `bench_one(name)` for each name in turn, printing "TAG: NAME" first. A name whose run
+    raises is recorded in `errors` (name -> one line; its traceback printed) and the others still run;
+    `after_each(name, done)` runs after every name, failed or not, with the names done so far (to
+    clean up, or to write the results so far with their errors, so that a stopped run keeps them)."""
+    for k, name in enumerate(names):
+        print(f"{tag}: {name}", flush=True)
+        try:
+            bench_one(name)
+        except Exception as e:  # noqa: BLE001 - recorded; the other names still run
+            traceback.print_exc()
+            errors[name] = one_line(f"{type(e).__name__}: {e}")
+        if after_each:
+            after_each(name, names[:k + 1])
 
 
 def qualified(card):

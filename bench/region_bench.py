@@ -20,7 +20,6 @@ import json
 import os
 import sys
 import tempfile
-import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True
@@ -28,7 +27,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 import torch  # noqa: E402
-from card_bench import copy_bandwidth_gbps, measure_card, one_line, run  # noqa: E402
+from card_bench import copy_bandwidth_gbps, measure_card, one_line, run, run_each  # noqa: E402
 from suite import environment  # noqa: E402
 
 
@@ -274,13 +273,8 @@ def main():
     copy_gbps = copy_bandwidth_gbps()
     rows, errors = [], {}
     with tempfile.TemporaryDirectory(prefix="kforge_region_bench_") as workdir:
-        for name in names:
-            print(f"region_bench: {name}", flush=True)
-            try:
-                rows.extend(bench_chain(name, args, env, workdir, copy_gbps))
-            except Exception as e:  # noqa: BLE001 - recorded; the other chains still run
-                traceback.print_exc()
-                errors[name] = one_line(f"{type(e).__name__}: {e}")
+        run_each(names, "region_bench", lambda name: rows.extend(bench_chain(name, args, env, workdir, copy_gbps)),
+                 errors)
     info["copy_gb_per_s"] = round(copy_gbps, 1)
     with open(os.path.join(args.out, "region-bench.json"), "w") as f:
         json.dump({"environment": info, "rows": rows, "errors": errors}, f, indent=1)

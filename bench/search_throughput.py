@@ -21,14 +21,13 @@ import statistics
 import sys
 import tempfile
 import time
-import traceback
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, ROOT)
 
 import torch  # noqa: E402
-from card_bench import one_line, run  # noqa: E402
+from card_bench import one_line, run, run_each  # noqa: E402
 from region_bench import OneOp, capture_module, fmt  # noqa: E402
 from suite import environment  # noqa: E402
 
@@ -137,16 +136,15 @@ def main():
     env = dict(os.environ)
     info = environment(args.kforge)
     rows, errors = [], {}
+
+    def write_json(name, done):  # after each problem: a stopped run keeps its results
+        with open(os.path.join(args.out, "search-throughput.json"), "w") as f:
+            json.dump({"environment": info, "rows": rows, "errors": errors}, f, indent=1)
+
     with tempfile.TemporaryDirectory(prefix="kforge_search_throughput_") as workdir:
-        for name in names:
-            print(f"search_throughput: {name}", flush=True)
-            try:
-                rows.append(bench_problem(name, args, env, workdir))
-            except Exception as e:  # noqa: BLE001 - recorded; the other problems still run
-                traceback.print_exc()
-                errors[name] = one_line(f"{type(e).__name__}: {e}")
-            with open(os.path.join(args.out, "search-throughput.json"), "w") as f:
-                json.dump({"environment": info, "rows": rows, "errors": errors}, f, indent=1)
+        run_each(names, "search_throughput", lambda name: rows.append(bench_problem(name, args, env, workdir)),
+                 errors, write_json)
+        write_json(None, names)
     text = markdown(info, rows, errors)
     with open(os.path.join(args.out, "search-throughput.md"), "w") as f:
         f.write(text)

@@ -25,7 +25,6 @@ import os
 import shutil
 import sys
 import tempfile
-import traceback
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
@@ -33,7 +32,7 @@ sys.path.insert(0, ROOT)
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from card_bench import copy_bandwidth_gbps, one_line  # noqa: E402
+from card_bench import copy_bandwidth_gbps, run_each  # noqa: E402
 from region_bench import OneOp, bench_module, fmt  # noqa: E402
 from suite import environment  # noqa: E402
 
@@ -182,22 +181,22 @@ def main():
     copy_gbps = copy_bandwidth_gbps()
     info["copy_gb_per_s"] = round(copy_gbps, 1)
     rows, errors, text = [], {}, "no problem within --max-mib\n"
+
+    def bench_one(name):
+        factory, specs = PROBLEMS[name]
+        rows.extend(bench_module(name, factory, specs, args, env, workdir, copy_gbps))
+
+    def after_each(name, done):
+        nonlocal text
+        # a 6 GiB problem's samples and model do not stay on disk for the rest of the run
+        shutil.rmtree(os.path.join(workdir, name), ignore_errors=True)
+        if os.path.exists(os.path.join(workdir, name + ".pt")):
+            os.remove(os.path.join(workdir, name + ".pt"))
+        torch.cuda.empty_cache()
+        text = write_results(args.out, info, rows, errors, done)  # a stopped run keeps its results
+
     with tempfile.TemporaryDirectory(prefix="kforge_single_op_") as workdir:
-        for name in names:
-            print(f"single_op_problems: {name}", flush=True)
-            factory, specs = PROBLEMS[name]
-            try:
-                rows.extend(bench_module(name, factory, specs, args, env, workdir, copy_gbps))
-            except Exception as e:  # noqa: BLE001 - recorded; the other problems still run
-                traceback.print_exc()
-                errors[name] = one_line(f"{type(e).__name__}: {e}")
-            # a 6 GiB problem's samples and model do not stay on disk for the rest of the run
-            shutil.rmtree(os.path.join(workdir, name), ignore_errors=True)
-            if os.path.exists(os.path.join(workdir, name + ".pt")):
-                os.remove(os.path.join(workdir, name + ".pt"))
-            torch.cuda.empty_cache()
-            done = names[:names.index(name) + 1]  # written after each problem: a stopped run keeps its results
-            text = write_results(args.out, info, rows, errors, done)
+        run_each(names, "single_op_problems", bench_one, errors, after_each)
     print(text)
     return 1 if errors else 0
 

@@ -1,4 +1,4 @@
-"""bench/card_bench.py helpers that need no GPU: sample replay keeps the card's strides."""
+"""bench/card_bench.py helpers that need no GPU: sample replay keeps the card's strides; run_each."""
 import os
 import sys
 import unittest
@@ -30,6 +30,29 @@ class ToDeviceKeepsStrides(unittest.TestCase):
         moved = card_bench.to_cuda(expanded, device="cpu")
         self.assertEqual(moved.stride(), expanded.stride())
         self.assertTrue(torch.equal(moved, expanded))
+
+
+
+class RunEach(unittest.TestCase):
+    def test_a_failure_is_one_line_and_the_others_still_run(self):
+        ran, seen_errors = [], []
+        errors = {}
+
+        def bench_one(name):
+            ran.append(name)
+            if name == "b":
+                raise ValueError("no kernel\n  for b")
+
+        def after_each(name, done):
+            seen_errors.append((name, list(done), dict(errors)))
+
+        card_bench.run_each(["a", "b", "c"], "test", bench_one, errors, after_each)
+        self.assertEqual(ran, ["a", "b", "c"])
+        self.assertEqual(errors, {"b": "ValueError: no kernel for b"})
+        # after each name, with the names done so far and the errors recorded by then
+        self.assertEqual(seen_errors[0], ("a", ["a"], {}))
+        self.assertEqual(seen_errors[1], ("b", ["a", "b"], {"b": "ValueError: no kernel for b"}))
+        self.assertEqual(seen_errors[2][1], ["a", "b", "c"])
 
 
 if __name__ == "__main__":
