@@ -10,13 +10,18 @@ bool isBuiltinFloatDtype(const std::string& dtype)
     return dtype == "float32" || dtype == "float16" || dtype == "bfloat16";
 }
 
+bool isBuiltinIntegerDtype(const std::string& dtype)
+{
+    return dtype == "int64" || dtype == "int32" || dtype == "int16" || dtype == "int8" || dtype == "uint8";
+}
+
 int dtypeBytes(const std::string& dtype)
 {
-    if (dtype == "float64")
+    if (dtype == "float64" || dtype == "int64")
         return 8;
-    if (dtype == "bool")
+    if (dtype == "bool" || dtype == "int8" || dtype == "uint8")
         return 1;
-    return dtype == "float32" ? 4 : 2;
+    return dtype == "float32" || dtype == "int32" ? 4 : 2;
 }
 
 const char* dtypeCType(const std::string& dtype)
@@ -31,6 +36,14 @@ const char* dtypeCType(const std::string& dtype)
         return "bool";
     if (dtype == "int64")
         return "long long";
+    if (dtype == "int32")
+        return "int";
+    if (dtype == "int16")
+        return "short";
+    if (dtype == "int8")
+        return "signed char";
+    if (dtype == "uint8")
+        return "unsigned char";
     return "float";
 }
 
@@ -292,6 +305,17 @@ std::string regionOperandTypes(const std::string& name, const std::string& dtype
     const std::string type = "t_" + name;
     std::string s = std::string("typedef ") + dtypeCType(dtype) + " " + type + ";\n" +
         (output ? dtypeStorer("kfStore_" + name, dtype) : dtypeLoader("kfLoad_" + name, dtype));
+    if (vectors)
+        s += "struct alignas(V * sizeof(" + type + ")) Vec_" + name + " { " + type + " v[V]; };\n";
+    return s;
+}
+
+std::string integerOperandTypes(const std::string& name, const std::string& dtype, bool output, bool vectors)
+{
+    const std::string type = "t_" + name;
+    const std::string c = dtypeCType(dtype);
+    std::string s = "typedef " + c + " " + type + ";\n__device__ __forceinline__ " + c + " " +
+        (output ? "kfStore_" : "kfLoad_") + name + "(" + c + " v) { return v; }\n";
     if (vectors)
         s += "struct alignas(V * sizeof(" + type + ")) Vec_" + name + " { " + type + " v[V]; };\n";
     return s;

@@ -49,8 +49,11 @@ public:
 /// inputs and outputs; dtypeCType and dtypeLoader also read "float64" (a 0-dim operand's value) and
 /// "bool" (a condition, loaded as 0 / 1).
 bool isBuiltinFloatDtype(const std::string& dtype);
-int dtypeBytes(const std::string& dtype);         // 4 or 2 (float64 8, bool 1)
-const char* dtypeCType(const std::string& dtype); // "float", "__half", "__nv_bfloat16", "double"
+/// int64, int32, int16, int8, uint8: what the pointwise generator carries exactly (integerOperandTypes).
+bool isBuiltinIntegerDtype(const std::string& dtype);
+int dtypeBytes(const std::string& dtype); // 4 or 2 (float64 8, bool 1; integers their width)
+const char*
+dtypeCType(const std::string& dtype); // "float", "__half", "__nv_bfloat16", "double", "long long", "int", ...
 /// The #include lines and the load/store conversions (float <-> dtype) for one input and one output
 /// dtype: defines `in_t`, `out_t`, `kfLoad(in_t) -> float`, `kfStore(float) -> out_t`.
 std::string dtypePrelude(const std::string& inDtype, const std::string& outDtype);
@@ -118,6 +121,10 @@ std::string offsetFunction(const std::string& name, const std::vector<std::int64
 /// A region operand's types in generated code: `typedef T t_NAME;`, its `kfLoad_NAME` (an input) or
 /// `kfStore_NAME` (an output) and, where it moves in vectors of V, `struct Vec_NAME`.
 std::string regionOperandTypes(const std::string& name, const std::string& dtype, bool output, bool vectors);
+/// regionOperandTypes for an integer dtype whose values the kernel carries in their own C type (the
+/// pointwise generator's): `typedef T t_NAME;`, `T kfLoad_NAME(T)` or `T kfStore_NAME(T)` (the value
+/// itself) and, where it moves in vectors of V, `struct Vec_NAME`.
+std::string integerOperandTypes(const std::string& name, const std::string& dtype, bool output, bool vectors);
 /// `#include` lines for a dtype plus `__device__ float NAME(T v)` converting one element to float;
 /// used for tensors whose dtype may differ from the main input's (weights, running stats, operands).
 std::string dtypeLoader(const std::string& fn, const std::string& dtype);

@@ -74,7 +74,9 @@ std::optional<std::vector<std::int64_t>> channelStrides(const TensorSpec& t, con
 
 Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(const OperatorCard& card)
 {
-    auto expression = PointwiseExpression::fromRegion(card);
+    PointwiseOptions options;
+    options.integers = true; // integer values carried in their own types through the element function
+    auto expression = PointwiseExpression::fromRegion(card, options);
     if (!expression)
         return unsupportedCard(card, expression.error().message);
     std::unique_ptr<PointwiseRegionFamily> f(new PointwiseRegionFamily(std::move(expression.value())));
@@ -170,6 +172,17 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::createForO
     return f;
 }
 
+std::string PointwiseRegionFamily::regionArguments(const std::string& prefix, const std::string& suffix) const
+{
+    std::string args;
+    for (const Operand& o : m_inputs)
+        if (o.used)
+            args += prefix + o.name + suffix + ", ";
+    for (std::size_t n = 0; n < m_outputs.size(); ++n)
+        args += "y" + std::to_string(n) + (n + 1 < m_outputs.size() ? ", " : "");
+    return args;
+}
+
 bool PointwiseRegionFamily::hasStrided() const
 {
     const auto strided = [](const Operand& o) { return o.mode == Mode::Strided; };
@@ -227,7 +240,9 @@ std::string PointwiseRegionFamily::operandDefinitions(int width) const
         for (const Operand& o : *list) {
             if (!o.used)
                 continue;
-            s << regionOperandTypes(o.name, o.dtype, o.output, o.mode != Mode::Scalar && vectorMoves(o, width));
+            const bool vectors = o.mode != Mode::Scalar && vectorMoves(o, width);
+            s << (isBuiltinIntegerDtype(o.dtype) ? integerOperandTypes(o.name, o.dtype, o.output, vectors)
+                                                 : regionOperandTypes(o.name, o.dtype, o.output, vectors));
             if (o.mode == Mode::Strided)
                 s << offsetFunction("kfOffset_" + o.name, m_dims, o.strides);
         }
@@ -237,11 +252,13 @@ std::string PointwiseRegionFamily::operandDefinitions(int width) const
 std::string PointwiseRegionFamily::loadStatements(std::size_t n, int width) const
 {
     const Operand& o = m_inputs[n];
-    const std::string at = "xs[k][" + std::to_string(n) + "]";
+    if (!o.used)
+        return ""; // the element function does not take it
+    const std::string at = "xs_" + o.name + "[k]";
     std::ostringstream s;
-    if (!o.used || o.mode == Mode::Scalar) {
-        s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                " << at
-          << "[e] = " << (o.used ? "s_" + o.name : std::string("0.0f")) << ";\n";
+    if (o.mode == Mode::Scalar) {
+        s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                " << at << "[e] = s_" << o.name
+          << ";\n";
         return s.str();
     }
     s << "            {\n";
@@ -289,7 +306,8 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
     const std::string kernel = "kf_pointwise_region";
     std::ostringstream s;
     s << "// Built-in pointwise " << (m_inPlace ? "in-place op " : "region ") << m_chain << " over " << m_numel
-      << " elements, one pass, fp32 math (" << m_expression.liveOps() << " ops).\n"
+      << " elements, one pass, fp32 math" << (m_expression.hasIntegers() ? " (integers exact)" : "") << " ("
+      << m_expression.liveOps() << " ops).\n"
       << "// Template parameters: " << params.dump() << "\n// Merged dims (outermost first in storage):";
     for (std::int64_t d : m_dims)
         s << " " << d;
@@ -306,8 +324,6 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
       << "constexpr int V = " << v << ";\n"
       << "constexpr int THREADS = " << threads << ";\n"
       << "constexpr int ITEMS = " << items << ";\n"
-      << "constexpr int NIN = " << std::max<std::size_t>(nin, 1) << ";\n"
-      << "constexpr int NOUT = " << nout << ";\n"
       << "constexpr long long NVEC = NUMEL / V;\n"
       << operandDefinitions(v) << m_expression.elementFunction("kfRegion") << "\nextern \"C\" __global__ void "
       << "__launch_bounds__(THREADS) " << kernel << "(";
@@ -321,12 +337,17 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
           << (n + 1 < nout ? ", " : ")\n{\n");
     for (const Operand& o : m_inputs)
         if (o.used && o.mode == Mode::Scalar)
-            s << "    const float s_" << o.name << " = kfLoad_" << o.name << "(" << o.name << "[0]);\n";
+            s << "    const " << pointwiseValueType(o.dtype) << " s_" << o.name << " = kfLoad_" << o.name << "("
+              << o.name << "[0]);\n";
     s << "    const long long stride = static_cast<long long>(gridDim.x) * THREADS * ITEMS;\n"
       << "    for (long long base = static_cast<long long>(blockIdx.x) * THREADS * ITEMS + threadIdx.x; base < NVEC;\n"
-      << "         base += stride) {\n"
-      << "        float xs[ITEMS][NIN][V];\n"
-      << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
+      << "         base += stride) {\n";
+    // Each input's values in the type the element function takes (pointwiseValueType: float, or an
+    // integer's own type).
+    for (const Operand& o : m_inputs)
+        if (o.used)
+            s << "        " << pointwiseValueType(o.dtype) << " xs_" << o.name << "[ITEMS][V];\n";
+    s << "#pragma unroll\n        for (int k = 0; k < ITEMS; ++k) {\n"
       << "            const long long j = base + static_cast<long long>(k) * THREADS;\n"
       << "            if (j >= NVEC)\n                continue;\n"
       << "            const long long i = j * V;\n            (void)i;\n";
@@ -339,12 +360,12 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
       << "            const long long i = j * V;\n            (void)i;\n";
     for (std::size_t n = 0; n < nout; ++n)
         s << "            struct { t_" << m_outputs[n].name << " v[V]; } r" << n << "_;\n";
-    s << "#pragma unroll\n            for (int e = 0; e < V; ++e) {\n"
-      << "                float x[NIN];\n                float y[NOUT];\n"
-      << "#pragma unroll\n                for (int n = 0; n < NIN; ++n)\n                    x[n] = xs[k][n][e];\n"
-      << "                kfRegion(x, y);\n";
+    s << "#pragma unroll\n            for (int e = 0; e < V; ++e) {\n";
     for (std::size_t n = 0; n < nout; ++n)
-        s << "                r" << n << "_.v[e] = kfStore_" << m_outputs[n].name << "(y[" << n << "]);\n";
+        s << "                " << pointwiseValueType(m_outputs[n].dtype) << " y" << n << ";\n";
+    s << "                kfRegion(" << regionArguments("xs_", "[k][e]") << ");\n";
+    for (std::size_t n = 0; n < nout; ++n)
+        s << "                r" << n << "_.v[e] = kfStore_" << m_outputs[n].name << "(y" << n << ");\n";
     s << "            }\n";
     for (std::size_t n = 0; n < nout; ++n) {
         const Operand& o = m_outputs[n];
@@ -362,20 +383,16 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
         s << "    constexpr long long TAIL = NUMEL - NVEC * V;\n"
           << "    if constexpr (TAIL > 0) {\n"
           << "        const long long g = static_cast<long long>(blockIdx.x) * THREADS + threadIdx.x;\n"
-          << "        if (g < TAIL) {\n            const long long i = NVEC * V + g;\n"
-          << "            float x[NIN];\n            float y[NOUT];\n";
-        for (std::size_t n = 0; n < std::max<std::size_t>(nin, 1); ++n) {
-            s << "            x[" << n << "] = ";
-            if (n >= nin || !m_inputs[n].used)
-                s << "0.0f;\n";
-            else if (m_inputs[n].mode == Mode::Scalar)
-                s << "s_" << m_inputs[n].name << ";\n";
-            else
-                s << "kfLoad_" << m_inputs[n].name << "(" << m_inputs[n].name << "[i]);\n";
-        }
-        s << "            kfRegion(x, y);\n";
+          << "        if (g < TAIL) {\n            const long long i = NVEC * V + g;\n";
+        for (const Operand& o : m_inputs)
+            if (o.used)
+                s << "            const " << pointwiseValueType(o.dtype) << " x_" << o.name << " = "
+                  << (o.mode == Mode::Scalar ? "s_" + o.name : "kfLoad_" + o.name + "(" + o.name + "[i])") << ";\n";
         for (std::size_t n = 0; n < nout; ++n)
-            s << "            " << m_outputs[n].name << "[i] = kfStore_" << m_outputs[n].name << "(y[" << n << "]);\n";
+            s << "            " << pointwiseValueType(m_outputs[n].dtype) << " y" << n << ";\n";
+        s << "            kfRegion(" << regionArguments("x_", "") << ");\n";
+        for (std::size_t n = 0; n < nout; ++n)
+            s << "            " << m_outputs[n].name << "[i] = kfStore_" << m_outputs[n].name << "(y" << n << ");\n";
         s << "        }\n    }\n";
     }
     s << "}\n";

@@ -65,6 +65,8 @@ private:
     /// The statements reading operand input `k` of vector j (element index i) into xs[k][n][e].
     std::string loadStatements(std::size_t n, int width) const;
     std::string storeStatements(std::size_t o, int width) const;
+    /// The element function's arguments: each used input as PREFIX<name>SUFFIX, then y0, y1, ...
+    std::string regionArguments(const std::string& prefix, const std::string& suffix) const;
 
     PointwiseExpression m_expression;
     std::vector<Operand> m_inputs, m_outputs;

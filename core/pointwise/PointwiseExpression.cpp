@@ -2,8 +2,10 @@
 
 #include "pointwise/CudaLiteral.h"
 #include "pointwise/DtypePromotion.h"
+#include "pointwise/PointwiseFormulas.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -23,14 +25,67 @@ bool isHalfWidth(const std::string& dtype)
     return dtype == "float16" || dtype == "bfloat16";
 }
 
-// What an input may be: a float tensor, a bool (a where's condition, or 0 / 1 in arithmetic), or a
-// 0-dim float64 (a traced Python number kept as a tensor), read as float as eager casts it.
-std::string inputProblem(const TensorSpec& t)
+bool isIntegerDtype(const std::string& dtype)
 {
-    if (isComputeDtype(t.dtype) || t.dtype == "bool" || (t.dtype == "float64" && t.sizes.empty()))
+    return dtypeCategory(dtype) == DtypeCategory::Integer;
+}
+
+// What an input may be: a float tensor, a bool (a where's condition, or 0 / 1 in arithmetic), or a
+// 0-dim float64 (a traced Python number kept as a tensor), read as float as eager casts it; with
+// `integers`, an integer tensor too.
+std::string inputProblem(const TensorSpec& t, bool integers)
+{
+    if (isComputeDtype(t.dtype) || t.dtype == "bool" || (t.dtype == "float64" && t.sizes.empty()) ||
+        (integers && isIntegerDtype(t.dtype)))
         return "";
-    return t.dtype + (t.sizes.empty() ? " 0-dim tensor" : " tensor") +
-        " not covered (float32, float16, bfloat16; bool; float64 0-dim)";
+    return t.dtype + (t.sizes.empty() ? " 0-dim tensor" : " tensor") + " not covered (float32, float16, bfloat16; " +
+        (integers ? "int64, int32, int16, int8, uint8; " : "") + "bool; float64 0-dim)";
+}
+
+// A Python scalar's exact integer value: an int's, a bool's 0 / 1, or a float truncated toward zero
+// (as eager converts a float scalar into an integer dtype); nullopt for a float no int64 holds.
+std::optional<std::int64_t> scalarInteger(const nlohmann::json& v, double value)
+{
+    if (v.is_boolean())
+        return v.get<bool>() ? 1 : 0;
+    if (v.is_number_integer())
+        return v.get<std::int64_t>();
+    if (!std::isfinite(value) || value <= -9223372036854775808.0 || value >= 9223372036854775808.0)
+        return std::nullopt;
+    return static_cast<std::int64_t>(value);
+}
+
+// `v` converted into integer dtype `dtype` as C++ (and eager) converts it: the low bits.
+std::int64_t wrapInteger(std::int64_t v, const std::string& dtype)
+{
+    const auto u = static_cast<std::uint64_t>(v);
+    if (dtype == "int32")
+        return static_cast<std::int32_t>(static_cast<std::uint32_t>(u));
+    if (dtype == "int16")
+        return static_cast<std::int16_t>(static_cast<std::uint16_t>(u));
+    if (dtype == "int8")
+        return static_cast<std::int8_t>(static_cast<std::uint8_t>(u));
+    if (dtype == "uint8")
+        return static_cast<std::uint8_t>(u);
+    return v;
+}
+
+std::string integerLiteral(std::int64_t v)
+{
+    if (v == std::numeric_limits<std::int64_t>::min())
+        return "(-9223372036854775807LL - 1LL)";
+    return std::to_string(v) + "LL";
+}
+
+// An expression of a value of `from` (carried as pointwiseValueType(from)) converted into integer
+// dtype `to`: an integer keeps its low bits; a float (or bool 0 / 1) is truncated toward zero
+// through int64, as c10 converts into uint8 (and, in range, into every integer type).
+std::string toInteger(const std::string& expr, const std::string& from, const std::string& to)
+{
+    const std::string type = pointwiseValueType(to);
+    if (isIntegerDtype(from))
+        return from == to ? expr : "static_cast<" + type + ">(" + expr + ")";
+    return "static_cast<" + type + ">(static_cast<long long>(" + expr + "))";
 }
 
 // The dtype a Python scalar stands for in promotion.
@@ -68,17 +123,36 @@ const ArgSpec* findArg(const ChainMember& member, std::string_view name, std::si
 
 } // namespace
 
+std::string pointwiseValueType(const std::string& dtype)
+{
+    if (dtype == "int64")
+        return "long long";
+    if (dtype == "int32")
+        return "int";
+    if (dtype == "int16")
+        return "short";
+    if (dtype == "int8")
+        return "signed char";
+    if (dtype == "uint8")
+        return "unsigned char";
+    return "float";
+}
+
 int PointwiseExpression::narrowed(int id, const std::string& dtype)
 {
+    // A float or (c10 converting through float) an integer value; bools are 0 / 1 in any dtype.
     const PointwiseNode& from = m_nodes[static_cast<std::size_t>(id)];
+    const DtypeCategory category = dtypeCategory(from.dtype);
     if (from.dtype == dtype ||
-        (from.kind != PointwiseNode::Kind::Constant && dtypeCategory(from.dtype) != DtypeCategory::Floating))
+        (from.kind != PointwiseNode::Kind::Constant && category != DtypeCategory::Floating &&
+         category != DtypeCategory::Integer))
         return id;
     PointwiseNode n;
     n.kind = PointwiseNode::Kind::Apply;
     n.op = findPointwiseOp("aten::_to_copy", "", {}).value();
     n.operands = {id};
     n.dtype = dtype;
+    n.common = dtype;
     n.round = true;
     return intern(std::move(n));
 }
@@ -88,9 +162,10 @@ int PointwiseExpression::intern(PointwiseNode node)
     for (std::size_t i = 0; i < m_nodes.size(); ++i) {
         const PointwiseNode& n = m_nodes[i];
         if (n.kind == node.kind && n.input == node.input &&
-            std::memcmp(&n.constant, &node.constant, sizeof(double)) == 0 && n.op == node.op &&
-            n.operands == node.operands && n.dtype == node.dtype && n.round == node.round && n.reduce == node.reduce &&
-            n.reducedDims == node.reducedDims && n.groups == node.groups && n.view == node.view)
+            std::memcmp(&n.constant, &node.constant, sizeof(double)) == 0 && n.integer == node.integer &&
+            n.op == node.op && n.operands == node.operands && n.dtype == node.dtype && n.common == node.common &&
+            n.round == node.round && n.reduce == node.reduce && n.reducedDims == node.reducedDims &&
+            n.groups == node.groups && n.view == node.view)
             return static_cast<int>(i);
     }
     m_nodes.push_back(std::move(node));
@@ -105,10 +180,11 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
     const RegionChain& chain = *card.region;
     PointwiseExpression e;
     e.m_inputCount = static_cast<int>(card.args.size());
+    e.m_integers = options.integers;
     for (std::size_t k = 0; k < card.args.size(); ++k) {
         if (card.args[k].kind != ArgKind::Tensor || card.args[k].tensors.size() != 1)
             return refuse("region argument " + card.args[k].name + " is not one tensor");
-        if (const std::string why = inputProblem(card.args[k].tensors[0]); !why.empty())
+        if (const std::string why = inputProblem(card.args[k].tensors[0], options.integers); !why.empty())
             return refuse("region input " + card.args[k].name + ": " + why);
     }
     std::vector<std::vector<int>> memberNodes(chain.members.size());
@@ -190,6 +266,7 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
                 PointwiseNode constant;
                 constant.kind = PointwiseNode::Kind::Constant;
                 constant.constant = *scalarValue(arg->value);
+                constant.integer = scalarInteger(arg->value, constant.constant).value_or(0);
                 constant.dtype = scalarDtype(arg->value);
                 p = {constant.dtype, OperandRank::PythonScalar};
                 node = e.intern(std::move(constant));
@@ -224,8 +301,29 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
         if (dtype != produced)
             return refuse(label + ": promotion gives " + (dtype.empty() ? "no dtype" : dtype) +
                           " where eager produced " + produced);
-        if (!isComputeDtype(dtype) && dtype != "bool")
-            return refuse(label + ": result dtype " + dtype + " not covered (float32, float16, bfloat16, bool)");
+        if (!isComputeDtype(dtype) && dtype != "bool" && !(options.integers && isIntegerDtype(dtype)))
+            return refuse(label + ": result dtype " + dtype + " not covered (float32, float16, bfloat16, " +
+                          (options.integers ? "int64, int32, int16, int8, uint8, " : "") + "bool)");
+        apply.common = op.result == PointwiseResult::Cast ? dtype
+            : op.result == PointwiseResult::PromoteToFloat && dtypeCategory(common) != DtypeCategory::Floating
+            ? "float32"
+            : common;
+        if (options.integers && op.result != PointwiseResult::Cast && isIntegerDtype(apply.common)) {
+            // Computed exactly in the integer common dtype, or refused: never through fp32.
+            if (!op.integer)
+                return refuse(label + ": " + apply.common + " operands not covered (" + std::string(op.name) +
+                              " has no integer form)");
+            // A float scalar (masked_fill's value) is truncated into it: NaN, inf and beyond int64 have no value.
+            for (const int operand : apply.operands) {
+                if (operand < 0)
+                    continue;
+                const PointwiseNode& o = e.m_nodes[static_cast<std::size_t>(operand)];
+                if (o.kind == PointwiseNode::Kind::Constant && o.dtype == "float32" &&
+                    !scalarInteger(nlohmann::json(o.constant), o.constant))
+                    return refuse(label + ": scalar " + std::to_string(o.constant) + " has no " + apply.common +
+                                  " value");
+            }
+        }
         // A wider tensor operand (a float32 or float64 0-dim tensor times bfloat16 activations) is
         // rounded to the common dtype first. Python scalars go straight to opmath, except those the
         // op converts to its scalar_t (inCommonDtype): part of the op's semantics, always rounded.
@@ -313,9 +411,23 @@ bool PointwiseExpression::needsBfloat16() const
     return std::any_of(m_nodes.begin(), m_nodes.end(), [](const PointwiseNode& n) { return n.dtype == "bfloat16"; });
 }
 
+bool PointwiseExpression::hasIntegers() const
+{
+    return std::any_of(m_nodes.begin(), m_nodes.end(), [this](const PointwiseNode& n) {
+        return m_integers && (isIntegerDtype(n.dtype) || isIntegerDtype(n.common));
+    });
+}
+
+bool PointwiseExpression::integerMath(const PointwiseNode& n) const
+{
+    return m_integers && n.kind == PointwiseNode::Kind::Apply && isIntegerDtype(n.common);
+}
+
 std::string PointwiseExpression::helpers() const
 {
     std::string s = pointwiseHelpers();
+    if (hasIntegers())
+        s += formulas::integerHelpers();
     if (needsHalf())
         s += "__device__ __forceinline__ float kfRoundHalf(float v) { return __half2float(__float2half_rn(v)); }\n";
     if (needsBfloat16())
@@ -324,9 +436,49 @@ std::string PointwiseExpression::helpers() const
     return s;
 }
 
+std::string PointwiseExpression::integerExpression(const PointwiseNode& n,
+                                                   const std::function<std::string(int)>& operandName) const
+{
+    if (n.op->result == PointwiseResult::Cast) {
+        const PointwiseNode& from = m_nodes[static_cast<std::size_t>(n.operands[0])];
+        return toInteger(operandName(n.operands[0]), from.dtype, n.dtype);
+    }
+    // Every operand eager reads in the common dtype (the promoted ones, a scalar it converts to its
+    // scalar_t, every Python scalar) is converted into it first; a condition or mask stays 0 / 1.
+    std::vector<FormulaOperand> operands;
+    for (std::size_t i = 0; i < n.operands.size(); ++i) {
+        const int operand = n.operands[i];
+        if (operand < 0) {
+            operands.emplace_back();
+            continue;
+        }
+        const PointwiseNode& o = m_nodes[static_cast<std::size_t>(operand)];
+        const PointwiseOperand& spec = n.op->operands.at(i);
+        if (o.kind == PointwiseNode::Kind::Constant) {
+            const std::int64_t v = wrapInteger(o.integer, n.common);
+            operands.push_back(FormulaOperand{integerLiteral(v), static_cast<double>(v)});
+        } else if (spec.promoted || spec.inCommonDtype) {
+            // As a long long whatever the common type: the integer forms compute in long long, and a
+            // comparison of a narrower type would draw compiler warnings (uint8 < 0).
+            std::string value = toInteger(operandName(operand), o.dtype, n.common);
+            if (n.common != "int64")
+                value = "static_cast<long long>(" + value + ")";
+            operands.push_back(FormulaOperand{value, std::nullopt});
+        } else {
+            operands.push_back(FormulaOperand{operandName(operand), std::nullopt});
+        }
+    }
+    const std::string value = n.op->integer(operands);
+    if (n.dtype == "bool")
+        return n.op->result == PointwiseResult::Bool ? value : "(" + value + " != 0 ? 1.0f : 0.0f)";
+    return "static_cast<" + pointwiseValueType(n.dtype) + ">(" + value + ")"; // the low bits, as eager wraps
+}
+
 std::string PointwiseExpression::applyExpression(int id, const std::function<std::string(int)>& operandName) const
 {
     const PointwiseNode& n = m_nodes.at(static_cast<std::size_t>(id));
+    if (integerMath(n))
+        return integerExpression(n, operandName);
     std::vector<FormulaOperand> operands;
     for (int operand : n.operands) {
         if (operand < 0) {
@@ -336,6 +488,8 @@ std::string PointwiseExpression::applyExpression(int id, const std::function<std
         const PointwiseNode& o = m_nodes[static_cast<std::size_t>(operand)];
         if (o.kind == PointwiseNode::Kind::Constant)
             operands.push_back(FormulaOperand{floatLiteral(o.constant), o.constant});
+        else if (m_integers && isIntegerDtype(o.dtype)) // to fp32 as c10 converts: round to nearest
+            operands.push_back(FormulaOperand{"static_cast<float>(" + operandName(operand) + ")", std::nullopt});
         else
             operands.push_back(FormulaOperand{operandName(operand), std::nullopt});
     }
@@ -351,29 +505,43 @@ std::string PointwiseExpression::applyExpression(int id, const std::function<std
 std::string PointwiseExpression::elementFunction(const std::string& name) const
 {
     const std::vector<bool> used = live();
+    // The type a node's value is carried in (an integer in its own C type, without options.integers float).
+    const auto typeOf = [this](const PointwiseNode& n) {
+        return m_integers ? pointwiseValueType(n.dtype) : std::string("float");
+    };
+    std::vector<std::string> inputTypes(static_cast<std::size_t>(m_inputCount));
+    for (std::size_t i = 0; i < m_nodes.size(); ++i)
+        if (used[i] && m_nodes[i].kind == PointwiseNode::Kind::Input)
+            inputTypes[static_cast<std::size_t>(m_nodes[i].input)] = typeOf(m_nodes[i]);
     std::ostringstream s;
     s << helpers();
-    s << "// Every region output of one element from the inputs' values, in fp32; a 16-bit op result\n"
-      << "// is rounded to its dtype where eager materializes it.\n"
-      << "__device__ __forceinline__ void " << name << "(const float (&x)[" << std::max(m_inputCount, 1)
-      << "], float (&y)[" << m_outputs.size() << "])\n{\n";
+    s << "// Every region output of one element from the values of the inputs it reads, in fp32 (integers\n"
+      << "// exactly, in their own types); a 16-bit op result is rounded to its dtype where eager materializes it.\n"
+      << "__device__ __forceinline__ void " << name << "(";
+    for (std::size_t k = 0; k < inputTypes.size(); ++k)
+        if (!inputTypes[k].empty())
+            s << "const " << inputTypes[k] << " x" << k << ", ";
+    for (std::size_t o = 0; o < m_outputs.size(); ++o)
+        s << typeOf(m_nodes[static_cast<std::size_t>(m_outputs[o])]) << "& y" << o
+          << (o + 1 < m_outputs.size() ? ", " : ")\n{\n");
     const auto name_of = [](int id) { return "v" + std::to_string(id); };
     for (std::size_t i = 0; i < m_nodes.size(); ++i) {
         const PointwiseNode& n = m_nodes[i];
         if (!used[i] || n.kind == PointwiseNode::Kind::Constant)
             continue;
-        s << "    const float v" << i << " = ";
+        s << "    const " << typeOf(n) << " v" << i << " = ";
         if (n.kind == PointwiseNode::Kind::Input) {
-            s << "x[" << n.input << "];\n";
+            s << "x" << n.input << ";\n";
             continue;
         }
         s << applyExpression(static_cast<int>(i), name_of) << "; // " << n.op->name << " -> " << n.dtype << "\n";
     }
     for (std::size_t o = 0; o < m_outputs.size(); ++o) {
         const PointwiseNode& n = m_nodes[static_cast<std::size_t>(m_outputs[o])];
-        s << "    y[" << o
-          << "] = " << (n.kind == PointwiseNode::Kind::Constant ? floatLiteral(n.constant) : name_of(m_outputs[o]))
-          << ";\n";
+        std::string value = name_of(m_outputs[o]);
+        if (n.kind == PointwiseNode::Kind::Constant)
+            value = typeOf(n) == "float" ? floatLiteral(n.constant) : integerLiteral(n.integer);
+        s << "    y" << o << " = " << value << ";\n";
     }
     s << "}\n";
     return s.str();

@@ -10,6 +10,14 @@
 // it, which keeps the kernel within a rounding of eager instead of drifting from it by the chain's
 // length. Without it the chain runs in fp32 throughout and only the stores round.
 //
+// Integers (PointwiseOptions::integers): integer tensors (int64, int32, int16, int8, uint8) as
+// inputs, outputs and intermediates. A value of an integer dtype is carried in its own C type
+// (pointwiseValueType), never in fp32; an op whose common dtype is an integer type computes exactly in
+// it with its row's integer form (eager's wrap-around: modulo 2^N), its operands first converted to
+// that dtype as eager's kernels read them (a float truncated toward zero, an integer keeping its low
+// bits). An integer value read by an op computed in floating point is converted as c10 converts it
+// (round to nearest float, then to a float16 / bfloat16 common dtype). Bools stay 0 / 1 in fp32.
+//
 // Row reductions (PointwiseOptions::rowReductions): a member that reduces the trailing dims of its
 // input (softmax, log_softmax the last; sum, mean, amax, amin, prod, var, std, var_mean, std_mean,
 // logsumexp, linalg_vector_norm and norm any trailing dims, all of them included; max and min
@@ -35,7 +43,13 @@ namespace kforge::core {
 struct PointwiseOptions {
     bool roundIntermediates = true;
     bool rowReductions = false; // decompose row reductions into Reduce nodes; refused otherwise
+    bool integers = false;      // integer tensors and results, in exact integer code; refused otherwise
 };
+
+/// The C++ type the element code carries a value of `dtype` in: its own integer type for an integer
+/// dtype ("long long", "int", "short", "signed char", "unsigned char"), otherwise "float" (a bool as
+/// 0 / 1, a 16-bit float widened exactly).
+std::string pointwiseValueType(const std::string& dtype);
 
 /// What a Reduce node combines over the row: eager's sum or product, or its NaN-propagating max / min;
 /// or (ArgMax, ArgMin) a pair reduction: (value, index) pairs carried together through one walk of the
@@ -57,9 +71,12 @@ struct PointwiseNode {
     std::vector<std::int64_t> view;     // Input: the sizes it is read at when not its own (group_norm's
                                         // weight [C] read as [C, 1, 1] against [N, C, H, W])
     double constant = 0;                // Constant: a Python scalar's value
+    std::int64_t integer = 0;           // Constant: a Python int's (bool's: 0 / 1) exact value
     const PointwiseOpRow* op = nullptr; // Apply
     std::vector<int> operands;          // Apply: node per row operand; -1 for an absent optional
     std::string dtype;                  // the eager dtype of the value (Constant: the scalar's: float32, int64, bool)
+    std::string common;                 // Apply: the dtype eager computes it in (its promoted operands' common
+                                        // dtype; float32 for an integer one of a float op; a cast's target)
     bool round = false;                 // Apply: the fp32 result is rounded to `dtype` (float16 / bfloat16)
     PointwiseReduce reduce = PointwiseReduce::Sum; // Reduce: over dims `reducedDims` of operands[0]
     std::vector<std::int64_t> reducedDims;         // Reduce: the dims of the reduced tensor, ascending
@@ -74,8 +91,10 @@ class PointwiseExpression {
 public:
     /// The DAG of region card `card` (card.region set, arguments in0..inN-1). Unsupported with one
     /// line naming the member when a member is not in the op table, a tensor is not float32, float16,
-    /// bfloat16 or bool (a 0-dim input may be float64), a result is not one of those (integer
-    /// tensors are not covered: fp32 holds neither every int32 / int64 nor their wrap-around),
+    /// bfloat16 or bool (a 0-dim input may be float64) nor, with options.integers, an integer type;
+    /// a result is not one of those (without options.integers integer tensors are not covered: the
+    /// code would be fp32, which holds neither every int32 / int64 nor their wrap-around); an op
+    /// computed in an integer type has no integer form (or a float scalar no integer value);
     /// promotion disagrees with the dtype eager produced, or an output is not a member's tensor.
     static Result<PointwiseExpression> fromRegion(const OperatorCard& card, const PointwiseOptions& options = {});
 
@@ -90,25 +109,33 @@ public:
     /// Apply nodes an output depends on (what the element code computes).
     int liveOps() const;
 
-    /// `__device__ __forceinline__ void NAME(const float (&x)[NIN], float (&y)[NOUT])`: the outputs
-    /// from the inputs' values (bool as 0 / 1), each rounded as the options say, ready for the store's
-    /// conversion. Preceded by pointwiseHelpers() and a 16-bit rounding helper where needed; the
-    /// caller includes cuda_fp16.h / cuda_bf16.h (needsHalf / needsBfloat16).
+    /// `__device__ __forceinline__ void NAME(const T x<k>, ..., T& y0, ...)`: the outputs from the
+    /// values of the inputs that an output reads (inputUsed, in input order; each T
+    /// pointwiseValueType of its dtype: bool as 0 / 1), each rounded as the options say, ready for
+    /// the store's conversion. Preceded by helpers(); the caller includes cuda_fp16.h / cuda_bf16.h
+    /// (needsHalf / needsBfloat16).
     std::string elementFunction(const std::string& name) const;
     /// The device helpers the formulas call and the 16-bit rounding helpers the nodes need: what
     /// elementFunction starts with, for a kernel that emits its own node code.
     std::string helpers() const;
-    /// The fp32 expression of Apply node `id` with its rounding, each non-constant operand written
-    /// as `operandName(node)` (constants are inlined).
+    /// The expression of Apply node `id` with its rounding, each non-constant operand written as
+    /// `operandName(node)` (constants are inlined): fp32, or with options.integers the value in
+    /// pointwiseValueType(node dtype) (exact integer code where it computes in an integer dtype).
     std::string applyExpression(int id, const std::function<std::string(int)>& operandName) const;
     /// Nodes that `roots` depend on (roots included), not looking through the nodes `leaves` marks.
     std::vector<bool> dependencies(const std::vector<int>& roots, const std::vector<bool>& leaves = {}) const;
     bool needsHalf() const;
     bool needsBfloat16() const;
+    /// Whether some node holds or computes an integer value (options.integers only).
+    bool hasIntegers() const;
     int inputCount() const { return m_inputCount; }
 
 private:
     int intern(PointwiseNode node);
+    /// Whether Apply node `n` computes in an integer dtype with its row's integer form.
+    bool integerMath(const PointwiseNode& n) const;
+    /// applyExpression's integer code: a conversion into an integer dtype or an integer form.
+    std::string integerExpression(const PointwiseNode& n, const std::function<std::string(int)>& operandName) const;
     /// Node `id` rounded to float16 / bfloat16 `dtype` (a Constant of any dtype; a floating value of
     /// another dtype), as eager converts an operand to an op's common dtype; `id` itself otherwise.
     int narrowed(int id, const std::string& dtype);
@@ -154,6 +181,7 @@ private:
     std::vector<int> m_outputs;
     std::vector<int> m_memberNodes;
     int m_inputCount = 0;
+    bool m_integers = false; // PointwiseOptions::integers
 };
 
 } // namespace kforge::core

@@ -6,6 +6,7 @@
 #include "pointwise/PointwiseOpTable.h"
 
 #include <string>
+#include <string_view>
 
 namespace kforge::core::formulas {
 
@@ -66,5 +67,13 @@ std::string logicalNot(A a);
 
 /// The device helpers of these formulas (kfDivFloor, kfLerp, kfSign, ...), CUDA source.
 std::string helpers();
+
+/// The integer form of row `name` (with `attributeValue`, div's rounding mode), or nullptr when the
+/// row has none (PointwiseIntegerFormulas.cpp): its operands are C++ integer expressions already in
+/// the op's common dtype, its value an integer expression (a bool result: 1.0f / 0.0f) whose low
+/// bits the node's dtype keeps.
+PointwiseFormula integerFormula(std::string_view name, std::string_view attributeValue);
+/// The device helpers of the integer forms (kfIntAdd, kfIntDivFloor, ...), CUDA source.
+std::string integerHelpers();
 
 } // namespace kforge::core::formulas

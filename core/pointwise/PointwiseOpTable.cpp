@@ -288,7 +288,7 @@ void addMultiOperandRows(const Row& row)
     row("logical_or", "", {kSelf, kOther}, R::Bool, f::logicalOr, "self != 0 || other != 0", {}, {});
     row("logical_xor", "", {kSelf, kOther}, R::Bool, f::logicalXor, "(self != 0) != (other != 0)", {}, {});
     row("logical_not", "", {kSelf}, R::Bool, f::logicalNot, "self == 0", {}, {});
-    row("bitwise_not", "", {kSelf}, R::Promote, f::logicalNot, "not self (bool; integer tensors are refused)", {}, {});
+    row("bitwise_not", "", {kSelf}, R::Promote, f::logicalNot, "not self (bool; ~self on integers)", {}, {});
 }
 
 std::vector<PointwiseOpRow> makeTable()
@@ -298,7 +298,7 @@ std::vector<PointwiseOpRow> makeTable()
     const auto row = [&](std::string_view name, std::string_view overload, std::vector<PointwiseOperand> operands,
                          R result, PointwiseFormula formula, std::string_view text, std::string_view attribute = {},
                          std::string_view attributeValue = {}) {
-        t.push_back({name, overload, std::move(operands), result, attribute, attributeValue, formula, text});
+        t.push_back({name, overload, std::move(operands), result, attribute, attributeValue, formula, text, nullptr});
     };
     for (std::string_view overload : {"Tensor", "Scalar"}) {
         row("add", overload, {kSelf, kOther, kAlpha}, R::Promote, addFormula, "self + alpha * other");
@@ -355,6 +355,9 @@ std::vector<PointwiseOpRow> makeTable()
             "condition ? self : other");
     addUnaryRows(row);
     addMultiOperandRows(row);
+    for (PointwiseOpRow& r : t)
+        if (r.result != R::Cast)
+            r.integer = formulas::integerFormula(r.name, r.attributeValue);
     return t;
 }
 

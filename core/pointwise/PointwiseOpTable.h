@@ -7,8 +7,9 @@
 // Every in-place form ("add_") reads its out-of-place row; its result dtype is self's.
 //
 // Values are fp32 in the formulas: a bool is 0 / 1, and a bool result is any non-zero value (NaN
-// included, as C++ converts a float to bool). Integer tensors are not covered (refused where the
-// expression is built): fp32 cannot hold every int32 / int64 value, and eager wraps on overflow.
+// included, as C++ converts a float to bool). An op whose common dtype is an integer type computes
+// exactly in it with the row's integer form (PointwiseIntegerFormulas.cpp), never through fp32 (which
+// holds neither every int32 / int64 value nor eager's wrap-around); a row without one refuses it.
 
 #include "model/ArgSpec.h"
 #include "model/OperatorCard.h" // isInPlaceOpName
@@ -61,6 +62,9 @@ struct PointwiseOpRow {
     std::string_view attributeValue;
     PointwiseFormula formula = nullptr;
     std::string_view text; // the formula for people (docs, generated source comments)
+    // The integer form, for an integer common dtype (operands already in it); nullptr: not covered.
+    // Cast rows have none: a conversion is the expression's own business.
+    PointwiseFormula integer = nullptr;
 };
 
 /// Every row, in table order.

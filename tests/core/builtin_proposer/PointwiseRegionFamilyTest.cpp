@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 using namespace kforge::core;
 using namespace kforge::core::test_candidates;
 using namespace kforge::core::test_regions;
@@ -366,12 +368,17 @@ TEST(PointwiseRegionFamily, SingleOpCardsRunAsOneMemberChains)
 TEST(PointwiseRegionFamily, SingleOpCardsRefuseWithTheReason)
 {
     const TensorSpec ints = spec("int64", {12});
-    EXPECT_EQ(BuiltinProposer::supports(
-                  opCard("aten::add", "Scalar", {{"self", ints}}, {scalarArg("other", 3), scalarArg("alpha", 1)}, ints))
+    EXPECT_EQ(BuiltinProposer::supports(opCard("aten::hardtanh", "", {{"self", ints}},
+                                               {scalarArg("min_val", -1), scalarArg("max_val", 1)}, ints))
                   .error()
                   .toString(),
-              "built-in proposer, aten::add.Scalar: region input in0: int64 tensor not covered (float32, float16, "
-              "bfloat16; bool; float64 0-dim)");
+              "built-in proposer, aten::hardtanh: member 0 (hardtanh): int64 operands not covered (hardtanh has no "
+              "integer form)");
+    const TensorSpec unsigned16 = spec("uint16", {12});
+    EXPECT_NE(BuiltinProposer::supports(opCard("aten::abs", "", {{"self", unsigned16}}, {}, unsigned16))
+                  .error()
+                  .message.find("uint16 tensor not covered"),
+              std::string::npos);
     const TensorSpec t = spec("float16", {12});
     const OperatorCard toItself = opCard("aten::to", "dtype_layout", {{"self", t}}, {scalarArg("dtype", 5)}, t);
     EXPECT_NE(BuiltinProposer::supports(toItself).error().message.find("returns the tensor itself"), std::string::npos);
@@ -383,4 +390,95 @@ TEST(PointwiseRegionFamily, SingleOpCardsRefuseWithTheReason)
                   .error()
                   .message.find("not covered by the built-in proposer yet"),
               std::string::npos);
+}
+
+namespace {
+
+// Every integer form over `dtype` [16, 40] with a per-column operand of the same dtype and a bool
+// mask: integer, bool and (through a cast) float outputs.
+OperatorCard everyIntegerRow(const std::string& dtype)
+{
+    RegionChainBuilder b;
+    const TensorSpec t = spec(dtype, {16, 40});
+    const TensorSpec mask = spec("bool", {16, 40});
+    const Value x = b.input(t);
+    const Value y = b.input(spec(dtype, {40}));
+    const Value m = b.input(spec("bool", {1, 40}));
+    Value v = b.binary("aten::add", x, y, t);
+    v = b.binary("aten::mul", v, json(3), t);
+    v = b.binary("aten::sub", v, y, t);
+    v = b.call("aten::rsub", "Scalar", {{"self", v}, {"other", json(7)}, {"alpha", json(2)}}, t);
+    for (const char* op : {"aten::abs", "aten::sign", "aten::square", "aten::floor", "aten::relu"})
+        v = b.unary(op, b.binary("aten::add", v, x, t));
+    if (dtype != "uint8")
+        v = b.unary("aten::neg", v);
+    v = b.call("aten::clamp", "", {{"self", v}, {"min", json(-3)}, {"max", json(100)}}, t);
+    v = b.call("aten::maximum", "", {{"self", v}, {"other", x}}, t);
+    v = b.call("aten::minimum", "", {{"self", v}, {"other", y}}, t);
+    v = b.call("aten::div", "Tensor_mode", {{"self", v}, {"other", y}, {"rounding_mode", json("floor")}}, t);
+    v = b.call("aten::div", "Scalar_mode", {{"self", v}, {"other", json(-3)}, {"rounding_mode", json("trunc")}}, t);
+    v = b.call("aten::remainder", "Tensor", {{"self", v}, {"other", x}}, t);
+    v = b.call("aten::fmod", "Scalar", {{"self", v}, {"other", json(5)}}, t);
+    v = b.call("aten::where", "ScalarOther", {{"condition", m}, {"self", v}, {"other", json(1)}}, t);
+    v = b.call("aten::masked_fill", "Scalar", {{"self", v}, {"mask", m}, {"value", json(-1)}}, t);
+    v = b.unary("aten::bitwise_not", v);
+    b.output(v);
+    const Value lt = b.call("aten::lt", "Tensor", {{"self", v}, {"other", y}}, mask);
+    const Value eq = b.call("aten::eq", "Scalar", {{"self", x}, {"other", json(16777217)}}, mask);
+    b.output(b.call("aten::logical_xor", "", {{"self", lt}, {"other", eq}}, mask));
+    const Value wide = b.call("aten::to", "dtype", {{"self", v}, {"dtype", json(6)}}, spec("float32", {16, 40}));
+    b.output(b.binary("aten::div", wide, x, spec("float32", {16, 40})));
+    return b.card();
+}
+
+} // namespace
+
+TEST(PointwiseRegionFamily, IntegerChainsCompileForEveryIntegerDtype)
+{
+    // Vectors of at most 16 bytes of any flat operand: int64 and a float32 output give 2, int32 4.
+    const std::map<std::string, int> widest = {{"int64", 2}, {"int32", 4}, {"int16", 4}, {"int8", 4}, {"uint8", 4}};
+    for (const auto& [dtype, width] : widest) {
+        SCOPED_TRACE(dtype);
+        const OperatorCard card = everyIntegerRow(dtype);
+        json params;
+        const std::string source = rootSource(card, &params);
+        EXPECT_EQ(params["vector_width"], width);
+        EXPECT_NE(source.find("kfIntDivFloor("), std::string::npos) << source;
+        EXPECT_NE(source.find("//   out0 " + dtype + " flat"), std::string::npos) << source;
+        growChain(card, 3, true);
+    }
+}
+
+TEST(PointwiseRegionFamily, IntegerSingleOpCardsComeHere)
+{
+    const TensorSpec i64 = spec("int64", {3, 41});
+    const TensorSpec i32 = spec("int32", {3, 41});
+    std::atomic<bool> stop{false};
+    const auto expectPointwise = [&](const OperatorCard& card, const std::string& what) {
+        SCOPED_TRACE(what);
+        auto root = BuiltinProposer(card).proposeRoot(SearchTree(card.id, 1), stop);
+        ASSERT_TRUE(root) << root.error().toString();
+        EXPECT_EQ(root->provenance.details["family"], "pointwise_region");
+        expectGoodCandidate(card, root->candidate, what);
+    };
+    // add.Tensor and mul_.Tensor are BinaryFamily's ops, to.dtype UnaryFamily's: integer cards fall through.
+    expectPointwise(opCard("aten::add", "Tensor", {{"self", i64}, {"other", i64}}, {scalarArg("alpha", 1)}, i64),
+                    "add int64");
+    expectPointwise(
+        opCard("aten::add_", "Tensor", {{"self", i32}, {"other", spec("int32", {41})}}, {scalarArg("alpha", 2)}, i32),
+        "add_ int32");
+    expectPointwise(opCard("aten::to", "dtype", {{"self", spec("float32", {3, 41})}}, {scalarArg("dtype", 4)}, i64),
+                    "to float32 -> int64");
+    expectPointwise(opCard("aten::to", "dtype", {{"self", i64}}, {scalarArg("dtype", 5)}, spec("float16", {3, 41})),
+                    "to int64 -> float16");
+    expectPointwise(opCard("aten::to", "dtype", {{"self", spec("bool", {3, 41})}}, {scalarArg("dtype", 3)}, i32),
+                    "to bool -> int32");
+    expectPointwise(opCard("aten::eq", "Scalar", {{"self", i32}}, {scalarArg("other", 5)}, spec("bool", {3, 41})),
+                    "eq.Scalar int32");
+    expectPointwise(opCard("aten::div", "Tensor", {{"self", i64}, {"other", i64}}, {}, spec("float32", {3, 41})),
+                    "true division of int64");
+    // A float card stays with its tuned family.
+    const TensorSpec f = spec("float32", {3, 41});
+    EXPECT_EQ(familyOf(opCard("aten::add", "Tensor", {{"self", f}, {"other", f}}, {scalarArg("alpha", 1)}, f)),
+              "binary");
 }

@@ -70,3 +70,18 @@ TEST(DtypePromotion, OpmathIsFloatForSixteenBitTypes)
     EXPECT_EQ(dtypeCategory("int8"), DtypeCategory::Integer);
     EXPECT_EQ(dtypeCategory("qint8"), DtypeCategory::Other);
 }
+
+TEST(DtypePromotion, IntegerTensorsAndScalarsAsTorch)
+{
+    // Checked with torch.result_type: a Python int or a 0-dim int64 tensor keeps an int8 / uint8
+    // tensor's dtype; a Python float or a 0-dim float tensor makes it floating.
+    EXPECT_EQ(promoteTypes("uint8", "int8"), "int16");
+    EXPECT_EQ(promoteTypes("uint8", "int16"), "int16");
+    EXPECT_EQ(promoteTypes("int8", "bool"), "int8");
+    EXPECT_EQ(resultType({dim("uint8"), scalar("int64")}), "uint8");
+    EXPECT_EQ(resultType({dim("int8"), zero("int64")}), "int8");
+    EXPECT_EQ(resultType({dim("int16"), scalar("float32")}), "float32");
+    EXPECT_EQ(resultType({dim("int64"), zero("bfloat16")}), "bfloat16");
+    EXPECT_EQ(resultType({dim("int32"), dim("int64")}), "int64");
+    EXPECT_EQ(resultType({dim("bool"), dim("uint8")}), "uint8");
+}

@@ -48,7 +48,7 @@ TEST(PointwiseExpression, GeluWrittenOutIsOneDagWithSharedInput)
         inputs += n.kind == PointwiseNode::Kind::Input;
     EXPECT_EQ(inputs, 1);
     const std::string code = e->elementFunction("kfRegion");
-    EXPECT_NE(code.find("void kfRegion(const float (&x)[1], float (&y)[1])"), std::string::npos) << code;
+    EXPECT_NE(code.find("void kfRegion(const float x0, float& y0)"), std::string::npos) << code;
     EXPECT_NE(code.find("tanhf("), std::string::npos);
     EXPECT_EQ(countOf(code, "kfRoundBfloat16("), 0); // float32: nothing to round
 }
@@ -243,5 +243,154 @@ TEST(PointwiseExpression, RefusesWithOneLine)
         auto e = PointwiseExpression::fromRegion(b.card());
         ASSERT_FALSE(e);
         EXPECT_EQ(e.error().message, "member 0 (threshold): no argument 'threshold'");
+    }
+}
+
+namespace {
+
+PointwiseOptions withIntegers()
+{
+    PointwiseOptions options;
+    options.integers = true;
+    return options;
+}
+
+// The element code of `card` with integers covered (what PointwiseRegionFamily generates).
+std::string integerCode(const OperatorCard& card)
+{
+    auto e = PointwiseExpression::fromRegion(card, withIntegers());
+    EXPECT_TRUE(e) << e.error().message;
+    return e ? e->elementFunction("f") : std::string();
+}
+
+} // namespace
+
+TEST(PointwiseExpression, IntegersComputeExactlyInTheirOwnType)
+{
+    // (x + y) * 3 == 16777217 over int32 / int64: never through fp32 (16777217 is not a float).
+    RegionChainBuilder b;
+    const TensorSpec t32 = spec("int32", {8});
+    const TensorSpec t64 = spec("int64", {8});
+    const Value x = b.input(t32);
+    const Value y = b.input(t64);
+    const Value sum = b.binary("aten::add", x, y, t64);
+    const Value product = b.binary("aten::mul", sum, nlohmann::json(3), t64);
+    b.output(product);
+    b.output(b.binary("aten::eq", product, nlohmann::json(16777217), spec("bool", {8})));
+    auto e = PointwiseExpression::fromRegion(b.card(), withIntegers());
+    ASSERT_TRUE(e) << e.error().message;
+    EXPECT_TRUE(e->hasIntegers());
+    const std::string code = e->elementFunction("f");
+    EXPECT_NE(code.find("void f(const int x0, const long long x1, long long& y0, float& y1)"), std::string::npos)
+        << code;
+    // x is read in the common dtype int64, then added modulo 2^64.
+    EXPECT_NE(code.find("= static_cast<long long>(kfIntAdd(static_cast<long long>(v0), v1)); // add -> int64"),
+              std::string::npos)
+        << code;
+    EXPECT_NE(code.find("kfIntMul(v3, 3LL)"), std::string::npos) << code;
+    EXPECT_NE(code.find("(v5 == 16777217LL ? 1.0f : 0.0f); // eq -> bool"), std::string::npos) << code;
+    EXPECT_NE(code.find("__device__ __forceinline__ long long kfIntAdd("), std::string::npos);
+    // Without options.integers the same card is refused, as before.
+    auto refused = PointwiseExpression::fromRegion(b.card());
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("region input in0: int32 tensor not covered"), std::string::npos);
+}
+
+TEST(PointwiseExpression, IntegerScalarsAreConvertedToTheCommonDtype)
+{
+    // int8 x < 300 compares with int8(300) = 44, as eager; uint8 - 5 wraps; masked_fill's float value
+    // is truncated toward zero into the tensor's dtype.
+    RegionChainBuilder b;
+    const TensorSpec t8 = spec("int8", {8});
+    const TensorSpec u8 = spec("uint8", {8});
+    const Value x = b.input(t8);
+    const Value u = b.input(u8);
+    const Value m = b.input(spec("bool", {8}));
+    b.output(b.binary("aten::lt", x, nlohmann::json(300), spec("bool", {8})));
+    b.output(b.binary("aten::sub", u, nlohmann::json(5), u8));
+    b.output(b.call("aten::masked_fill", "Scalar", {{"self", x}, {"mask", m}, {"value", nlohmann::json(-2.7)}}, t8));
+    const std::string code = integerCode(b.card());
+    EXPECT_NE(code.find("(static_cast<long long>(v0) < 44LL ? 1.0f : 0.0f)"), std::string::npos) << code;
+    EXPECT_NE(code.find("= static_cast<unsigned char>(kfIntSub(static_cast<long long>(v3), 5LL)); // sub -> uint8"),
+              std::string::npos)
+        << code;
+    EXPECT_NE(
+        code.find("static_cast<signed char>((v7 != 0.0f ? -2LL : static_cast<long long>(v0))); // masked_fill -> int8"),
+        std::string::npos)
+        << code;
+}
+
+TEST(PointwiseExpression, CastsBetweenIntegersAndFloatsConvertAsC10)
+{
+    // float32 -> int32 truncates toward zero (through int64, as c10 into uint8); int64 -> bfloat16
+    // rounds to float, then to bfloat16; bool -> int16 is 0 / 1; int64 -> bool is non-zero.
+    RegionChainBuilder b;
+    const Value f = b.input(spec("float32", {8}));
+    const Value i = b.input(spec("int64", {8}));
+    const Value m = b.input(spec("bool", {8}));
+    const auto to = [&](const Value& v, int code, const std::string& dtype) {
+        return b.call("aten::to", "dtype", {{"self", v}, {"dtype", nlohmann::json(code)}}, spec(dtype, {8}));
+    };
+    b.output(to(f, 3, "int32"));
+    b.output(to(i, 15, "bfloat16"));
+    b.output(to(m, 2, "int16"));
+    b.output(to(i, 11, "bool"));
+    const std::string code = integerCode(b.card());
+    EXPECT_NE(code.find("= static_cast<int>(static_cast<long long>(v0)); // to -> int32"), std::string::npos) << code;
+    EXPECT_NE(code.find("= kfRoundBfloat16(static_cast<float>(v2)); // to -> bfloat16"), std::string::npos) << code;
+    EXPECT_NE(code.find("= static_cast<short>(static_cast<long long>(v4)); // to -> int16"), std::string::npos) << code;
+    EXPECT_NE(code.find("(static_cast<float>(v2) != 0.0f ? 1.0f : 0.0f); // to -> bool"), std::string::npos) << code;
+}
+
+TEST(PointwiseExpression, IntegerValuesOfFloatOpsConvertAsC10)
+{
+    // An attention mask: (1 - mask.to(float32)) * -1e9 with mask int64; and int64 + float16, which
+    // eager reads in float16: the integer is rounded to float16 first (2049 + 0.5 is 2048, not 2050).
+    RegionChainBuilder b;
+    const TensorSpec f32 = spec("float32", {8});
+    const TensorSpec f16 = spec("float16", {8});
+    const Value mask = b.input(spec("int64", {8}));
+    const Value h = b.input(f16);
+    const Value wide = b.call("aten::to", "dtype", {{"self", mask}, {"dtype", nlohmann::json(6)}}, f32);
+    const Value inverted = b.call("aten::rsub", "Scalar",
+                                  {{"self", wide}, {"other", nlohmann::json(1.0)}, {"alpha", nlohmann::json(1)}}, f32);
+    b.output(b.binary("aten::mul", inverted, nlohmann::json(-1e9), f32));
+    b.output(b.binary("aten::add", mask, h, f16));
+    b.output(b.call("aten::exp", "", {{"self", mask}}, f32)); // exp of an integer: float32
+    const std::string code = integerCode(b.card());
+    EXPECT_NE(code.find("const float v1 = static_cast<float>(v0); // to -> float32"), std::string::npos) << code;
+    EXPECT_NE(code.find("kfRoundHalf(static_cast<float>(v0)); // _to_copy -> float16"), std::string::npos) << code;
+    EXPECT_NE(code.find("expf(static_cast<float>(v0))"), std::string::npos) << code;
+}
+
+TEST(PointwiseExpression, IntegerOpsWithoutAnIntegerFormAreRefused)
+{
+    const auto refusal = [](const std::string& op, const std::string& dtype, std::vector<Arg> scalars) {
+        RegionChainBuilder b;
+        const TensorSpec t = spec(dtype, {4});
+        std::vector<Arg> args{{"self", b.input(t)}};
+        args.insert(args.end(), scalars.begin(), scalars.end());
+        b.output(b.call(op, op == "aten::pow" ? "Tensor_Scalar" : "", args, t));
+        auto e = PointwiseExpression::fromRegion(b.card(), withIntegers());
+        return e ? std::string("covered") : e.error().message;
+    };
+    EXPECT_EQ(refusal("aten::hardtanh", "int64", {{"min_val", nlohmann::json(-1)}, {"max_val", nlohmann::json(1)}}),
+              "member 0 (hardtanh): int64 operands not covered (hardtanh has no integer form)");
+    EXPECT_EQ(refusal("aten::pow", "int32", {{"exponent", nlohmann::json(3)}}),
+              "member 0 (pow.Tensor_Scalar): int32 operands not covered (pow has no integer form)");
+    EXPECT_EQ(refusal("aten::leaky_relu", "uint8", {{"negative_slope", nlohmann::json(1)}}),
+              "member 0 (leaky_relu): uint8 operands not covered (leaky_relu has no integer form)");
+    EXPECT_EQ(refusal("aten::relu", "int16", {}), "covered");
+    {
+        // masked_fill of an integer tensor with NaN: no integer value (eager refuses the call too).
+        RegionChainBuilder b;
+        const TensorSpec t = spec("int32", {4});
+        const Value x = b.input(t);
+        const Value m = b.input(spec("bool", {4}));
+        b.output(
+            b.call("aten::masked_fill", "Scalar", {{"self", x}, {"mask", m}, {"value", nlohmann::json("nan")}}, t));
+        auto e = PointwiseExpression::fromRegion(b.card(), withIntegers());
+        ASSERT_FALSE(e);
+        EXPECT_EQ(e.error().message, "member 0 (masked_fill.Scalar): scalar nan has no int32 value");
     }
 }
