@@ -8,8 +8,11 @@ single-op case writes the op's own card (its schema arguments, no region), which
 proposer routes to the pointwise generator as a one-member chain. In-place single-op cards run as
 the evaluator runs them: `self` and output 0 are one buffer that starts with self's values.
 Inputs hold NaN, +-inf, -0 and halfway values; operands broadcast; float32, float16, bfloat16 and
-bool. Every candidate must match eager within the elementwise tolerance of core/checks/Tolerance.cpp
-(bool outputs and the cases marked exact: equal, NaN where eager has NaN).
+bool; and integer tensors (int64, int32, int16, int8, uint8: wrap-around near the limits, floor
+division and remainder of negative values, int64 comparisons beyond float32's integers, selections,
+casts from and to floats and bools, integers read by float ops). Every candidate must match eager
+within the elementwise tolerance of core/checks/Tolerance.cpp (integer and bool outputs and the
+cases marked exact: equal, bit for bit; NaN where eager has NaN).
 
 Eager's CPU kernels differ from its CUDA ones (which the kernels follow) in places the inputs here
 stay clear of: sign(NaN) is 0 on both; CPU softshrink and threshold compare a bfloat16 / float16
@@ -37,7 +40,6 @@ import torch  # noqa: E402
 
 from emulate_builtin_families import Runner, clean_up, summary  # noqa: E402
 
-NAMES.update({torch.int64: "int64", torch.int32: "int32"})  # the cards that must be refused
 
 # core/checks/Tolerance.cpp, toleranceFor(dtype, OpClass::Elementwise).
 ELEMENTWISE = {torch.float32: (1e-6, 1e-5), torch.float16: (1e-4, 2e-3), torch.bfloat16: (1e-3, 1.6e-2)}
@@ -60,6 +62,13 @@ def compare(got, expected, exact):
     for i, (g, e) in enumerate(zip(got, expected)):
         if g.shape != e.shape or g.dtype != e.dtype:
             return f"output {i}: {g.dtype} {list(g.shape)}, eager {e.dtype} {list(e.shape)}"
+        if not e.dtype.is_floating_point:  # integers and bools bit for bit (double cannot tell 2^62 + 1 from 2^62)
+            bad = g != e
+            if bad.any():
+                where = tuple(int(x) for x in bad.nonzero()[0])
+                return (f"output {i}: {int(bad.sum())} of {e.numel()} elements differ; at {list(where)} got "
+                        f"{g[where].item()}, eager {e[where].item()}")
+            continue
         atol, rtol = (0.0, 0.0) if exact or e.dtype not in ELEMENTWISE else ELEMENTWISE[e.dtype]
         g, e = g.double(), e.double()
         bad = ~((g - e).abs() <= atol + rtol * e.abs()) & ~(torch.isnan(g) & torch.isnan(e)) & ~(g == e)
@@ -287,6 +296,146 @@ def single(op, overload="default", **kwargs):
     return Single(op, overload, **kwargs)
 
 
+# Integer and bool tensors: exact integer code, compared bit for bit. Divisors are never 0 (eager
+# raises ZeroDivisionError on the CPU; the kernels' result is undefined there), and float -> int
+# casts take finite values in the target's range (eager's conversion is undefined beyond it).
+I64_MAX, I64_MIN = 2**63 - 1, -2**63
+
+
+def ints(values, dtype=torch.int64):
+    return torch.tensor(values, dtype=dtype)
+
+
+def randint(low, high, *sizes, dtype=torch.int64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(low, high, sizes, generator=g, dtype=torch.int64).to(dtype)
+
+
+def int64_add_wraps():
+    a = randint(-2**62, 2**62, 5, 24, seed=50)
+    a.view(-1)[:4] = ints([I64_MAX, I64_MAX - 5, I64_MIN, I64_MIN + 3])
+    b = randint(-100, 100, 5, 24, seed=51)
+    b.view(-1)[:4] = ints([1, 10, -1, -10])
+    return single("add", "Tensor", self=a, other=b, alpha=1)
+
+
+def int_arithmetic_wraps():
+    c = Chain()
+    x = c.input(randint(-2**31, 2**31, 6, 33, dtype=torch.int32, seed=52))
+    y = c.input(randint(-2**31, 2**31, 33, dtype=torch.int32, seed=53))
+    u = c.input(randint(0, 256, 6, 33, dtype=torch.uint8, seed=54))
+    s8 = ints([-128, 127, -1, 0, 5, -100] * 33, torch.int8).view(6, 33)
+    i8 = c.input(s8)
+    c.output(c.call("mul", "Tensor", self=x, other=y))  # overflows and wraps
+    c.output(c.call("sub", "Tensor", self=x, other=y, alpha=3))
+    c.output(c.call("sub", "Scalar", self=u, other=200, alpha=1))  # uint8 wraps below 0
+    c.output(c.call("rsub", "Scalar", self=u, other=3, alpha=2))
+    c.output(c.call("neg", self=i8))  # -128 stays -128
+    c.output(c.call("abs", self=i8))
+    c.output(c.call("square", self=i8))
+    c.output(c.call("sign", self=i8))
+    c.output(c.call("add", "Scalar", self=i8, other=1000, alpha=1))  # 1000 wraps into int8
+    c.output(c.call("bitwise_not", self=u))
+    c.output(c.call("relu", self=i8))
+    return chain_case(c)
+
+
+def int_division_of_negatives():
+    c = Chain()
+    a = randint(-1000, 1000, 4, 40, seed=55)
+    a.view(-1)[:6] = ints([-7, 7, -7, 7, I64_MIN, I64_MIN])
+    b = randint(1, 12, 4, 40, seed=56) * (randint(0, 2, 4, 40, seed=57) * 2 - 1)
+    b.view(-1)[:6] = ints([2, -2, -2, 2, -3, 3])
+    x, y = c.input(a), c.input(b)
+    c.output(c.call("div", "Tensor_mode", self=x, other=y, rounding_mode="floor"))
+    c.output(c.call("div", "Tensor_mode", self=x, other=y, rounding_mode="trunc"))
+    c.output(c.call("remainder", "Tensor", self=x, other=y))
+    c.output(c.call("fmod", "Tensor", self=x, other=y))
+    c.output(c.call("div", "Scalar_mode", self=x, other=-3, rounding_mode="floor"))
+    c.output(c.call("remainder", "Scalar", self=x, other=-3))
+    c.output(c.call("div", "Tensor", self=x, other=y))  # true division: float32
+    c.output(c.call("div", "Scalar_mode", self=x, other=2.0, rounding_mode="floor"))  # float32 by a float
+    return chain_case(c)
+
+
+def int_division_of_the_minimum():
+    """The minimum over -1 wraps in floor division and gives 0 in remainder and fmod (eager's CPU
+    truncating division traps on it: not asked here)."""
+    c = Chain()
+    lowest = c.input(ints([I64_MIN, I64_MIN + 1, -5, I64_MIN]))
+    minus_one = c.input(ints([-1, -1, -1, 1]))
+    c.output(c.call("div", "Tensor_mode", self=lowest, other=minus_one, rounding_mode="floor"))
+    c.output(c.call("remainder", "Tensor", self=lowest, other=minus_one))
+    c.output(c.call("fmod", "Tensor", self=lowest, other=minus_one))
+    return chain_case(c)
+
+
+def int64_comparisons_beyond_float():
+    c = Chain()
+    base = 2**24
+    a = ints([base + 1, base, base + 1, base - 1, 2**62 + 1, 2**62, -base - 1, 7] * 5).view(5, 8)
+    b = ints([base, base + 1, base + 1, base, 2**62, 2**62 + 1, -base, 7])
+    x, y = c.input(a), c.input(b)
+    for op in ("eq", "ne", "lt", "le", "gt", "ge"):
+        c.output(c.call(op, "Tensor", self=x, other=y))
+    c.output(c.call("eq", "Scalar", self=x, other=base + 1))
+    c.output(c.call("gt", "Scalar", self=x, other=base))
+    c.output(c.call("lt", "Scalar", self=x, other=base + 0.5))  # a Python float: compared in float32, as eager
+    c.output(c.call("maximum", self=x, other=y))
+    c.output(c.call("minimum", self=x, other=y))
+    c.output(c.call("clamp", self=x, min=base - 1, max=base))
+    return chain_case(c)
+
+
+def int_selection_and_logic():
+    c = Chain()
+    x = c.input(randint(-50, 50, 6, 30, dtype=torch.int32, seed=58))
+    y = c.input(randint(-50, 50, 30, dtype=torch.int32, seed=59))
+    m = c.input(randint(0, 2, 6, 1, seed=60).bool())
+    i8 = c.input(randint(-128, 128, 6, 30, dtype=torch.int8, seed=61))
+    c.output(c.call("where", "self", condition=m, self=x, other=y))
+    c.output(c.call("where", "ScalarOther", condition=m, self=x, other=-7))
+    c.output(c.call("masked_fill", "Scalar", self=x, mask=m, value=123))
+    c.output(c.call("masked_fill", "Scalar", self=x, mask=m, value=-2.7))  # truncated toward zero: -2
+    c.output(c.call("logical_and", self=x, other=y))
+    c.output(c.call("logical_xor", self=x, other=m))
+    c.output(c.call("logical_not", self=x))
+    c.output(c.call("lt", "Scalar", self=i8, other=300))  # 300 is int8 44 to eager
+    c.output(c.call("clamp_min", self=i8, min=-5))
+    c.output(c.call("clamp_max", "Tensor", self=x, max=y))
+    return chain_case(c)
+
+
+def casts_between_ints_and_floats():
+    c = Chain()
+    f = randn(4, 40, seed=62) * 50
+    f.view(-1)[:6] = torch.tensor([-0.7, -1.5, 2.9, -2.9, 0.0, -0.0])
+    x = c.input(f)
+    big = c.input(ints([2**40 + 2**16 + 1, 2**60 + 2**52 + 1, -(2**33) - 3, 16777217, 16777219, 3, 2**62 + 1,
+                        -1] * 20).view(4, 40))
+    m = c.input(randint(0, 2, 4, 40, seed=63).bool())
+    c.output(c.call("to", "dtype", self=x, dtype=torch.int32))  # negative fractions truncate toward zero
+    c.output(c.call("to", "dtype", self=c.call("abs", self=x), dtype=torch.uint8))
+    c.output(c.call("to", "dtype", self=c.call("clamp", self=x, min=-128.0, max=127.0), dtype=torch.int8))
+    c.output(c.call("to", "dtype", self=big, dtype=torch.bfloat16))  # rounds through float, as c10
+    c.output(c.call("to", "dtype", self=big, dtype=torch.float16))
+    c.output(c.call("to", "dtype", self=big, dtype=torch.float32))
+    c.output(c.call("to", "dtype", self=big, dtype=torch.int16))  # keeps the low bits
+    c.output(c.call("to", "dtype", self=m, dtype=torch.int32))
+    c.output(c.call("to", "dtype", self=big, dtype=torch.bool))
+    c.output(c.call("exp", self=c.call("to", "dtype", self=m, dtype=torch.int64)))  # float op of an int: float32
+    return chain_case(c)
+
+
+def int_mixed_with_half():
+    c = Chain()
+    i = c.input(ints([2049, 2051, -2049, 4097, 7, 65519, 1, 0] * 4).view(4, 8))
+    h = c.input(torch.full((4, 8), 0.5, dtype=torch.float16))
+    c.output(c.call("add", "Tensor", self=i, other=h, alpha=1))  # the int is read in float16 first
+    c.output(c.call("mul", "Tensor", self=h, other=i))
+    return chain_case(c)
+
+
 CASES = {
     # name: (builder, exact)
     "activations_f32": (activations_f32, False),
@@ -340,9 +489,41 @@ CASES = {
     "single_erfc_f32": (lambda: single("erfc", self=specials(randn(64, seed=46) * 3)), False),
     "single_clip_bf16": (lambda: single("clip", self=specials(randn(60, dtype=torch.bfloat16, seed=47) * 3),
                                         min=-1.0, max=2.0), True),
-    "refused_int64_add": (lambda: single("add", "Scalar", self=torch.arange(12), other=3, alpha=1), None),
-    "refused_int_comparison": (lambda: single("lt", "Scalar", self=torch.arange(12, dtype=torch.int32),
-                                              other=5), None),
+    "int64_add_wraps": (int64_add_wraps, True),
+    "int_arithmetic_wraps": (int_arithmetic_wraps, True),
+    "int_division_of_negatives": (int_division_of_negatives, True),
+    "int_division_of_the_minimum": (int_division_of_the_minimum, True),
+    "int64_comparisons_beyond_float": (int64_comparisons_beyond_float, True),
+    "int_selection_and_logic": (int_selection_and_logic, True),
+    "casts_between_ints_and_floats": (casts_between_ints_and_floats, True),
+    "int_mixed_with_half": (int_mixed_with_half, True),
+    "single_int32_mul_overflow": (lambda: single("mul", "Tensor", self=randint(-2**31, 2**31, 9, 17, dtype=torch.int32,
+                                                                               seed=64),
+                                                 other=randint(-2**31, 2**31, 9, 17, dtype=torch.int32, seed=65)),
+                                  True),
+    "single_uint8_sub_wraps": (lambda: single("sub", "Scalar", self=randint(0, 256, 70, dtype=torch.uint8, seed=66),
+                                              other=100, alpha=1), True),
+    "single_int8_neg": (lambda: single("neg", self=ints(list(range(-128, 128)), torch.int8)), True),
+    "single_to_float32_int64": (lambda: single("to", "dtype", self=randn(5, 23, seed=67) * 1000, dtype=torch.int64),
+                                True),
+    "single_to_int64_float16": (lambda: single("to", "dtype", self=randint(-70000, 70000, 5, 23, seed=68),
+                                               dtype=torch.float16), True),
+    "single_to_bool_int32": (lambda: single("to", "dtype", self=randn(5, 23, seed=69) > 0, dtype=torch.int32), True),
+    "single_eq_scalar_int32": (lambda: single("eq", "Scalar", self=randint(0, 4, 5, 23, dtype=torch.int32, seed=70),
+                                              other=2), True),
+    "single_add_inplace_int32": (lambda: single("add_", "Tensor", self=randint(-2**31, 2**31, 6, 19, dtype=torch.int32,
+                                                                                seed=71),
+                                                other=randint(-2**31, 2**31, 19, dtype=torch.int32, seed=72),
+                                                alpha=2), True),
+    "single_floor_divide_int64": (lambda: single("div", "Tensor_mode", self=randint(-99, 99, 50, seed=73),
+                                                 other=randint(1, 7, 50, seed=74) - 8, rounding_mode="floor"), True),
+    "single_where_int16_broadcast": (lambda: single("where", "self", condition=randn(3, 1, seed=75) > 0,
+                                                    self=randint(-9, 9, 3, 30, dtype=torch.int16, seed=76),
+                                                    other=randint(-9, 9, 30, dtype=torch.int16, seed=77)), True),
+    "single_sigmoid_int64": (lambda: single("sigmoid", self=randint(-9, 9, 40, seed=78)), False),
+    "refused_hardtanh_int64": (lambda: single("hardtanh", self=torch.arange(12), min_val=-1, max_val=3), None),
+    "refused_pow_int32": (lambda: single("pow", "Tensor_Scalar", self=torch.arange(12, dtype=torch.int32),
+                                         exponent=3), None),
 }
 
 

@@ -3,14 +3,16 @@
 
 Each case builds a chain of ATen calls in torch on the CPU (GELU written out with tanh, a SiLU gate,
 scale * scores + mask, residual add + relu_, a bfloat16 chain with casts, a per-channel broadcast
-operand, a 0-dim scalar tensor operand with NaNs, a transposed input, where over an exact GELU),
+operand, a 0-dim scalar tensor operand with NaNs, a transposed input, where over an exact GELU; integer
+tensors: an int64 attention mask, an int32 chain that wraps and divides, int tensors broadcast
+into float ones),
 runs it eagerly, and writes the region card the capture would write for it (docs/project-format.md,
 "Region cards": arguments in0..inN-1, outputs with eager's dtypes, sizes and strides, the chain with
 each member's arguments and sources). kforge_kernel_dump writes the built-in proposer's root
 candidate and a few neighbours (PointwiseRegionFamily); each is compiled with the host C++ compiler
 against cuda_host_shim.h, run on the chain's inputs with its launch plan (outputs poisoned with NaN)
 and compared with eager's outputs within emulate_builtin_families.py's tolerances (NaN where eager
-has NaN).
+has NaN; integer and bool outputs bit for bit).
 
 Skipped (exit 77) without torch or a host C++ compiler.
 Usage: emulate_pointwise_regions.py --dump build/.../kforge_kernel_dump [--cuda-include DIR]
@@ -38,9 +40,11 @@ sys.path.insert(0, HERE)
 from emulate_builtin_families import Runner, clean_up, compare, summary  # noqa: E402
 
 # c10::ScalarType codes, as a captured dtype argument holds them.
-SCALAR_TYPE = {torch.float16: 5, torch.float32: 6, torch.bool: 11, torch.bfloat16: 15}
+SCALAR_TYPE = {torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4, torch.float16: 5,
+               torch.float32: 6, torch.bool: 11, torch.bfloat16: 15}
 NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.bool: "bool",
-         torch.float64: "float64", torch.int64: "int64"}
+         torch.float64: "float64", torch.int64: "int64", torch.int32: "int32", torch.int16: "int16",
+         torch.int8: "int8", torch.uint8: "uint8"}
 
 
 def fnv1a64_hex(text):
@@ -254,9 +258,68 @@ def batch_norm_hardswish_half_channels_last():
     return c
 
 
+def randint(low, high, *sizes, dtype=torch.int64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(low, high, sizes, generator=g, dtype=torch.int64).to(dtype)
+
+
+def attention_mask_int64():
+    """An int64 attention mask into the scores: (1 - mask.to(float32)) * -1e9 + scores."""
+    c = Chain()
+    scores = c.input(randn(2, 4, 16, 33, seed=26))
+    mask = c.input(randint(0, 2, 2, 1, 1, 33, seed=27))
+    inverted = c.call("rsub", "Scalar", self=c.call("to", "dtype", self=mask, dtype=torch.float32), other=1.0, alpha=1)
+    c.output(c.call("add", "Tensor", self=scores, other=c.call("mul", "Scalar", self=inverted, other=-1e9), alpha=1))
+    return c
+
+
+def int_chain_wraps_and_divides():
+    """int32 products that overflow, floor division and remainder of negative values, clamp, where,
+    a comparison and casts into int16 and bool: integer, exact."""
+    c = Chain()
+    xs = randint(-2**31, 2**31, 12, 37, dtype=torch.int32, seed=28)
+    xs.view(-1)[:4] = torch.tensor([2**31 - 1, -2**31, -7, 7], dtype=torch.int32)
+    ys = randint(1, 9, 37, dtype=torch.int32, seed=29) * (randint(0, 2, 37, dtype=torch.int32, seed=30) * 2 - 1)
+    x, y = c.input(xs), c.input(ys)
+    cond = c.input(randint(0, 2, 12, 1, seed=31).bool())
+    p = c.call("mul", "Tensor", self=x, other=y)
+    q = c.call("div", "Tensor_mode", self=p, other=y, rounding_mode="floor")
+    r = c.call("remainder", "Scalar", self=c.call("add", "Scalar", self=q, other=7, alpha=3), other=-5)
+    c.output(c.call("where", "ScalarOther", condition=cond, self=c.call("clamp", self=r, min=-3, max=2), other=9))
+    c.output(c.call("to", "dtype", self=p, dtype=torch.int16))
+    c.output(c.call("ge", "Tensor", self=p, other=x))
+    return c
+
+
+def int_broadcast_into_float():
+    """Integer tensors broadcast against float ones: int32 positions [8, 1, 40] plus float16 [8, 5, 40]
+    (eager reads the integer in float16), int64 values near 2^40 into bfloat16 and float32."""
+    c = Chain()
+    h = c.input(randn(8, 5, 40, dtype=torch.float16, seed=32) * 4)
+    positions = c.input(randint(-3000, 3000, 8, 1, 40, dtype=torch.int32, seed=33))
+    big = c.input(randint(2**40, 2**40 + 2**20, 8, 5, 40, seed=34) * 2 + 1)
+    c.output(c.call("add", "Tensor", self=h, other=positions, alpha=1))
+    c.output(c.call("to", "dtype", self=big, dtype=torch.bfloat16))
+    c.output(c.call("mul", "Tensor", self=c.call("to", "dtype", self=h, dtype=torch.float32), other=big))
+    return c
+
+
 CASES = {f.__name__: f for f in [batch_norm_relu_add, batch_norm_hardswish_half_channels_last, gelu_tanh_written_out, silu_gate, scale_scores_plus_mask, residual_add_relu,
                                  bf16_chain_with_casts, per_channel_broadcast, zero_dim_scalar_with_nans,
-                                 transposed_input, where_exact_gelu]}
+                                 transposed_input, where_exact_gelu, attention_mask_int64,
+                                 int_chain_wraps_and_divides, int_broadcast_into_float]}
+
+
+def compare_outputs(got, expected):
+    """compare(), with integer and bool outputs equal bit for bit (its comparison in double cannot
+    tell 2^62 + 1 from 2^62)."""
+    for i, (g, e) in enumerate(zip(got, expected)):
+        if not e.dtype.is_floating_point and (g.dtype != e.dtype or not torch.equal(g, e)):
+            bad = (g != e).nonzero()
+            where = tuple(int(v) for v in bad[0]) if len(bad) else ()
+            return (f"output {i}: {g.dtype}, eager {e.dtype}; {len(bad)} of {e.numel()} elements differ"
+                    + (f"; at {list(where)} got {g[where].item()}, eager {e[where].item()}" if where else ""))
+    return compare(got, expected)
 
 
 def emulate(name, chain, work, args):
@@ -274,7 +337,7 @@ def emulate(name, chain, work, args):
     runner = Runner(case_dir, card, tensors, {}, args.cuda_include)
     expected = chain.references
     count = int(dumped.stdout.strip())
-    return run_candidates(name, case_dir, count, runner, lambda got: compare(got, expected)), count
+    return run_candidates(name, case_dir, count, runner, lambda got: compare_outputs(got, expected)), count
 
 
 def run_candidates(name, case_dir, count, runner, check):
