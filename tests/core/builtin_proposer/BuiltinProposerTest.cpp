@@ -1787,9 +1787,9 @@ TEST(BuiltinProposer, LastFamiliesRefuseWithTheReason)
     oddDiv.args[2] = ArgSpec{"rounding_mode", "str?", ArgKind::Value, {}, "ceil"};
     EXPECT_NE(refusal(oddDiv).find("rounding_mode \"ceil\" not covered by the pointwise table"), std::string::npos);
     // Integer tensors the binary family refuses are the pointwise generator's (exact integer code).
-    EXPECT_TRUE(BuiltinProposer::supports(
-                    binaryCard("aten::add", "int64", cudaTensor("int64", {4}), cudaTensor("int64", {4})))
-                    .ok());
+    EXPECT_TRUE(
+        BuiltinProposer::supports(binaryCard("aten::add", "int64", cudaTensor("int64", {4}), cudaTensor("int64", {4})))
+            .ok());
     OperatorCard noTable = binaryCard("aten::atan2", "float32", x, x, 1, "");
     EXPECT_NE(refusal(noTable).find("not covered by the built-in proposer yet"), std::string::npos);
 
