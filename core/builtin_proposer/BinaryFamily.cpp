@@ -88,15 +88,17 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
     if (card.outputs.size() != 1)
         return unsupportedCard(card, "expected exactly one output");
     const TensorSpec& out = card.outputs[0];
-    // A 0-dim operand of another floating dtype (a Python number the trace turned into a float64
-    // constant that moved to the GPU with the model: an attention scale, an RMSNorm eps) takes no part
-    // in type promotion. Eager's CUDA kernel reads it through a dynamic cast to the output's dtype and
-    // computes in fp32; the kernel does the same, reading the value at every launch.
+    // A 0-dim operand of another dtype (a Python number the trace turned into a float64 constant that
+    // moved to the GPU with the model: an attention scale, an RMSNorm eps; an int64 one of a CPU
+    // capture, `x + 1`) takes no part in type promotion against a floating tensor. Eager's CUDA kernel
+    // reads it through a dynamic cast to the output's dtype and computes in fp32; the kernel does the
+    // same, reading the value at every launch.
     for (int k = 0; k < 2 && !f->m_hostNumber; ++k) {
         const TensorSpec& t = *operands[k];
         const TensorSpec& dense = *operands[1 - k];
         if (t.sizes.empty() && t.dtype != out.dtype && dense.dtype == out.dtype &&
-            (t.dtype == "float64" || isBuiltinFloatDtype(t.dtype))) {
+            (t.dtype == "float64" || isBuiltinFloatDtype(t.dtype) || isBuiltinIntegerDtype(t.dtype) ||
+             t.dtype == "bool")) {
             f->m_scalarOperand = k;
             f->m_scalarDtype = t.dtype;
         }
@@ -105,7 +107,7 @@ Result<std::unique_ptr<BinaryFamily>> BinaryFamily::create(const OperatorCard& c
         if (k != f->m_scalarOperand && operands[k]->dtype != out.dtype)
             return unsupportedCard(card,
                                    "mixed dtypes " + a.dtype + ", " + b.dtype + " -> " + out.dtype +
-                                       ": an operand of another dtype than the output's must be 0-dim and floating");
+                                       ": an operand of another dtype than the output's must be 0-dim");
     if (!isBuiltinFloatDtype(out.dtype))
         return unsupportedCard(card, "dtype " + out.dtype + " not covered (float32, float16, bfloat16)");
     // A channels-last output whose operands are all laid out as it runs flat over storage order.

@@ -59,6 +59,8 @@ std::string loadExpr(const std::string& dtype)
         return "static_cast<float>(v)"; // round to nearest, as c10's double -> float
     if (dtype == "bool")
         return "(v ? 1.0f : 0.0f)";
+    if (isBuiltinIntegerDtype(dtype))
+        return "static_cast<float>(v)"; // round to nearest, as c10's integer -> float
     return "v";
 }
 

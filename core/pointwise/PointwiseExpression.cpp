@@ -102,7 +102,9 @@ std::string scalarDtype(const nlohmann::json& v)
 // ("inf", "-inf", "nan"); nullopt for anything else.
 std::optional<double> scalarValue(const nlohmann::json& v)
 {
-    if (v.is_number() || v.is_boolean())
+    if (v.is_boolean()) // nlohmann's get<double>() throws on a bool
+        return v.get<bool>() ? 1.0 : 0.0;
+    if (v.is_number())
         return v.get<double>();
     if (v == "inf")
         return std::numeric_limits<double>::infinity();

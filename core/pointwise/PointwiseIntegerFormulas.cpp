@@ -143,6 +143,18 @@ std::string intBitwiseNot(A a)
 {
     return "(~" + a[0].expr + ")"; // the caller keeps the dtype's low bits
 }
+std::string intBitwiseAnd(A a)
+{
+    return "(" + a[0].expr + " & " + a[1].expr + ")";
+}
+std::string intBitwiseOr(A a)
+{
+    return "(" + a[0].expr + " | " + a[1].expr + ")";
+}
+std::string intBitwiseXor(A a)
+{
+    return "(" + a[0].expr + " ^ " + a[1].expr + ")";
+}
 
 struct IntegerRow {
     std::string_view name;
@@ -188,6 +200,12 @@ constexpr IntegerRow kRows[] = {
     {"logical_xor", "", intLogicalXor},
     {"logical_not", "", intLogicalNot},
     {"bitwise_not", "", intBitwiseNot},
+    {"bitwise_and", "", intBitwiseAnd},
+    {"__and__", "", intBitwiseAnd},
+    {"bitwise_or", "", intBitwiseOr},
+    {"__or__", "", intBitwiseOr},
+    {"bitwise_xor", "", intBitwiseXor},
+    {"__xor__", "", intBitwiseXor},
 };
 
 } // namespace

@@ -289,6 +289,16 @@ void addMultiOperandRows(const Row& row)
     row("logical_xor", "", {kSelf, kOther}, R::Bool, f::logicalXor, "(self != 0) != (other != 0)", {}, {});
     row("logical_not", "", {kSelf}, R::Bool, f::logicalNot, "self == 0", {}, {});
     row("bitwise_not", "", {kSelf}, R::Promote, f::logicalNot, "not self (bool; ~self on integers)", {}, {});
+    // `a & b`, `a | b`, `a ^ b` trace as __and__ & co.: bool and integer tensors only (eager refuses
+    // floats), logical on bool, bitwise on integers.
+    for (std::string_view overload : {"Tensor", "Scalar"}) {
+        for (std::string_view name : {"bitwise_and", "__and__"})
+            row(name, overload, {kSelf, kOther}, R::Promote, f::logicalAnd, "self & other (bool: and)", {}, {});
+        for (std::string_view name : {"bitwise_or", "__or__"})
+            row(name, overload, {kSelf, kOther}, R::Promote, f::logicalOr, "self | other (bool: or)", {}, {});
+        for (std::string_view name : {"bitwise_xor", "__xor__"})
+            row(name, overload, {kSelf, kOther}, R::Promote, f::logicalXor, "self ^ other (bool: xor)", {}, {});
+    }
 }
 
 std::vector<PointwiseOpRow> makeTable()
@@ -324,6 +334,12 @@ std::vector<PointwiseOpRow> makeTable()
     row("sin", "", {kSelf}, R::PromoteToFloat, sinFormula, "sinf(self)");
     row("pow", "Tensor_Scalar", {kSelf, {"exponent"}}, R::Promote, powFormula,
         "powf(self, exponent); exponents 0, 1, 2, 3, 0.5, -0.5, -1, -2 as eager's special cases");
+    // A tensor exponent: eager's kernel calls pow on the two operands in opmath, no special case.
+    row("pow", "Tensor_Tensor", {kSelf, {"exponent"}}, R::Promote, powFormula, "powf(self, exponent)");
+    // A Python number's power (`2 ** x`): eager makes the base a 0-dim tensor of the exponent's
+    // device and runs the tensor-tensor kernel, the base converted to the common dtype first.
+    row("pow", "Scalar", {{"self", true, false, true}, {"exponent"}}, R::Promote, powFormula,
+        "powf(self, exponent), self in the exponent's dtype");
     row("relu", "", {kSelf}, R::Promote, reluFormula, "self < 0 ? 0 : self (NaN stays NaN)");
     row("gelu", "", {kSelf}, R::Promote, geluFormula, "self * 0.5 * (1 + erff(self / sqrt(2)))", "approximate",
         "\"none\"");

@@ -1590,12 +1590,27 @@ TEST(BuiltinProposer, BinaryReadsAZeroDimOperandOfAnotherDtypeAtEveryLaunch)
     EXPECT_NE(attention->candidate.source.find("both operands contiguous and same-shaped"), std::string::npos);
     EXPECT_EQ(attention->provenance.details["params"]["vector_width"], 8); // the dense operand still loads 16 bytes
 
-    // Only a 0-dim floating operand may differ from the output's dtype.
+    // Only a 0-dim operand may differ from the output's dtype; an integer one (`x + 1` in a CPU
+    // capture's trace) is read as float, as c10 converts it, then rounded to the output's dtype.
     const TensorSpec x = cudaTensor("float32", {4, 8});
     EXPECT_NE(refusal(binaryCard("aten::mul", "float32", x, cudaTensor("float64", {1}))).find("mixed dtypes"),
               std::string::npos);
-    EXPECT_NE(refusal(binaryCard("aten::mul", "float32", x, cudaTensor("int64", {}))).find("mixed dtypes"),
-              std::string::npos);
+    for (const std::string& dtype : kDtypes) {
+        auto plusOne =
+            BuiltinProposer(binaryCard("aten::add", dtype, cudaTensor(dtype, {4, 8}), cudaTensor("int64", {})))
+                .proposeRoot(SearchTree("c", 1), stop);
+        ASSERT_TRUE(plusOne.ok()) << plusOne.error().toString();
+        EXPECT_NE(plusOne->candidate.source.find("typedef long long scalar_operand_t;"), std::string::npos);
+        EXPECT_NE(
+            plusOne->candidate.source.find("float kfLoadScalarOperand(long long v) { return static_cast<float>(v); }"),
+            std::string::npos)
+            << plusOne->candidate.source;
+        EXPECT_NE(plusOne->candidate.source.find("return kfLoad(kfStore("), std::string::npos);
+    }
+    EXPECT_GE(
+        growChain(binaryCard("aten::mul", "bfloat16", cudaTensor("bfloat16", {4, 8}), cudaTensor("bool", {})), 2, true)
+            .size(),
+        2u);
 }
 
 TEST(BuiltinProposer, BinaryTakesAHostNumberByValue)

@@ -394,3 +394,21 @@ TEST(PointwiseExpression, IntegerOpsWithoutAnIntegerFormAreRefused)
         EXPECT_EQ(e.error().message, "member 0 (masked_fill.Scalar): scalar nan has no int32 value");
     }
 }
+
+TEST(PointwiseExpression, BoolScalarsAreOneAndZero)
+{
+    // `m | True`, `m & False`, `m ^ True` as a capture writes them: JSON booleans, never numbers
+    // (reading one as a number threw, and the proposer with it).
+    RegionChainBuilder b;
+    const TensorSpec mask = spec("bool", {8});
+    const Value m = b.input(mask);
+    b.output(b.binary("aten::__or__", m, nlohmann::json(true), mask));
+    b.output(b.binary("aten::__and__", m, nlohmann::json(false), mask));
+    b.output(b.binary("aten::bitwise_xor", m, nlohmann::json(true), mask));
+    auto e = PointwiseExpression::fromRegion(b.card(), withIntegers());
+    ASSERT_TRUE(e) << e.error().message;
+    const std::string code = e->elementFunction("f");
+    EXPECT_NE(code.find("(v0 != 0.0f) || (static_cast<float>(1.0) != 0.0f) ? 1.0f : 0.0f"), std::string::npos) << code;
+    EXPECT_NE(code.find("(v0 != 0.0f) && (static_cast<float>(0.0) != 0.0f) ? 1.0f : 0.0f"), std::string::npos) << code;
+    EXPECT_NE(code.find("(v0 != 0.0f) != (static_cast<float>(1.0) != 0.0f) ? 1.0f : 0.0f"), std::string::npos) << code;
+}

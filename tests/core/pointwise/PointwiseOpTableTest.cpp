@@ -83,8 +83,8 @@ TEST(PointwiseOpTable, RefusalsSayWhy)
     EXPECT_NE(findPointwiseOp("aten::mean", "dim", {}).error().message.find("reduction"), std::string::npos);
     EXPECT_NE(findPointwiseOp("aten::native_layer_norm", "", {}).error().message.find("norm"), std::string::npos);
     EXPECT_EQ(findPointwiseOp("aten::atan2", "", {}).error().message, "aten::atan2: not in the pointwise table");
-    EXPECT_EQ(findPointwiseOp("aten::pow", "Tensor_Tensor", {}).error().message,
-              "aten::pow.Tensor_Tensor: overload not in the pointwise table");
+    EXPECT_EQ(findPointwiseOp("aten::pow", "Tensor_Scalar_out", {}).error().message,
+              "aten::pow.Tensor_Scalar_out: overload not in the pointwise table");
 }
 
 TEST(PointwiseOpTable, FormulasFollowEagerSemantics)
@@ -142,7 +142,9 @@ TEST(PointwiseOpTable, CoversTheCommonPointwiseOps)
                                                                   {"aten::logical_or", ""},
                                                                   {"aten::logical_xor", ""},
                                                                   {"aten::logical_not", ""},
-                                                                  {"aten::bitwise_not", ""}};
+                                                                  {"aten::bitwise_not", ""},
+                                                                  {"aten::pow", "Tensor_Tensor"},
+                                                                  {"aten::pow", "Scalar"}};
     for (const auto& [op, overload] : ops)
         EXPECT_TRUE(findPointwiseOp(op, overload, {})) << op;
     for (const char* op : {"aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge"})
@@ -152,6 +154,20 @@ TEST(PointwiseOpTable, CoversTheCommonPointwiseOps)
             EXPECT_EQ(row.value()->result, PointwiseResult::Bool);
             EXPECT_TRUE(row.value()->operands[1].inCommonDtype) << op; // a Python other becomes self's dtype
         }
+    // `a & b` traces as __and__; bool and integer tensors only, their results promoted (bool & int is int).
+    for (const char* op : {"aten::bitwise_and", "aten::__and__", "aten::bitwise_or", "aten::__or__",
+                           "aten::bitwise_xor", "aten::__xor__"})
+        for (const char* overload : {"Tensor", "Scalar"}) {
+            auto row = findPointwiseOp(op, overload, {});
+            ASSERT_TRUE(row) << op;
+            EXPECT_EQ(row.value()->result, PointwiseResult::Promote);
+            EXPECT_NE(row.value()->integer, nullptr) << op;
+        }
+    EXPECT_EQ(findPointwiseOp("aten::__and__", "Tensor", {}).value()->formula({{"a", {}}, {"b", {}}}),
+              findPointwiseOp("aten::logical_and", "", {}).value()->formula({{"a", {}}, {"b", {}}}));
+    EXPECT_EQ(findPointwiseOp("aten::__xor__", "Tensor", {}).value()->integer({{"a", {}}, {"b", {}}}), "(a ^ b)");
+    // The base of `2 ** x` is a number eager converts to the exponent's dtype first.
+    EXPECT_TRUE(findPointwiseOp("aten::pow", "Scalar", {}).value()->operands[0].inCommonDtype);
     EXPECT_EQ(findPointwiseOp("aten::logical_not", "", {}).value()->result, PointwiseResult::Bool);
     EXPECT_EQ(findPointwiseOp("aten::erfinv", "", {}).value()->result, PointwiseResult::PromoteToFloat);
     EXPECT_EQ(findPointwiseOp("aten::sign", "", {}).value()->result, PointwiseResult::Promote);

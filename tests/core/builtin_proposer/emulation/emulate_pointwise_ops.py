@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""CPU test: the pointwise table's activations, rounding, comparison, logical, selection and
-rounding-division rows, as region chains and as single-op cards, run by the host emulation of CUDA
+"""CPU test: the pointwise table's activations, rounding, comparison, logical, bitwise, selection,
+power and rounding-division rows, as region chains and as single-op cards, run by the host emulation of CUDA
 against eager PyTorch.
 
 Chains are built and run in torch on the CPU as emulate_pointwise_regions.py builds them; a
@@ -436,6 +436,39 @@ def int_mixed_with_half():
     return chain_case(c)
 
 
+def bitwise_ops_bool_and_ints():
+    c = Chain()
+    a = c.input(randn(6, 40, seed=79) > 0)
+    b = c.input(randn(40, seed=80) > 0.3)
+    x = c.input(randint(-2**31, 2**31, 6, 40, dtype=torch.int32, seed=81))
+    y = c.input(randint(-2**31, 2**31, 40, dtype=torch.int32, seed=82))
+    u = c.input(randint(0, 256, 6, 40, dtype=torch.uint8, seed=83))
+    i8 = c.input(randint(-128, 128, 6, 40, dtype=torch.int8, seed=84))
+    c.output(c.call("__and__", "Tensor", self=a, other=b))  # `a & b` as a trace writes it
+    c.output(c.call("__or__", "Tensor", self=a, other=b))
+    c.output(c.call("bitwise_xor", "Tensor", self=a, other=b))
+    c.output(c.call("bitwise_and", "Tensor", self=x, other=y))
+    c.output(c.call("__or__", "Tensor", self=x, other=y))
+    c.output(c.call("__xor__", "Tensor", self=u, other=i8))  # uint8 ^ int8 is int16: sign-extended
+    c.output(c.call("bitwise_and", "Scalar", self=u, other=0x0F))
+    c.output(c.call("__or__", "Scalar", self=a, other=True))
+    c.output(c.call("__and__", "Scalar", self=a, other=3))  # bool & int is int64
+    return chain_case(c)
+
+
+def pow_of_tensors():
+    c = Chain()
+    base = c.input(randn(5, 30, seed=85).abs() * 3)
+    exponent = c.input(specials(randn(5, 30, seed=86)))
+    hb = c.input(randn(30, dtype=torch.bfloat16, seed=87).abs() + 0.5)
+    he = c.input(randn(5, 30, dtype=torch.bfloat16, seed=88))
+    c.output(c.call("pow", "Tensor_Tensor", self=base, exponent=exponent))
+    c.output(c.call("pow", "Tensor_Tensor", self=hb, exponent=he))  # broadcast base, bfloat16
+    c.output(c.call("pow", "Scalar", self=2, exponent=exponent))  # `2 ** x`
+    c.output(c.call("pow", "Scalar", self=0.1, exponent=he))  # the base in bfloat16 first
+    return chain_case(c)
+
+
 CASES = {
     # name: (builder, exact)
     "activations_f32": (activations_f32, False),
@@ -521,6 +554,13 @@ CASES = {
                                                     self=randint(-9, 9, 3, 30, dtype=torch.int16, seed=76),
                                                     other=randint(-9, 9, 30, dtype=torch.int16, seed=77)), True),
     "single_sigmoid_int64": (lambda: single("sigmoid", self=randint(-9, 9, 40, seed=78)), False),
+    "bitwise_ops_bool_and_ints": (bitwise_ops_bool_and_ints, True),
+    "pow_of_tensors": (pow_of_tensors, False),
+    "single_pow_tensor_tensor_f16": (lambda: single("pow", "Tensor_Tensor",
+                                                    self=randn(40, dtype=torch.float16, seed=89).abs() + 0.1,
+                                                    exponent=randn(40, dtype=torch.float16, seed=90)), False),
+    "single_and_bool": (lambda: single("__and__", "Tensor", self=randn(3, 50, seed=91) > 0,
+                                       other=randn(3, 50, seed=92) > 0), True),
     "refused_hardtanh_int64": (lambda: single("hardtanh", self=torch.arange(12), min_val=-1, max_val=3), None),
     "refused_pow_int32": (lambda: single("pow", "Tensor_Scalar", self=torch.arange(12, dtype=torch.int32),
                                          exponent=3), None),
