@@ -1,5 +1,7 @@
 #include "builtin_proposer/KernelFamily.h"
 
+#include "pointwise/DtypePromotion.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -34,16 +36,8 @@ const char* dtypeCType(const std::string& dtype)
         return "double";
     if (dtype == "bool")
         return "bool";
-    if (dtype == "int64")
-        return "long long";
-    if (dtype == "int32")
-        return "int";
-    if (dtype == "int16")
-        return "short";
-    if (dtype == "int8")
-        return "signed char";
-    if (dtype == "uint8")
-        return "unsigned char";
+    if (const char* integer = integerCType(dtype))
+        return integer;
     return "float";
 }
 

@@ -80,4 +80,19 @@ std::string opmathDtype(const std::string& dtype)
     return dtype == "float16" || dtype == "bfloat16" ? "float32" : dtype;
 }
 
+const char* integerCType(const std::string& dtype)
+{
+    if (dtype == "int64")
+        return "long long";
+    if (dtype == "int32")
+        return "int";
+    if (dtype == "int16")
+        return "short";
+    if (dtype == "int8")
+        return "signed char";
+    if (dtype == "uint8")
+        return "unsigned char";
+    return nullptr;
+}
+
 } // namespace kforge::core

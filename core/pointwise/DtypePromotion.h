@@ -31,6 +31,9 @@ DtypeCategory dtypeCategory(const std::string& dtype);
 std::string promoteTypes(const std::string& a, const std::string& b);
 /// torch.result_type of the operands ("" when none, or a dtype is outside promoteTypes').
 std::string resultType(const std::vector<PromotionOperand>& operands);
+/// The C type of an integer dtype ("int64" -> "long long", "int32" -> "int", "int16" -> "short",
+/// "int8" -> "signed char", "uint8" -> "unsigned char"); nullptr for any other dtype.
+const char* integerCType(const std::string& dtype);
 /// The dtype eager computes a pointwise op in (its "opmath"): float32 for float16 and bfloat16,
 /// otherwise the dtype itself.
 std::string opmathDtype(const std::string& dtype);

@@ -127,17 +127,8 @@ const ArgSpec* findArg(const ChainMember& member, std::string_view name, std::si
 
 std::string pointwiseValueType(const std::string& dtype)
 {
-    if (dtype == "int64")
-        return "long long";
-    if (dtype == "int32")
-        return "int";
-    if (dtype == "int16")
-        return "short";
-    if (dtype == "int8")
-        return "signed char";
-    if (dtype == "uint8")
-        return "unsigned char";
-    return "float";
+    const char* integer = integerCType(dtype);
+    return integer ? integer : "float";
 }
 
 int PointwiseExpression::narrowed(int id, const std::string& dtype)
