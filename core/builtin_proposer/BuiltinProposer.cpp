@@ -44,10 +44,28 @@ bool isViewOp(const std::string& op)
     return std::find(std::begin(kViews), std::end(kViews), op) != std::end(kViews);
 }
 
+// Whether a tensor argument or output of `card` with dims is an integer or bool tensor (a 0-dim one,
+// such as a wrapped Python number, stays the binary family's to take or refuse).
+bool hasIntegerOrBoolTensor(const OperatorCard& card)
+{
+    const auto integral = [](const TensorSpec& t) {
+        return (t.dtype == "bool" || isBuiltinIntegerDtype(t.dtype)) && !t.sizes.empty();
+    };
+    for (const ArgSpec& arg : card.args)
+        if (std::any_of(arg.tensors.begin(), arg.tensors.end(), integral))
+            return true;
+    return std::any_of(card.outputs.begin(), card.outputs.end(), integral);
+}
+
 // Cards of an op a tuned family covers in a form it refuses and the pointwise table holds: div with a
-// rounding mode (BinaryFamily: None only), pow with an exponent other than 2 (UnaryFamily: 2 only).
+// rounding mode (BinaryFamily: None only), pow with an exponent other than 2 (UnaryFamily: 2 only),
+// any table op on an integer or bool tensor (an int64 add, a cast into int32: the binary and unary
+// families compute float32, float16 and bfloat16 only; the pointwise generator carries integers
+// exactly).
 bool pointwiseTakesOver(const OperatorCard& card)
 {
+    if (hasIntegerOrBoolTensor(card) && findPointwiseOp(card.op, card.overload, card.args))
+        return true;
     const std::string op = card.qualifiedName();
     if (op == "aten::div.Tensor_mode") {
         const ArgSpec* mode = card.findArg("rounding_mode");
@@ -76,30 +94,6 @@ Result<std::unique_ptr<KernelFamily>> wrap(Result<std::unique_ptr<F>> family)
     if (!family)
         return family.error();
     return std::unique_ptr<KernelFamily>(std::move(family.value()));
-}
-
-// Whether a tensor argument or output of `card` with dims is an integer or bool tensor (a 0-dim one,
-// such as a wrapped Python number, stays the binary family's to take or refuse).
-bool hasIntegerOrBoolTensor(const OperatorCard& card)
-{
-    const auto integral = [](const TensorSpec& t) {
-        return (t.dtype == "bool" || isBuiltinIntegerDtype(t.dtype)) && !t.sizes.empty();
-    };
-    for (const ArgSpec& arg : card.args)
-        if (std::any_of(arg.tensors.begin(), arg.tensors.end(), integral))
-            return true;
-    return std::any_of(card.outputs.begin(), card.outputs.end(), integral);
-}
-
-// `tuned` (binary, unary), or where it refuses a table op's card with an integer or bool tensor (an
-// int64 add, a cast into int32: those families compute float32, float16 and bfloat16 only) the
-// pointwise generator's kernel, which carries integers exactly, or its refusal.
-Result<std::unique_ptr<KernelFamily>> orIntegerPointwise(const OperatorCard& card,
-                                                         Result<std::unique_ptr<KernelFamily>> tuned)
-{
-    if (tuned || !hasIntegerOrBoolTensor(card) || !findPointwiseOp(card.op, card.overload, card.args))
-        return tuned;
-    return wrap(PointwiseRegionFamily::createForOp(card));
 }
 
 std::uint64_t splitmix(std::uint64_t x)
@@ -201,13 +195,13 @@ Result<std::unique_ptr<KernelFamily>> BuiltinProposer::makeTunedFamily(const Ope
     if (pointwiseTakesOver(card))
         return wrap(PointwiseRegionFamily::createForOp(card));
     if (BinaryFamily::coversOp(op))
-        return orIntegerPointwise(card, wrap(BinaryFamily::create(card)));
+        return wrap(BinaryFamily::create(card));
     if (EmbeddingFamily::coversOp(op))
         return wrap(EmbeddingFamily::create(card));
     if (CatFamily::coversOp(op))
         return wrap(CatFamily::create(card));
     if (UnaryFamily::coversOp(op))
-        return orIntegerPointwise(card, wrap(UnaryFamily::create(card)));
+        return wrap(UnaryFamily::create(card));
     // Any other op of the pointwise table: its one-member chain's kernel.
     if (findPointwiseOp(card.op, card.overload, card.args))
         return wrap(PointwiseRegionFamily::createForOp(card));

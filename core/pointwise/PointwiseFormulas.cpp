@@ -16,11 +16,6 @@ std::string call(const char* fn, const std::string& x)
     return std::string(fn) + "(" + x + ")";
 }
 
-std::string boolOf(const std::string& condition)
-{
-    return "(" + condition + " ? 1.0f : 0.0f)";
-}
-
 // Eager's ELU kernel in opmath: x > 0 ? x * poscoef : expm1(x * negiptcoef) * negcoef (a NaN takes
 // the second branch and stays NaN). selu and celu call it with their own coefficients.
 std::string eluWith(const std::string& x, const std::string& negcoef, const std::string& poscoef,
@@ -260,22 +255,34 @@ std::string ge(A a)
     return compare(a, ">=");
 }
 
+std::string boolOf(const std::string& condition)
+{
+    return "(" + condition + " ? 1.0f : 0.0f)";
+}
+
+std::string logicalOf(A a, std::string_view op, const char* zero)
+{
+    if (op == "not")
+        return boolOf(a[0].expr + " == " + zero);
+    return boolOf("(" + a[0].expr + " != " + zero + ") " + std::string(op) + " (" + a[1].expr + " != " + zero + ")");
+}
+
 // A float is true when non-zero, NaN included (C++'s float -> bool, as eager's kernels).
 std::string logicalAnd(A a)
 {
-    return boolOf("(" + a[0].expr + " != 0.0f) && (" + a[1].expr + " != 0.0f)");
+    return logicalOf(a, "&&", "0.0f");
 }
 std::string logicalOr(A a)
 {
-    return boolOf("(" + a[0].expr + " != 0.0f) || (" + a[1].expr + " != 0.0f)");
+    return logicalOf(a, "||", "0.0f");
 }
 std::string logicalXor(A a)
 {
-    return boolOf("(" + a[0].expr + " != 0.0f) != (" + a[1].expr + " != 0.0f)");
+    return logicalOf(a, "!=", "0.0f");
 }
 std::string logicalNot(A a)
 {
-    return boolOf(a[0].expr + " == 0.0f");
+    return logicalOf(a, "not", "0.0f");
 }
 
 std::string helpers()

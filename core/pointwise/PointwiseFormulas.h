@@ -60,6 +60,11 @@ std::string lt(A a);
 std::string le(A a);
 std::string gt(A a);
 std::string ge(A a);
+/// `condition ? 1.0f : 0.0f`: how every formula writes a bool result.
+std::string boolOf(const std::string& condition);
+/// `op` ("&&", "||", "!=" for xor, or "not") of the operands' truth, each compared with `zero`
+/// ("0.0f" for fp32 values, "0" for integers), as a bool result.
+std::string logicalOf(A a, std::string_view op, const char* zero);
 std::string logicalAnd(A a);
 std::string logicalOr(A a);
 std::string logicalXor(A a);

@@ -119,25 +119,21 @@ std::string intRemainder(A a)
 {
     return call2("kfIntRemainder", a[0].expr, a[1].expr);
 }
-std::string boolOf(const std::string& condition)
-{
-    return "(" + condition + " ? 1.0f : 0.0f)";
-}
 std::string intLogicalAnd(A a)
 {
-    return boolOf("(" + a[0].expr + " != 0) && (" + a[1].expr + " != 0)");
+    return logicalOf(a, "&&", "0");
 }
 std::string intLogicalOr(A a)
 {
-    return boolOf("(" + a[0].expr + " != 0) || (" + a[1].expr + " != 0)");
+    return logicalOf(a, "||", "0");
 }
 std::string intLogicalXor(A a)
 {
-    return boolOf("(" + a[0].expr + " != 0) != (" + a[1].expr + " != 0)");
+    return logicalOf(a, "!=", "0");
 }
 std::string intLogicalNot(A a)
 {
-    return boolOf(a[0].expr + " == 0");
+    return logicalOf(a, "not", "0");
 }
 std::string intBitwiseNot(A a)
 {
