@@ -714,6 +714,9 @@ Result<json> runEvaluation(const json& request)
 
     c10::InferenceMode inferenceMode;
     PhaseClock clock;
+    // The caching allocator's statistics exist once CUDA is initialized: resetting them in a fresh
+    // worker before anything touched the device throws "Invalid device argument".
+    at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
     c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
     cudaFree(nullptr); // makes the primary context current for the driver API
     auto module = CubinModule::load(cubin, plan.value());
