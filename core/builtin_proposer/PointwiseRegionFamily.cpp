@@ -70,12 +70,38 @@ std::optional<std::vector<std::int64_t>> channelStrides(const TensorSpec& t, con
     return strides;
 }
 
+// Strides over the iteration `sizes` of input `t` read as branch `branch` of `cat`: its broadcast
+// strides against the branch's shape (the cat's sizes, the cat dim as long as the branch), 0 along
+// the dims the cat's result broadcasts over. `step`: its stride along the cat dim. nullopt when it
+// does not broadcast so.
+std::optional<std::vector<std::int64_t>> branchStrides(const TensorSpec& t, const PointwiseCat& cat, int branch,
+                                                       const std::vector<std::int64_t>& sizes, std::int64_t& step)
+{
+    std::vector<std::int64_t> shape = cat.sizes;
+    const auto b = static_cast<std::size_t>(branch);
+    shape[cat.dim] = cat.bounds[b + 1] - cat.bounds[b];
+    const auto own = broadcastStrides(t, shape);
+    if (!own || cat.sizes.size() > sizes.size())
+        return std::nullopt;
+    const std::size_t lead = sizes.size() - cat.sizes.size();
+    std::vector<std::int64_t> strides(sizes.size(), 0);
+    for (std::size_t d = 0; d < cat.sizes.size(); ++d) {
+        if (cat.sizes[d] == sizes[lead + d])
+            strides[lead + d] = (*own)[d];
+        else if (cat.sizes[d] != 1)
+            return std::nullopt;
+    }
+    step = strides[lead + cat.dim];
+    return strides;
+}
+
 } // namespace
 
 Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(const OperatorCard& card)
 {
     PointwiseOptions options;
-    options.integers = true; // integer values carried in their own types through the element function
+    options.integers = true;      // integer values carried in their own types through the element function
+    options.concatenation = true; // a cat's branches read at shifted coordinates
     auto expression = PointwiseExpression::fromRegion(card, options);
     if (!expression)
         return unsupportedCard(card, expression.error().message);
@@ -100,7 +126,7 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
     std::vector<std::vector<std::int64_t>> strides;
     for (std::size_t o = 0; o < card.outputs.size(); ++o) {
         const std::string name = "out" + std::to_string(o);
-        f->m_outputs.push_back({name, "ptr:" + name, card.outputs[o].dtype, true, true, Mode::Flat, {}});
+        f->m_outputs.push_back({name, "ptr:" + name, card.outputs[o].dtype, true, true, Mode::Flat, {}, {}});
         strides.push_back(card.outputs[o].strides);
     }
     for (std::size_t k = 0; k < card.args.size(); ++k) {
@@ -111,7 +137,11 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
                                    "input " + card.args[k].name + " " + in.toShortString() +
                                        " is on the CPU (the kernel reads device memory)");
         const bool perChannel = channel->contains(static_cast<int>(k));
-        auto s = perChannel ? channelStrides(in, first.sizes) : broadcastStrides(in, first.sizes);
+        // An input only a cat's branch reads (or none) is not read at the element's coordinates.
+        const bool used = f->m_expression.inputUsed(static_cast<int>(k));
+        auto s = !used   ? std::optional(std::vector<std::int64_t>(first.sizes.size(), 0))
+            : perChannel ? channelStrides(in, first.sizes)
+                         : broadcastStrides(in, first.sizes);
         if (!s)
             return unsupportedCard(card,
                                    "input " + card.args[k].name + " " + in.toShortString() +
@@ -122,9 +152,47 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
                                "ptr:" + card.args[k].name,
                                in.dtype,
                                false,
-                               f->m_expression.inputUsed(static_cast<int>(k)),
+                               used,
                                Mode::Flat,
-                               {}});
+                               {},
+                               {static_cast<int>(k), -1}});
+        strides.push_back(*s);
+    }
+    // Each cat's coordinate along its dim, from the walk over the first output (dense).
+    for (const PointwiseCat& cat : f->m_expression.cats()) {
+        const std::size_t lead = first.sizes.size() - std::min(first.sizes.size(), cat.sizes.size());
+        const std::size_t dim = lead + cat.dim;
+        if (cat.sizes.size() > first.sizes.size() || cat.sizes[cat.dim] != first.sizes[dim])
+            return unsupportedCard(card, "a cat's result is broadcast along its cat dim to " + first.toShortString());
+        f->m_cats.push_back({first.sizes[dim] == 1 ? 1 : first.strides[dim], first.sizes[dim]});
+    }
+    // Inputs a cat's branch reads: operands of their own, read where the branch puts them.
+    for (const PointwiseInputRead& read : f->m_expression.inputReads()) {
+        if (read.context < 0)
+            continue;
+        const PointwiseBranchContext& context =
+            f->m_expression.branchContexts()[static_cast<std::size_t>(read.context)];
+        const PointwiseCat& cat = f->m_expression.cats()[static_cast<std::size_t>(context.cat)];
+        const auto k = static_cast<std::size_t>(read.input);
+        const TensorSpec& in = card.args[k].tensors[0];
+        std::int64_t step = 0;
+        auto s = branchStrides(in, cat, context.branch, first.sizes, step);
+        if (!s || channel->contains(read.input))
+            return unsupportedCard(card,
+                                   "input " + card.args[k].name + " " + in.toShortString() +
+                                       " is not read as a cat's branch of " + first.toShortString());
+        Operand op{card.args[k].name + "_b" + std::to_string(read.context),
+                   "ptr:" + card.args[k].name,
+                   in.dtype,
+                   false,
+                   true,
+                   Mode::Strided,
+                   {},
+                   read};
+        op.lo = cat.bounds[static_cast<std::size_t>(context.branch)];
+        op.hi = cat.bounds[static_cast<std::size_t>(context.branch) + 1];
+        op.shift = -op.lo * step;
+        f->m_inputs.push_back(std::move(op));
         strides.push_back(*s);
     }
     const MergedDims merged = mergeDims(*denseStorageOrder(first), first.sizes, strides);
@@ -141,7 +209,9 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
          }()) {
         op->strides = merged.strides[k++];
         const bool zero = std::all_of(op->strides.begin(), op->strides.end(), [](std::int64_t s) { return s == 0; });
-        if (!op->output && (zero || !op->used))
+        if (op->read.context >= 0)
+            op->mode = Mode::Strided; // read at shifted offsets, masked
+        else if (!op->output && (zero || !op->used))
             op->mode = Mode::Scalar;
         else if (op->strides == flat)
             op->mode = Mode::Flat;
@@ -172,12 +242,18 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::createForO
     return f;
 }
 
-std::string PointwiseRegionFamily::regionArguments(const std::string& prefix, const std::string& suffix) const
+std::string PointwiseRegionFamily::regionArguments(const std::string& prefix, const std::string& suffix,
+                                                   const std::string& at) const
 {
     std::string args;
-    for (const Operand& o : m_inputs)
-        if (o.used)
-            args += prefix + o.name + suffix + ", ";
+    for (const PointwiseInputRead& read : m_expression.inputReads()) {
+        const auto operand =
+            std::find_if(m_inputs.begin(), m_inputs.end(), [&read](const Operand& o) { return o.read == read; });
+        args += prefix + operand->name + suffix + ", ";
+    }
+    for (std::size_t c = 0; c < m_cats.size(); ++c)
+        if (m_expression.catUsed(static_cast<int>(c)))
+            args += "kfCat" + std::to_string(c) + "(" + at + "), ";
     for (std::size_t n = 0; n < m_outputs.size(); ++n)
         args += "y" + std::to_string(n) + (n + 1 < m_outputs.size() ? ", " : "");
     return args;
@@ -202,8 +278,23 @@ bool PointwiseRegionFamily::vectorWidthAllowed(int width) const
     return !hasStrided() || (!m_dims.empty() && m_dims.back() % width == 0);
 }
 
+bool PointwiseRegionFamily::catVectorsUniform(int c, int width) const
+{
+    const CatCoordinate& cat = m_cats.at(static_cast<std::size_t>(c));
+    if (cat.size == 1 || cat.stride % width == 0)
+        return true; // one coordinate for the whole vector
+    if (cat.stride != 1 || cat.size % width != 0)
+        return false;
+    const std::vector<std::int64_t>& bounds = m_expression.cats()[static_cast<std::size_t>(c)].bounds;
+    return std::all_of(bounds.begin(), bounds.end(), [width](std::int64_t b) { return b % width == 0; });
+}
+
 bool PointwiseRegionFamily::vectorMoves(const Operand& op, int width) const
 {
+    if (op.read.context >= 0) {
+        const int cat = m_expression.branchContexts()[static_cast<std::size_t>(op.read.context)].cat;
+        return stridesAllowVectors(op.strides, width) && op.shift % width == 0 && catVectorsUniform(cat, width);
+    }
     return op.mode == Mode::Flat || (op.mode == Mode::Strided && stridesAllowVectors(op.strides, width));
 }
 
@@ -246,6 +337,12 @@ std::string PointwiseRegionFamily::operandDefinitions(int width) const
             if (o.mode == Mode::Strided)
                 s << offsetFunction("kfOffset_" + o.name, m_dims, o.strides);
         }
+    for (std::size_t c = 0; c < m_cats.size(); ++c)
+        s << "__device__ __forceinline__ long long kfCat" << c << "(long long i) { return "
+          << (m_cats[c].size == 1
+                  ? std::string("0")
+                  : "(i / " + std::to_string(m_cats[c].stride) + "LL) % " + std::to_string(m_cats[c].size) + "LL")
+          << "; }\n";
     return s.str();
 }
 
@@ -259,6 +356,29 @@ std::string PointwiseRegionFamily::loadStatements(std::size_t n, int width) cons
     if (o.mode == Mode::Scalar) {
         s << "#pragma unroll\n            for (int e = 0; e < V; ++e)\n                " << at << "[e] = s_" << o.name
           << ";\n";
+        return s.str();
+    }
+    if (o.read.context >= 0) {
+        // A cat branch's input: at its shifted offset, and only where the element is in the branch.
+        const int cat = m_expression.branchContexts()[static_cast<std::size_t>(o.read.context)].cat;
+        const std::string inside = " >= " + std::to_string(o.lo) + "LL && c < " + std::to_string(o.hi) + "LL";
+        const std::string zero = "static_cast<" + pointwiseValueType(o.dtype) + ">(0)";
+        s << "            {\n                const long long o = kfOffset_" << o.name << "(i) + (" << o.shift
+          << "LL);\n";
+        if (vectorMoves(o, width))
+            s << "                const long long c = kfCat" << cat << "(i);\n                if (c" << inside
+              << ") {\n                    const Vec_" << o.name << " t = *reinterpret_cast<const Vec_" << o.name
+              << "*>(" << o.name << " + o);\n#pragma unroll\n                    for (int e = 0; e < V; ++e)\n"
+              << "                        " << at << "[e] = kfLoad_" << o.name
+              << "(t.v[e]);\n                } else {\n#pragma unroll\n                    for (int e = 0; e < V; "
+                 "++e)\n"
+              << "                        " << at << "[e] = " << zero << ";\n                }\n";
+        else
+            s << "#pragma unroll\n                for (int e = 0; e < V; ++e) {\n                    const long long c "
+                 "= kfCat"
+              << cat << "(i + e);\n                    " << at << "[e] = c" << inside << " ? kfLoad_" << o.name << "("
+              << o.name << "[o + e * " << o.strides.back() << "LL]) : " << zero << ";\n                }\n";
+        s << "            }\n";
         return s.str();
     }
     s << "            {\n";
@@ -315,6 +435,9 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
     for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
         for (const Operand& o : *list)
             s << "//   " << o.name << " " << o.dtype << " " << (o.used ? modeName(static_cast<int>(o.mode)) : "unused")
+              << (o.read.context >= 0
+                      ? ", a cat's branch: cat coordinates " + std::to_string(o.lo) + " to " + std::to_string(o.hi)
+                      : std::string())
               << "\n";
     if (m_expression.needsHalf())
         s << "#include <cuda_fp16.h>\n";
@@ -363,7 +486,7 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
     s << "#pragma unroll\n            for (int e = 0; e < V; ++e) {\n";
     for (std::size_t n = 0; n < nout; ++n)
         s << "                " << pointwiseValueType(m_outputs[n].dtype) << " y" << n << ";\n";
-    s << "                kfRegion(" << regionArguments("xs_", "[k][e]") << ");\n";
+    s << "                kfRegion(" << regionArguments("xs_", "[k][e]", "i + e") << ");\n";
     for (std::size_t n = 0; n < nout; ++n)
         s << "                r" << n << "_.v[e] = kfStore_" << m_outputs[n].name << "(y" << n << ");\n";
     s << "            }\n";
@@ -390,7 +513,7 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
                   << (o.mode == Mode::Scalar ? "s_" + o.name : "kfLoad_" + o.name + "(" + o.name + "[i])") << ";\n";
         for (std::size_t n = 0; n < nout; ++n)
             s << "            " << pointwiseValueType(m_outputs[n].dtype) << " y" << n << ";\n";
-        s << "            kfRegion(" << regionArguments("x_", "") << ");\n";
+        s << "            kfRegion(" << regionArguments("x_", "", "i") << ");\n";
         for (std::size_t n = 0; n < nout; ++n)
             s << "            " << m_outputs[n].name << "[i] = kfStore_" << m_outputs[n].name << "(y" << n << ");\n";
         s << "        }\n    }\n";

@@ -16,6 +16,10 @@
 // tail; otherwise vector_width must divide the innermost merged dim.
 // Parameters (docs/builtin-proposer.md): threads (64..1024), vector_width (1, 2, 4, 8; at most 16
 // bytes of any vector-moved operand), items_per_thread (1..8), as UnaryFamily's.
+// A cat member (rotary's cat(-x2, x1)) is a select by the element's coordinate along the cat dim;
+// each input a branch reads is an operand of its own, read at offsets shifted back by the branch's
+// start and only for elements in that branch (pointwise/PointwiseExpression.h, "Concatenation"),
+// whole vectors where a vector never straddles a branch boundary.
 // A single-op card of a table op no tuned family covers runs as its one-member chain (createForOp):
 // the launch plan names the card's own tensor arguments, and an in-place op writes through self
 // (self and out0 alias: no __restrict__ on any pointer; each element is read before the same
@@ -51,6 +55,15 @@ private:
         bool used = true; // inputs: read by some output
         Mode mode = Mode::Flat;
         std::vector<std::int64_t> strides; // over m_dims (elements)
+        PointwiseInputRead read;           // inputs: the region input and the context it is read in
+        std::int64_t shift = 0;            // a branch's input: added to its offset (elements)
+        std::int64_t lo = 0, hi = 0;       // a branch's input: read where lo <= the cat coordinate < hi
+    };
+    /// Where the element at walk index i is along cat c's dim: (i / stride) % size over the first
+    /// output's layout.
+    struct CatCoordinate {
+        std::int64_t stride = 1;
+        std::int64_t size = 1;
     };
 
     explicit PointwiseRegionFamily(PointwiseExpression expression) : m_expression(std::move(expression)) {}
@@ -65,12 +78,16 @@ private:
     /// The statements reading operand input `k` of vector j (element index i) into xs[k][n][e].
     std::string loadStatements(std::size_t n, int width) const;
     std::string storeStatements(std::size_t o, int width) const;
-    /// The element function's arguments: each used input as PREFIX<name>SUFFIX, then y0, y1, ...
-    std::string regionArguments(const std::string& prefix, const std::string& suffix) const;
+    /// Whether the elements of a vector of `width` always share their coordinate's branch along cat `c`.
+    bool catVectorsUniform(int c, int width) const;
+    /// The element function's arguments: each input read (PointwiseExpression::inputReads) as
+    /// PREFIX<operand name>SUFFIX, each used cat's coordinate as `kfCat<c>(AT)`, then y0, y1, ...
+    std::string regionArguments(const std::string& prefix, const std::string& suffix, const std::string& at) const;
 
     PointwiseExpression m_expression;
     std::vector<Operand> m_inputs, m_outputs;
-    std::vector<std::int64_t> m_dims; // merged output dims, outermost first in storage
+    std::vector<CatCoordinate> m_cats; // per cat of the expression
+    std::vector<std::int64_t> m_dims;  // merged output dims, outermost first in storage
     std::int64_t m_numel = 0;
     std::string m_chain;    // the chain in one line, for the source's comment
     bool m_inPlace = false; // a single in-place op: out0 is its self

@@ -154,7 +154,7 @@ int PointwiseExpression::intern(PointwiseNode node)
 {
     for (std::size_t i = 0; i < m_nodes.size(); ++i) {
         const PointwiseNode& n = m_nodes[i];
-        if (n.kind == node.kind && n.input == node.input &&
+        if (n.kind == node.kind && n.input == node.input && n.context == node.context && n.cat == node.cat &&
             std::memcmp(&n.constant, &node.constant, sizeof(double)) == 0 && n.integer == node.integer &&
             n.op == node.op && n.operands == node.operands && n.dtype == node.dtype && n.common == node.common &&
             n.round == node.round && n.reduce == node.reduce && n.reducedDims == node.reducedDims &&
@@ -184,9 +184,8 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
     // Values an in-place member has overwritten (its self), and by which member: a later read of
     // one would see eager's written value, not the one the source names.
     std::vector<std::pair<ChainSource, std::size_t>> overwritten;
-    // The node a member's one-tensor argument `a` reads.
-    const auto tensorNode = [&](const ChainMember& member, std::size_t a, const std::string& label) -> Result<int> {
-        const ChainSource& source = member.sources[a][0];
+    // The node a member's tensor reads.
+    const auto sourceNode = [&](const ChainSource& source, const std::string& label) -> Result<int> {
         for (const auto& [value, writer] : overwritten)
             if (value == source)
                 return refuse(label + ": reads a value member " + std::to_string(writer) + " overwrote in place");
@@ -201,6 +200,10 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
         input.input = source.index;
         input.dtype = card.args.at(static_cast<std::size_t>(source.index)).tensors[0].dtype;
         return e.intern(std::move(input));
+    };
+    // The node a member's one-tensor argument `a` reads.
+    const auto tensorNode = [&](const ChainMember& member, std::size_t a, const std::string& label) {
+        return sourceNode(member.sources[a][0], label);
     };
     const auto isOneTensor = [](const ChainMember& member, std::size_t a) {
         return member.args[a].kind == ArgKind::Tensor && member.args[a].tensors.size() == 1 &&
@@ -223,6 +226,22 @@ Result<PointwiseExpression> PointwiseExpression::fromRegion(const OperatorCard& 
             if (!result)
                 return result.error();
             memberNodes[m] = std::move(result.value());
+            continue;
+        }
+        if (options.concatenation && member.op == "aten::cat" && !member.args.empty() &&
+            member.args[0].kind == ArgKind::TensorList && !member.sources.empty() &&
+            member.sources[0].size() == member.args[0].tensors.size()) {
+            std::vector<int> branches;
+            for (const ChainSource& source : member.sources[0]) {
+                auto node = sourceNode(source, label);
+                if (!node)
+                    return node.error();
+                branches.push_back(node.value());
+            }
+            auto cat = e.addCat(member, label, branches);
+            if (!cat)
+                return cat.error();
+            memberNodes[m] = {cat.value()};
             continue;
         }
         auto row = findPointwiseOp(member.op, member.overload, member.args);
@@ -378,11 +397,127 @@ bool PointwiseExpression::hasReductions() const
 
 bool PointwiseExpression::inputUsed(int k) const
 {
+    const std::vector<PointwiseInputRead> reads = inputReads();
+    return std::find(reads.begin(), reads.end(), PointwiseInputRead{k, -1}) != reads.end();
+}
+
+std::vector<PointwiseInputRead> PointwiseExpression::inputReads() const
+{
     const std::vector<bool> used = live();
+    std::vector<PointwiseInputRead> reads;
     for (std::size_t i = 0; i < m_nodes.size(); ++i)
-        if (used[i] && m_nodes[i].kind == PointwiseNode::Kind::Input && m_nodes[i].input == k)
-            return true;
-    return false;
+        if (used[i] && m_nodes[i].kind == PointwiseNode::Kind::Input) {
+            const PointwiseInputRead read{m_nodes[i].input, m_nodes[i].context};
+            if (std::find(reads.begin(), reads.end(), read) == reads.end())
+                reads.push_back(read);
+        }
+    std::sort(reads.begin(), reads.end(), [](const PointwiseInputRead& a, const PointwiseInputRead& b) {
+        return std::pair(a.context, a.input) < std::pair(b.context, b.input);
+    });
+    return reads;
+}
+
+std::string PointwiseExpression::readName(const PointwiseInputRead& read)
+{
+    return "x" + std::to_string(read.input) + (read.context < 0 ? "" : "_b" + std::to_string(read.context));
+}
+
+bool PointwiseExpression::catUsed(int c) const
+{
+    const std::size_t node = static_cast<std::size_t>(m_cats.at(static_cast<std::size_t>(c)).node);
+    return live()[node];
+}
+
+Result<int> PointwiseExpression::inBranch(int id, int context, std::vector<int>& copies)
+{
+    if (copies[static_cast<std::size_t>(id)] >= 0)
+        return copies[static_cast<std::size_t>(id)];
+    PointwiseNode n = m_nodes[static_cast<std::size_t>(id)];
+    switch (n.kind) {
+    case PointwiseNode::Kind::Constant:
+        return id;
+    case PointwiseNode::Kind::Input:
+        if (n.context >= 0)
+            return makeError(ErrorCode::Unsupported, "a cat of a cat's branch is not covered");
+        n.context = context;
+        break;
+    case PointwiseNode::Kind::Apply:
+        for (int& operand : n.operands)
+            if (operand >= 0) {
+                auto copy = inBranch(operand, context, copies);
+                if (!copy)
+                    return copy;
+                operand = copy.value();
+            }
+        break;
+    default:
+        return makeError(ErrorCode::Unsupported, "a cat of a reduction or of another cat is not covered");
+    }
+    copies.resize(m_nodes.size() + 1, -1); // room for the node interned next
+    const int copy = intern(std::move(n));
+    copies[static_cast<std::size_t>(id)] = copy;
+    return copy;
+}
+
+Result<int> PointwiseExpression::addCat(const ChainMember& member, const std::string& label,
+                                        const std::vector<int>& branches)
+{
+    const auto refuse = [&label](const std::string& why) {
+        return makeError(ErrorCode::Unsupported, label + ": " + why);
+    };
+    if (member.outputs.size() != 1)
+        return refuse("expected one output");
+    const TensorSpec& out = member.outputs[0];
+    const auto rank = static_cast<std::int64_t>(out.sizes.size());
+    std::size_t a = 0;
+    const ArgSpec* dimArg = findArg(member, "dim", a);
+    const std::int64_t dim = dimArg && dimArg->kind == ArgKind::Value && dimArg->value.is_number_integer()
+        ? dimArg->value.get<std::int64_t>()
+        : 0;
+    if (rank == 0 || dim < -rank || dim >= rank)
+        return refuse("dim " + std::to_string(dim) + " out of range for " + out.toShortString());
+    PointwiseCat cat;
+    cat.dim = static_cast<std::size_t>(dim < 0 ? dim + rank : dim);
+    cat.sizes = out.sizes;
+    cat.bounds = {0};
+    std::vector<int> kept;
+    const std::vector<TensorSpec>& tensors = member.args[0].tensors;
+    for (std::size_t b = 0; b < tensors.size(); ++b) {
+        const TensorSpec& t = tensors[b];
+        // Eager skips an empty tensor (a legacy 1-D [0] of any rank, too).
+        if (t.numel() == 0)
+            continue;
+        if (t.dtype != out.dtype)
+            return refuse("a cat of " + t.dtype + " into " + out.dtype + " is not covered");
+        if (t.sizes.size() != out.sizes.size())
+            return refuse("tensor " + t.toShortString() + " has another rank than " + out.toShortString());
+        for (std::size_t d = 0; d < t.sizes.size(); ++d)
+            if (d != cat.dim && t.sizes[d] != out.sizes[d])
+                return refuse("tensor " + t.toShortString() + " does not match " + out.toShortString());
+        cat.bounds.push_back(cat.bounds.back() + t.sizes[cat.dim]);
+        kept.push_back(branches.at(b));
+    }
+    if (kept.empty() || cat.bounds.back() != out.sizes[cat.dim])
+        return refuse("the tensors do not add up to " + out.toShortString());
+    if (kept.size() == 1)
+        return kept.front(); // a copy of its one non-empty tensor
+    const int index = static_cast<int>(m_cats.size());
+    PointwiseNode node;
+    node.kind = PointwiseNode::Kind::Cat;
+    node.cat = index;
+    node.dtype = out.dtype;
+    for (std::size_t b = 0; b < kept.size(); ++b) {
+        m_contexts.push_back(PointwiseBranchContext{index, static_cast<int>(b)});
+        std::vector<int> copies(m_nodes.size(), -1);
+        auto branch = inBranch(kept[b], static_cast<int>(m_contexts.size()) - 1, copies);
+        if (!branch)
+            return refuse(branch.error().message);
+        node.operands.push_back(branch.value());
+    }
+    m_cats.push_back(std::move(cat));
+    const int id = intern(std::move(node));
+    m_cats.back().node = id;
+    return id;
 }
 
 int PointwiseExpression::liveOps() const
@@ -502,18 +637,20 @@ std::string PointwiseExpression::elementFunction(const std::string& name) const
     const auto typeOf = [this](const PointwiseNode& n) {
         return m_integers ? pointwiseValueType(n.dtype) : std::string("float");
     };
-    std::vector<std::string> inputTypes(static_cast<std::size_t>(m_inputCount));
-    for (std::size_t i = 0; i < m_nodes.size(); ++i)
-        if (used[i] && m_nodes[i].kind == PointwiseNode::Kind::Input)
-            inputTypes[static_cast<std::size_t>(m_nodes[i].input)] = typeOf(m_nodes[i]);
     std::ostringstream s;
     s << helpers();
     s << "// Every region output of one element from the values of the inputs it reads, in fp32 (integers\n"
       << "// exactly, in their own types); a 16-bit op result is rounded to its dtype where eager materializes it.\n"
       << "__device__ __forceinline__ void " << name << "(";
-    for (std::size_t k = 0; k < inputTypes.size(); ++k)
-        if (!inputTypes[k].empty())
-            s << "const " << inputTypes[k] << " x" << k << ", ";
+    for (const PointwiseInputRead& read : inputReads()) {
+        const PointwiseNode& input = *std::find_if(m_nodes.begin(), m_nodes.end(), [&read](const PointwiseNode& n) {
+            return n.kind == PointwiseNode::Kind::Input && n.input == read.input && n.context == read.context;
+        });
+        s << "const " << typeOf(input) << " " << readName(read) << ", ";
+    }
+    for (std::size_t c = 0; c < m_cats.size(); ++c)
+        if (used[static_cast<std::size_t>(m_cats[c].node)])
+            s << "const long long kfc" << c << ", ";
     for (std::size_t o = 0; o < m_outputs.size(); ++o)
         s << typeOf(m_nodes[static_cast<std::size_t>(m_outputs[o])]) << "& y" << o
           << (o + 1 < m_outputs.size() ? ", " : ")\n{\n");
@@ -524,7 +661,15 @@ std::string PointwiseExpression::elementFunction(const std::string& name) const
             continue;
         s << "    const " << typeOf(n) << " v" << i << " = ";
         if (n.kind == PointwiseNode::Kind::Input) {
-            s << "x" << n.input << ";\n";
+            s << readName({n.input, n.context}) << ";\n";
+            continue;
+        }
+        if (n.kind == PointwiseNode::Kind::Cat) {
+            // The branch the coordinate falls in: each branch ends where the next starts.
+            const PointwiseCat& cat = m_cats[static_cast<std::size_t>(n.cat)];
+            for (std::size_t b = 0; b + 1 < n.operands.size(); ++b)
+                s << "kfc" << n.cat << " < " << cat.bounds[b + 1] << "LL ? " << name_of(n.operands[b]) << " : ";
+            s << name_of(n.operands.back()) << "; // cat -> " << n.dtype << "\n";
             continue;
         }
         s << applyExpression(static_cast<int>(i), name_of) << "; // " << n.op->name << " -> " << n.dtype << "\n";

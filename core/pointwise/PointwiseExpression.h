@@ -28,6 +28,14 @@
 // result rounded once to the member's dtype (logsumexp, which eager composes of ops in the input's dtype, rounds after
 // each). Which values vary along the row and which are one per row is the kernel's business (layouts): the DAG only
 // orders them.
+//
+// Concatenation (PointwiseOptions::concatenation): an aten::cat member becomes a Cat node that picks,
+// by the element's coordinate along the cat dim, the value of the branch that coordinate falls in.
+// Each branch is computed in a branch context: its region inputs are read at the element's
+// coordinates shifted back by the branch's start (Input nodes with `context`), so rotary's
+// cat(-x2, x1) reads x2 and x1, slices of one tensor, where the cat puts them. The kernel reads an
+// input in a branch context only where the element falls in that branch (zero elsewhere: the Cat
+// node never picks those values).
 
 #include "model/OperatorCard.h"
 #include "pointwise/PointwiseOpTable.h"
@@ -44,6 +52,31 @@ struct PointwiseOptions {
     bool roundIntermediates = true;
     bool rowReductions = false; // decompose row reductions into Reduce nodes; refused otherwise
     bool integers = false;      // integer tensors and results, in exact integer code; refused otherwise
+    bool concatenation = false; // aten::cat members as Cat nodes over branch contexts; refused otherwise
+};
+
+/// A Cat node's layout: the cat output's sizes, the dim it concatenates along, and where each
+/// branch starts along it (bounds[b] .. bounds[b + 1]; bounds.back() is the dim's size).
+struct PointwiseCat {
+    int node = -1;
+    std::size_t dim = 0;
+    std::vector<std::int64_t> sizes;
+    std::vector<std::int64_t> bounds;
+};
+
+/// Where the Input nodes of a context read: branch `branch` of cat `cat` (an index into
+/// PointwiseExpression::cats()).
+struct PointwiseBranchContext {
+    int cat = -1;
+    int branch = 0;
+};
+
+/// A region input as the element code reads it: in the element's own coordinates (context -1), or
+/// in a branch context (an index into PointwiseExpression::branchContexts()).
+struct PointwiseInputRead {
+    int input = -1;
+    int context = -1;
+    bool operator==(const PointwiseInputRead&) const = default;
 };
 
 /// The C++ type the element code carries a value of `dtype` in: its own integer type for an integer
@@ -65,9 +98,13 @@ bool isPairReduce(PointwiseReduce r);
 struct PointwiseNode {
     // Position: the int64 index along the row (in the reduced dims' order) of the element that the
     // pair reduction operands[0] picked; an integer, so only a region output may read it.
-    enum class Kind { Input, Constant, Apply, Reduce, Position };
+    // Cat: the value of the branch (operands, each computed in its branch context) that the element's
+    // coordinate along the cat dim falls in (cats()[cat]).
+    enum class Kind { Input, Constant, Apply, Reduce, Position, Cat };
     Kind kind = Kind::Input;
     int input = -1;                     // Input: the region input ("in<input>")
+    int context = -1;                   // Input: the branch context it is read in (-1: none)
+    int cat = -1;                       // Cat: its index in cats()
     std::vector<std::int64_t> view;     // Input: the sizes it is read at when not its own (group_norm's
                                         // weight [C] read as [C, 1, 1] against [N, C, H, W])
     double constant = 0;                // Constant: a Python scalar's value
@@ -104,15 +141,28 @@ public:
     /// The node of chain member `m`'s (first) output.
     int memberNode(std::size_t m) const { return m_memberNodes.at(m); }
     bool hasReductions() const;
-    /// Whether region input `k` is read by any output (an input may feed only dead code).
+    /// The Cat nodes' layouts (options.concatenation) and the branch contexts their inputs are read in.
+    const std::vector<PointwiseCat>& cats() const { return m_cats; }
+    const std::vector<PointwiseBranchContext>& branchContexts() const { return m_contexts; }
+    /// The reads of region inputs some output depends on: each input in its own coordinates first
+    /// (by input), then the branch contexts' (by context, then input). elementFunction takes them in
+    /// this order.
+    std::vector<PointwiseInputRead> inputReads() const;
+    /// The element function's argument name of `read`: "x<k>", or "x<k>_b<context>".
+    static std::string readName(const PointwiseInputRead& read);
+    /// Whether cat `c` is read by some output (elementFunction takes its coordinate "kfc<c>").
+    bool catUsed(int c) const;
+    /// Whether region input `k` is read in its own coordinates by some output (an input may feed only
+    /// dead code, or only a cat's branch: inputReads).
     bool inputUsed(int k) const;
     /// Apply nodes an output depends on (what the element code computes).
     int liveOps() const;
 
-    /// `__device__ __forceinline__ void NAME(const T x<k>, ..., T& y0, ...)`: the outputs from the
-    /// values of the inputs that an output reads (inputUsed, in input order; each T
-    /// pointwiseValueType of its dtype: bool as 0 / 1), each rounded as the options say, ready for
-    /// the store's conversion. Preceded by helpers(); the caller includes cuda_fp16.h / cuda_bf16.h
+    /// `__device__ __forceinline__ void NAME(const T x<k>, ..., const long long kfc<c>, ..., T& y0, ...)`:
+    /// the outputs from the values of the input reads that an output depends on (inputReads, named
+    /// readName; each T pointwiseValueType of its dtype: bool as 0 / 1) and the element's coordinate
+    /// along each used cat's dim (catUsed), each output rounded as the options say, ready for the
+    /// store's conversion. Preceded by helpers(); the caller includes cuda_fp16.h / cuda_bf16.h
     /// (needsHalf / needsBfloat16).
     std::string elementFunction(const std::string& name) const;
     /// The device helpers the formulas call and the 16-bit rounding helpers the nodes need: what
@@ -176,10 +226,17 @@ private:
                    std::int64_t groups = 0);
     /// group_norm: Input node `id` read at `view` sizes; -1 when `id` is not an Input node.
     int viewedInput(int id, std::vector<std::int64_t> view);
+    /// aten::cat member `member` over the nodes of its tensors (`branches`, one per list element), or why not.
+    Result<int> addCat(const ChainMember& member, const std::string& label, const std::vector<int>& branches);
+    /// Node `id`'s subexpression with every Input read in branch context `context` (`copies`: the
+    /// nodes already rebased), or why not (a reduction, or a read already in a branch: a cat of a cat).
+    Result<int> inBranch(int id, int context, std::vector<int>& copies);
 
     std::vector<PointwiseNode> m_nodes;
     std::vector<int> m_outputs;
     std::vector<int> m_memberNodes;
+    std::vector<PointwiseCat> m_cats;
+    std::vector<PointwiseBranchContext> m_contexts;
     int m_inputCount = 0;
     bool m_integers = false; // PointwiseOptions::integers
 };

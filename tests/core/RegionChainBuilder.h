@@ -36,10 +36,11 @@ struct Value {
     TensorSpec spec;
 };
 
-/// One argument of a call: a tensor value, a Python scalar (JSON number / bool / string) or None.
+/// One argument of a call: a tensor value, a Python scalar (JSON number / bool / string), None or
+/// a Tensor[] of values.
 struct Arg {
     std::string name;
-    std::variant<Value, nlohmann::json, std::monostate> what;
+    std::variant<Value, nlohmann::json, std::monostate, std::vector<Value>> what;
 };
 
 class RegionChainBuilder {
@@ -71,6 +72,13 @@ public:
                 spec.kind = ArgKind::Tensor;
                 spec.tensors = {v->spec};
                 sources.push_back(v->source);
+            } else if (const auto* list = std::get_if<std::vector<Value>>(&a.what)) {
+                spec.type = "Tensor[]";
+                spec.kind = ArgKind::TensorList;
+                for (const Value& v : *list) {
+                    spec.tensors.push_back(v.spec);
+                    sources.push_back(v.source);
+                }
             } else if (const nlohmann::json* j = std::get_if<nlohmann::json>(&a.what)) {
                 spec.type = "Scalar";
                 spec.kind = ArgKind::Value;

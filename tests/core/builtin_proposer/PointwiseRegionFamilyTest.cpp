@@ -482,3 +482,104 @@ TEST(PointwiseRegionFamily, IntegerSingleOpCardsComeHere)
     EXPECT_EQ(familyOf(opCard("aten::add", "Tensor", {{"self", f}, {"other", f}}, {scalarArg("alpha", 1)}, f)),
               "binary");
 }
+
+namespace {
+
+// Rotary on q [2, heads, seq, dim] (a transposed projection, contiguous [2, seq, heads, dim]):
+// q * cos + cat(-q2, q1) * sin, the halves slices of q. in0 = q2, in1 = q1, in2 = q, in3 = cos, in4 = sin.
+OperatorCard rotary(const std::string& dtype, std::int64_t heads, std::int64_t seq, std::int64_t dim)
+{
+    RegionChainBuilder b;
+    const std::vector<std::int64_t> strides = {seq * heads * dim, dim, heads * dim, 1};
+    const TensorSpec q = spec(dtype, {2, heads, seq, dim}, strides);
+    const TensorSpec half = spec(dtype, {2, heads, seq, dim / 2}, strides);
+    const TensorSpec angle = spec(dtype, {2, 1, seq, dim});
+    const Value second = b.input(half);
+    const Value first = b.input(half);
+    const Value x = b.input(q);
+    const Value cos = b.input(angle);
+    const Value sin = b.input(angle);
+    const Value rotated = b.call(
+        "aten::cat", "", {{"tensors", std::vector<Value>{b.unary("aten::neg", second), first}}, {"dim", json(-1)}}, q);
+    b.output(b.call("aten::add", "Tensor",
+                    {{"self", b.binary("aten::mul", x, cos, q)},
+                     {"other", b.binary("aten::mul", rotated, sin, q)},
+                     {"alpha", json(1)}},
+                    q));
+    return b.card();
+}
+
+} // namespace
+
+TEST(PointwiseRegionFamily, CatBranchesReadTheirInputsWhereTheCatPutsThem)
+{
+    json params;
+    const std::string source = rootSource(rotary("bfloat16", 4, 16, 64), &params);
+    EXPECT_EQ(params["vector_width"], 8);
+    // Each half is an operand of its own, shifted back by its branch's start, read only in its branch.
+    EXPECT_NE(source.find("//   in0_b0 bfloat16 strided, a cat's branch: cat coordinates 0 to 32"), std::string::npos);
+    EXPECT_NE(source.find("//   in1_b1 bfloat16 strided, a cat's branch: cat coordinates 32 to 64"), std::string::npos);
+    EXPECT_NE(source.find("kfOffset_in1_b1(i) + (-32LL)"), std::string::npos);
+    EXPECT_NE(source.find("kfCat0(long long i) { return (i / 1LL) % 64LL; }"), std::string::npos);
+    EXPECT_NE(source.find("kfc0 < 32LL ?"), std::string::npos);
+    // The halves are not read where the element is (they have half q's size).
+    EXPECT_NE(source.find("//   in0 bfloat16 unused"), std::string::npos);
+    BuiltinProposer proposer(rotary("bfloat16", 4, 16, 64));
+    SearchTree tree("rotary", 1);
+    std::atomic<bool> stop{false};
+    auto root = proposer.proposeRoot(tree, stop);
+    ASSERT_TRUE(root) << root.error().toString();
+    EXPECT_EQ(root->candidate.launchPlan["launches"][0]["args"],
+              json({"ptr:in0", "ptr:in1", "ptr:in2", "ptr:in3", "ptr:in4", "ptr:in0", "ptr:in1", "ptr:out0"}));
+    for (const std::string dtype : {"float32", "float16", "bfloat16"})
+        for (const std::int64_t dim : {64, 6}) { // 6: halves of 3, no vector fits a branch
+            SCOPED_TRACE(dtype + " dim " + std::to_string(dim));
+            growChain(rotary(dtype, 3, 5, dim), 4, true);
+        }
+}
+
+TEST(PointwiseRegionFamily, CatsItCannotReadAreRefusedWithTheReason)
+{
+    {
+        // A cat of a cat's result.
+        RegionChainBuilder b;
+        const TensorSpec h = spec("float32", {4, 8});
+        const TensorSpec w = spec("float32", {4, 16});
+        const Value x = b.input(h);
+        const Value inner =
+            b.call("aten::cat", "", {{"tensors", std::vector<Value>{b.unary("aten::neg", x), x}}, {"dim", json(1)}}, w);
+        const Value outer = b.call("aten::cat", "", {{"tensors", std::vector<Value>{inner, inner}}, {"dim", json(0)}},
+                                   spec("float32", {8, 16}));
+        b.output(b.unary("aten::relu", outer));
+        const auto f = PointwiseRegionFamily::create(b.card());
+        ASSERT_FALSE(f.ok());
+        EXPECT_NE(f.error().message.find("a cat of a reduction or of another cat is not covered"), std::string::npos)
+            << f.error().message;
+    }
+    {
+        // A cat of float32 and float16 (eager promotes): not covered.
+        RegionChainBuilder b;
+        const Value x = b.input(spec("float32", {4, 8}));
+        const Value y = b.input(spec("float16", {4, 8}));
+        const Value joined =
+            b.call("aten::cat", "", {{"tensors", std::vector<Value>{b.unary("aten::exp", x), y}}, {"dim", json(1)}},
+                   spec("float32", {4, 16}));
+        b.output(b.unary("aten::relu", joined));
+        const auto f = PointwiseRegionFamily::create(b.card());
+        ASSERT_FALSE(f.ok());
+        EXPECT_NE(f.error().message.find("a cat of float16 into float32 is not covered"), std::string::npos)
+            << f.error().message;
+    }
+    {
+        // A cat with one non-empty tensor (eager skips the empty one) is a copy of it, broadcast on.
+        RegionChainBuilder b;
+        const Value x = b.input(spec("float32", {4, 1}));
+        const Value y = b.input(spec("float32", {4, 6}));
+        const Value joined = b.call(
+            "aten::cat", "",
+            {{"tensors", std::vector<Value>{b.unary("aten::exp", x), b.input(spec("float32", {0}))}}, {"dim", json(1)}},
+            spec("float32", {4, 1}));
+        b.output(b.binary("aten::mul", joined, y, spec("float32", {4, 6})));
+        EXPECT_TRUE(PointwiseRegionFamily::create(b.card()).ok());
+    }
+}

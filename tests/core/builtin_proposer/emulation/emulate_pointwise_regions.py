@@ -98,6 +98,13 @@ class Chain:
             if isinstance(v, Value):
                 entry.update(kind="tensor", tensors=[spec(v.tensor)])
                 sources.append([v.source])
+            elif isinstance(v, list) and v and all(isinstance(e, Value) for e in v):  # a Tensor[]
+                if argument.kwarg_only:
+                    keywords[argument.name] = [e.tensor for e in v]
+                else:
+                    positional[-1] = [e.tensor for e in v]
+                entry.update(kind="tensor-list", tensors=[spec(e.tensor) for e in v])
+                sources.append([e.source for e in v])
             elif v is None:
                 entry["kind"] = "none"
                 sources.append([])
@@ -258,6 +265,36 @@ def batch_norm_hardswish_half_channels_last():
     return c
 
 
+def rotary_as_transformers_writes_it():
+    """q * cos + rotate_half(q) * sin, rotate_half(x) = cat(-x[..., d/2:], x[..., :d/2]): q a
+    transposed projection, its halves strided slices of it, cos and sin broadcast over the heads."""
+    c = Chain()
+    batch, seq, heads, dim = 2, 12, 3, 16
+    q = randn(batch, seq, heads * dim, dtype=torch.bfloat16, seed=40).view(batch, seq, heads, dim).transpose(1, 2)
+    angles = randn(batch, 1, seq, dim, seed=41)
+    qv = c.input(q)
+    first, second = c.input(q[..., : dim // 2]), c.input(q[..., dim // 2:])
+    cos, sin = c.input(angles.cos().to(torch.bfloat16)), c.input(angles.sin().to(torch.bfloat16))
+    rotated = c.call("cat", tensors=[c.call("neg", self=second), first], dim=-1)
+    c.output(c.call("add", "Tensor", self=c.call("mul", "Tensor", self=qv, other=cos),
+                    other=c.call("mul", "Tensor", self=rotated, other=sin), alpha=1))
+    return c
+
+
+def cat_on_an_outer_dim():
+    """A cat along dim 1 of branches of 3 and 5 rows (one broadcast over the last dim, one a chain of
+    two inputs), then an op with a third input: the branches' boundary inside a vector's reach."""
+    c = Chain()
+    a = c.input(randn(4, 3, 1, seed=42))
+    b, e = c.input(randn(4, 5, 6, seed=43)), c.input(randn(5, 6, seed=44))
+    other = c.input(randn(4, 8, 6, seed=45))
+    ones = c.input(torch.ones(4, 3, 6))
+    top = c.call("mul", "Tensor", self=c.call("exp", self=a), other=ones)
+    joined = c.call("cat", tensors=[top, c.call("sub", "Tensor", self=b, other=e, alpha=2)], dim=1)
+    c.output(c.call("mul", "Tensor", self=joined, other=other))
+    return c
+
+
 def randint(low, high, *sizes, dtype=torch.int64, seed=0):
     g = torch.Generator().manual_seed(seed)
     return torch.randint(low, high, sizes, generator=g, dtype=torch.int64).to(dtype)
@@ -307,7 +344,8 @@ def int_broadcast_into_float():
 CASES = {f.__name__: f for f in [batch_norm_relu_add, batch_norm_hardswish_half_channels_last, gelu_tanh_written_out, silu_gate, scale_scores_plus_mask, residual_add_relu,
                                  bf16_chain_with_casts, per_channel_broadcast, zero_dim_scalar_with_nans,
                                  transposed_input, where_exact_gelu, attention_mask_int64,
-                                 int_chain_wraps_and_divides, int_broadcast_into_float]}
+                                 int_chain_wraps_and_divides, int_broadcast_into_float,
+                                 rotary_as_transformers_writes_it, cat_on_an_outer_dim]}
 
 
 def compare_outputs(got, expected):
