@@ -121,6 +121,20 @@ class ResidualAddLayerNorm(torch.nn.Module):
         return h, self.norm(h)
 
 
+class Rotary(torch.nn.Module):
+    """transformers' rotary embedding on q, a transposed projection: q * cos + cat(-q2, q1) * sin, the
+    halves slices of q (neg -> cat -> mul -> mul -> add, one region with the cat)."""
+
+    def __init__(self, heads, dim):
+        super().__init__()
+        self.heads, self.dim = heads, dim
+
+    def forward(self, projected, cos, sin):
+        q = projected.view(projected.shape[0], projected.shape[1], self.heads, self.dim).transpose(1, 2)
+        half = self.dim // 2
+        return q * cos + torch.cat((-q[..., half:], q[..., :half]), dim=-1) * sin
+
+
 class OneOp(torch.nn.Module):
     """One reduction or scan alone (a single-op card), as a model calls it: fn(x)."""
 
@@ -142,6 +156,8 @@ CHAINS = {
     "rms_norm_written_out": (lambda: RmsNormWrittenOut(2048), ["4x1024x2048:bfloat16"]),
     "residual_add_layer_norm": (lambda: ResidualAddLayerNorm(1024), ["8192x1024:float16", "8192x1024:float16"]),
     "group_norm_silu": (lambda: GroupNormSilu(512), ["2x512x64x64:float16"]),
+    "rotary": (lambda: Rotary(12, 128),
+               ["4x2048x1536:bfloat16", "4x1x2048x128:bfloat16", "4x1x2048x128:bfloat16"]),
     # Few long rows (single-op cards, no region): one block per row would leave most SMs idle.
     "layer_norm_few_long_rows": (lambda: torch.nn.LayerNorm(4194304), ["16x4194304:float32"]),
     "softmax_few_long_rows": (Softmax, ["32x1048576:float32"]),

@@ -117,7 +117,7 @@ def chain_function(card):
                 raise RegionUnsupported(f"{member['op']}: no argument {arg['name']}")
             if arg["kind"] == "tensor":
                 plan.append((arg["name"], ("source", sources[0])))
-            elif arg["kind"] == "tensor_list":
+            elif arg["kind"] == "tensor-list":
                 plan.append((arg["name"], ("sources", sources)))
             else:
                 plan.append((arg["name"], ("value", _argument_value(arg, schema[arg["name"]].type))))

@@ -104,32 +104,47 @@ private:
                 !isMemberOperator(candidate, member))
                 continue;
             const std::vector<Value*> saved = m_match.inputs;
+            const std::size_t listsBefore = m_match.lists.size();
             if (bindArguments(candidate, member)) {
                 m_match.members[m] = candidate;
                 m_used.insert(candidate);
+                for (std::size_t l = listsBefore; l < m_match.lists.size(); ++l)
+                    m_used.insert(m_match.lists[l]);
                 if (extend(m + 1))
                     return true;
                 m_used.erase(candidate);
+                for (std::size_t l = listsBefore; l < m_match.lists.size(); ++l)
+                    m_used.erase(m_match.lists[l]);
             }
             m_match.inputs = saved;
+            m_match.lists.resize(listsBefore);
         }
         return false;
     }
 
-    // The readers of the member's first tensor that an earlier member produced, else every node
-    // of the block (a member that reads only region inputs).
+    // The readers of the member's first tensor that an earlier member produced (through a list
+    // for a Tensor[] argument), else every node of the block (a member that reads only region inputs).
     std::vector<Node*> candidatesFor(const ChainMember& member) const
     {
         std::vector<Node*> nodes;
+        const auto add = [&nodes](Node* node) {
+            if (std::find(nodes.begin(), nodes.end(), node) == nodes.end())
+                nodes.push_back(node);
+        };
         for (const auto& sources : member.sources)
             for (const ChainSource& source : sources)
                 if (source.fromMember) {
                     Value* produced = memberOutput(source);
                     if (!produced)
                         return nodes;
-                    for (const torch::jit::Use& use : produced->uses())
-                        if (std::find(nodes.begin(), nodes.end(), use.user) == nodes.end())
-                            nodes.push_back(use.user);
+                    for (const torch::jit::Use& use : produced->uses()) {
+                        if (use.user->kind() != c10::prim::ListConstruct) {
+                            add(use.user);
+                            continue;
+                        }
+                        for (const torch::jit::Use& listUse : use.user->output()->uses())
+                            add(listUse.user);
+                    }
                     return nodes;
                 }
         for (Node* node : m_block.nodes())
@@ -176,11 +191,13 @@ private:
                 break;
             case ArgKind::TensorList: {
                 Node* list = value->node();
-                if (list->kind() != c10::prim::ListConstruct || list->inputs().size() != sources.size())
+                if (list->kind() != c10::prim::ListConstruct || list->inputs().size() != sources.size() ||
+                    list->owningBlock() != &m_block || m_used.contains(list))
                     return false;
                 for (size_t i = 0; i < sources.size(); ++i)
                     if (!bindSource(sources[i], list->inputs()[i]))
                         return false;
+                m_match.lists.push_back(list);
                 break;
             }
             case ArgKind::None: {
@@ -211,8 +228,10 @@ private:
                 return false;
             m_match.outputs.push_back(output);
         }
-        // Values the region keeps to itself must have no reader outside it.
-        for (Node* node : m_match.members)
+        // Values the region keeps to itself (its lists too) must have no reader outside it.
+        std::vector<Node*> nodes = m_match.members;
+        nodes.insert(nodes.end(), m_match.lists.begin(), m_match.lists.end());
+        for (Node* node : nodes)
             for (Value* value : node->outputs()) {
                 if (std::find(m_match.outputs.begin(), m_match.outputs.end(), value) != m_match.outputs.end())
                     continue;

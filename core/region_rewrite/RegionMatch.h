@@ -15,6 +15,7 @@ namespace kforge::core {
 
 struct RegionMatch {
     std::vector<torch::jit::Node*> members;  // per chain member, in member order
+    std::vector<torch::jit::Node*> lists;    // the prim::ListConstruct of each member's Tensor[] argument
     std::vector<torch::jit::Value*> inputs;  // per region input (argument in<i>)
     std::vector<torch::jit::Value*> outputs; // per region output
 };
@@ -24,7 +25,8 @@ size_t regionInputCount(const RegionChain& chain);
 
 /// The first match of `chain` among the nodes of `block` (not its sub-blocks) that `accept` takes.
 /// A match is self-contained: distinct region inputs are distinct values, and a value of the chain
-/// that is not a region output is read by members only. The search gives up after a bounded number
+/// that is not a region output is read by members only (a member's Tensor[] argument is a
+/// prim::ListConstruct that only that member reads, part of the match). The search gives up after a bounded number
 /// of steps (a pathological graph costs milliseconds, not minutes).
 std::optional<RegionMatch> findRegionMatch(torch::jit::Block& block, const RegionChain& chain,
                                            const std::function<bool(const RegionMatch&)>& accept);

@@ -51,10 +51,11 @@ std::vector<Value*> allValues(Block* block)
     return values;
 }
 
-/// A match's member nodes in the graph's order.
+/// A match's nodes (its members and their lists) in the graph's order.
 std::vector<Node*> inGraphOrder(const RegionMatch& match)
 {
     std::vector<Node*> order = match.members;
+    order.insert(order.end(), match.lists.begin(), match.lists.end());
     std::sort(order.begin(), order.end(), [](const Node* a, const Node* b) { return a->isBefore(b); });
     return order;
 }
@@ -69,10 +70,10 @@ public:
 
     bool accept(const RegionMatch& match)
     {
-        const std::unordered_set<const Node*> members(match.members.begin(), match.members.end());
+        const std::vector<Node*> order = inGraphOrder(match);
+        const std::unordered_set<const Node*> members(order.begin(), order.end());
         if (!inPlaceWritesStayInside(match, members))
             return false;
-        const std::vector<Node*> order = inGraphOrder(match);
         for (size_t i = order.size() - 1; i-- > 0;)
             if (order[i]->next() != order[i + 1] && !m_aliasDb.moveBeforeTopologicallyValid(order[i], order[i + 1])) {
                 m_lastRefusal = "its ops cannot be brought together without reordering a read or write of memory";

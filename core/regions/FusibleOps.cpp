@@ -130,6 +130,8 @@ const std::unordered_set<std::string_view>& fusibleOps()
         "norm",
         "linalg_vector_norm",
         "logsumexp",
+        // Concatenation (isFusibleCard's conditions).
+        "cat",
     };
     return ops;
 }
@@ -137,6 +139,24 @@ const std::unordered_set<std::string_view>& fusibleOps()
 bool onGpu(const std::string& device)
 {
     return device.rfind("cpu", 0) != 0;
+}
+
+// A cat the pointwise generator reads as branches: two non-empty tensors or more, each of the
+// result's dtype and rank (eager skips empty ones, and promotes mixed dtypes).
+bool concatenatesBranches(const OperatorCard& card)
+{
+    if (card.args.empty() || card.args[0].kind != ArgKind::TensorList || card.outputs.size() != 1)
+        return false;
+    const TensorSpec& out = card.outputs[0];
+    int branches = 0;
+    for (const TensorSpec& t : card.args[0].tensors) {
+        if (t.numel() == 0)
+            continue;
+        if (t.dtype != out.dtype || t.sizes.size() != out.sizes.size())
+            return false;
+        ++branches;
+    }
+    return branches >= 2;
 }
 
 } // namespace
@@ -152,9 +172,16 @@ bool isFusibleOpName(const std::string& op)
     return fusibleOps().contains(name);
 }
 
+bool isConcatenationOp(const std::string& op)
+{
+    return op == "aten::cat";
+}
+
 bool isFusibleCard(const OperatorCard& card, bool gpuCapture)
 {
     if (card.vendorBacked || isVendorBackedOp(card.op) || !isFusibleOpName(card.op) || card.outputs.empty())
+        return false;
+    if (isConcatenationOp(card.op) && !concatenatesBranches(card))
         return false;
     std::string device;
     bool sameDevice = true;

@@ -1,5 +1,6 @@
 #include "regions/RegionFinder.h"
 
+#include "pointwise/PointwiseExpression.h"
 #include "regions/FusibleOps.h"
 #include "util/Hash.h"
 
@@ -199,19 +200,41 @@ std::vector<RegionCard> findRegions(const CallGraph& graph, const std::vector<Op
     for (size_t i = 0; i < n; ++i)
         fusible[i] = !graph.calls[i].aliasing && fusibleCard[static_cast<size_t>(graph.calls[i].card)];
 
-    UnionFind groups(n);
-    for (size_t i = 0; i < n; ++i) {
-        if (!fusible[i])
+    const auto opOf = [&](std::int32_t call) -> const std::string& {
+        return cards[static_cast<size_t>(graph.calls[static_cast<size_t>(call)].card)].op;
+    };
+    // The connected groups of fusible calls, ordered by their first call.
+    const auto groupsOf = [&graph, n](const std::vector<char>& member) {
+        UnionFind groups(n);
+        for (size_t i = 0; i < n; ++i) {
+            if (!member[i])
+                continue;
+            forEachProducer(graph, static_cast<std::int32_t>(i), [&](std::int32_t producer) {
+                if (member[static_cast<size_t>(producer)])
+                    groups.unite(producer, static_cast<std::int32_t>(i));
+            });
+        }
+        std::map<std::int32_t, std::vector<std::int32_t>> byRoot;
+        for (size_t i = 0; i < n; ++i)
+            if (member[i])
+                byRoot[groups.find(static_cast<std::int32_t>(i))].push_back(static_cast<std::int32_t>(i));
+        return byRoot;
+    };
+    std::map<std::int32_t, std::vector<std::int32_t>> byRoot = groupsOf(fusible);
+    // A cat joins regions of pointwise ops only (the row-reduction kernels read no branches): out of
+    // a group with a softmax, norm or reduction, and the groups found again without it.
+    bool catsTakenOut = false;
+    for (const auto& [root, members] : byRoot) {
+        if (std::none_of(members.begin(), members.end(), [&](std::int32_t m) { return isRowReductionOp(opOf(m)); }))
             continue;
-        forEachProducer(graph, static_cast<std::int32_t>(i), [&](std::int32_t producer) {
-            if (fusible[static_cast<size_t>(producer)])
-                groups.unite(producer, static_cast<std::int32_t>(i));
-        });
+        for (std::int32_t m : members)
+            if (isConcatenationOp(opOf(m))) {
+                fusible[static_cast<size_t>(m)] = 0;
+                catsTakenOut = true;
+            }
     }
-    std::map<std::int32_t, std::vector<std::int32_t>> byRoot; // ordered by the group's first call
-    for (size_t i = 0; i < n; ++i)
-        if (fusible[i])
-            byRoot[groups.find(static_cast<std::int32_t>(i))].push_back(static_cast<std::int32_t>(i));
+    if (catsTakenOut)
+        byRoot = groupsOf(fusible);
 
     const Consumers consumers = consumersOf(graph);
     std::vector<char> isModelOutput(graph.valueProducers.size(), 0);

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """runtime/kforge_backend (Inductor with region kernels, kforge_region_patterns.py) on the CPU.
 
-Real region cards: four small models are captured on the CPU with `kforge capture` (attention's
+Real region cards: five small models are captured on the CPU with `kforge capture` (attention's
 scale + mask -> softmax, GELU written out, a residual add feeding layer_norm with both values used,
-a diffusion block's group_norm -> silu between convolutions),
+a diffusion block's group_norm -> silu between convolutions, rotary with the cat of its halves),
 and their region cards are what CPU stand-ins of the runtime's `kforge::region_kernels` and
 `kforge::region_call` list and serve (the runtime is CUDA-only; tests/gpu/export_runtime_gpu.py runs
 the real ones). Checked: each chain is found in the graph Inductor compiles and replaced by one
@@ -97,6 +97,21 @@ class GroupNormSilu(torch.nn.Module):
         return self.conv2(torch.nn.functional.silu(self.norm(self.conv1(x))))
 
 
+class Rotary(torch.nn.Module):
+    """transformers' rotary embedding between a projection and attention's matmul: q * cos +
+    cat(-q2, q1) * sin, the halves slices of the transposed projection."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(32, 64, bias=False)
+
+    def forward(self, x, cos, sin):
+        q = self.proj(x).view(x.shape[0], x.shape[1], 4, 16).transpose(1, 2)
+        rotated = torch.cat((-q[..., 8:], q[..., :8]), dim=-1)
+        q = q * cos + rotated * sin
+        return q @ q.transpose(-1, -2)
+
+
 def capture(work, name, model, inputs):
     """Region cards of `model` captured on the CPU, as the runtime would list their kernels."""
     folder = os.path.join(work, name)
@@ -120,6 +135,7 @@ class RegionPatternTest(unittest.TestCase):
             "gelu": (GeluWrittenOut().eval(), (torch.randn(4, 16, 24),)),
             "residual_norm": (ResidualLayerNorm().eval(), (torch.randn(8, 64), torch.randn(8, 8))),
             "group_norm": (GroupNormSilu().eval(), (torch.randn(2, 8, 6, 6),)),
+            "rotary": (Rotary().eval(), (torch.randn(2, 6, 32), torch.randn(2, 1, 6, 16), torch.randn(2, 1, 6, 16))),
         }
         cls.regions = {name: capture(cls.work, name, model, inputs) for name, (model, inputs) in cls.cases.items()}
 
@@ -185,6 +201,15 @@ class RegionPatternTest(unittest.TestCase):
         self.compile_and_run("group_norm")
         self.assertEqual(len(CALLS), 1, CALLS)
         self.assertEqual(CALLS[0][1][0], (torch.float32, (2, 16, 6, 6), None))
+
+    def test_rotary_with_the_cat_of_its_halves_is_one_call(self):
+        self.list_kernels("rotary")
+        chains = [c["region"]["chain"] for c in self.regions["rotary"]]
+        self.assertIn("neg -> cat -> mul -> mul -> add", chains)
+        self.compile_and_run("rotary")
+        self.assertEqual(len(CALLS), 1, CALLS)
+        self.assertEqual(sorted(shape for _, shape, _ in CALLS[0][1]),
+                         sorted([(2, 4, 6, 8), (2, 4, 6, 8), (2, 4, 6, 16), (2, 1, 6, 16), (2, 1, 6, 16)]))
 
     def test_where_no_kernel_serves_the_chain_runs(self):
         self.list_kernels("attention")

@@ -35,11 +35,13 @@ std::tuple<bool, std::vector<at::Tensor>> testRegionCall(std::vector<std::string
 {
     CallLog& log = callLog();
     log.lastIds = ids;
-    if (!log.serve || inputs.size() != 2) {
+    if (!log.serve || (inputs.size() != 2 && inputs.size() != 5)) {
         ++log.declined;
         return {false, {}};
     }
     ++log.served;
+    if (inputs.size() == 5) // rotary: in0, in1 the halves, in2 q, in3 cos, in4 sin
+        return {true, {inputs[2] * inputs[3] + at::cat({-inputs[0], inputs[1]}, -1) * inputs[4]}};
     return {true, {at::relu(inputs[0] * inputs[1] + inputs[0])}};
 }
 
@@ -134,6 +136,79 @@ TEST_F(RegionRewriteTest, TheChainBecomesACallThatServesIt)
     EXPECT_EQ(callLog().served, 1);
     EXPECT_EQ(callLog().lastIds, std::vector<std::string>{"k0"});
     EXPECT_TRUE(torch::equal(got[0], expected));
+}
+
+/// q * cos + cat(-x2, x1) * sin over [2, 16] halves of 8: in0 = x2, in1 = x1, in2 = q, in3 = cos, in4 = sin.
+RegionChain rotary()
+{
+    RegionChainBuilder b;
+    const TensorSpec half = spec("float32", {2, 8}, {16, 1});
+    const TensorSpec whole = spec("float32", {2, 16});
+    const auto second = b.input(half);
+    const auto first = b.input(half);
+    const auto q = b.input(whole);
+    const auto cos = b.input(whole);
+    const auto sin = b.input(whole);
+    const auto negated = b.unary("aten::neg", second);
+    const auto rotated =
+        b.call("aten::cat", "", {{"tensors", std::vector<Value>{negated, first}}, {"dim", nlohmann::json(-1)}}, whole);
+    const auto sum = b.call("aten::add", "Tensor",
+                            {{"self", b.binary("aten::mul", q, cos, whole)},
+                             {"other", b.binary("aten::mul", rotated, sin, whole)},
+                             {"alpha", nlohmann::json(1)}},
+                            whole);
+    b.output(sum);
+    return *b.card().region;
+}
+
+const char* kRotaryIr = R"IR(
+graph(%q : Tensor, %cos : Tensor, %sin : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %dim : int = prim::Constant[value=-1]()
+  %zero : int = prim::Constant[value=0]()
+  %eight : int = prim::Constant[value=8]()
+  %sixteen : int = prim::Constant[value=16]()
+  %x1 : Tensor = aten::slice(%q, %dim, %zero, %eight, %one)
+  %x2 : Tensor = aten::slice(%q, %dim, %eight, %sixteen, %one)
+  %n : Tensor = aten::neg(%x2)
+  %halves : Tensor[] = prim::ListConstruct(%n, %x1)
+  %r : Tensor = aten::cat(%halves, %dim)
+  %a : Tensor = aten::mul(%q, %cos)
+  %b : Tensor = aten::mul(%r, %sin)
+  %c : Tensor = aten::add(%a, %b, %one)
+  return (%c)
+)IR";
+
+TEST_F(RegionRewriteTest, ACatOfAListIsReplacedWithItsList)
+{
+    const at::Tensor q = torch::randn({2, 16}), cos = torch::randn({2, 16}), sin = torch::randn({2, 16});
+    const at::Tensor expected = run(parse(kRotaryIr), {q, cos, sin})[0];
+    auto graph = parse(kRotaryIr);
+    const auto groups = rewriteRegions(graph, {{"k0", rotary()}}, kCallOp);
+    graph->lint();
+    ASSERT_EQ(groups.size(), 1u);
+    EXPECT_EQ(groups[0].replaced, 1) << groups[0].note;
+    EXPECT_EQ(countKind(graph->block(), kCallOp), 1);
+    // The cat and its list are in the fallback branch only.
+    EXPECT_EQ(countKind(graph->block(), "aten::cat"), 1);
+    for (const torch::jit::Node* node : graph->nodes())
+        EXPECT_NE(node->kind().toQualString(), std::string("aten::cat"));
+    EXPECT_TRUE(torch::allclose(run(graph, {q, cos, sin})[0], expected));
+    EXPECT_EQ(callLog().served, 1);
+    callLog().serve = false;
+    EXPECT_TRUE(torch::equal(run(graph, {q, cos, sin})[0], expected));
+    EXPECT_EQ(callLog().declined, 1);
+}
+
+TEST_F(RegionRewriteTest, AListReadOutsideTheRegionKeepsTheOriginalOps)
+{
+    std::string ir = kRotaryIr;
+    ir.replace(ir.find("return (%c)"), 11, "%other : Tensor = aten::cat(%halves, %zero)\n  return (%c, %other)");
+    auto graph = parse(ir);
+    const auto groups = rewriteRegions(graph, {{"k0", rotary()}}, kCallOp);
+    ASSERT_EQ(groups.size(), 1u);
+    EXPECT_EQ(groups[0].replaced, 0);
+    EXPECT_EQ(countKind(graph->block(), kCallOp), 0);
 }
 
 TEST_F(RegionRewriteTest, ADeclinedCallRunsTheOriginalOps)

@@ -49,6 +49,32 @@ public:
         m_cards.push_back(card);
         return produced;
     }
+    // Adds aten::cat of `inputs` (value ids, as call's) as one Tensor[] argument, each of `dtype`;
+    // returns its value.
+    std::int32_t cat(std::vector<std::int32_t> inputs, const std::vector<std::string>& dtypes = {})
+    {
+        const std::int32_t produced = call("aten::cat", inputs);
+        OperatorCard& card = m_cards.back();
+        GraphCall& graphCall = m_graph.calls.back();
+        ArgSpec list;
+        list.name = "tensors";
+        list.kind = ArgKind::TensorList;
+        std::vector<std::int32_t> values;
+        for (std::size_t i = 0; i < card.args.size(); ++i) {
+            TensorSpec t = card.args[i].tensors[0];
+            if (i < dtypes.size())
+                t.dtype = dtypes[i];
+            list.tensors.push_back(t);
+            values.push_back(graphCall.inputs[i][0]);
+        }
+        card.args = {list};
+        graphCall.inputs = {values};
+        card.outputs[0].sizes = {4, 8 * static_cast<std::int64_t>(values.size())};
+        card.outputs[0].strides = {card.outputs[0].sizes[1], 1};
+        card.key = variantKey(card.op, card.overload, card.args);
+        card.id = cardIdForKey(card.key);
+        return produced;
+    }
     void output(std::int32_t value) { m_graph.modelOutputs.push_back(value); }
     std::vector<RegionCard> regions()
     {

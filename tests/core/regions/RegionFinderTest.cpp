@@ -77,6 +77,38 @@ TEST(RegionFinder, ViewsAndAliasingCallsBoundRegions)
     EXPECT_TRUE(g.regions().empty());
 }
 
+TEST(RegionFinder, RotaryWithTheCatOfItsHalvesIsOneRegion)
+{
+    // transformers' q * cos + rotate_half(q) * sin, rotate_half(x) = cat(-x2, x1) of two slices.
+    GraphBuilder g;
+    const auto q = g.call("aten::linear", {-1, -1}, true);
+    const auto x1 = g.call("aten::slice", {q}, false, true);
+    const auto x2 = g.call("aten::slice", {q}, false, true);
+    const auto rotated = g.cat({g.call("aten::neg", {x2}), x1});
+    const auto sum = g.call("aten::add", {g.call("aten::mul", {q, -1}), g.call("aten::mul", {rotated, -1})});
+    g.output(g.call("aten::matmul", {sum, -1}, true));
+    const auto regions = g.regions();
+    ASSERT_EQ(regions.size(), 1u);
+    EXPECT_EQ(regions[0].chainText(), "neg -> cat -> mul -> mul -> add");
+    EXPECT_EQ(regions[0].inputs.size(), 5u); // x2, x1, q, cos, sin
+    ASSERT_EQ(regions[0].outputs.size(), 1u);
+    EXPECT_EQ(regions[0].outputs[0].member, 4);
+}
+
+TEST(RegionFinder, CatStaysOutOfRegionsWithAReductionAndOfMixedDtypes)
+{
+    GraphBuilder g;
+    const auto joined = g.cat({g.call("aten::add", {-1, -1}), -1});
+    const auto p = g.call("aten::softmax", {g.call("aten::mul", {joined, -1})});
+    g.call("aten::linear", {g.call("aten::tanh", {p}), -1}, true);
+    const auto mixed = g.cat({g.call("aten::exp", {-1}), -1}, {"float32", "float16"});
+    g.output(g.call("aten::relu", {mixed}));
+    const auto regions = g.regions();
+    ASSERT_EQ(regions.size(), 1u);
+    EXPECT_EQ(regions[0].chainText(), "mul -> softmax -> tanh");
+    EXPECT_FALSE(isFusibleCard(g.cards()[g.cards().size() - 2], true)); // the cat of float32 and float16
+}
+
 TEST(RegionFinder, ValueUsedOutsideIsARegionOutput)
 {
     GraphBuilder g;
