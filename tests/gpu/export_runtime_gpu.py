@@ -17,9 +17,9 @@ tolerance; with grad enabled and an input that requires grad the composite kerne
 passes, and reuses the first export's sanitizer passes (same kernels, same samples); `kforge run --json` of that package reports outputs within tolerance and a hit for every kernel (an op kernel
 whose calls all lie in a region a region kernel served excepted).
 
-Model 4 (fused regions): GELU written out as eight elementwise ops, a matmul, then scale + bias ->
-softmax. Checks: both region cards (pointwise, and the row region around the softmax) ship as
-a custom kernel; the in-model check passes with it; `kforge run --json` serves the chain with the
+Model 4 (fused regions): GELU written out as eight elementwise ops, a matmul, rotary on its heads
+(with the cat of the halves), then scale + bias -> softmax. Checks: the three region cards
+(pointwise, pointwise with a cat, and the row region around the softmax) ship as custom kernels; the in-model check passes with it; `kforge run --json` serves the chain with the
 region kernel (a hit, no "never runs" note) within tolerance; so does the eager module compiled with
 torch.compile(backend=kforge_backend) (Inductor with the region kernels) and with
 backend=kforge_script_backend (the TorchScript route) in python3's torch.
@@ -301,17 +301,23 @@ def never_hit(kernels, cast):
 
 
 class GeluWrittenOut(torch.nn.Module):
-    """GELU (tanh form) written out as eight elementwise ops (a pointwise region card), a matmul, then
-    scale + bias -> softmax (a row region card)."""
+    """GELU (tanh form) written out as eight elementwise ops (a pointwise region card), a matmul, rotary
+    on its heads as transformers writes it (q * cos + cat(-q2, q1) * sin: a pointwise region with a
+    cat), then scale + bias -> softmax (a row region card)."""
 
     def __init__(self):
         super().__init__()
         self.weight = torch.nn.Parameter(torch.randn(2048, 512) * 0.02)
         self.register_buffer("bias", torch.randn(1, 512))
+        angles = torch.randn(1, 1, 256, 128)
+        self.register_buffer("cos", angles.cos())
+        self.register_buffer("sin", angles.sin())
 
     def forward(self, x):
         h = 0.5 * x * (1.0 + torch.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
-        return torch.softmax((h @ self.weight) * 0.125 + self.bias, dim=-1)
+        q = (h @ self.weight).view(4, 256, 4, 128).transpose(1, 2)
+        q = q * self.cos + torch.cat((-q[..., 64:], q[..., :64]), dim=-1) * self.sin
+        return torch.softmax(q.transpose(1, 2).reshape(1024, 512) * 0.125 + self.bias, dim=-1)
 
 
 def check_region_kernels(args, export_for_kforge):
@@ -325,8 +331,8 @@ def check_region_kernels(args, export_for_kforge):
         report, project, inputs_path = package_pipeline(args, export_for_kforge, model, (x,), work, cast)
         regions = [c for c in report["cards"] if c["op"].startswith("region: ")]
         print("region cards:", json.dumps(regions))
-        if len(regions) < 2 or not all(c["decision"] == "custom" for c in regions):
-            sys.exit(f"FAILED (regions): expected the pointwise and the softmax region kernels: {regions}")
+        if len(regions) < 3 or not all(c["decision"] == "custom" for c in regions):
+            sys.exit(f"FAILED (regions): expected the GELU, rotary and softmax region kernels: {regions}")
         checked, _ = export_with_check(args, project, work, failures)
         result = run_package(args, checked, inputs_path, failures)
         if result.get("notes"):
