@@ -1,6 +1,6 @@
 #include "regions/RegionFinder.h"
 
-#include "pointwise/PointwiseExpression.h"
+#include "pointwise/PointwiseOpTable.h"
 #include "regions/FusibleOps.h"
 #include "util/Hash.h"
 
@@ -200,8 +200,14 @@ std::vector<RegionCard> findRegions(const CallGraph& graph, const std::vector<Op
     for (size_t i = 0; i < n; ++i)
         fusible[i] = !graph.calls[i].aliasing && fusibleCard[static_cast<size_t>(graph.calls[i].card)];
 
-    const auto opOf = [&](std::int32_t call) -> const std::string& {
-        return cards[static_cast<size_t>(graph.calls[static_cast<size_t>(call)].card)].op;
+    const auto cardOf = [&](std::int32_t call) -> const OperatorCard& {
+        return cards[static_cast<size_t>(graph.calls[static_cast<size_t>(call)].card)];
+    };
+    // A member the pointwise generator computes: an op of its table (batch_norm in inference among
+    // them), or a cat.
+    const auto pointwise = [&](std::int32_t call) {
+        const OperatorCard& card = cardOf(call);
+        return isConcatenationOp(card.op) || findPointwiseOp(card.op, card.overload, card.args).ok();
     };
     // The connected groups of fusible calls, ordered by their first call.
     const auto groupsOf = [&graph, n](const std::vector<char>& member) {
@@ -222,13 +228,13 @@ std::vector<RegionCard> findRegions(const CallGraph& graph, const std::vector<Op
     };
     std::map<std::int32_t, std::vector<std::int32_t>> byRoot = groupsOf(fusible);
     // A cat joins regions of pointwise ops only (the row-reduction kernels read no branches): out of
-    // a group with a softmax, norm or reduction, and the groups found again without it.
+    // a group with a softmax, norm, reduction or any other member, and the groups found again without it.
     bool catsTakenOut = false;
     for (const auto& [root, members] : byRoot) {
-        if (std::none_of(members.begin(), members.end(), [&](std::int32_t m) { return isRowReductionOp(opOf(m)); }))
+        if (std::all_of(members.begin(), members.end(), pointwise))
             continue;
         for (std::int32_t m : members)
-            if (isConcatenationOp(opOf(m))) {
+            if (isConcatenationOp(cardOf(m).op)) {
                 fusible[static_cast<size_t>(m)] = 0;
                 catsTakenOut = true;
             }

@@ -27,13 +27,18 @@ public:
                 m_graph.valueProducers.push_back(-1);
             }
             ArgSpec arg;
-            arg.name = "arg" + std::to_string(card.args.size());
+            arg.name = card.args.empty() ? "self"
+                : card.args.size() == 1  ? "other"
+                                         : "arg" + std::to_string(card.args.size());
             arg.kind = ArgKind::Tensor;
             arg.tensors.push_back(TensorSpec{"float32", {4, 8}, {8, 1}, "cuda:0"});
             card.args.push_back(arg);
             graphCall.inputs.push_back({value});
         }
         card.outputs.push_back(TensorSpec{"float32", {4, 8}, {8, 1}, "cuda:0"});
+        // Binary arithmetic of two tensors as a capture names it (the pointwise table's overload).
+        if (card.args.size() == 2 && (op == "aten::add" || op == "aten::mul" || op == "aten::sub" || op == "aten::div"))
+            card.overload = "Tensor";
         card.vendorBacked = vendor;
         card.key = variantKey(card.op, card.overload, card.args);
         card.id = cardIdForKey(card.key);
