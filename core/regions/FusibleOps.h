@@ -19,7 +19,7 @@ bool isFusibleOpName(const std::string& op);
 /// a host op (all its tensors on the CPU) is not. A cat must join two non-empty tensors or more, each
 /// of its result's dtype and rank.
 /// True when `op` is aten::cat: a region member that only a region of pointwise ops takes (the
-/// region finder keeps it out of a region with a softmax, norm or reduction).
+/// region finder keeps it out of a group with a member that is not a row of the pointwise table).
 bool isConcatenationOp(const std::string& op);
 bool isFusibleCard(const OperatorCard& card, bool gpuCapture);
 
