@@ -70,28 +70,83 @@ std::optional<std::vector<std::int64_t>> channelStrides(const TensorSpec& t, con
     return strides;
 }
 
-// Strides over the iteration `sizes` of input `t` read as branch `branch` of `cat`: its broadcast
-// strides against the branch's shape (the cat's sizes, the cat dim as long as the branch), 0 along
-// the dims the cat's result broadcasts over. `step`: its stride along the cat dim. nullopt when it
-// does not broadcast so.
-std::optional<std::vector<std::int64_t>> branchStrides(const TensorSpec& t, const PointwiseCat& cat, int branch,
-                                                       const std::vector<std::int64_t>& sizes, std::int64_t& step)
+// A shape of the expression in iteration coordinates: per dim, the iteration dim its coordinate
+// follows (-1: broadcast, always 0) plus `offset`.
+struct Level {
+    struct Dim {
+        int dim = -1;
+        std::int64_t offset = 0;
+    };
+    std::vector<std::int64_t> shape;
+    std::vector<Dim> map;
+};
+
+std::optional<Level> branchLevel(const PointwiseExpression& e, int context, const std::vector<std::int64_t>& sizes);
+
+// Cat `k`'s result in the coordinates of the level it is computed in (right-aligned, size-1 dims
+// broadcast). nullopt where it does not broadcast to that level.
+std::optional<Level> catLevel(const PointwiseExpression& e, int k, const std::vector<std::int64_t>& sizes)
 {
-    std::vector<std::int64_t> shape = cat.sizes;
-    const auto b = static_cast<std::size_t>(branch);
-    shape[cat.dim] = cat.bounds[b + 1] - cat.bounds[b];
-    const auto own = broadcastStrides(t, shape);
-    if (!own || cat.sizes.size() > sizes.size())
+    const PointwiseCat& cat = e.cats()[static_cast<std::size_t>(k)];
+    const auto parent = branchLevel(e, cat.context, sizes);
+    if (!parent || cat.sizes.size() > parent->shape.size())
         return std::nullopt;
-    const std::size_t lead = sizes.size() - cat.sizes.size();
-    std::vector<std::int64_t> strides(sizes.size(), 0);
+    const std::size_t lead = parent->shape.size() - cat.sizes.size();
+    Level level{cat.sizes, std::vector<Level::Dim>(cat.sizes.size())};
     for (std::size_t d = 0; d < cat.sizes.size(); ++d) {
-        if (cat.sizes[d] == sizes[lead + d])
-            strides[lead + d] = (*own)[d];
+        if (cat.sizes[d] == parent->shape[lead + d])
+            level.map[d] = parent->map[lead + d];
         else if (cat.sizes[d] != 1)
             return std::nullopt;
     }
-    step = strides[lead + cat.dim];
+    return level;
+}
+
+// The shape a branch context's values have (the iteration sizes for -1), in iteration coordinates:
+// the cat's level with the cat dim as long as the branch and shifted back by its start. nullopt
+// where a cat's result is broadcast along its cat dim.
+std::optional<Level> branchLevel(const PointwiseExpression& e, int context, const std::vector<std::int64_t>& sizes)
+{
+    if (context < 0) {
+        Level level{sizes, std::vector<Level::Dim>(sizes.size())};
+        for (std::size_t d = 0; d < sizes.size(); ++d)
+            level.map[d] = {static_cast<int>(d), 0};
+        return level;
+    }
+    const PointwiseBranchContext& branch = e.branchContexts()[static_cast<std::size_t>(context)];
+    const PointwiseCat& cat = e.cats()[static_cast<std::size_t>(branch.cat)];
+    auto level = catLevel(e, branch.cat, sizes);
+    if (!level || level->map[cat.dim].dim < 0)
+        return std::nullopt;
+    const auto b = static_cast<std::size_t>(branch.branch);
+    level->shape[cat.dim] = cat.bounds[b + 1] - cat.bounds[b];
+    level->map[cat.dim].offset -= cat.bounds[b];
+    return level;
+}
+
+// Strides over the iteration `sizes` of input `t` read in branch context `context`, and `shift`,
+// what its offset adds: its broadcast strides against the context's shape, mapped to the iteration
+// dims. nullopt where it does not broadcast so.
+std::optional<std::vector<std::int64_t>> branchStrides(const PointwiseExpression& e, const TensorSpec& t, int context,
+                                                       const std::vector<std::int64_t>& sizes, std::int64_t& shift)
+{
+    const auto level = branchLevel(e, context, sizes);
+    if (!level)
+        return std::nullopt;
+    const auto own = broadcastStrides(t, level->shape);
+    if (!own)
+        return std::nullopt;
+    std::vector<std::int64_t> strides(sizes.size(), 0);
+    shift = 0;
+    for (std::size_t d = 0; d < own->size(); ++d) {
+        if ((*own)[d] == 0)
+            continue;
+        const Level::Dim& to = level->map[d];
+        if (to.dim < 0)
+            return std::nullopt;
+        strides[static_cast<std::size_t>(to.dim)] += (*own)[d];
+        shift += to.offset * (*own)[d];
+    }
     return strides;
 }
 
@@ -159,24 +214,28 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
         strides.push_back(*s);
     }
     // Each cat's coordinate along its dim, from the walk over the first output (dense).
-    for (const PointwiseCat& cat : f->m_expression.cats()) {
-        const std::size_t lead = first.sizes.size() - std::min(first.sizes.size(), cat.sizes.size());
-        const std::size_t dim = lead + cat.dim;
-        if (cat.sizes.size() > first.sizes.size() || cat.sizes[cat.dim] != first.sizes[dim])
-            return unsupportedCard(card, "a cat's result is broadcast along its cat dim to " + first.toShortString());
-        f->m_cats.push_back({first.sizes[dim] == 1 ? 1 : first.strides[dim], first.sizes[dim]});
+    const PointwiseExpression& e = f->m_expression;
+    for (std::size_t c = 0; c < e.cats().size(); ++c) {
+        const auto level = catLevel(e, static_cast<int>(c), first.sizes);
+        const Level::Dim along = level ? level->map[e.cats()[c].dim] : Level::Dim{};
+        if (along.dim < 0) {
+            if (e.catUsed(static_cast<int>(c)))
+                return unsupportedCard(card,
+                                       "a cat's result is broadcast along its cat dim to " + first.toShortString());
+            f->m_cats.emplace_back();
+            continue;
+        }
+        const auto d = static_cast<std::size_t>(along.dim);
+        f->m_cats.push_back({first.sizes[d] == 1 ? 1 : first.strides[d], first.sizes[d], along.offset});
     }
     // Inputs a cat's branch reads: operands of their own, read where the branch puts them.
     for (const PointwiseInputRead& read : f->m_expression.inputReads()) {
         if (read.context < 0)
             continue;
-        const PointwiseBranchContext& context =
-            f->m_expression.branchContexts()[static_cast<std::size_t>(read.context)];
-        const PointwiseCat& cat = f->m_expression.cats()[static_cast<std::size_t>(context.cat)];
         const auto k = static_cast<std::size_t>(read.input);
         const TensorSpec& in = card.args[k].tensors[0];
-        std::int64_t step = 0;
-        auto s = branchStrides(in, cat, context.branch, first.sizes, step);
+        std::int64_t shift = 0;
+        auto s = branchStrides(e, in, read.context, first.sizes, shift);
         if (!s || channel->contains(read.input))
             return unsupportedCard(card,
                                    "input " + card.args[k].name + " " + in.toShortString() +
@@ -189,9 +248,15 @@ Result<std::unique_ptr<PointwiseRegionFamily>> PointwiseRegionFamily::create(con
                    Mode::Strided,
                    {},
                    read};
-        op.lo = cat.bounds[static_cast<std::size_t>(context.branch)];
-        op.hi = cat.bounds[static_cast<std::size_t>(context.branch) + 1];
-        op.shift = -op.lo * step;
+        op.shift = shift;
+        // Read where the element is in this branch, and in each enclosing cat's branch it lies in.
+        for (int c = read.context; c >= 0;) {
+            const PointwiseBranchContext& context = e.branchContexts()[static_cast<std::size_t>(c)];
+            const PointwiseCat& cat = e.cats()[static_cast<std::size_t>(context.cat)];
+            const auto b = static_cast<std::size_t>(context.branch);
+            op.masks.push_back({context.cat, cat.bounds[b], cat.bounds[b + 1]});
+            c = cat.context;
+        }
         f->m_inputs.push_back(std::move(op));
         strides.push_back(*s);
     }
@@ -278,12 +343,21 @@ bool PointwiseRegionFamily::vectorWidthAllowed(int width) const
     return !hasStrided() || (!m_dims.empty() && m_dims.back() % width == 0);
 }
 
+std::string PointwiseRegionFamily::branchText(const Operand& o)
+{
+    std::string text;
+    for (const CatMask& m : o.masks)
+        text += (text.empty() ? ", a cat's branch: cat coordinates " : " and cat " + std::to_string(m.cat) + "'s ") +
+            std::to_string(m.lo) + " to " + std::to_string(m.hi);
+    return text;
+}
+
 bool PointwiseRegionFamily::catVectorsUniform(int c, int width) const
 {
     const CatCoordinate& cat = m_cats.at(static_cast<std::size_t>(c));
     if (cat.size == 1 || cat.stride % width == 0)
         return true; // one coordinate for the whole vector
-    if (cat.stride != 1 || cat.size % width != 0)
+    if (cat.stride != 1 || cat.size % width != 0 || cat.offset % width != 0)
         return false;
     const std::vector<std::int64_t>& bounds = m_expression.cats()[static_cast<std::size_t>(c)].bounds;
     return std::all_of(bounds.begin(), bounds.end(), [width](std::int64_t b) { return b % width == 0; });
@@ -291,10 +365,10 @@ bool PointwiseRegionFamily::catVectorsUniform(int c, int width) const
 
 bool PointwiseRegionFamily::vectorMoves(const Operand& op, int width) const
 {
-    if (op.read.context >= 0) {
-        const int cat = m_expression.branchContexts()[static_cast<std::size_t>(op.read.context)].cat;
-        return stridesAllowVectors(op.strides, width) && op.shift % width == 0 && catVectorsUniform(cat, width);
-    }
+    if (op.read.context >= 0)
+        return stridesAllowVectors(op.strides, width) && op.shift % width == 0 &&
+            std::all_of(op.masks.begin(), op.masks.end(),
+                        [&](const CatMask& m) { return catVectorsUniform(m.cat, width); });
     return op.mode == Mode::Flat || (op.mode == Mode::Strided && stridesAllowVectors(op.strides, width));
 }
 
@@ -342,7 +416,7 @@ std::string PointwiseRegionFamily::operandDefinitions(int width) const
           << (m_cats[c].size == 1
                   ? std::string("0")
                   : "(i / " + std::to_string(m_cats[c].stride) + "LL) % " + std::to_string(m_cats[c].size) + "LL")
-          << "; }\n";
+          << (m_cats[c].offset != 0 ? " + (" + std::to_string(m_cats[c].offset) + "LL)" : std::string()) << "; }\n";
     return s.str();
 }
 
@@ -359,25 +433,31 @@ std::string PointwiseRegionFamily::loadStatements(std::size_t n, int width) cons
         return s.str();
     }
     if (o.read.context >= 0) {
-        // A cat branch's input: at its shifted offset, and only where the element is in the branch.
-        const int cat = m_expression.branchContexts()[static_cast<std::size_t>(o.read.context)].cat;
-        const std::string inside = " >= " + std::to_string(o.lo) + "LL && c < " + std::to_string(o.hi) + "LL";
+        // A cat branch's input: at its shifted offset, and only where the element is in the branch
+        // (and in the enclosing cats' branches it lies in).
+        const bool vectors = vectorMoves(o, width);
+        const std::string element = vectors ? "i" : "i + e";
+        std::string inside;
+        for (const CatMask& m : o.masks) {
+            const std::string c = "kfCat" + std::to_string(m.cat) + "(" + element + ")";
+            inside += (inside.empty() ? "" : " && ") + c + " >= " + std::to_string(m.lo) + "LL && " + c + " < " +
+                std::to_string(m.hi) + "LL";
+        }
         const std::string zero = "static_cast<" + pointwiseValueType(o.dtype) + ">(0)";
         s << "            {\n                const long long o = kfOffset_" << o.name << "(i) + (" << o.shift
           << "LL);\n";
-        if (vectorMoves(o, width))
-            s << "                const long long c = kfCat" << cat << "(i);\n                if (c" << inside
-              << ") {\n                    const Vec_" << o.name << " t = *reinterpret_cast<const Vec_" << o.name
-              << "*>(" << o.name << " + o);\n#pragma unroll\n                    for (int e = 0; e < V; ++e)\n"
+        if (vectors)
+            s << "                if (" << inside << ") {\n                    const Vec_" << o.name
+              << " t = *reinterpret_cast<const Vec_" << o.name << "*>(" << o.name
+              << " + o);\n#pragma unroll\n                    for (int e = 0; e < V; ++e)\n"
               << "                        " << at << "[e] = kfLoad_" << o.name
               << "(t.v[e]);\n                } else {\n#pragma unroll\n                    for (int e = 0; e < V; "
                  "++e)\n"
               << "                        " << at << "[e] = " << zero << ";\n                }\n";
         else
-            s << "#pragma unroll\n                for (int e = 0; e < V; ++e) {\n                    const long long c "
-                 "= kfCat"
-              << cat << "(i + e);\n                    " << at << "[e] = c" << inside << " ? kfLoad_" << o.name << "("
-              << o.name << "[o + e * " << o.strides.back() << "LL]) : " << zero << ";\n                }\n";
+            s << "#pragma unroll\n                for (int e = 0; e < V; ++e)\n                    " << at << "[e] = ("
+              << inside << ") ? kfLoad_" << o.name << "(" << o.name << "[o + e * " << o.strides.back()
+              << "LL]) : " << zero << ";\n";
         s << "            }\n";
         return s.str();
     }
@@ -435,10 +515,7 @@ Result<Candidate> PointwiseRegionFamily::generate(const nlohmann::json& params) 
     for (const std::vector<Operand>* list : {&m_inputs, &m_outputs})
         for (const Operand& o : *list)
             s << "//   " << o.name << " " << o.dtype << " " << (o.used ? modeName(static_cast<int>(o.mode)) : "unused")
-              << (o.read.context >= 0
-                      ? ", a cat's branch: cat coordinates " + std::to_string(o.lo) + " to " + std::to_string(o.hi)
-                      : std::string())
-              << "\n";
+              << branchText(o) << "\n";
     if (m_expression.needsHalf())
         s << "#include <cuda_fp16.h>\n";
     if (m_expression.needsBfloat16())

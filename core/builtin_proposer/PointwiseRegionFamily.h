@@ -47,6 +47,11 @@ public:
 
 private:
     enum class Mode { Flat, Scalar, Strided };
+    /// lo <= cat `cat`'s coordinate < hi.
+    struct CatMask {
+        int cat = -1;
+        std::int64_t lo = 0, hi = 0;
+    };
     struct Operand {
         std::string name;  // "in0", "out1"
         std::string token; // what the launch plan passes: "ptr:in0", "ptr:self", "ptr:out1"
@@ -57,13 +62,14 @@ private:
         std::vector<std::int64_t> strides; // over m_dims (elements)
         PointwiseInputRead read;           // inputs: the region input and the context it is read in
         std::int64_t shift = 0;            // a branch's input: added to its offset (elements)
-        std::int64_t lo = 0, hi = 0;       // a branch's input: read where lo <= the cat coordinate < hi
+        std::vector<CatMask> masks = {};   // a branch's input: where it is read (all of them hold)
     };
-    /// Where the element at walk index i is along cat c's dim: (i / stride) % size over the first
-    /// output's layout.
+    /// Where the element at walk index i is along cat c's dim: (i / stride) % size + offset over the
+    /// first output's layout (offset: the enclosing branches' shifts along that dim).
     struct CatCoordinate {
         std::int64_t stride = 1;
         std::int64_t size = 1;
+        std::int64_t offset = 0;
     };
 
     explicit PointwiseRegionFamily(PointwiseExpression expression) : m_expression(std::move(expression)) {}
@@ -78,6 +84,8 @@ private:
     /// The statements reading operand input `k` of vector j (element index i) into xs[k][n][e].
     std::string loadStatements(std::size_t n, int width) const;
     std::string storeStatements(std::size_t o, int width) const;
+    /// ", a cat's branch: cat coordinates LO to HI ..." for a branch operand's comment ("" otherwise).
+    static std::string branchText(const Operand& o);
     /// Whether the elements of a vector of `width` always share their coordinate's branch along cat `c`.
     bool catVectorsUniform(int c, int width) const;
     /// The element function's arguments: each input read (PointwiseExpression::inputReads) as

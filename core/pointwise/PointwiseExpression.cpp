@@ -424,8 +424,8 @@ std::string PointwiseExpression::readName(const PointwiseInputRead& read)
 
 bool PointwiseExpression::catUsed(int c) const
 {
-    const std::size_t node = static_cast<std::size_t>(m_cats.at(static_cast<std::size_t>(c)).node);
-    return live()[node];
+    const int node = m_cats.at(static_cast<std::size_t>(c)).node;
+    return node >= 0 && live()[static_cast<std::size_t>(node)];
 }
 
 Result<int> PointwiseExpression::inBranch(int id, int context, std::vector<int>& copies)
@@ -437,10 +437,11 @@ Result<int> PointwiseExpression::inBranch(int id, int context, std::vector<int>&
     case PointwiseNode::Kind::Constant:
         return id;
     case PointwiseNode::Kind::Input:
-        if (n.context >= 0)
-            return makeError(ErrorCode::Unsupported, "a cat of a cat's branch is not covered");
-        n.context = context;
+        n.context = n.context < 0 ? context : contextWithin(n.context, context);
         break;
+    case PointwiseNode::Kind::Cat:
+        n.cat = catWithin(n.cat, context);
+        [[fallthrough]];
     case PointwiseNode::Kind::Apply:
         for (int& operand : n.operands)
             if (operand >= 0) {
@@ -451,12 +452,41 @@ Result<int> PointwiseExpression::inBranch(int id, int context, std::vector<int>&
             }
         break;
     default:
-        return makeError(ErrorCode::Unsupported, "a cat of a reduction or of another cat is not covered");
+        return makeError(ErrorCode::Unsupported, "a cat of a reduction is not covered");
     }
+    const bool cat = n.kind == PointwiseNode::Kind::Cat;
+    const int catIndex = n.cat;
     copies.resize(m_nodes.size() + 1, -1); // room for the node interned next
     const int copy = intern(std::move(n));
     copies[static_cast<std::size_t>(id)] = copy;
+    if (cat)
+        m_cats[static_cast<std::size_t>(catIndex)].node = copy;
     return copy;
+}
+
+int PointwiseExpression::contextWithin(int c, int context)
+{
+    if (const auto found = m_contextsWithin.find({c, context}); found != m_contextsWithin.end())
+        return found->second;
+    const PointwiseBranchContext original = m_contexts[static_cast<std::size_t>(c)];
+    const int cat = catWithin(original.cat, context);
+    m_contexts.push_back(PointwiseBranchContext{cat, original.branch});
+    const int copy = static_cast<int>(m_contexts.size()) - 1;
+    m_contextsWithin[{c, context}] = copy;
+    return copy;
+}
+
+int PointwiseExpression::catWithin(int k, int context)
+{
+    if (const auto found = m_catsWithin.find({k, context}); found != m_catsWithin.end())
+        return found->second;
+    PointwiseCat copy = m_cats[static_cast<std::size_t>(k)];
+    copy.context = copy.context < 0 ? context : contextWithin(copy.context, context);
+    copy.node = -1; // set when its Cat node is made
+    m_cats.push_back(std::move(copy));
+    const int index = static_cast<int>(m_cats.size()) - 1;
+    m_catsWithin[{k, context}] = index;
+    return index;
 }
 
 Result<int> PointwiseExpression::addCat(const ChainMember& member, const std::string& label,
@@ -501,7 +531,9 @@ Result<int> PointwiseExpression::addCat(const ChainMember& member, const std::st
         return refuse("the tensors do not add up to " + out.toShortString());
     if (kept.size() == 1)
         return kept.front(); // a copy of its one non-empty tensor
-    const int index = static_cast<int>(m_cats.size());
+    // The cat is listed first: a cat in one of its branches adds its copies after it.
+    m_cats.push_back(std::move(cat));
+    const int index = static_cast<int>(m_cats.size()) - 1;
     PointwiseNode node;
     node.kind = PointwiseNode::Kind::Cat;
     node.cat = index;
@@ -514,9 +546,8 @@ Result<int> PointwiseExpression::addCat(const ChainMember& member, const std::st
             return refuse(branch.error().message);
         node.operands.push_back(branch.value());
     }
-    m_cats.push_back(std::move(cat));
     const int id = intern(std::move(node));
-    m_cats.back().node = id;
+    m_cats[static_cast<std::size_t>(index)].node = id;
     return id;
 }
 
@@ -649,7 +680,7 @@ std::string PointwiseExpression::elementFunction(const std::string& name) const
         s << "const " << typeOf(input) << " " << readName(read) << ", ";
     }
     for (std::size_t c = 0; c < m_cats.size(); ++c)
-        if (used[static_cast<std::size_t>(m_cats[c].node)])
+        if (catUsed(static_cast<int>(c)))
             s << "const long long kfc" << c << ", ";
     for (std::size_t o = 0; o < m_outputs.size(); ++o)
         s << typeOf(m_nodes[static_cast<std::size_t>(m_outputs[o])]) << "& y" << o

@@ -42,6 +42,7 @@
 #include "util/Result.h"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,9 +57,12 @@ struct PointwiseOptions {
 };
 
 /// A Cat node's layout: the cat output's sizes, the dim it concatenates along, and where each
-/// branch starts along it (bounds[b] .. bounds[b + 1]; bounds.back() is the dim's size).
+/// branch starts along it (bounds[b] .. bounds[b + 1]; bounds.back() is the dim's size); `context`:
+/// the branch context it is itself computed in (-1: none; a cat inside another cat's branch, as
+/// partial rotary's cat of the rotated and the passed-through parts, is a copy per context).
 struct PointwiseCat {
     int node = -1;
+    int context = -1;
     std::size_t dim = 0;
     std::vector<std::int64_t> sizes;
     std::vector<std::int64_t> bounds;
@@ -229,14 +233,19 @@ private:
     /// aten::cat member `member` over the nodes of its tensors (`branches`, one per list element), or why not.
     Result<int> addCat(const ChainMember& member, const std::string& label, const std::vector<int>& branches);
     /// Node `id`'s subexpression with every Input read in branch context `context` (`copies`: the
-    /// nodes already rebased), or why not (a reduction, or a read already in a branch: a cat of a cat).
+    /// nodes already rebased), or why not (a reduction). A read already in a branch context, and a
+    /// Cat node, move into their copies within `context`.
     Result<int> inBranch(int id, int context, std::vector<int>& copies);
+    /// Branch context `c` within context `context`, and cat `k` within it: copies made once.
+    int contextWithin(int c, int context);
+    int catWithin(int k, int context);
 
     std::vector<PointwiseNode> m_nodes;
     std::vector<int> m_outputs;
     std::vector<int> m_memberNodes;
     std::vector<PointwiseCat> m_cats;
     std::vector<PointwiseBranchContext> m_contexts;
+    std::map<std::pair<int, int>, int> m_contextsWithin, m_catsWithin; // (original, context) -> copy
     int m_inputCount = 0;
     bool m_integers = false; // PointwiseOptions::integers
 };

@@ -281,6 +281,33 @@ def rotary_as_transformers_writes_it():
     return c
 
 
+def partial_rotary_as_neox_writes_it():
+    """GPT-NeoX / Phi partial rotary: cat(q_rot * cos + rotate_half(q_rot) * sin, q_pass) with
+    q_rot, q_pass = q[..., :rot], q[..., rot:] (a cat inside a cat's branch), float16."""
+    c = Chain()
+    heads, seq, dim, rot = 2, 10, 32, 16
+    q = randn(3, seq, heads * dim, dtype=torch.float16, seed=46).view(3, seq, heads, dim).transpose(1, 2)
+    angles = randn(3, 1, seq, rot, seed=47)
+    q_rot, q_pass = c.input(q[..., :rot]), c.input(q[..., rot:])
+    second, first = c.input(q[..., rot // 2:rot]), c.input(q[..., :rot // 2])
+    cos, sin = c.input(angles.cos().to(torch.float16)), c.input(angles.sin().to(torch.float16))
+    rotated = c.call("cat", tensors=[c.call("neg", self=second), first], dim=-1)
+    embedded = c.call("add", "Tensor", self=c.call("mul", "Tensor", self=q_rot, other=cos),
+                      other=c.call("mul", "Tensor", self=rotated, other=sin), alpha=1)
+    c.output(c.call("cat", tensors=[embedded, q_pass], dim=-1))
+    return c
+
+
+def cat_of_cats_along_two_dims():
+    """A cat along the rows of two cats along the columns, one of them reading one input twice."""
+    c = Chain()
+    x, y = c.input(randn(4, 8, seed=48)), c.input(randn(4, 8, seed=49))
+    left = c.call("cat", tensors=[c.call("neg", self=x), x], dim=1)
+    right = c.call("cat", tensors=[c.call("exp", self=y), c.call("mul", "Tensor", self=x, other=y)], dim=1)
+    c.output(c.call("relu", self=c.call("cat", tensors=[left, right], dim=0)))
+    return c
+
+
 def cat_on_an_outer_dim():
     """A cat along dim 1 of branches of 3 and 5 rows (one broadcast over the last dim, one a chain of
     two inputs), then an op with a third input: the branches' boundary inside a vector's reach."""
@@ -345,7 +372,8 @@ CASES = {f.__name__: f for f in [batch_norm_relu_add, batch_norm_hardswish_half_
                                  bf16_chain_with_casts, per_channel_broadcast, zero_dim_scalar_with_nans,
                                  transposed_input, where_exact_gelu, attention_mask_int64,
                                  int_chain_wraps_and_divides, int_broadcast_into_float,
-                                 rotary_as_transformers_writes_it, cat_on_an_outer_dim]}
+                                 rotary_as_transformers_writes_it, cat_on_an_outer_dim,
+                                 partial_rotary_as_neox_writes_it, cat_of_cats_along_two_dims]}
 
 
 def compare_outputs(got, expected):
