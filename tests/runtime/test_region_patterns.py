@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """runtime/kforge_backend (Inductor with region kernels, kforge_region_patterns.py) on the CPU.
 
-Real region cards: five small models are captured on the CPU with `kforge capture` (attention's
+Real region cards: six small models are captured on the CPU with `kforge capture` (attention's
 scale + mask -> softmax, GELU written out, a residual add feeding layer_norm with both values used,
-a diffusion block's group_norm -> silu between convolutions, rotary with the cat of its halves),
+a diffusion block's group_norm -> silu between convolutions, rotary with the cat of its halves,
+GPT-NeoX's partial rotary with a cat inside a cat),
 and their region cards are what CPU stand-ins of the runtime's `kforge::region_kernels` and
 `kforge::region_call` list and serve (the runtime is CUDA-only; tests/gpu/export_runtime_gpu.py runs
 the real ones). Checked: each chain is found in the graph Inductor compiles and replaced by one
@@ -112,6 +113,18 @@ class Rotary(torch.nn.Module):
         return q @ q.transpose(-1, -2)
 
 
+class PartialRotary(Rotary):
+    """GPT-NeoX's partial rotary: cat(q_rot * cos + cat(-q_rot2, q_rot1) * sin, q_pass), a cat inside
+    a cat's branch."""
+
+    def forward(self, x, cos, sin):
+        q = self.proj(x).view(x.shape[0], x.shape[1], 4, 16).transpose(1, 2)
+        q_rot, q_pass = q[..., :8], q[..., 8:]
+        rotated = torch.cat((-q_rot[..., 4:], q_rot[..., :4]), dim=-1)
+        q = torch.cat((q_rot * cos + rotated * sin, q_pass), dim=-1)
+        return q @ q.transpose(-1, -2)
+
+
 def capture(work, name, model, inputs):
     """Region cards of `model` captured on the CPU, as the runtime would list their kernels."""
     folder = os.path.join(work, name)
@@ -136,6 +149,8 @@ class RegionPatternTest(unittest.TestCase):
             "residual_norm": (ResidualLayerNorm().eval(), (torch.randn(8, 64), torch.randn(8, 8))),
             "group_norm": (GroupNormSilu().eval(), (torch.randn(2, 8, 6, 6),)),
             "rotary": (Rotary().eval(), (torch.randn(2, 6, 32), torch.randn(2, 1, 6, 16), torch.randn(2, 1, 6, 16))),
+            "partial_rotary": (PartialRotary().eval(),
+                               (torch.randn(2, 6, 32), torch.randn(2, 1, 6, 8), torch.randn(2, 1, 6, 8))),
         }
         cls.regions = {name: capture(cls.work, name, model, inputs) for name, (model, inputs) in cls.cases.items()}
 
@@ -210,6 +225,14 @@ class RegionPatternTest(unittest.TestCase):
         self.assertEqual(len(CALLS), 1, CALLS)
         self.assertEqual(sorted(shape for _, shape, _ in CALLS[0][1]),
                          sorted([(2, 4, 6, 8), (2, 4, 6, 8), (2, 4, 6, 16), (2, 1, 6, 16), (2, 1, 6, 16)]))
+
+    def test_partial_rotary_with_a_cat_inside_a_cat_is_one_call(self):
+        self.list_kernels("partial_rotary")
+        chains = [c["region"]["chain"] for c in self.regions["partial_rotary"]]
+        self.assertIn("neg -> cat -> mul -> mul -> add -> cat", chains)
+        self.compile_and_run("partial_rotary")
+        self.assertEqual(len(CALLS), 1, CALLS)
+        self.assertEqual(len(CALLS[0][1]), 6, CALLS)  # both halves, q_rot, cos, sin, q_pass
 
     def test_where_no_kernel_serves_the_chain_runs(self):
         self.list_kernels("attention")

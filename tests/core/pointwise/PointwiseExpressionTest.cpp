@@ -412,3 +412,42 @@ TEST(PointwiseExpression, BoolScalarsAreOneAndZero)
     EXPECT_NE(code.find("(v0 != 0.0f) && (static_cast<float>(0.0) != 0.0f) ? 1.0f : 0.0f"), std::string::npos) << code;
     EXPECT_NE(code.find("(v0 != 0.0f) != (static_cast<float>(1.0) != 0.0f) ? 1.0f : 0.0f"), std::string::npos) << code;
 }
+
+TEST(PointwiseExpression, CatBranchesAreComputedInTheirOwnContexts)
+{
+    // relu(cat(-x, y)) along dim 1 of [4, 8] + [4, 8]: x is read only in branch 0, y in branch 1.
+    const auto chain = [](bool concatenation) {
+        RegionChainBuilder b;
+        const TensorSpec half = spec("bfloat16", {4, 8});
+        const Value x = b.input(half);
+        const Value y = b.input(half);
+        const Value joined = b.call(
+            "aten::cat", "", {{"tensors", std::vector<Value>{b.unary("aten::neg", x), y}}, {"dim", nlohmann::json(-1)}},
+            spec("bfloat16", {4, 16}));
+        b.output(b.unary("aten::relu", joined));
+        PointwiseOptions options;
+        options.concatenation = concatenation;
+        return PointwiseExpression::fromRegion(b.card(), options);
+    };
+    // Without the option a cat is not a row of the table.
+    const auto refused = chain(false);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("member 1"), std::string::npos) << refused.error().message;
+
+    const auto e = chain(true);
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    ASSERT_EQ(e->cats().size(), 1u);
+    EXPECT_EQ(e->cats()[0].dim, 1u);
+    EXPECT_EQ(e->cats()[0].bounds, (std::vector<std::int64_t>{0, 8, 16}));
+    EXPECT_TRUE(e->catUsed(0));
+    ASSERT_EQ(e->branchContexts().size(), 2u);
+    // Neither input is read where the element is: each is read in its branch's context only.
+    EXPECT_FALSE(e->inputUsed(0));
+    EXPECT_FALSE(e->inputUsed(1));
+    EXPECT_EQ(e->inputReads(), (std::vector<PointwiseInputRead>{{0, 0}, {1, 1}}));
+    const std::string code = e->elementFunction("kfRegion");
+    EXPECT_NE(code.find("kfRegion(const float x0_b0, const float x1_b1, const long long kfc0, float& y0)"),
+              std::string::npos)
+        << code;
+    EXPECT_NE(code.find("kfc0 < 8LL ?"), std::string::npos) << code;
+}
