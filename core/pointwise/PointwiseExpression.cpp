@@ -456,7 +456,6 @@ Result<int> PointwiseExpression::inBranch(int id, int context, std::vector<int>&
     }
     const bool cat = n.kind == PointwiseNode::Kind::Cat;
     const int catIndex = n.cat;
-    copies.resize(m_nodes.size() + 1, -1); // room for the node interned next
     const int copy = intern(std::move(n));
     copies[static_cast<std::size_t>(id)] = copy;
     if (cat)
@@ -680,7 +679,7 @@ std::string PointwiseExpression::elementFunction(const std::string& name) const
         s << "const " << typeOf(input) << " " << readName(read) << ", ";
     }
     for (std::size_t c = 0; c < m_cats.size(); ++c)
-        if (catUsed(static_cast<int>(c)))
+        if (m_cats[c].node >= 0 && used[static_cast<std::size_t>(m_cats[c].node)]) // catUsed, live() known
             s << "const long long kfc" << c << ", ";
     for (std::size_t o = 0; o < m_outputs.size(); ++o)
         s << typeOf(m_nodes[static_cast<std::size_t>(m_outputs[o])]) << "& y" << o

@@ -232,9 +232,9 @@ private:
     int viewedInput(int id, std::vector<std::int64_t> view);
     /// aten::cat member `member` over the nodes of its tensors (`branches`, one per list element), or why not.
     Result<int> addCat(const ChainMember& member, const std::string& label, const std::vector<int>& branches);
-    /// Node `id`'s subexpression with every Input read in branch context `context` (`copies`: the
-    /// nodes already rebased), or why not (a reduction). A read already in a branch context, and a
-    /// Cat node, move into their copies within `context`.
+    /// Node `id`'s subexpression with every Input read in branch context `context` (`copies`: per node
+    /// that existed when the cat began, its copy or -1; only those nodes are ever rebased), or why not (a reduction). A
+    /// read already in a branch context, and a Cat node, move into their copies within `context`.
     Result<int> inBranch(int id, int context, std::vector<int>& copies);
     /// Branch context `c` within context `context`, and cat `k` within it: copies made once.
     int contextWithin(int c, int context);
